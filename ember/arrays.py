@@ -1,0 +1,91 @@
+"""Host arrays at Ember's boundary: converting user inputs (numpy, torch, anything with __array__
+or DLPack) and binding named symbolic dimensions from their shapes."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from . import dtypes as dt
+from . import symbolic as sm
+from .dtypes import DType
+
+
+class InputError(ValueError):
+    """A missing, unexpected or mis-shaped input (the message names it)."""
+
+
+def to_numpy(x) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    mod = type(x).__module__
+    if mod.startswith("torch"):
+        t = x.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if str(t.dtype) == "torch.bfloat16":
+            import ml_dtypes
+            return t.view(__import__("torch").int16).numpy().view(ml_dtypes.bfloat16)
+        return t.numpy()
+    if hasattr(x, "__dlpack__") and not hasattr(x, "__array__"):
+        return np.from_dlpack(x)
+    return np.asarray(x)
+
+
+def coerce(name: str, arr: np.ndarray, dtype: DType) -> np.ndarray:
+    """Convert an input array to the graph input's dtype; refuse lossy kind changes."""
+    src = arr.dtype
+    if src == dtype.np:
+        return arr
+    kind_ok = (dtype.is_float and src.kind in "fiub") or (dtype.is_int and src.kind in "iub") or \
+              (dtype.is_bool and src.kind == "b") or (dtype.is_float and src == np.dtype("V2"))
+    if str(src) == "bfloat16":
+        kind_ok = dtype.is_float
+    if not kind_ok:
+        raise InputError(f"input {name!r} has dtype {src}, expected {dtype.name} (cast it explicitly)")
+    return arr.astype(dtype.np)
+
+
+def bind_dims(inputs: Sequence, arrays: Mapping[str, np.ndarray], bound: dict | None = None) -> dict:
+    """Unify input node shapes (named dims) with array shapes; returns {dim_name: int}."""
+    env: dict = dict(bound or {})
+    for node in inputs:
+        name = node.arg
+        a = arrays[name]
+        if a.ndim != len(node.shape):
+            raise InputError(f"input {name!r} expects rank {len(node.shape)} {sm.shape_str(node.shape)}, "
+                             f"got an array of shape {a.shape}")
+        for d, (e, n) in enumerate(zip(node.shape, a.shape)):
+            if e.is_const:
+                if e.value != n:
+                    raise InputError(f"input {name!r} expects shape {sm.shape_str(node.shape)}, got {a.shape} "
+                                     f"(dimension {d})")
+            elif e.op == "var":
+                dn = e.args[0]
+                if dn in env and env[dn] != n:
+                    raise InputError(f"dimension {dn!r} is {env[dn]} from an earlier input but {n} in input "
+                                     f"{name!r} (shape {a.shape})")
+                env[dn] = n
+    for node in inputs:  # compound dims (e.g. 2*B) must agree once names are bound
+        a = arrays[node.arg]
+        for e, n in zip(node.shape, a.shape):
+            if not e.is_const and e.op != "var":
+                try:
+                    v = sm.evaluate(e, env)
+                except KeyError:
+                    continue
+                if v != n:
+                    raise InputError(f"input {node.arg!r}: dimension {e} = {v} but the array has {n}")
+    return env
+
+
+def check_inputs(inputs: Sequence, given: Mapping[str, object]) -> dict:
+    """Match named inputs to graph inputs, convert them to numpy, check names and dtypes."""
+    want = {n.arg: n for n in inputs}
+    missing = sorted(set(want) - set(given))
+    extra = sorted(set(given) - set(want))
+    if missing:
+        raise InputError(f"missing input(s) {missing}; the graph takes {sorted(want)}")
+    if extra:
+        raise InputError(f"unexpected input(s) {extra}; the graph takes {sorted(want)}")
+    return {k: coerce(k, to_numpy(given[k]), want[k].dtype) for k in want}

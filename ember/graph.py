@@ -1,0 +1,416 @@
+"""The graph (HLIR): hash-consed nodes of Ember's primitive operations.
+
+Primitives (every high-level op is a composition of these):
+
+=========  ==========================================================================================
+leaves     INPUT (named, possibly symbolic shape), CONST (a scalar), DATA (a constant array, e.g. a
+           weight), IOTA (an integer tensor whose value is a symbolic expression of its indices)
+unary      EXP2, LOG2, SIN, SQRT, RECIP
+binary     ADD, MUL, MOD (truncated, like C fmod / %), LT (-> bool)
+ternary    WHERE (select: IEEE-safe, unlike c*a + (1-c)*b, which turns 0*inf into NaN)
+reduce     SUM, MAX over a set of axes (reduced axes stay, with size 1)
+data       VIEW (index arithmetic over the source's flat buffer, see view.py), GATHER (flat take),
+           CAST
+=========  ==========================================================================================
+
+WHERE is one primitive beyond DESIGN.md's list, added on purpose: masks with -inf (causal attention,
+max-pool padding) cannot be expressed with add/mul without NaNs.
+
+Nodes are immutable and interned: building the same node twice returns the same object, so ``is``
+is structural equality and common subexpressions are shared automatically. ``node.key`` is a stable
+sha256 structural hash (the key of every cache).
+"""
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import dtypes as dt
+from . import symbolic as sm
+from .dtypes import DType
+from .symbolic import Expr, sym
+from .view import View
+
+INPUT, CONST, DATA, IOTA = "input", "const", "data", "iota"
+EXP2, LOG2, SIN, SQRT, RECIP = "exp2", "log2", "sin", "sqrt", "recip"
+ADD, MUL, MOD, LT = "add", "mul", "mod", "lt"
+WHERE = "where"
+SUM, MAX = "sum", "max"
+VIEW, GATHER, CAST = "view", "gather", "cast"
+
+LEAVES = (INPUT, CONST, DATA, IOTA)
+UNARY = (EXP2, LOG2, SIN, SQRT, RECIP)
+BINARY = (ADD, MUL, MOD, LT)
+REDUCE = (SUM, MAX)
+ELEMENTWISE = UNARY + BINARY + (WHERE, CAST)
+ALL_OPS = LEAVES + UNARY + BINARY + (WHERE,) + REDUCE + (VIEW, GATHER, CAST)
+
+
+class GraphError(ValueError):
+    """A graph that cannot be built (shape or dtype mismatch, bad argument)."""
+
+
+class Data:
+    """A constant array in the graph. Identified by (name, content hash): equal content under one name
+    is one node, but two parameters that happen to hold equal values stay distinct."""
+
+    __slots__ = ("array", "name", "sha")
+
+    def __init__(self, array: np.ndarray, name: str = ""):
+        self.array = np.ascontiguousarray(array)
+        self.array.setflags(write=False)
+        self.name = name
+        h = hashlib.sha256()
+        h.update(str(self.array.dtype).encode() + str(self.array.shape).encode())
+        h.update(self.array.tobytes())
+        self.sha = h.hexdigest()
+
+    def __eq__(self, o) -> bool:
+        return isinstance(o, Data) and o.sha == self.sha and o.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((self.sha, self.name))
+
+    def __repr__(self) -> str:
+        return f"Data({self.name or '?'}:{self.sha[:10]})"
+
+
+def _arg_key(arg) -> object:
+    """A hashable value for interning that distinguishes 0.0 from -0.0 and 1 from 1.0 from True."""
+    if isinstance(arg, float):
+        return ("f", arg.hex())
+    if isinstance(arg, bool):
+        return ("b", arg)
+    if isinstance(arg, int):
+        return ("i", arg)
+    return arg
+
+
+def _arg_str(arg) -> str:
+    """The stable text of an argument for structural hashing."""
+    if isinstance(arg, float):
+        return "f" + arg.hex()
+    if isinstance(arg, Data):
+        return f"data:{arg.name}:{arg.sha}"
+    if isinstance(arg, DType):
+        return arg.name
+    return repr(arg)
+
+
+_INTERN: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+
+
+class Node:
+    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "_key", "__weakref__")
+
+    op: str
+    srcs: tuple
+    arg: object
+    dtype: DType
+    shape: tuple
+
+    def __new__(cls, op: str, srcs: tuple, arg, dtype: DType, shape: tuple):
+        ik = (op, srcs, _arg_key(arg), dtype, shape)
+        n = _INTERN.get(ik)
+        if n is not None:
+            return n
+        n = object.__new__(cls)
+        n.op, n.srcs, n.arg, n.dtype, n.shape, n._key = op, srcs, arg, dtype, shape, None
+        _INTERN[ik] = n
+        return n
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> Expr:
+        return sm.prod(self.shape)
+
+    @property
+    def key(self) -> str:
+        """Stable structural hash (sha256 hex) of the whole subgraph."""
+        if self._key is None:
+            for n in toposort([self]):
+                if n._key is None:
+                    h = hashlib.sha256()
+                    h.update(f"{n.op}|{n.dtype.name}|{sm.shape_str(n.shape)}|{_arg_str(n.arg)}|".encode())
+                    for s in n.srcs:
+                        h.update(s._key.encode())
+                    n._key = h.hexdigest()
+        return self._key
+
+    def __repr__(self) -> str:
+        arg = "" if self.arg is None else f", {_arg_str(self.arg) if not isinstance(self.arg, View) else self.arg}"
+        return f"Node({self.op}{arg}, {sm.shape_str(self.shape)}, {self.dtype.name})"
+
+    def __reduce__(self):
+        raise TypeError("graph nodes are not picklable; use ember.graph.save / load")
+
+
+# ------------------------------------------------------------------------------------------------
+# traversal
+
+def toposort(outputs: Iterable[Node]) -> list[Node]:
+    """All nodes reachable from outputs, each after its sources (iterative; deterministic)."""
+    order: list[Node] = []
+    seen: set = set()
+    for root in outputs:
+        if root in seen:
+            continue
+        stack = [(root, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if n in seen:
+                continue
+            seen.add(n)
+            stack.append((n, True))
+            for s in reversed(n.srcs):
+                if s not in seen:
+                    stack.append((s, False))
+    return order
+
+
+def consumers(order: Sequence[Node]) -> dict:
+    out: dict = {n: [] for n in order}
+    for n in order:
+        for s in n.srcs:
+            out[s].append(n)
+    return out
+
+
+def inputs_of(outputs: Iterable[Node]) -> list[Node]:
+    return [n for n in toposort(outputs) if n.op == INPUT]
+
+
+def symbolic_dims(outputs: Iterable[Node]) -> list[str]:
+    names: set = set()
+    for n in toposort(outputs):
+        for s in n.shape:
+            names |= sm.free_vars(s)
+    return sorted(names)
+
+
+def graph_str(outputs: Sequence[Node]) -> str:
+    order = toposort(outputs)
+    ids = {n: i for i, n in enumerate(order)}
+    lines = []
+    for n in order:
+        srcs = ", ".join(f"%{ids[s]}" for s in n.srcs)
+        arg = "" if n.arg is None else f" [{n.arg if isinstance(n.arg, View) else _arg_str(n.arg)}]"
+        mark = "  <- output" if n in outputs else ""
+        lines.append(f"%{ids[n]} = {n.op}({srcs}){arg} : {n.dtype.name}{sm.shape_str(n.shape)}{mark}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------
+# checked constructors
+
+def _shape(shape: Sequence) -> tuple:
+    out = []
+    for s in shape:
+        e = sym(s)
+        if e.vmax < 0 or (e.is_const and e.value < 0):
+            raise GraphError(f"negative dimension {e} in shape {tuple(shape)}")
+        out.append(e)
+    return tuple(out)
+
+
+def input_node(name: str, shape: Sequence, dtype: DType) -> Node:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise GraphError(f"input name must be an identifier, got {name!r}")
+    for s in shape:
+        if isinstance(s, str) and (not s.isidentifier() or s.startswith("_")):
+            raise GraphError(f"dimension name {s!r} must be an identifier not starting with '_'")
+    return Node(INPUT, (), name, dtype, _shape(shape))
+
+
+def const_node(value, dtype: DType) -> Node:
+    if dtype.is_bool:
+        value = bool(value)
+    elif dtype.is_int:
+        if isinstance(value, float) and not float(value).is_integer():
+            raise GraphError(f"constant {value} is not an integer ({dtype.name})")
+        value = int(value)
+        info = np.iinfo(dtype.np)
+        if not info.min <= value <= info.max:
+            raise GraphError(f"constant {value} does not fit in {dtype.name}")
+    else:
+        value = float(value)
+    return Node(CONST, (), value, dtype, ())
+
+
+def data_node(array: np.ndarray, name: str = "", dtype: DType | None = None) -> Node:
+    dtype = dtype or dt.as_dtype(array.dtype)
+    arr = np.asarray(array).astype(dtype.np, copy=False)
+    return Node(DATA, (), Data(arr, name), dtype, _shape(arr.shape))
+
+
+def iota_node(shape: Sequence, expr: Expr, dtype: DType = dt.int32) -> Node:
+    """value at index (i0, …) = expr(_i0, …); expr may use symbolic dims too."""
+    return Node(IOTA, (), sym(expr), dtype, _shape(shape))
+
+
+def unary(op: str, x: Node) -> Node:
+    if op not in UNARY:
+        raise GraphError(f"{op} is not a unary primitive")
+    if not x.dtype.is_float:
+        raise GraphError(f"{op} needs a floating-point input, got {x.dtype.name}")
+    return Node(op, (x,), None, x.dtype, x.shape)
+
+
+def _same_shape(op: str, *xs: Node) -> None:
+    for x in xs[1:]:
+        if x.shape != xs[0].shape:
+            raise GraphError(f"{op}: shapes differ {sm.shape_str(xs[0].shape)} vs {sm.shape_str(x.shape)} "
+                             "(broadcast in the Tensor API before building primitives)")
+
+
+def binary(op: str, a: Node, b: Node) -> Node:
+    if op not in BINARY:
+        raise GraphError(f"{op} is not a binary primitive")
+    _same_shape(op, a, b)
+    if a.dtype != b.dtype:
+        raise GraphError(f"{op}: dtypes differ ({a.dtype.name} vs {b.dtype.name}); cast first")
+    if op in (ADD, MOD) and a.dtype.is_bool:
+        raise GraphError(f"{op} is not defined on bool (use logical ops)")
+    out = dt.bool_ if op == LT else a.dtype
+    if op in (ADD, MUL) and a is not b and a.key > b.key:  # commutative: one canonical order
+        a, b = b, a
+    return Node(op, (a, b), None, out, a.shape)
+
+
+def where_node(c: Node, a: Node, b: Node) -> Node:
+    _same_shape(WHERE, c, a, b)
+    if not c.dtype.is_bool:
+        raise GraphError(f"where: condition must be bool, got {c.dtype.name}")
+    if a.dtype != b.dtype:
+        raise GraphError(f"where: branch dtypes differ ({a.dtype.name} vs {b.dtype.name})")
+    return Node(WHERE, (c, a, b), None, a.dtype, a.shape)
+
+
+def reduce_node(op: str, x: Node, axes: Sequence[int]) -> Node:
+    if op not in REDUCE:
+        raise GraphError(f"{op} is not a reduction")
+    axes = tuple(sorted(set(a % x.ndim if x.ndim else a for a in axes)))
+    for a in axes:
+        if not 0 <= a < x.ndim:
+            raise GraphError(f"reduce axis {a} out of range for shape {sm.shape_str(x.shape)}")
+    if not axes:
+        return x
+    if x.dtype.is_bool and op == SUM:
+        raise GraphError("sum of bool: cast to an integer type first")
+    shape = tuple(sm.ONE if d in axes else s for d, s in enumerate(x.shape))
+    return Node(op, (x,), axes, x.dtype, shape)
+
+
+def cast_node(x: Node, dtype: DType) -> Node:
+    if x.dtype == dtype:
+        return x
+    return Node(CAST, (x,), None, dtype, x.shape)
+
+
+def gather_node(data: Node, index: Node) -> Node:
+    """out[i] = flat(data)[index[i]]; out has index's shape and data's dtype."""
+    if not index.dtype.is_int:
+        raise GraphError(f"gather index must be an integer tensor, got {index.dtype.name}")
+    return Node(GATHER, (data, index), None, data.dtype, index.shape)
+
+
+def view_node(x: Node, v: View) -> Node:
+    """A view whose index addresses x's flat buffer. Identity views vanish; views of views compose
+    through the Tensor API (see `apply_view`)."""
+    if v.shape == x.shape and v.is_contiguous():
+        return x
+    return Node(VIEW, (x,), v, x.dtype, v.shape)
+
+
+def current_view(x: Node) -> tuple[Node, View]:
+    """(buffer node, view over it) for any node: a VIEW's source and view, else x itself, contiguous."""
+    if x.op == VIEW:
+        return x.srcs[0], x.arg
+    return x, View.contiguous(x.shape)
+
+
+def apply_view(x: Node, fn) -> Node:
+    base, v = current_view(x)
+    return view_node(base, fn(v))
+
+
+# ------------------------------------------------------------------------------------------------
+# save / load
+
+def _node_json(n: Node, ids: dict) -> dict:
+    d: dict = {"op": n.op, "dtype": n.dtype.name, "shape": [sm.to_json(s) for s in n.shape],
+               "srcs": [ids[s] for s in n.srcs]}
+    a = n.arg
+    if isinstance(a, View):
+        d["arg"] = {"view": {"shape": [sm.to_json(s) for s in a.shape], "index": sm.to_json(a.index),
+                             "valid": sm.to_json(a.valid)}}
+    elif isinstance(a, Data):
+        import base64
+        d["arg"] = {"data": {"name": a.name, "dtype": dt.as_dtype(a.array.dtype).name, "shape": list(a.array.shape),
+                             "b64": base64.b64encode(a.array.tobytes()).decode()}}
+    elif isinstance(a, Expr):
+        d["arg"] = {"expr": sm.to_json(a)}
+    elif isinstance(a, float):
+        d["arg"] = {"float": a.hex()}
+    elif isinstance(a, tuple):
+        d["arg"] = {"axes": list(a)}
+    else:
+        d["arg"] = {"value": a}
+    return d
+
+
+def to_json(outputs: dict) -> dict:
+    """A JSON-able dict for a graph with named outputs."""
+    order = toposort(outputs.values())
+    ids = {n: i for i, n in enumerate(order)}
+    return {"format": "ember-graph", "version": 1, "nodes": [_node_json(n, ids) for n in order],
+            "outputs": {k: ids[v] for k, v in outputs.items()}}
+
+
+def from_json(j: dict) -> dict:
+    import base64
+    if j.get("format") != "ember-graph":
+        raise GraphError("not an Ember graph file")
+    nodes: list = []
+    for d in j["nodes"]:
+        a = d["arg"]
+        if "view" in a:
+            v = a["view"]
+            arg = View(tuple(sm.from_json(s) for s in v["shape"]), sm.from_json(v["index"]), sm.from_json(v["valid"]))
+        elif "data" in a:
+            dd = a["data"]
+            arr = np.frombuffer(base64.b64decode(dd["b64"]), dtype=dt.as_dtype(dd["dtype"]).np).reshape(dd["shape"])
+            arg = Data(arr, dd["name"])
+        elif "expr" in a:
+            arg = sm.from_json(a["expr"])
+        elif "float" in a:
+            arg = float.fromhex(a["float"])
+        elif "axes" in a:
+            arg = tuple(a["axes"])
+        else:
+            arg = a["value"]
+        shape = tuple(sm.from_json(s) for s in d["shape"])
+        nodes.append(Node(d["op"], tuple(nodes[i] for i in d["srcs"]), arg, dt.as_dtype(d["dtype"]), shape))
+    return {k: nodes[i] for k, i in j["outputs"].items()}
+
+
+def save(path, outputs: dict) -> None:
+    import json
+    with open(path, "w") as f:
+        json.dump(to_json(outputs), f)
+
+
+def load(path) -> dict:
+    import json
+    with open(path) as f:
+        return from_json(json.load(f))
+

@@ -1,0 +1,216 @@
+"""Convolutions and pooling: pad, then an unfold *view* (sliding windows as index arithmetic), then a
+broadcast multiply + sum (conv) or a max/mean over the window axes (pooling). No im2col copy exists
+unless the compiler decides to materialise one."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from .. import graph as g
+from .. import symbolic as sm
+from ..tensor import ShapeError, Tensor, _float, tensor
+from .movement import pad_axes
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "unfold_windows"]
+
+
+def _tuple(v, n: int, what: str) -> tuple:
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(v)
+    if len(v) != n:
+        raise ValueError(f"{what} needs {n} values, got {v}")
+    return v
+
+
+def unfold_windows(x: Tensor, axes: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+                   dilations: Sequence[int]) -> Tensor:
+    """Replace each axis a of x by (windows, size) — a view. Axes are processed last-first so earlier
+    axis numbers stay valid."""
+    for a, k, s, d in sorted(zip(axes, sizes, strides, dilations), reverse=True):
+        x = Tensor(g.apply_view(x.node, lambda v, a=a, k=k, s=s, d=d: v.unfold(a, k, s, d)))
+    return x
+
+
+def _conv(x: Tensor, w: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
+    if x.ndim != nd + 2 or w.ndim != nd + 2:
+        raise ShapeError(f"conv{nd}d expects input (N, C, {'*' * nd}) and weight (O, C/groups, {'k' * nd}); "
+                         f"got {x.shape} and {w.shape}")
+    stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+    n, c = x.node.shape[:2]
+    o, cg = w.node.shape[:2]
+    ks = [s.value for s in w.node.shape[2:]]
+    if not (c.is_const and o.is_const):
+        raise ShapeError("conv channels must be static")
+    if c.value != cg.value * groups or o.value % groups:
+        raise ShapeError(f"conv: input channels {c} and weight {w.shape} do not fit groups={groups}")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = [(0, 0)] * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError("padding='same' needs stride 1")
+            tot = [d * (k - 1) for d, k in zip(dilation, ks)]
+            pads = [(t // 2, t - t // 2) for t in tot]
+        else:
+            raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+    else:
+        pads = [(p, p) for p in _tuple(padding, nd, "padding")]
+    if x.dtype != w.dtype:
+        from .. import dtypes as dt
+        d = dt.promote(x.dtype, w.dtype)
+        x, w = x.cast(d), w.cast(d)
+    x = pad_axes(x, [(0, 0), (0, 0)] + list(pads))
+    sp = list(range(2, 2 + nd))
+    xu = unfold_windows(x, sp, ks, stride, dilation)  # (N, C, O1, K1, O2, K2, ...)
+    outs = [xu.node.shape[2 + 2 * i] for i in range(nd)]
+    og = o.value // groups
+    # (N, G, Cg, O1, K1, ...) -> (N, G, 1, O1.., Cg, K1..)
+    xu = xu.reshape([n, groups, cg] + list(xu.node.shape[2:]))
+    perm = [0, 1] + [3 + 2 * i for i in range(nd)] + [2] + [4 + 2 * i for i in range(nd)]
+    xu = xu.permute(perm).unsqueeze(2)
+    wr = w.reshape([groups, og, cg] + ks).reshape([1, groups, og] + [1] * nd + [cg] + ks)
+    full = [n, groups, og] + outs + [cg] + ks
+    prod = xu.broadcast_to(full) * wr.broadcast_to(full)
+    red = tuple(range(3 + nd, 3 + nd + 1 + nd))
+    y = prod.sum(red).reshape([n, o] + outs)
+    if bias is not None:
+        y = y + bias.reshape([1, o.value] + [1] * nd)
+    return y
+
+
+def conv1d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _conv(x, w, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _conv(x, w, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _conv(x, w, bias, stride, padding, dilation, groups, 3)
+
+
+def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding, groups: int, dilation, nd: int) -> Tensor:
+    """Transposed conv = zero-insertion (a dilate view) + padding + an ordinary conv with the weight
+    flipped and its in/out channel axes swapped."""
+    if x.ndim != nd + 2 or w.ndim != nd + 2:
+        raise ShapeError(f"conv_transpose{nd}d expects input (N, C, ...) and weight (C, O/groups, ...); got {x.shape}, {w.shape}")
+    stride, padding = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")
+    output_padding, dilation = _tuple(output_padding, nd, "output_padding"), _tuple(dilation, nd, "dilation")
+    cin, og = w.node.shape[0].value, w.node.shape[1].value
+    ks = [s.value for s in w.node.shape[2:]]
+    if x.node.shape[1].value != cin or cin % groups:
+        raise ShapeError(f"conv_transpose: input channels {x.shape[1]} do not match weight {w.shape} / groups={groups}")
+    for a, s in enumerate(stride):
+        x = Tensor(g.apply_view(x.node, lambda v, a=a, s=s: v.dilate(2 + a, s)))
+    per = [(0, 0), (0, 0)]
+    for k, d, p, op in zip(ks, dilation, padding, output_padding):
+        lo = d * (k - 1) - p
+        per.append((lo, lo + op))
+    flat = []
+    for lo, hi in reversed(per):
+        flat += [lo, hi]
+    from .movement import pad
+    x = pad(x, flat)
+    cg = cin // groups
+    wt = w.reshape([groups, cg, og] + ks).permute([0, 2, 1] + list(range(3, 3 + nd)))
+    wt = wt.reshape([groups * og, cg] + ks).flip(list(range(2, 2 + nd)))
+    return _conv(x, wt, bias, 1, 0, dilation, groups, nd)
+
+
+def conv_transpose1d(x, w, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> Tensor:
+    return _conv_transpose(x, w, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(x, w, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> Tensor:
+    return _conv_transpose(x, w, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def _pool_pads(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> tuple[int, int]:
+    span = d * (k - 1) + 1
+    if ceil_mode:
+        out = math.ceil((size + 2 * p - span) / s) + 1
+        if (out - 1) * s >= size + p:  # last window must start inside the input or left padding
+            out -= 1
+    else:
+        out = (size + 2 * p - span) // s + 1
+    need = (out - 1) * s + span
+    return p, max(need - size - p, 0) if ceil_mode else p
+
+
+def _pool(x: Tensor, kernel, stride, padding, dilation, ceil_mode: bool, nd: int, kind: str,
+          count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    if x.ndim < nd + 1:
+        raise ShapeError(f"{kind}_pool{nd}d expects (N, C, ...) or (C, ...) input, got {x.shape}")
+    kernel = _tuple(kernel, nd, "kernel_size")
+    stride = _tuple(stride if stride is not None and stride != [] else kernel, nd, "stride")
+    padding, dilation = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
+    lead = x.ndim - nd
+    sizes = [s.value for s in x.node.shape[lead:]]
+    pads = [_pool_pads(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
+    per = [(0, 0)] * lead + pads
+    fill = -math.inf if kind == "max" else 0.0
+    if kind == "max" and not x.dtype.is_float:
+        fill = int(np.iinfo(x.dtype.np).min)
+    xp = pad_axes(x if kind == "max" else _float(x), per, fill)
+    axes = list(range(lead, lead + nd))
+    xu = unfold_windows(xp, axes, kernel, stride, dilation)
+    win = tuple(lead + 2 * i + 1 for i in range(nd))
+    if kind == "max":
+        return xu.max(win)
+    if divisor_override:
+        return xu.sum(win) * (1.0 / divisor_override)
+    overhang = [hi - p for (lo, hi), p in zip(pads, padding)]  # ceil-mode windows past the padding
+    if count_include_pad and not any(overhang):
+        return xu.mean(win)
+    # divisor = window positions inside the counted region (input, plus explicit padding if included)
+    one = Tensor(g.const_node(1.0, xu.dtype))
+    if count_include_pad:
+        counted = list(x.node.shape[:lead]) + [n + 2 * p for n, p in zip(sizes, padding)]
+        mask = pad_axes(one.broadcast_to(counted), [(0, 0)] * lead + [(0, o) for o in overhang])
+    else:
+        mask = pad_axes(one.broadcast_to(x.node.shape), per)
+    cnt = unfold_windows(mask, axes, kernel, stride, dilation).sum(win)
+    return xu.sum(win) / cnt
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> Tensor:
+    return _pool(x, kernel_size, stride, padding, dilation, ceil_mode, 1, "max")
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> Tensor:
+    return _pool(x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max")
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True) -> Tensor:
+    return _pool(x, kernel_size, stride, padding, 1, ceil_mode, 1, "avg", count_include_pad)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None) -> Tensor:
+    return _pool(x, kernel_size, stride, padding, 1, ceil_mode, 2, "avg", count_include_pad, divisor_override)
+
+
+def _adaptive_matrix(n: int, out: int) -> np.ndarray:
+    m = np.zeros((out, n), np.float32)
+    for i in range(out):
+        lo, hi = (i * n) // out, -((-(i + 1) * n) // out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
+    """Averages over torch's adaptive windows, as two small constant contractions (rows, then columns)."""
+    oh, ow = _tuple(output_size, 2, "output_size")
+    h, w = x.node.shape[-2].value, x.node.shape[-1].value
+    oh, ow = oh or h, ow or w
+    x = _float(x)
+    if h % oh == 0 and w % ow == 0:
+        return avg_pool2d(x, (h // oh, w // ow))
+    a = tensor(_adaptive_matrix(h, oh)).cast(x.dtype)
+    b = tensor(_adaptive_matrix(w, ow)).cast(x.dtype)
+    return a.matmul(x).matmul(b.transpose(0, 1))

@@ -1,0 +1,200 @@
+"""Reductions and what is built on them: sum/max primitives; min, mean, var, std, prod, argmax,
+argmin, logsumexp, softmax, log_softmax, cumsum, all/any."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from .. import graph as g
+from .. import symbolic as sm
+from ..tensor import Tensor, _float, iota, tensor_method, where
+
+__all__ = ["sum", "max", "min", "mean", "var", "std", "prod", "argmax", "argmin", "logsumexp", "softmax",
+           "log_softmax", "cumsum", "amax", "amin", "all", "any"]
+
+_builtin_sum, _builtin_max, _builtin_min, _builtin_all, _builtin_any = sum, max, min, all, any
+
+
+def _axes(x: Tensor, axis, dim=None) -> tuple:
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("give either axis or dim, not both")
+        axis = dim
+    if axis is None:
+        return tuple(range(x.ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        if not -x.ndim <= a < _builtin_max(x.ndim, 1):
+            raise IndexError(f"reduction axis {a} out of range for a tensor of rank {x.ndim}")
+        out.append(a % x.ndim if x.ndim else 0)
+    return tuple(sorted(set(out)))
+
+
+def _finish(x: Tensor, r: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    if keepdim or not axes:
+        return r
+    return r.reshape([s for i, s in enumerate(r.node.shape) if i not in axes])
+
+
+def _count(x: Tensor, axes: tuple):
+    """Number of elements reduced, as a Python int or (symbolic) a 0-d float tensor."""
+    n = sm.prod(x.node.shape[a] for a in axes)
+    return n.value if n.is_const else Tensor(g.iota_node((), n, dt.int32)).cast(dt.float32)
+
+
+def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    if x.ndim == 0:
+        return x
+    return _finish(x, Tensor(g.reduce_node(op, x.node, axes)), axes, keepdim)
+
+
+@tensor_method
+def sum(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = x.cast(dtype)
+    elif x.dtype.is_bool:
+        x = x.cast(dt.int32)
+    return _reduce(g.SUM, x, _axes(x, axis, dim), keepdim)
+
+
+@tensor_method
+def max(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    """Maximum over axes (values only; use argmax for positions). NaN propagates (the MAX
+    primitive's semantics, as np.max and torch.amax)."""
+    return _reduce(g.MAX, x, _axes(x, axis, dim), keepdim)
+
+
+amax = max
+
+
+@tensor_method
+def min(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    if x.dtype.is_bool:
+        return ~max(~x, axis, keepdim, dim=dim)
+    return -max(-x, axis, keepdim, dim=dim)
+
+
+amin = min
+
+
+@tensor_method
+def mean(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    if not x.dtype.is_float:
+        raise TypeError(f"mean needs a floating-point tensor, got {x.dtype.name} (cast first)")
+    axes = _axes(x, axis, dim)
+    n = _count(x, axes)
+    s = sum(x, axes, keepdim)
+    return s * (1.0 / n) if isinstance(n, int) else s / n
+
+
+@tensor_method
+def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    x = _float(x)
+    axes = _axes(x, axis, dim)
+    mu = mean(x, axes, keepdim=True)
+    d = x - mu
+    n = _count(x, axes)
+    ss = sum(d * d, axes, keepdim)
+    if isinstance(n, int):
+        return ss * (1.0 / _builtin_max(n - correction, 0)) if n - correction > 0 else ss / 0.0
+    return ss / (n - correction)
+
+
+@tensor_method
+def std(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
+    return var(x, axis, keepdim, dim=dim, correction=correction, unbiased=unbiased).sqrt()
+
+
+@tensor_method
+def prod(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    """Product as sign * 2^(sum log2|x|), exact for zeros and signs."""
+    if x.dtype.is_bool:
+        return all(x, axis, keepdim, dim=dim)
+    xf = _float(x)
+    axes = _axes(x, axis, dim)
+    mag = sum(xf.abs().log2(), axes, keepdim).exp2()
+    negs = sum((xf < 0).cast(dt.int32), axes, keepdim)
+    zeros = any(xf == 0, axes, keepdim, dim=None)
+    r = where(zeros, 0.0, where(negs.fmod(2) == 1, -mag, mag))
+    return r if x.dtype.is_float else r.round().cast(x.dtype)
+
+
+@tensor_method
+def all(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    b = x if x.dtype.is_bool else x != 0
+    return ~any(~b, axis, keepdim, dim=dim)
+
+
+@tensor_method
+def any(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    b = x if x.dtype.is_bool else x != 0
+    axes = _axes(b, axis, dim)
+    return _reduce(g.MAX, b.cast(dt.int32), axes, keepdim) > 0 if b.ndim else b
+
+
+def _arg_extreme(x: Tensor, axis, keepdim: bool, largest: bool) -> Tensor:
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    a = _axes(x, axis)[0]
+    m = max(x, a, keepdim=True) if largest else min(x, a, keepdim=True)
+    hit = x == m
+    if x.dtype.is_float:
+        hit = hit | (x.isnan() & m.isnan())
+    n = x.node.shape[a]
+    idx = iota(x.node.shape, a)
+    big = n.value if n.is_const else Tensor(g.iota_node((), n, dt.int32))
+    first = min(where(hit, idx, big), a, keepdim=True)  # first occurrence, like torch
+    return first if keepdim else first.reshape([s for i, s in enumerate(first.node.shape) if i != a])
+
+
+@tensor_method
+def argmax(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    return _arg_extreme(x, dim if dim is not None else axis, keepdim, True)
+
+
+@tensor_method
+def argmin(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    return _arg_extreme(x, dim if dim is not None else axis, keepdim, False)
+
+
+@tensor_method
+def logsumexp(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+    x = _float(x)
+    axes = _axes(x, axis, dim)
+    m = _reduce(g.MAX, x, axes, True)
+    m = where(m.isinf(), 0.0, m)  # all -inf (or +inf) rows: avoid inf - inf
+    s = sum((x - m).exp(), axes, True)
+    return _finish(x, s.log() + m, axes, keepdim)
+
+
+@tensor_method
+def softmax(x: Tensor, axis: int = -1, *, dim=None, dtype=None) -> Tensor:
+    x = _float(x) if dtype is None else x.cast(dtype)
+    a = _axes(x, dim if dim is not None else axis)
+    e = (x - _reduce(g.MAX, x, a, True)).exp()
+    return e / sum(e, a, keepdim=True)
+
+
+@tensor_method
+def log_softmax(x: Tensor, axis: int = -1, *, dim=None, dtype=None) -> Tensor:
+    x = _float(x) if dtype is None else x.cast(dtype)
+    a = _axes(x, dim if dim is not None else axis)
+    return x - logsumexp(x, a, keepdim=True)
+
+
+@tensor_method
+def cumsum(x: Tensor, axis: int = 0, *, dim=None, dtype=None) -> Tensor:
+    """Inclusive prefix sum as a masked contraction: out[i] = sum_j x[j] * (j <= i)."""
+    if dtype is not None:
+        x = x.cast(dtype)
+    elif x.dtype.is_bool:
+        x = x.cast(dt.int32)
+    a = _axes(x, dim if dim is not None else axis)[0]
+    xm = x.movedim(a, -1)
+    n = xm.node.shape[-1]
+    sq = list(xm.node.shape) + [n]
+    xj = xm.unsqueeze(-2).broadcast_to(sq)  # position (..., i, j) holds x[..., j]
+    mask = iota(sq, -1) <= iota(sq, -2)
+    out = sum(where(mask, xj, 0), -1)
+    return out.movedim(-1, a)

@@ -1,0 +1,650 @@
+"""The lazy Tensor: a handle on a graph node, with NumPy/PyTorch-style operators.
+
+Nothing runs when a Tensor op is called: it builds primitive nodes (graph.py). Broadcasting, type
+promotion and every high-level op are compositions of those primitives. This file holds the class,
+construction, broadcasting, arithmetic and comparison operators, elementwise math and casts; the other
+op families live in `ember/ops/` and attach themselves as methods with `@tensor_method`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from . import dtypes as dt
+from . import graph as g
+from . import symbolic as sm
+from .dtypes import DType
+from .graph import Node
+from .symbolic import Expr, sym
+
+LN2 = math.log(2.0)
+LOG2E = 1.0 / LN2
+
+
+class ShapeError(ValueError):
+    """Shapes that do not fit together (the message names both)."""
+
+
+def _dims_out(shape: Sequence[Expr]) -> tuple:
+    return tuple(s.value if s.is_const else s for s in shape)
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+class Tensor:
+    """A lazily built tensor. ``em.reference(t, **inputs)`` or ``em.compile`` evaluate it."""
+
+    __slots__ = ("node",)
+    __array_priority__ = 1000  # numpy scalars on the left defer to our operators
+
+    def __init__(self, node: Node):
+        if not isinstance(node, Node):
+            raise TypeError(f"Tensor wraps a graph Node, got {type(node).__name__}")
+        self.node = node
+
+    # ------------------------------------------------------------------ basic properties
+    @property
+    def shape(self) -> tuple:
+        return _dims_out(self.node.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return self.node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.node.ndim
+
+    def dim(self) -> int:
+        return self.node.ndim
+
+    def size(self, axis: int | None = None):
+        return self.shape if axis is None else self.shape[axis]
+
+    @property
+    def numel(self):
+        n = self.node.numel
+        return n.value if n.is_const else n
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        s = self.node.shape[0]
+        if not s.is_const:
+            raise TypeError(f"len() of a tensor whose first dimension is symbolic ({s})")
+        return s.value
+
+    def __repr__(self) -> str:
+        return f"Tensor({sm.shape_str(self.node.shape)}, {self.dtype.name}, op={self.node.op})"
+
+    def __bool__(self):
+        raise TypeError("a lazy Ember tensor has no truth value; evaluate it with em.reference or em.compile")
+
+    __hash__ = object.__hash__
+
+    def __iter__(self):
+        raise TypeError("a lazy Ember tensor cannot be iterated; index it or use split/unbind")
+
+    # ------------------------------------------------------------------ conversions
+    def cast(self, dtype) -> "Tensor":
+        return Tensor(g.cast_node(self.node, dt.as_dtype(dtype)))
+
+    def astype(self, dtype) -> "Tensor":
+        return self.cast(dtype)
+
+    def to(self, dtype) -> "Tensor":
+        return self.cast(dtype)
+
+    def float(self) -> "Tensor":
+        return self.cast(dt.float32)
+
+    def half(self) -> "Tensor":
+        return self.cast(dt.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.cast(dt.bfloat16)
+
+    def int(self) -> "Tensor":
+        return self.cast(dt.int32)
+
+    def bool(self) -> "Tensor":
+        return self.cast(dt.bool_)
+
+    def contiguous(self) -> "Tensor":
+        """Semantically the identity: the compiler decides what to materialise."""
+        return self
+
+    def detach(self) -> "Tensor":
+        return self
+
+    # ------------------------------------------------------------------ broadcasting
+    def broadcast_to(self, shape: Sequence) -> "Tensor":
+        shape = tuple(sym(s) for s in shape)
+        if len(shape) < self.ndim:
+            raise ShapeError(f"cannot broadcast {sm.shape_str(self.node.shape)} to {sm.shape_str(shape)}")
+        x = self
+        if len(shape) > self.ndim:
+            x = x.reshape((1,) * (len(shape) - self.ndim) + tuple(self.node.shape))
+        if x.node.shape == shape:
+            return x
+        for s, t in zip(x.node.shape, shape):
+            if s is not t and s is not sm.ONE:
+                raise ShapeError(f"cannot broadcast {sm.shape_str(self.node.shape)} to {sm.shape_str(shape)}")
+        return Tensor(g.apply_view(x.node, lambda v: v.expand(shape)))
+
+    # ------------------------------------------------------------------ elementwise building blocks
+    def _unary(self, op: str) -> "Tensor":
+        return Tensor(g.unary(op, _float(self).node))
+
+    def _binary(self, op: str, other, reverse: bool = False) -> "Tensor":
+        a, b = _operands(self, other)
+        if reverse:
+            a, b = b, a
+        return Tensor(g.binary(op, a.node, b.node))
+
+    # ------------------------------------------------------------------ primitives
+    def exp2(self) -> "Tensor":
+        return self._unary(g.EXP2)
+
+    def log2(self) -> "Tensor":
+        return self._unary(g.LOG2)
+
+    def sin(self) -> "Tensor":
+        return self._unary(g.SIN)
+
+    def sqrt(self) -> "Tensor":
+        return self._unary(g.SQRT)
+
+    def reciprocal(self) -> "Tensor":
+        return self._unary(g.RECIP)
+
+    def __add__(self, o) -> "Tensor":
+        if self.dtype.is_bool and (isinstance(o, Tensor) and o.dtype.is_bool or isinstance(o, bool)):
+            return self | o
+        return self._binary(g.ADD, o)
+
+    def __radd__(self, o) -> "Tensor":
+        return self._binary(g.ADD, o, reverse=True)
+
+    def __mul__(self, o) -> "Tensor":
+        return self._binary(g.MUL, o)
+
+    def __rmul__(self, o) -> "Tensor":
+        return self._binary(g.MUL, o, reverse=True)
+
+    def fmod(self, o) -> "Tensor":
+        """Truncated remainder (sign of the dividend), like C fmod and torch.fmod."""
+        a, b = _operands(self, o)
+        _no_bool("fmod", a)
+        return Tensor(g.binary(g.MOD, a.node, b.node))
+
+    def __lt__(self, o) -> "Tensor":
+        return self._binary(g.LT, o)
+
+    def where(self, a, b) -> "Tensor":
+        """self ? a : b (self is the condition)."""
+        return where(self, a, b)
+
+    # ------------------------------------------------------------------ arithmetic compositions
+    def __neg__(self) -> "Tensor":
+        _no_bool("negation", self)
+        return self * -1
+
+    def __sub__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        _no_bool("subtraction", a)
+        return a + (-b)
+
+    def __rsub__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        _no_bool("subtraction", a)
+        return b + (-a)
+
+    def __truediv__(self, o) -> "Tensor":
+        if _is_scalar(o) and float(o) != 0 and math.isfinite(float(o)):
+            return _float(self) * (1.0 / float(o))  # within an ulp of a true division
+        a, b = _operands(_float(self), _float(o))
+        return a * b.reciprocal()
+
+    def __rtruediv__(self, o) -> "Tensor":
+        a, b = _operands(_float(self), o)
+        return b * a.reciprocal()
+
+    def __mod__(self, o) -> "Tensor":
+        """Floored remainder (sign of the divisor), like Python % and torch.remainder."""
+        a, b = _operands(self, o)
+        r = a.fmod(b)
+        fix = (r != 0) & ((r < 0) != (b < 0))
+        return where(fix, r + b, r)
+
+    def __rmod__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        return b % a
+
+    def remainder(self, o) -> "Tensor":
+        return self % o
+
+    def __pow__(self, e) -> "Tensor":
+        return pow(self, e)
+
+    def __rpow__(self, b) -> "Tensor":
+        return pow(b, self)
+
+    def __matmul__(self, o) -> "Tensor":
+        return self.matmul(o)
+
+    def __rmatmul__(self, o) -> "Tensor":
+        return _as_tensor(o, self.dtype).matmul(self)
+
+    # ------------------------------------------------------------------ comparisons (bool results)
+    def __gt__(self, o) -> "Tensor":
+        return self._binary(g.LT, o, reverse=True)
+
+    def __le__(self, o) -> "Tensor":
+        return ~(self > o)
+
+    def __ge__(self, o) -> "Tensor":
+        return ~(self < o)
+
+    def __eq__(self, o) -> "Tensor":  # type: ignore[override]
+        return ~(self != o)
+
+    def __ne__(self, o) -> "Tensor":  # type: ignore[override]
+        # NaN != NaN is true: lt(a,b) | lt(b,a) is false for NaN, so test self-equality explicitly
+        a, b = _operands(self, o)
+        ne = (a < b) | (b < a)
+        if a.dtype.is_float:
+            ne = ne | isnan(a) | isnan(b)
+        return ne
+
+    def eq(self, o) -> "Tensor":
+        return self == o
+
+    def ne(self, o) -> "Tensor":
+        return self != o
+
+    def lt(self, o) -> "Tensor":
+        return self < o
+
+    def le(self, o) -> "Tensor":
+        return self <= o
+
+    def gt(self, o) -> "Tensor":
+        return self > o
+
+    def ge(self, o) -> "Tensor":
+        return self >= o
+
+    # ------------------------------------------------------------------ logic on bools
+    def __invert__(self) -> "Tensor":
+        if not self.dtype.is_bool:
+            raise TypeError(f"~ (logical not) needs a bool tensor, got {self.dtype.name}")
+        return where(self, False, True)
+
+    def __and__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        _need_bool("&", a)
+        return a * b
+
+    def __rand__(self, o) -> "Tensor":
+        return self & o
+
+    def __or__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        _need_bool("|", a)
+        return where(a, True, b)
+
+    def __ror__(self, o) -> "Tensor":
+        return self | o
+
+    def __xor__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        _need_bool("^", a)
+        return a != b
+
+    def logical_not(self) -> "Tensor":
+        return ~self.bool()
+
+    def logical_and(self, o) -> "Tensor":
+        return self.bool() & _as_tensor(o, dt.bool_).bool()
+
+    def logical_or(self, o) -> "Tensor":
+        return self.bool() | _as_tensor(o, dt.bool_).bool()
+
+    # ------------------------------------------------------------------ elementwise math
+    def exp(self) -> "Tensor":
+        return (_float(self) * LOG2E).exp2()
+
+    def log(self) -> "Tensor":
+        return _float(self).log2() * LN2
+
+    def log10(self) -> "Tensor":
+        return _float(self).log2() * (LN2 / math.log(10.0))
+
+    def log1p(self) -> "Tensor":
+        return (_float(self) + 1).log()
+
+    def expm1(self) -> "Tensor":
+        return _float(self).exp() - 1
+
+    def cos(self) -> "Tensor":
+        return (_float(self) + math.pi / 2).sin()
+
+    def tan(self) -> "Tensor":
+        return self.sin() / self.cos()
+
+    def rsqrt(self) -> "Tensor":
+        return _float(self).sqrt().reciprocal()
+
+    def square(self) -> "Tensor":
+        return self * self
+
+    def abs(self) -> "Tensor":
+        if self.dtype.is_bool:
+            return self
+        return where(self < 0, -self, self)
+
+    def sign(self) -> "Tensor":
+        if self.dtype.is_bool:
+            return self
+        z = zeros_like(self)
+        return where(self < 0, z - 1, where(self > 0, z + 1, where(isnan(self), self, z)))
+
+    def neg(self) -> "Tensor":
+        return -self
+
+    def maximum(self, o) -> "Tensor":
+        """Elementwise max; NaN propagates (as in torch.maximum)."""
+        a, b = _operands(self, o)
+        r = where(a < b, b, a)
+        if a.dtype.is_float:
+            r = where(isnan(b), b, r)
+        return r
+
+    def minimum(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        r = where(b < a, b, a)
+        if a.dtype.is_float:
+            r = where(isnan(b), b, r)
+        return r
+
+    def clamp(self, min=None, max=None) -> "Tensor":
+        x = self
+        if min is not None:
+            x = x.maximum(min)
+        if max is not None:
+            x = x.minimum(max)
+        return x
+
+    clip = clamp
+
+    def floor(self) -> "Tensor":
+        if not self.dtype.is_float:
+            return self
+        t = self - self.fmod(1.0)  # truncation toward zero
+        return where(self < t, t - 1, t)
+
+    def ceil(self) -> "Tensor":
+        if not self.dtype.is_float:
+            return self
+        return -((-self).floor())
+
+    def trunc(self) -> "Tensor":
+        if not self.dtype.is_float:
+            return self
+        return self - self.fmod(1.0)
+
+    def round(self) -> "Tensor":
+        """Round half to even (as torch.round)."""
+        if not self.dtype.is_float:
+            return self
+        f = self.floor()
+        d = self - f
+        even = (f.fmod(2.0) == 0)
+        up = (d > 0.5) | ((d == 0.5) & ~even)
+        return where(up, f + 1, f)
+
+    def isnan(self) -> "Tensor":
+        return isnan(self)
+
+    def isinf(self) -> "Tensor":
+        if not self.dtype.is_float:
+            return full_like(self, False, dt.bool_)
+        return self.abs() == math.inf
+
+    def isfinite(self) -> "Tensor":
+        return ~(self.isnan() | self.isinf())
+
+    def lerp(self, end, weight) -> "Tensor":
+        return self + (end - self) * weight
+
+
+# ------------------------------------------------------------------------------------------------
+# operand handling
+
+def _no_bool(what: str, x: Tensor) -> None:
+    if x.dtype.is_bool:
+        raise TypeError(f"{what} is not defined for bool tensors")
+
+
+def _need_bool(what: str, x: Tensor) -> None:
+    if not x.dtype.is_bool:
+        raise TypeError(f"{what} needs bool tensors, got {x.dtype.name}")
+
+
+def _float(x) -> Tensor:
+    x = _as_tensor(x, dt.default_float)
+    return x if x.dtype.is_float else x.cast(dt.default_float)
+
+
+def _as_tensor(x, dtype: DType | None = None) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if _is_scalar(x):
+        d = dtype or dt.scalar_dtype(x)
+        return Tensor(g.const_node(x, d))
+    if isinstance(x, np.ndarray):
+        return tensor(x)
+    raise TypeError(f"expected an Ember Tensor or a number, got {type(x).__name__}")
+
+
+def broadcast_shapes(*shapes: Sequence) -> tuple:
+    shapes = [tuple(sym(s) for s in sh) for sh in shapes]
+    n = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(n, 0, -1):
+        dim = sm.ONE
+        for s in shapes:
+            if k > len(s):
+                continue
+            d = s[-k]
+            if d is sm.ONE:
+                continue
+            if dim is sm.ONE:
+                dim = d
+            elif d is not dim:
+                raise ShapeError("shapes " + " and ".join(sm.shape_str(s) for s in shapes) +
+                                 f" do not broadcast (dimension -{k}: {dim} vs {d})")
+        out.append(dim)
+    return tuple(out)
+
+
+def _operands(a, b) -> tuple[Tensor, Tensor]:
+    """Promote and broadcast two operands (at least one a Tensor) to one dtype and shape."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        d = dt.promote(a.dtype, b.dtype)
+    elif isinstance(a, Tensor):
+        if not _is_scalar(b):
+            b = _as_tensor(b)
+            return _operands(a, b)
+        d = dt.promote_with_scalar(a.dtype, b)
+    elif isinstance(b, Tensor):
+        if not _is_scalar(a):
+            return _operands(_as_tensor(a), b)
+        d = dt.promote_with_scalar(b.dtype, a)
+    else:
+        raise TypeError("at least one operand must be a Tensor")
+    a, b = _as_tensor(a, d).cast(d), _as_tensor(b, d).cast(d)
+    shape = broadcast_shapes(a.node.shape, b.node.shape)
+    return a.broadcast_to(shape), b.broadcast_to(shape)
+
+
+def isnan(x: Tensor) -> Tensor:
+    if not x.dtype.is_float:
+        return full_like(x, False, dt.bool_)
+    # NaN is the only value that is neither < +inf nor > -inf (every other float is one or both)
+    return ~((x < math.inf) | (x > -math.inf))
+
+
+def where(cond, a, b) -> Tensor:
+    """Elementwise select with broadcasting and promotion of a and b."""
+    c = _as_tensor(cond, dt.bool_)
+    if not c.dtype.is_bool:
+        c = c != 0
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        d = dt.promote(dt.scalar_dtype(a), dt.scalar_dtype(b))
+        a, b = _as_tensor(a, d), _as_tensor(b, d)
+    a, b = _operands(a, b)
+    shape = broadcast_shapes(c.node.shape, a.node.shape)
+    c, a, b = c.broadcast_to(shape), a.broadcast_to(shape), b.broadcast_to(shape)
+    return Tensor(g.where_node(c.node, a.node, b.node))
+
+
+def pow(base, exponent) -> Tensor:
+    """base ** exponent. Small integer and half-integer scalar exponents are exact products/sqrts;
+    the general case is exp2(e * log2|b|) with the sign and zero cases fixed up like torch.pow."""
+    if isinstance(base, Tensor) and _is_scalar(exponent):
+        e = float(exponent)
+        if not base.dtype.is_float and isinstance(exponent, (float, np.floating)):
+            base = _float(base)
+        if e == 0:
+            return ones_like(base)
+        if e.is_integer() and abs(e) <= 64:
+            n = int(abs(e))
+            result, sq = None, base
+            while n:
+                if n & 1:
+                    result = sq if result is None else result * sq
+                n >>= 1
+                if n:
+                    sq = sq * sq
+            if e < 0:
+                if not base.dtype.is_float:
+                    raise ValueError("integers to negative integer powers are not allowed (as in torch)")
+                result = result.reciprocal()
+            return result
+        if e == 0.5:
+            return _float(base).sqrt()
+        if e == -0.5:
+            return _float(base).rsqrt()
+    b, e = _operands(_float(base) if isinstance(base, Tensor) else base,
+                     _float(exponent) if isinstance(exponent, Tensor) else float(exponent))
+    b, e = _float(b), _float(e)
+    mag = (e * b.abs().log2()).exp2()
+    e_int = e.floor() == e
+    e_odd = e_int & (e.fmod(2.0).abs() == 1)
+    neg = b < 0
+    res = where(neg, where(e_int, where(e_odd, -mag, mag), math.nan), mag)
+    # b == 0: 0 for e > 0, inf for e < 0 (-inf for negative-odd... as torch: copysign for odd), 1 for e == 0
+    return where(e == 0, 1.0, res)
+
+
+# ------------------------------------------------------------------------------------------------
+# construction
+
+def input(name: str, shape: Sequence, dtype=dt.float32) -> Tensor:
+    """A named graph input; dimensions may be ints or names (bound when the graph runs)."""
+    return Tensor(g.input_node(name, tuple(shape), dt.as_dtype(dtype)))
+
+
+def tensor(data, dtype=None, name: str = "") -> Tensor:
+    """A constant (e.g. a parameter) from an array-like. Python scalars become scalar constants."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.cast(dtype)
+    if _is_scalar(data):
+        d = dt.as_dtype(dtype) if dtype is not None else dt.scalar_dtype(data)
+        return Tensor(g.const_node(data, d))
+    if hasattr(data, "detach") and hasattr(data, "numpy"):  # a torch tensor
+        data = data.detach().cpu()
+        if str(data.dtype) == "torch.bfloat16":
+            import ml_dtypes
+            data = data.float().numpy().astype(ml_dtypes.bfloat16)
+        else:
+            data = data.numpy()
+    arr = np.asarray(data)
+    if dtype is None:
+        if arr.dtype == np.float64:
+            d = dt.float32  # like torch.tensor: Python floats become the default float
+        elif arr.dtype.kind in "iu" and arr.dtype != np.int32:
+            d = dt.int64 if arr.dtype.itemsize == 8 else dt.int32
+        else:
+            d = dt.as_dtype(arr.dtype)
+    else:
+        d = dt.as_dtype(dtype)
+    return Tensor(g.data_node(arr, name, d))
+
+
+def full(shape: Sequence, value, dtype=None) -> Tensor:
+    d = dt.as_dtype(dtype) if dtype is not None else dt.scalar_dtype(value)
+    c = Tensor(g.const_node(value, d))
+    return c.broadcast_to(tuple(sym(s) for s in shape))
+
+
+def zeros(shape: Sequence, dtype=dt.float32) -> Tensor:
+    return full(shape, 0, dtype)
+
+
+def ones(shape: Sequence, dtype=dt.float32) -> Tensor:
+    return full(shape, 1, dtype)
+
+
+def full_like(x: Tensor, value, dtype=None) -> Tensor:
+    return full(x.node.shape, value, dtype if dtype is not None else x.dtype)
+
+
+def zeros_like(x: Tensor, dtype=None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x: Tensor, dtype=None) -> Tensor:
+    return full_like(x, 1, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+    """Like torch.arange. Integer arguments give int32, floats give float32."""
+    if stop is None:
+        start, stop = 0, start
+    floats = any(isinstance(v, float) for v in (start, stop, step))
+    if dtype is not None and dt.as_dtype(dtype).is_float:
+        floats = True
+    if not floats:
+        n = sm.maximum((sym(stop) - start + (step - 1)) // step if step > 0 else (sym(start) - stop + (-step - 1)) // (-step), 0)
+        idx = sm.index_var("_i0", n)
+        t = Tensor(g.iota_node((n,), idx * step + start, dt.int32))
+        return t if dtype is None else t.cast(dtype)
+    n = max(int(math.ceil((stop - start) / step)), 0)
+    i = Tensor(g.iota_node((n,), sm.index_var("_i0", n), dt.int32)).cast(dtype or dt.float32)
+    return i * step + start
+
+
+def iota(shape: Sequence, axis: int, dtype=dt.int32) -> Tensor:
+    """Integer tensor whose value is its own index along `axis`."""
+    shape = tuple(sym(s) for s in shape)
+    return Tensor(g.iota_node(shape, sm.index_var(f"_i{axis % len(shape)}", shape[axis % len(shape)]), dt.int32)).cast(dtype)
+
+
+_METHOD_REGISTRY: dict = {}
+
+
+def tensor_method(fn=None, *, name: str | None = None):
+    """Attach a function defined in ember/ops/* as a Tensor method (first argument is the tensor)."""
+    def deco(f):
+        nm = name or f.__name__
+        setattr(Tensor, nm, f)
+        _METHOD_REGISTRY[nm] = f
+        return f
+    return deco(fn) if fn is not None else deco
