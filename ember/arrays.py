@@ -2,7 +2,7 @@
 or DLPack) and binding named symbolic dimensions from their shapes."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -13,6 +13,13 @@ from .dtypes import DType
 
 class InputError(ValueError):
     """A missing, unexpected or mis-shaped input (the message names it)."""
+
+
+class InputSpec(NamedTuple):
+    """What a program expects of one named input (duck-compatible with an INPUT graph node)."""
+    arg: str
+    dtype: DType
+    shape: tuple
 
 
 def to_numpy(x) -> np.ndarray:

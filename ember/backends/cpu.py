@@ -1,0 +1,160 @@
+"""CPU device: gcc -> shared library -> ctypes.
+
+Measured pitfalls this file handles (research/deps.md §4): compiled libraries are cached on disk by
+sha256(source, flags, compiler, CPU) and published atomically (a unique path per hash, since dlopen
+returns an already-loaded library for a path it has open); libgomp is loaded once with RTLD_GLOBAL so
+OpenMP libraries can be unloaded safely; ctypes calls take pre-computed integer pointers.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import subprocess
+import tempfile
+
+from .. import cache
+
+CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11", "-fno-math-errno")
+
+
+class CompileError(RuntimeError):
+    """Generated source failed to compile; the message names the saved source file."""
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity(cc: str = "gcc") -> str:
+    try:
+        return subprocess.run([cc, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise CompileError(f"no working C compiler {cc!r} ({e}); the CPU backend needs gcc") from None
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_identity() -> str:
+    """Model and feature flags: -march=native code must not be reused on a different CPU."""
+    model, flags = "", ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and not model:
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = line.split(":", 1)[1].strip()
+                if model and flags:
+                    break
+    except OSError:
+        import platform
+        model = platform.processor() or platform.machine()
+    return model + "|" + hashlib.sha256(flags.encode()).hexdigest()[:16]
+
+
+_GOMP = None
+
+
+def _preload_gomp() -> None:
+    global _GOMP
+    if _GOMP is None:
+        try:
+            _GOMP = ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            _GOMP = False
+
+
+def compile_c(source: str, flags=CFLAGS, cc: str = "gcc") -> str:
+    """Path of a shared library built from `source` (from the cache when it exists)."""
+    key = hashlib.sha256("\0".join([source, " ".join(flags), compiler_identity(cc), cpu_identity()]).encode()).hexdigest()[:32]
+    d = cache.cache_dir("cpu")
+    so = os.path.join(d, f"lib_{key}.so")
+    if os.path.exists(so):
+        return so
+    fd, src_path = tempfile.mkstemp(suffix=".c", dir=d)
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    tmp = f"{so}.{os.getpid()}.tmp"
+    r = subprocess.run([cc, *flags, src_path, "-o", tmp, "-lm"], capture_output=True, text=True)
+    if r.returncode != 0:
+        keep = os.path.join(d, f"failed_{key}.c")
+        os.replace(src_path, keep)
+        msg = "\n".join(r.stderr.splitlines()[:30])
+        raise CompileError(f"gcc failed on generated C (source saved to {keep}):\n{msg}")
+    os.replace(tmp, so)
+    os.unlink(src_path)
+    return so
+
+
+def load_library(path: str) -> ctypes.CDLL:
+    _preload_gomp()
+    return ctypes.CDLL(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# executing programs
+
+class CPUExecutor:
+    """Runs a Program's kernels in-process through one ctypes call per run."""
+
+    def __init__(self, program):
+        self.lib = load_library(compile_c(program.source))
+        self.entry = self.lib.ember_program
+        self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.entry.restype = None
+        self.kernels = []
+        for i in range(len(program.launches)):
+            f = getattr(self.lib, f"ember_k{i}")
+            f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            f.restype = None
+            self.kernels.append(f)
+        self._arena = None
+        self.poison = False
+
+    def _arena_ptr(self, nbytes: int) -> int:
+        import numpy as np
+        if self._arena is None or self._arena.nbytes < nbytes + 64:
+            self._arena = np.empty(nbytes + 64, np.uint8)
+        base = self._arena.ctypes.data
+        return base + (-base % 64)
+
+    def _setup(self, program, arrays: dict, env: dict):
+        import numpy as np
+        plan = program.plan(env)
+        arena = self._arena_ptr(plan.arena_bytes)
+        outs, keep, ptrs = {}, [], []
+        for name, b in program.buffers.items():
+            if b.kind == "input":
+                a = np.ascontiguousarray(arrays[name[3:]])
+                keep.append(a)
+                ptrs.append(a.ctypes.data)
+            elif b.kind == "data":
+                ptrs.append(program.data[name].ctypes.data)
+            elif b.kind == "temp":
+                ptrs.append(arena + plan.offsets[name])
+            else:
+                o = np.empty(program.shape_of(name, env), b.dtype.np)
+                if self.poison:
+                    o.view(np.uint8).fill(0xFF)  # NaN for floats, -1 for ints: unwritten outputs show
+                outs[name] = o
+                ptrs.append(o.ctypes.data)
+        parr = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+        dims = np.array([env[d] for d in program.dims] or [0], np.int64)
+        return parr, dims, outs, keep
+
+    def run(self, program, arrays: dict, env: dict) -> list:
+        parr, dims, outs, keep = self._setup(program, arrays, env)
+        self.entry(parr, dims.ctypes.data)
+        return [outs[o] for o in program.outputs]
+
+    def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
+        from ..runtime.program import timed
+        parr, dims, outs, keep = self._setup(program, arrays, env)
+        dp = dims.ctypes.data
+        self.entry(parr, dp)  # warm-up (thread pool, caches)
+        return [timed(lambda f=f: f(parr, dp), reps) for f in self.kernels]
+
+    def time_program(self, program, arrays: dict, env: dict, reps: int) -> float:
+        from ..runtime.program import timed
+        parr, dims, outs, keep = self._setup(program, arrays, env)
+        dp = dims.ctypes.data
+        self.entry(parr, dp)
+        return timed(lambda: self.entry(parr, dp), reps)

@@ -1,0 +1,462 @@
+"""Default lowering: partition the graph into kernels and lower each to the kernel IR.
+
+Which nodes get a buffer (are *materialised*) is the whole fusion decision. Everything else is
+inlined into the kernel of the node that consumes it, evaluated at the consumer's coordinates:
+
+* elementwise chains fuse into their consumers and producers; views are never materialised — a view
+  is index arithmetic substituted into the loads of whatever reads it;
+* a reduction becomes a *stage* of its consumer's kernel (an accumulator and a reduce loop) when it
+  is read at coordinates that depend on a set O of the kernel's output dimensions, the same set for
+  every stage: the kernel then loops over O in parallel, runs the stages, and finishes the remaining
+  dimensions in an inner loop. softmax and layernorm are one kernel this way (rows in O), and a
+  matmul with a bias + activation epilogue is one kernel (all output dims in O).
+
+A node is materialised when (rules applied to a fixpoint):
+
+1. it is a graph output, or the data operand of a gather (which reads arbitrary positions);
+2. it is a reduction read by more than one kernel, or at more than one coordinate tuple, or inside
+   another reduction's loop at coordinates that depend on that loop (a nested reduction);
+3. it is a reduction whose dependence set differs from the kernel's O (recomputing it per point of a
+   larger O would multiply its cost);
+4. it is a non-trivial elementwise computation read through a broadcasting view inside a reduction
+   loop (recomputing it per broadcast copy would multiply its cost) — the rule that materialises a
+   conv's input activation instead of recomputing it kh·kw·C_out times.
+
+The search (ember/search) explores other choices; this is the deterministic default.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import dtypes as dt
+from .. import graph as g
+from .. import symbolic as sm
+from ..graph import Node
+from ..symbolic import Expr
+from ..view import View, index_name, row_major_strides
+from . import ir
+
+RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materialises it
+
+
+def acc_dtype(d: dt.DType) -> dt.DType:
+    if d.is_float:
+        return dt.float64 if d == dt.float64 else dt.float32
+    if d.is_bool:
+        return dt.int32
+    return d
+
+
+def flat_index(coords, shape) -> Expr:
+    return sm.sum_of(c * s for c, s in zip(coords, row_major_strides(shape)))
+
+
+def unflatten(flat: Expr, shape) -> tuple:
+    out = []
+    for d, st in enumerate(row_major_strides(shape)):
+        c = flat // st
+        out.append(c if d == 0 else c % shape[d])
+    return tuple(out)
+
+
+def _view_coords(v: View, coords: tuple) -> tuple[tuple, Expr, Expr]:
+    """(source coordinates, validity, flat source index) of view v read at `coords`."""
+    m = {index_name(d): c for d, c in enumerate(coords)}
+    flat = sm.substitute(v.index, m)
+    valid = sm.substitute(v.valid, m)
+    return flat, valid
+
+
+@dataclass
+class Stage:
+    node: Node
+    coords: tuple
+    acc: str
+    op: str
+    dtype: dt.DType
+    rvars: list  # (name, extent)
+    update: ir.Val | None = None
+    deps: frozenset = frozenset()
+
+
+@dataclass
+class Analysis:
+    root: Node
+    stages: list = field(default_factory=list)
+    materialize: set = field(default_factory=set)
+
+
+class KernelBuilder:
+    """Lowers one materialised node (the root) and everything inlined into it."""
+
+    def __init__(self, root: Node, materialized: set, buffer_of, kidx: int, sizes: dict | None = None):
+        self.root = root
+        self.sizes = sizes or {}
+        self.n_stages = 0
+        self.M = materialized
+        self.buffer_of = buffer_of  # node -> program buffer name
+        self.kidx = kidx
+        self.out_vars = []
+        self.out_coords = []
+        for d, s in enumerate(root.shape):
+            if s is sm.ONE:
+                self.out_coords.append(sm.ZERO)
+            else:
+                v = sm.index_var(f"o{d}", s)
+                self.out_vars.append((f"o{d}", s, d))
+                self.out_coords.append(v)
+        self.out_coords = tuple(self.out_coords)
+        self.stages: list[Stage] = []
+        self.stage_of: dict = {}
+        self.memo: dict = {}
+        self.materialize: set = set()
+        self.reduce_scope: set = set()  # reduce variables enclosing the value being built
+        self.in_reduce = 0
+        self.expanding = 0  # >0 while inside a broadcasting view inside a reduction
+
+    # ---------------------------------------------------------------- values
+    def is_buffer(self, n: Node) -> bool:
+        return n.op in (g.INPUT, g.DATA) or (n in self.M and n is not self.root)
+
+    def load(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
+        return ir.load(self.buffer_of(n), flat_index(coords, n.shape), valid, n.dtype)
+
+    def value(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
+        key = (n, coords, valid)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        v = self._value(n, coords, valid)
+        self.memo[key] = v
+        return v
+
+    def _value(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
+        op = n.op
+        if self.is_buffer(n):
+            return self.load(n, coords, valid)
+        if op == g.CONST:
+            return ir.const(n.arg, n.dtype)
+        if op == g.IOTA:
+            e = sm.substitute(n.arg, {index_name(d): c for d, c in enumerate(coords)})
+            return ir.index(e, n.dtype)
+        if op in g.UNARY:
+            return ir.alu(op, n.dtype, self.value(n.srcs[0], coords, valid))
+        if op in g.BINARY:
+            a, b = (self.value(s, coords, valid) for s in n.srcs)
+            return ir.alu(op, n.dtype, a, b)
+        if op == g.WHERE:
+            c, a, b = (self.value(s, coords, valid) for s in n.srcs)
+            return ir.alu("where", n.dtype, c, a, b)
+        if op == g.CAST:
+            return ir.alu("cast", n.dtype, self.value(n.srcs[0], coords, valid))
+        if op == g.VIEW:
+            return self._view(n, coords, valid)
+        if op == g.GATHER:
+            data, idx = n.srcs
+            if not self.is_buffer(data):
+                self.materialize.add(data)
+                return ir.const(0, n.dtype)
+            iv = self.value(idx, coords, valid)
+            return ir.load(self.buffer_of(data), iv, valid, n.dtype)
+        if op in g.REDUCE:
+            return self._reduce(n, coords, valid)
+        raise AssertionError(f"cannot lower {n}")  # pragma: no cover
+
+    def _view(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
+        src = n.srcs[0]
+        v: View = n.arg
+        flat, vvalid = _view_coords(v, coords)
+        guard = sm.logical_and(valid, vvalid)
+        if self.is_buffer(src):
+            return ir.load(self.buffer_of(src), flat, guard, src.dtype)
+        expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
+        if self.in_reduce and expands and src not in self.M and self.cost(src) > RECOMPUTE_LIMIT:
+            self.materialize.add(src)  # rule 4
+            return ir.load(self.buffer_of(src), flat, guard, src.dtype)
+        inner = self.value(src, unflatten(flat, src.shape), guard)
+        if vvalid is sm.ONE:
+            return inner
+        return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
+
+    def _reduce(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
+        coords = tuple(sm.ZERO if d in n.arg else c for d, c in enumerate(coords))
+        free = set()
+        for c in coords:
+            free |= sm.free_vars(c)
+        if free & self.reduce_scope:  # rule 2: nested reduction depending on the enclosing loop
+            self.materialize.add(n)
+            return self.load(n, coords, valid)
+        key = (n, coords)
+        st = self.stage_of.get(key)
+        if st is not None:
+            return ir.acc(st.acc, acc_dtype(n.dtype))
+        if any(s.node is n for s in self.stages):  # rule 2: same reduction at other coordinates
+            self.materialize.add(n)
+            return self.load(n, coords, valid)
+        si = self.n_stages
+        self.n_stages += 1
+        name = f"acc{si}"
+        src = n.srcs[0]
+        rvars, scoords = [], list(coords)
+        for a in n.arg:
+            rv = f"r{si}_{a}"
+            rvars.append((rv, src.shape[a]))
+            scoords[a] = sm.index_var(rv, src.shape[a]) if src.shape[a] is not sm.ONE else sm.ZERO
+        st = Stage(n, coords, name, "sum" if n.op == g.SUM else "max", acc_dtype(n.dtype), rvars)
+        self.stage_of[key] = st
+        self.reduce_scope |= {rv for rv, _ in rvars}
+        self.in_reduce += 1
+        upd = self.value(src, tuple(scoords), valid)
+        self.in_reduce -= 1
+        self.reduce_scope -= {rv for rv, _ in rvars}
+        if upd.dtype != st.dtype:
+            upd = ir.alu("cast", st.dtype, upd)
+        st.update = upd
+        outs = {name for name, _, _ in self.out_vars}
+        st.deps = frozenset(free & outs)
+        self.stages.append(st)
+        return ir.acc(name, st.dtype)
+
+    # ---------------------------------------------------------------- cost model for rule 4
+    def cost(self, n: Node, seen=None) -> int:
+        seen = set() if seen is None else seen
+        if n in seen or self.is_buffer(n) or n.op in (g.CONST, g.IOTA) or n.op in g.REDUCE:
+            return 0
+        seen.add(n)
+        w = {g.EXP2: 4, g.LOG2: 4, g.SIN: 4, g.SQRT: 2, g.RECIP: 2}.get(n.op, 0 if n.op == g.VIEW else 1)
+        return w + sum(self.cost(s, seen) for s in n.srcs)
+
+    # ---------------------------------------------------------------- analysis and build
+    def analyze(self) -> Analysis:
+        self.root_val = self.value(self.root, self.out_coords, sm.ONE)
+        O = set()
+        for st in self.stages:
+            O |= st.deps
+        if self.root.op in g.REDUCE:
+            O = {name for name, _, _ in self.out_vars}
+        for st in self.stages:
+            if st.deps != O and not (self.root.op in g.REDUCE and st.node is self.root):
+                self.materialize.add(st.node)  # rule 3
+        self.O = O
+        return Analysis(self.root, list(self.stages), set(self.materialize))
+
+    def build(self, out_buffer: str) -> tuple[ir.Kernel, dict]:
+        """Kernel IR with canonical parameter names b0.. and the map param -> program buffer."""
+        if self.materialize:
+            raise AssertionError(f"build() with pending materialisations {self.materialize}")
+        root_val = self.root_val
+        out_index = flat_index(self.out_coords, self.root.shape)
+        store_val = root_val if root_val.dtype == self.root.dtype else ir.alu("cast", self.root.dtype, root_val)
+        O = [(nm, ext) for nm, ext, _ in self.out_vars if nm in self.O]
+        inner = [(nm, ext) for nm, ext, _ in self.out_vars if nm not in self.O]
+        body: list = []
+        for st in self.stages:
+            body.append(ir.Acc(st.acc, st.op, st.dtype))
+            upd: tuple = (ir.Update(st.acc, st.op, st.update),)
+            for rv, ext in reversed(st.rvars):
+                if ext is not sm.ONE:
+                    upd = (ir.Loop(rv, ext, "reduce", upd),)
+            body.extend(upd)
+        store: tuple = (ir.Store(out_buffer, out_index, store_val),)
+        for nm, ext in reversed(inner):
+            store = (ir.Loop(nm, ext, "parallel", store),)
+        body.extend(store)
+        nest = tuple(body)
+        for nm, ext in reversed(O):
+            nest = (ir.Loop(nm, ext, "parallel", nest),)
+        # canonical parameter names
+        bufs = [out_buffer]
+        dtypes = {out_buffer: self.root.dtype}
+        sizes = {out_buffer: self.root.numel}
+        for v in _vals_in(nest):
+            if v.op == "load" and v.args[0] not in bufs:
+                bufs.append(v.args[0])
+                dtypes[v.args[0]] = v.dtype
+        rename = {b: f"b{i}" for i, b in enumerate(bufs)}
+        nest = _rename_buffers(nest, rename)
+        params = []
+        for b in bufs:
+            size = sizes.get(b, self.sizes.get(b))
+            params.append(ir.BufferParam(rename[b], dtypes[b], size, "out" if b == out_buffer else "in"))
+        dims = sorted(_dims_in(nest, params))
+        k = ir.Kernel(f"k{self.kidx}_{self.root.op}", tuple(params), tuple(dims), nest,
+                      meta={"root": self.root.op, "stages": len(self.stages)})
+        ir.verify(k)
+        return k, {rename[b]: b for b in bufs}
+
+    def copy_from(self, src_buffer: str) -> None:
+        """Make this builder's kernel a plain copy of `src_buffer` (same shape) into the root's place."""
+        self.root_val = ir.load(src_buffer, flat_index(self.out_coords, self.root.shape), sm.ONE, self.root.dtype)
+        self.O = {nm for nm, _, _ in self.out_vars}
+
+
+def _vals_in(body) -> list:
+    roots = []
+    for s in ir.walk_stmts(body):
+        roots.extend(ir.stmt_vals(s))
+    return ir.val_toposort(roots)
+
+
+def _rename_buffers(body: tuple, rename: dict) -> tuple:
+    memo: dict = {}
+
+    def rv(v: ir.Val) -> ir.Val:
+        r = memo.get(v)
+        if r is not None:
+            return r
+        if v.op == "load":
+            b, idx, valid = v.args
+            idx = rv(idx) if isinstance(idx, ir.Val) else idx
+            r = ir.Val("load", (rename[b], idx, valid), v.dtype)
+        elif v.srcs:
+            r = ir.Val(v.op, tuple(rv(a) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
+        else:
+            r = v
+        memo[v] = r
+        return r
+
+    def rs(s):
+        if isinstance(s, ir.Loop):
+            return ir.Loop(s.var, s.extent, s.kind, tuple(rs(x) for x in s.body))
+        if isinstance(s, ir.Update):
+            return ir.Update(s.name, s.op, rv(s.value))
+        if isinstance(s, ir.Store):
+            return ir.Store(rename[s.buffer], s.index, rv(s.value))
+        return s
+
+    return tuple(rs(s) for s in body)
+
+
+def _dims_in(body: tuple, params) -> set:
+    names: set = set()
+    loopvars: set = set()
+    for s in ir.walk_stmts(body):
+        if isinstance(s, ir.Loop):
+            loopvars.add(s.var)
+            names |= sm.free_vars(s.extent)
+        if isinstance(s, ir.Store):
+            names |= sm.free_vars(s.index)
+    for v in _vals_in(body):
+        if v.op == "load":
+            if not isinstance(v.args[1], ir.Val):
+                names |= sm.free_vars(v.args[1])
+            names |= sm.free_vars(v.args[2])
+        elif v.op == "index":
+            names |= sm.free_vars(v.args[0])
+    for p in params:
+        names |= sm.free_vars(p.size)
+    return {n for n in names if n not in loopvars and not n.startswith("_")}
+
+
+# ------------------------------------------------------------------------------------------------
+# partitioning
+
+
+@dataclass
+class BufferInfo:
+    name: str
+    dtype: dt.DType
+    shape: tuple
+    kind: str  # "input" | "data" | "temp" | "output"
+    node: Node
+
+    @property
+    def size(self) -> Expr:
+        return sm.prod(self.shape)
+
+
+@dataclass
+class LoweredGraph:
+    buffers: dict  # name -> BufferInfo
+    kernels: list  # (Kernel, {param: buffer}) in execution order
+    outputs: list  # buffer names, in output order
+    inputs: list  # graph input names
+    dims: list  # symbolic dim names
+
+    def summary(self) -> str:
+        lines = [f"{len(self.kernels)} kernel(s)"]
+        for k, args in self.kernels:
+            lines.append(str(k))
+            lines.append("  args: " + ", ".join(f"{p}={b}" for p, b in args.items()))
+        return "\n".join(lines)
+
+
+class LoweringError(RuntimeError):
+    pass
+
+
+def partition(outputs: list) -> set:
+    """The set of materialised nodes (fixpoint of the rules in the module docstring)."""
+    order = g.toposort(outputs)
+    M = {n for n in outputs}
+    M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
+    for _ in range(10 * len(order) + 10):
+        new: set = set()
+        reached: dict = {}
+        roots = [n for n in order if n in M and n.op not in (g.INPUT, g.DATA)]
+        for r in roots:
+            b = KernelBuilder(r, M, lambda n: "x", 0)
+            an = b.analyze()
+            new |= an.materialize
+            for st in an.stages:
+                if st.node is not r:
+                    reached.setdefault(st.node, set()).add(r)
+        new |= {n for n, rs in reached.items() if len(rs) > 1}
+        new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
+        if not new:
+            return M
+        M |= new
+    raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
+
+
+def lower(outputs: list, output_names: list | None = None) -> LoweredGraph:
+    """Partition the graph rooted at `outputs` (nodes) into kernels in execution order."""
+    order = g.toposort(outputs)
+    M = partition(outputs)
+    buffers: dict = {}
+    names: dict = {}
+    n_data = n_temp = 0
+    for n in order:
+        if n.op == g.INPUT:
+            names[n] = f"in_{n.arg}"
+            buffers[names[n]] = BufferInfo(names[n], n.dtype, n.shape, "input", n)
+        elif n.op == g.DATA:
+            names[n] = f"w{n_data}"
+            n_data += 1
+            buffers[names[n]] = BufferInfo(names[n], n.dtype, n.shape, "data", n)
+    out_names = []
+    for i, o in enumerate(outputs):
+        nm = f"out{i}" if output_names is None else f"out_{output_names[i]}"
+        out_names.append(nm)
+        buffers[nm] = BufferInfo(nm, o.dtype, o.shape, "output", o)
+    for n in order:
+        if n in M and n not in names and n.op not in (g.INPUT, g.DATA) and n not in outputs:
+            names[n] = f"t{n_temp}"
+            n_temp += 1
+            buffers[names[n]] = BufferInfo(names[n], n.dtype, n.shape, "temp", n)
+    # an output node's own buffer is its first output name (repeated outputs are copied)
+    first_out = {}
+    for nm, o in zip(out_names, outputs):
+        first_out.setdefault(o, nm)
+    for o, nm in first_out.items():
+        if o.op not in (g.INPUT, g.DATA):
+            names[o] = nm
+
+    kernels = []
+    sizes = {b.name: b.size for b in buffers.values()}
+    for n in order:
+        if n not in M or n.op in (g.INPUT, g.DATA):
+            continue
+        b = KernelBuilder(n, M, lambda x: names[x], len(kernels), sizes)
+        an = b.analyze()
+        if an.materialize:
+            raise LoweringError(f"partition not at fixpoint for {n}: {an.materialize}")
+        kernels.append(b.build(names[n]))
+    # outputs that are graph inputs or constants, or repeated outputs: copy kernels
+    for nm, o in zip(out_names, outputs):
+        if o.op in (g.INPUT, g.DATA) or first_out[o] != nm:
+            b = KernelBuilder(o, M, lambda x: names[x], len(kernels), sizes)
+            b.copy_from(names[o])
+            kernels.append(b.build(nm))
+    ins = [n.arg for n in order if n.op == g.INPUT]
+    return LoweredGraph(buffers, kernels, out_names, ins, g.symbolic_dims(outputs))

@@ -1,0 +1,62 @@
+"""`em.compile`: graph -> kernels -> generated source -> a runnable `Program` on a device."""
+from __future__ import annotations
+
+from .. import symbolic as sm
+from ..kernel import lower as lowering
+from ..kernel.stats import kernel_bytes, kernel_flops
+from ..tensor import Tensor
+from . import devices
+from .program import BufferSpec, Launch, Program
+
+SEARCH_MODES = ("none", "fast", "full")
+
+
+def _outputs(y):
+    if isinstance(y, Tensor):
+        return [y], None, "single"
+    if isinstance(y, dict):
+        return list(y.values()), list(y.keys()), "dict"
+    if isinstance(y, (list, tuple)) and all(isinstance(t, Tensor) for t in y):
+        return list(y), None, "tuple"
+    raise TypeError(f"em.compile takes a Tensor, or a list/tuple/dict of Tensors; got {type(y).__name__}")
+
+
+def build_program(lowered: lowering.LoweredGraph, device: str, output_names, output_kind: str,
+                  meta: dict | None = None, configs: list | None = None) -> Program:
+    """Render source for `device` from lowered kernels and wrap it as a Program."""
+    buffers = {n: BufferSpec(b.name, b.dtype, b.shape, b.kind) for n, b in lowered.buffers.items()}
+    buffer_index = {n: i for i, n in enumerate(buffers)}
+    dim_index = {d: i for i, d in enumerate(lowered.dims)}
+    if device == "cpu":
+        from ..codegen.c import render_program
+        source = render_program(lowered.kernels, buffer_index, dim_index)
+        cfgs = [{} for _ in lowered.kernels]
+    else:
+        from ..codegen.cuda import render_program as render_cuda
+        source, cfgs = render_cuda(lowered.kernels, configs)
+    launches = []
+    for (k, args), cfg in zip(lowered.kernels, cfgs):
+        stats = {"bytes": sm.to_json(kernel_bytes(k)), "flops": sm.to_json(kernel_flops(k))}
+        launches.append(Launch(k.name, [args[p.name] for p in k.buffers], list(k.dims), stats, cfg))
+    data = {n: b.node.arg.array for n, b in lowered.buffers.items() if b.kind == "data"}
+    p = Program(device, source, launches, buffers, lowered.outputs, lowered.inputs, lowered.dims, data,
+                output_names, output_kind, meta)
+    p.executor = devices.executor_for(device)(p)
+    return p
+
+
+def compile(y, device: str | None = None, search: str = "none", **options) -> Program:
+    """Compile tensor(s) y into a Program for `device` ("cpu", "cuda"; default: CUDA if present).
+
+    search: "none" uses the default lowering; "fast"/"full" search for faster equivalent programs
+    (every candidate verified against the reference before it is timed)."""
+    if search not in SEARCH_MODES:
+        raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
+    ts, names, kind = _outputs(y)
+    dev = devices.normalize(device)
+    nodes = [t.node for t in ts]
+    if search != "none":
+        from ..search.driver import search_program
+        return search_program(nodes, dev, names, kind, search, **options)
+    lowered = lowering.lower(nodes, names)
+    return build_program(lowered, dev, names, kind)

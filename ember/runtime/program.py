@@ -1,0 +1,238 @@
+"""Compiled programs: the runnable artifact `em.compile` returns.
+
+A `Program` holds no graph: only what running needs — the generated source, one launch per kernel
+(function name, buffer arguments, dimension arguments and, on the GPU, launch geometry), the buffer
+table (dtype and symbolic shape of every input, output, constant and temporary) and the constant
+arrays. That is also what `save` writes, so a loaded program runs without the graph or the search.
+
+Named dimensions are bound on every call from the input shapes; memory plans are cached per binding,
+so a new batch size re-plans memory but never recompiles.
+"""
+from __future__ import annotations
+
+import io
+import json
+import time
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+from ..arrays import InputError, InputSpec, bind_dims, check_inputs
+from .memory import Plan, plan_memory
+
+FORMAT = "ember-program"
+VERSION = 1
+
+
+@dataclass
+class BufferSpec:
+    name: str
+    dtype: dt.DType
+    shape: tuple
+    kind: str  # input | data | temp | output
+
+    @property
+    def size(self):
+        return sm.prod(self.shape)
+
+
+@dataclass
+class Launch:
+    kernel: str  # function name in the source
+    args: list  # program buffer names, in parameter order
+    dims: list  # dimension names, in parameter order
+    stats: dict = field(default_factory=dict)  # bytes / flops as symbolic expressions (JSON form)
+    config: dict = field(default_factory=dict)  # backend-specific (GPU grid/block as JSON exprs)
+
+
+def _json_shape(shape) -> list:
+    return [sm.to_json(s) for s in shape]
+
+
+def _from_json_shape(j) -> tuple:
+    return tuple(sm.from_json(s) for s in j)
+
+
+class Program:
+    """Callable compiled program. ``fn(**inputs)`` -> numpy array (or a tuple / dict of them)."""
+
+    def __init__(self, device: str, source: str, launches: list, buffers: dict, outputs: list,
+                 inputs: list, dims: list, data: dict, output_names=None, output_kind: str = "single",
+                 meta: dict | None = None):
+        self.device = device
+        self.source = source
+        self.launches = launches
+        self.buffers = buffers
+        self.outputs = outputs
+        self.inputs = inputs
+        self.dims = dims
+        self.data = data
+        self.output_names = output_names
+        self.output_kind = output_kind
+        self.meta = meta or {}
+        self.input_specs = [InputSpec(n, buffers[f"in_{n}"].dtype, buffers[f"in_{n}"].shape) for n in inputs]
+        self._plans: dict = {}
+        self._timings: list | None = None
+        self._last_env: dict | None = None
+        self.executor = None
+
+    # ------------------------------------------------------------------ running
+    def _bind(self, given: dict) -> tuple[dict, dict]:
+        arrays = check_inputs(self.input_specs, given)
+        env = bind_dims(self.input_specs, arrays)
+        missing = [d for d in self.dims if d not in env]
+        if missing:
+            raise InputError(f"dimension(s) {missing} are not fixed by the inputs")
+        return arrays, env
+
+    def plan(self, env: dict) -> Plan:
+        key = tuple(env[d] for d in self.dims)
+        p = self._plans.get(key)
+        if p is None:
+            temps = {b.name for b in self.buffers.values() if b.kind == "temp"}
+            sizes = {n: int(sm.evaluate(self.buffers[n].size, env)) * self.buffers[n].dtype.itemsize for n in temps}
+            p = plan_memory(sizes, self._lifetimes(temps))
+            self._plans[key] = p
+        return p
+
+    def _lifetimes(self, temps: set) -> dict:
+        life: dict = {}
+        for i, l in enumerate(self.launches):
+            for b in l.args:
+                if b in temps:
+                    f, e = life.get(b, (i, i))
+                    life[b] = (min(f, i), max(e, i))
+        for t in temps:
+            life.setdefault(t, (0, 0))
+        return life
+
+    def shape_of(self, name: str, env: dict) -> tuple:
+        return tuple(int(sm.evaluate(s, env)) for s in self.buffers[name].shape)
+
+    def __call__(self, *args, **inputs):
+        if args:
+            if len(args) == 1 and isinstance(args[0], dict) and not inputs:
+                inputs = dict(args[0])
+            else:
+                raise TypeError("pass inputs by name: fn(x=array, ...)")
+        arrays, env = self._bind(inputs)
+        outs = self.executor.run(self, arrays, env)
+        self._last_env = env
+        return self._pack(outs)
+
+    def _pack(self, outs: list):
+        if self.output_kind == "single":
+            return outs[0]
+        if self.output_kind == "dict":
+            return dict(zip(self.output_names, outs))
+        return tuple(outs)
+
+    # ------------------------------------------------------------------ reporting
+    def profile(self, reps: int = 20, **inputs) -> list:
+        """Time every kernel (median of `reps` runs, after a warm-up) on these inputs."""
+        arrays, env = self._bind(inputs)
+        self._timings = self.executor.time_kernels(self, arrays, env, reps)
+        self._last_env = env
+        return self._timings
+
+    def stats(self, env: dict | None = None) -> list:
+        env = env or self._last_env or {}
+        out = []
+        for l in self.launches:
+            b = l.stats.get("bytes")
+            f = l.stats.get("flops")
+            try:
+                nb = int(sm.evaluate(sm.from_json(b), env)) if b is not None else None
+                nf = int(sm.evaluate(sm.from_json(f), env)) if f is not None else None
+            except KeyError:
+                nb = nf = None
+            out.append((nb, nf))
+        return out
+
+    def report(self) -> str:
+        """Kernels, time each (after `profile` or a call), bytes moved and achieved rate, peak memory."""
+        env = self._last_env
+        lines = [f"Ember program on {self.device}: {len(self.launches)} kernel(s), "
+                 f"inputs {self.inputs}, dims {self.dims or 'static'}"]
+        if self.meta.get("search"):
+            lines.append(f"search: {self.meta['search']}")
+        if env is not None and self._timings is None:
+            lines.append("(call fn.profile(**inputs) for per-kernel times)")
+        stats = self.stats(env) if env is not None else [(None, None)] * len(self.launches)
+        hdr = f"{'#':>3}  {'kernel':<28} {'time us':>10} {'bytes':>12} {'GB/s':>8} {'GFLOP/s':>9}"
+        lines.append(hdr)
+        total = 0.0
+        for i, l in enumerate(self.launches):
+            t = self._timings[i] if self._timings else None
+            nb, nf = stats[i]
+            gbs = f"{nb / t / 1e3:8.1f}" if (t and nb) else f"{'':8}"
+            gfl = f"{nf / t / 1e3:9.2f}" if (t and nf) else f"{'':9}"
+            ts = f"{t:10.1f}" if t is not None else f"{'-':>10}"
+            bs = f"{nb:12d}" if nb is not None else f"{'-':>12}"
+            lines.append(f"{i:>3}  {l.kernel[:28]:<28} {ts} {bs} {gbs} {gfl}")
+            total += t or 0.0
+        if self._timings:
+            lines.append(f"total kernel time {total:.1f} us")
+        if env is not None:
+            lines.append("memory: " + self.plan(env).describe())
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ save / load
+    def to_bytes(self) -> bytes:
+        meta = {
+            "format": FORMAT, "version": VERSION, "device": self.device, "source": self.source,
+            "launches": [{"kernel": l.kernel, "args": l.args, "dims": l.dims, "stats": l.stats, "config": l.config}
+                         for l in self.launches],
+            "buffers": [{"name": b.name, "dtype": b.dtype.name, "shape": _json_shape(b.shape), "kind": b.kind}
+                        for b in self.buffers.values()],
+            "outputs": self.outputs, "inputs": self.inputs, "dims": self.dims,
+            "output_names": self.output_names, "output_kind": self.output_kind, "meta": self.meta,
+        }
+        bio = io.BytesIO()
+        with zipfile.ZipFile(bio, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("program.json", json.dumps(meta))
+            for name, arr in self.data.items():
+                raw = io.BytesIO()
+                np.save(raw, arr.view(np.uint16) if arr.dtype.name == "bfloat16" else arr, allow_pickle=False)
+                z.writestr(f"data/{name}.npy", raw.getvalue())
+        return bio.getvalue()
+
+    def save(self, path) -> None:
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
+
+    @staticmethod
+    def load(path, device: str | None = None) -> "Program":
+        with zipfile.ZipFile(path) as z:
+            meta = json.loads(z.read("program.json"))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"{path} is not an Ember program")
+            buffers = {}
+            for b in meta["buffers"]:
+                buffers[b["name"]] = BufferSpec(b["name"], dt.as_dtype(b["dtype"]), _from_json_shape(b["shape"]), b["kind"])
+            data = {}
+            for name, b in buffers.items():
+                if b.kind == "data":
+                    arr = np.load(io.BytesIO(z.read(f"data/{name}.npy")), allow_pickle=False)
+                    data[name] = arr.view(b.dtype.np) if b.dtype == dt.bfloat16 else arr
+        launches = [Launch(l["kernel"], l["args"], l["dims"], l.get("stats", {}), l.get("config", {}))
+                    for l in meta["launches"]]
+        p = Program(meta["device"], meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
+                    meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"))
+        from .devices import executor_for
+        p.executor = executor_for(device or meta["device"])(p)
+        return p
+
+
+def timed(fn, reps: int) -> float:
+    """Median wall time of fn() in microseconds (host clock; CPU work is synchronous)."""
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e6)
+    ts.sort()
+    return ts[len(ts) // 2]
