@@ -169,11 +169,13 @@ class KernelBuilder:
         guard = sm.logical_and(valid, vvalid)
         if self.is_buffer(src):
             return ir.load(self.buffer_of(src), flat, guard, src.dtype)
-        expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
-        if self.in_reduce and expands and src not in self.M and self.cost(src) > RECOMPUTE_LIMIT:
-            self.materialize.add(src)  # rule 4
-            return ir.load(self.buffer_of(src), flat, guard, src.dtype)
-        inner = self.value(src, unflatten(flat, src.shape), guard)
+        scoords = unflatten(flat, src.shape)
+        if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
+            expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
+            if expands and self.cost(src) > RECOMPUTE_LIMIT:
+                self.materialize.add(src)  # rule 4
+                return ir.load(self.buffer_of(src), flat, guard, src.dtype)
+        inner = self.value(src, scoords, guard)
         if vvalid is sm.ONE:
             return inner
         return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
@@ -216,6 +218,11 @@ class KernelBuilder:
         st.deps = frozenset(free & outs)
         self.stages.append(st)
         return ir.acc(name, st.dtype)
+
+    def _varies_in_reduction(self, coords: tuple) -> bool:
+        """Whether coordinates change with an enclosing reduce loop (else the value is loop-invariant
+        and recomputing it costs nothing: compilers hoist it)."""
+        return any(sm.free_vars(c) & self.reduce_scope for c in coords)
 
     # ---------------------------------------------------------------- cost model for rule 4
     def cost(self, n: Node, seen=None) -> int:

@@ -1,0 +1,137 @@
+"""em.compile(..., device="cpu"): end-to-end programs against the reference."""
+import os
+
+import numpy as np
+import pytest
+
+import ember as em
+from ember.backends.cpu import CompileError
+from ember.runtime.memory import plan_memory
+from tests.conftest import assert_close
+
+
+def rnd(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def check(y, seeds=(0, 1), dtype="float32", **shapes):
+    fn = em.compile(y, device="cpu")
+    for s in seeds:
+        ins = {k: rnd(*v, seed=s + i) for i, (k, v) in enumerate(shapes.items())}
+        assert_close(fn(**ins), em.reference(y, **ins), dtype)
+    return fn
+
+
+def test_mlp_matches_reference():
+    x = em.input("x", ("B", 19))
+    w1, w2 = em.tensor(rnd(19, 33)), em.tensor(rnd(33, 7, seed=3))
+    y = ((x @ w1).relu() @ w2).softmax(-1)
+    check(y, x=(5, 19))
+
+
+def test_symbolic_dims_rebind_without_recompiling():
+    x = em.input("x", ("B", "T", 8))
+    y = (x * 2).sum(-1).softmax(-1)
+    fn = em.compile(y, device="cpu")
+    lib = fn.executor.lib
+    for b, t in [(1, 1), (3, 5), (17, 2)]:
+        xv = rnd(b, t, 8, seed=b)
+        assert_close(fn(x=xv), em.reference(y, x=xv))
+    assert fn.executor.lib is lib and len(fn._plans) == 3
+
+
+def test_input_errors_are_clear():
+    x = em.input("x", ("B", 8))
+    fn = em.compile(x.sum(1), device="cpu")
+    with pytest.raises(em.InputError, match="missing input"):
+        fn()
+    with pytest.raises(em.InputError, match="shape"):
+        fn(x=rnd(3, 9))
+    with pytest.raises(em.InputError, match="unexpected"):
+        fn(x=rnd(3, 8), y=rnd(3, 8))
+
+
+def test_save_and_load_roundtrip(tmp_path):
+    x = em.input("x", ("B", 11))
+    w = em.tensor(rnd(11, 4), name="w")
+    y = (x @ w).tanh()
+    fn = em.compile(y, device="cpu")
+    p = tmp_path / "prog.ember"
+    fn.save(p)
+    g = em.Program.load(p)
+    xv = rnd(6, 11, seed=9)
+    np.testing.assert_array_equal(g(x=xv), fn(x=xv))
+
+
+def test_multiple_outputs_tuple_dict_and_copies():
+    x = em.input("x", (4, 6))
+    s, m = x.sum(1), x.max(1)
+    fn = em.compile((s, m, x, s), device="cpu")
+    xv = rnd(4, 6)
+    out = fn(x=xv)
+    assert isinstance(out, tuple) and len(out) == 4
+    assert_close(out[0], xv.sum(1))
+    assert_close(out[1], xv.max(1))
+    np.testing.assert_array_equal(out[2], xv)
+    np.testing.assert_array_equal(out[3], out[0])
+    d = em.compile({"total": s, "peak": m}, device="cpu")(x=xv)
+    assert set(d) == {"total", "peak"}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_io(dtype):
+    x = em.input("x", (5, 40), dtype)
+    y = em.layer_norm(x, 40) * 3 + x
+    fn = em.compile(y, device="cpu")
+    xv = rnd(5, 40).astype(em.dtypes.as_dtype(dtype).np)
+    out = fn(x=xv)
+    assert out.dtype == em.dtypes.as_dtype(dtype).np
+    assert_close(out, em.reference(y, x=xv), dtype)
+
+
+def test_integer_bool_and_gather_outputs():
+    x = em.input("x", (6, 9))
+    ids = em.input("ids", (4,), em.int32)
+    table = em.tensor(rnd(10, 3))
+    fn = em.compile((x.argmax(1), x > 0, em.embedding(ids, table)), device="cpu")
+    xv, iv = rnd(6, 9), np.array([0, 9, 3, 3], np.int32)
+    am, pos, emb = fn(x=xv, ids=iv)
+    np.testing.assert_array_equal(am, xv.argmax(1))
+    np.testing.assert_array_equal(pos, xv > 0)
+    assert_close(emb, table.node.arg.array[iv])
+
+
+def test_poisoned_outputs_are_fully_written():
+    x = em.input("x", (3, 7, 5))
+    y = x.permute(2, 0, 1).pad((1, 2)) * 2
+    fn = em.compile(y, device="cpu")
+    fn.executor.poison = True
+    xv = rnd(3, 7, 5)
+    assert_close(fn(x=xv), em.reference(y, x=xv))
+
+
+def test_memory_planner_reuses_space():
+    sizes = {"a": 100, "b": 100, "c": 100}
+    plan = plan_memory(sizes, {"a": (0, 1), "b": (1, 2), "c": (2, 3)})
+    assert plan.offsets["a"] == plan.offsets["c"] != plan.offsets["b"]
+    assert plan.arena_bytes < plan.naive_bytes
+
+
+def test_program_reports_kernels_and_memory():
+    x = em.input("x", (64, 128))
+    y = (x.softmax(-1) @ em.tensor(rnd(128, 32))).sum(0)
+    fn = em.compile(y, device="cpu")
+    fn.profile(x=rnd(64, 128))
+    rep = fn.report()
+    assert "kernel" in rep and "memory:" in rep and "us" in rep
+
+
+def test_compile_error_names_saved_source(monkeypatch, tmp_path):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    import ember.codegen.c as cgen
+    monkeypatch.setattr(cgen, "PRELUDE", cgen.PRELUDE + "\nthis is not C;\n")
+    x = em.input("x", (3,))
+    with pytest.raises(CompileError) as e:
+        em.compile(x + 1, device="cpu")
+    path = str(e.value).split("source saved to ")[1].split(")")[0]
+    assert os.path.exists(path) and "this is not C" in open(path).read()

@@ -1,0 +1,101 @@
+"""The default lowering: kernel counts (fusion really happens), views never materialised, IR checks."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember.kernel import ir
+from ember.kernel.lower import lower
+
+
+def n_kernels(y) -> int:
+    ys = y if isinstance(y, (list, tuple)) else [y]
+    return len(lower([t.node for t in ys]).kernels)
+
+
+def test_elementwise_chain_is_one_kernel():
+    x = em.input("x", (7, 13))
+    b = em.input("b", (13,))
+    assert n_kernels(((x * 2 + b).exp().sigmoid() - 1).relu()) == 1
+
+
+def test_views_fuse_into_loads():
+    x = em.input("x", (6, 10))
+    y = x.T.reshape(5, 12)[:, ::2].flip(0).pad((1, 1)) + 1  # permute, reshape of permuted, slice, flip, pad
+    assert n_kernels(y) == 1
+    k, _ = lower([y.node]).kernels[0]
+    assert all(v.args[0] == "b1" for v in ir.loads_of(k))  # reads the input directly
+
+
+def test_linear_bias_activation_is_one_kernel():
+    x = em.input("x", ("B", 33))
+    w = em.tensor(np.random.randn(17, 33).astype(np.float32))
+    b = em.tensor(np.random.randn(17).astype(np.float32))
+    assert n_kernels(em.gelu(em.linear(x, w, b)) * 0.5) == 1
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax_is_one_kernel(axis):
+    x = em.input("x", (5, 37))
+    assert n_kernels(x.softmax(axis)) == 1
+    assert n_kernels(x.log_softmax(axis)) == 1
+
+
+def test_layernorm_and_rmsnorm_are_one_kernel():
+    x = em.input("x", ("B", 31))
+    w = em.tensor(np.random.randn(31).astype(np.float32))
+    assert n_kernels(em.layer_norm(x, 31, w, w)) == 1
+    assert n_kernels(em.rms_norm(x, 31, w)) == 1
+
+
+def test_layernorm_plus_residual_is_one_kernel():
+    x = em.input("x", (4, 64))
+    r = em.input("r", (4, 64))
+    assert n_kernels(em.layer_norm(x + r, 64)) == 1
+
+
+def test_attention_kernel_count():
+    """Scores (q·kᵀ), row max, row sum, probabilities, p·v: the default lowering keeps the scores in
+    memory (flash-style fusion is the search's job); probabilities are materialised because their exp
+    would otherwise be recomputed for every output column (rule 4)."""
+    q = em.input("q", (2, 4, 9, 16))
+    k = em.input("k", (2, 2, 11, 16))
+    v = em.input("v", (2, 2, 11, 16))
+    assert n_kernels(em.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)) == 5
+
+
+def test_reduction_read_twice_by_different_kernels_is_materialised_once():
+    x = em.input("x", (8, 9))
+    m = x.mean(1, keepdim=True)
+    y1, y2 = x - m, (x * m).sum(0)
+    L = lower([y1.node, y2.node])
+    temps = [b for b in L.buffers.values() if b.kind == "temp"]
+    assert len(temps) == 1 and len(L.kernels) == 3
+
+
+def test_conv_input_activation_materialised_not_recomputed():
+    x = em.input("x", (1, 3, 9, 9))
+    w = em.tensor(np.random.randn(4, 3, 3, 3).astype(np.float32))
+    h = em.gelu(x * 2 + 1)  # expensive elementwise read through the conv's windows
+    y = em.conv2d(h, w, padding=1)
+    L = lower([y.node])
+    assert len(L.kernels) == 2
+
+
+def test_kernel_ir_verifies_prints_and_hashes_stably():
+    x = em.input("x", ("B", 12))
+    y = x.softmax(-1)
+    k1, _ = lower([y.node]).kernels[0]
+    k2, _ = lower([y.node]).kernels[0]
+    ir.verify(k1)
+    assert "for o0 in parallel(B)" in str(k1)
+    assert k1.key == k2.key
+    k3, _ = lower([(x * 3).softmax(-1).node]).kernels[0]
+    assert k3.key != k1.key
+
+
+def test_verify_rejects_out_of_scope_index():
+    from ember import symbolic as sm
+    bad = ir.Kernel("bad", (ir.BufferParam("b0", em.float32, sm.const(4), "out"),), (),
+                    (ir.Store("b0", sm.var("o9", 0, 3), ir.const(1.0, em.float32)),))
+    with pytest.raises(ir.KernelVerifyError, match="o9"):
+        ir.verify(bad)
