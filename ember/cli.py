@@ -1,0 +1,54 @@
+"""The `ember` command line."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="ember", description="Ember: a search-based deep-learning compiler")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="compile and check an MLP and a small decoder on the default device")
+    d.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present, else cpu)")
+    d.add_argument("--search", default="none", choices=["none", "fast", "full"])
+    b = sub.add_parser("bench", help="run a benchmark suite (see bench/)")
+    b.add_argument("suite", help="cpu | gpu | kernelbench PATH")
+    b.add_argument("rest", nargs=argparse.REMAINDER)
+    i = sub.add_parser("inspect", help="print a saved graph or program")
+    i.add_argument("path")
+    args = p.parse_args(argv)
+    if args.cmd == "demo":
+        from .demo import run
+        return run(args.device, args.search)
+    if args.cmd == "bench":
+        import runpy
+        import os
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        script = os.path.join(here, "bench", "run.py")
+        if not os.path.exists(script):
+            print("bench/ is part of the source checkout; run from a clone of the repository", file=sys.stderr)
+            return 2
+        sys.argv = [script, args.suite, *args.rest]
+        runpy.run_path(script, run_name="__main__")
+        return 0
+    if args.cmd == "inspect":
+        return _inspect(args.path)
+    return 2
+
+
+def _inspect(path: str) -> int:
+    import zipfile
+    if zipfile.is_zipfile(path):
+        from .runtime.program import Program
+        prog = Program.load(path)
+        print(prog.report())
+        print(prog.source)
+        return 0
+    from . import graph
+    outs = graph.load(path)
+    print(graph.graph_str(list(outs.values())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
