@@ -14,6 +14,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
+from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
 #include <math.h>
@@ -38,30 +39,23 @@ static inline long long em_maxi(long long a, long long b) { return a > b ? a : b
 OMP_MIN_WORK = 1 << 15  # below this many inner iterations a kernel runs on one thread
 
 
-def storage_type(d: dt.DType) -> str:
-    return {"float16": "_Float16", "bfloat16": "uint16_t", "bool": "unsigned char"}.get(d.name, d.c_name)
+class CDialect(Dialect):
+    restrict = "restrict"
+
+    def storage_type(self, d: dt.DType) -> str:
+        return {"float16": "_Float16", "bfloat16": "uint16_t", "bool": "unsigned char"}.get(d.name, d.c_name)
+
+    def widen(self, raw: str, d: dt.DType, ct: str) -> str:
+        return f"em_bf2f({raw})" if d == dt.bfloat16 else f"({ct}){raw}"
+
+    def narrow(self, val: str, d: dt.DType) -> str:
+        return f"em_f2bf({val})" if d == dt.bfloat16 else f"({self.storage_type(d)})({val})"
+
+    def round_through(self, val: str, d: dt.DType) -> str:
+        return f"(float)(_Float16)({val})" if d == dt.float16 else f"em_bf2f(em_f2bf({val}))"
 
 
-def compute_type(d: dt.DType) -> str:
-    if d.is_float:
-        return "double" if d == dt.float64 else "float"
-    if d.is_bool:
-        return "int"
-    return d.c_name
-
-
-def _lit(value, d: dt.DType) -> str:
-    if d.is_float:
-        v = float(value)
-        if v != v:
-            return "NAN"
-        if v in (float("inf"), float("-inf")):
-            return "INFINITY" if v > 0 else "(-INFINITY)"
-        s = repr(v)
-        return s if d == dt.float64 else s + "f"
-    if d.is_bool:
-        return "1" if value else "0"
-    return f"{int(value)}LL" if d == dt.int64 else str(int(value))
+C = CDialect()
 
 
 def _names(k: ir.Kernel) -> dict:
@@ -72,102 +66,14 @@ class _Renderer:
     def __init__(self, k: ir.Kernel):
         self.k = k
         self.names = _names(k)
-        self.bufs = {b.name: b for b in k.buffers}
         self.lines: list = []
-        self.tmp = 0
+        self.vr = ValueRenderer(k, C, self.names, self.emit)
 
     def idx(self, e) -> str:
         return sm.render_c(e, self.names)
 
     def emit(self, ind: int, s: str) -> None:
         self.lines.append("  " * ind + s)
-
-    # ------------------------------------------------------------------ values
-    def vals(self, roots: list, ind: int) -> dict:
-        """Emit temporaries for the value DAG under `roots`; returns Val -> C expression."""
-        out: dict = {}
-        for v in ir.val_toposort(roots):
-            e = self.val_expr(v, out)
-            if v.op in ("const", "acc"):
-                out[v] = e
-                continue
-            t = f"v{self.tmp}"
-            self.tmp += 1
-            self.emit(ind, f"{compute_type(v.dtype)} {t} = {e};")
-            out[v] = t
-        return out
-
-    def val_expr(self, v: ir.Val, env: dict) -> str:
-        op, a, d = v.op, v.args, v.dtype
-        ct = compute_type(d)
-        if op == "const":
-            return _lit(a[0], d)
-        if op == "acc":
-            return a[0]
-        if op == "index":
-            return f"({ct})({self.idx(a[0])})"
-        if op == "load":
-            buf, index, valid = a
-            b = self.bufs[buf]
-            if isinstance(index, ir.Val):
-                i = f"EM_CLAMP((long long)({env[index]}), 0LL, {self.idx(b.size)} - 1)"
-            else:
-                i = self.idx(index)
-            raw = f"{buf}[{i}]"
-            if b.dtype == dt.bfloat16:
-                raw = f"em_bf2f({raw})"
-            else:
-                raw = f"({ct}){raw}"
-            if valid is sm.ONE:
-                return raw
-            return f"({self.idx(valid)} ? {raw} : ({ct})0)"
-        x = [env[s] for s in v.srcs]
-        if op == "exp2":
-            return f"exp2{'f' if ct == 'float' else ''}({x[0]})"
-        if op == "log2":
-            return f"log2{'f' if ct == 'float' else ''}({x[0]})"
-        if op == "sin":
-            return f"sin{'f' if ct == 'float' else ''}({x[0]})"
-        if op == "sqrt":
-            return f"sqrt{'f' if ct == 'float' else ''}({x[0]})"
-        if op == "recip":
-            return f"(({ct})1 / {x[0]})"
-        if op == "neg":
-            return f"(-{x[0]})"
-        if op == "add":
-            return f"({x[0]} + {x[1]})"
-        if op == "mul":
-            return f"({x[0]} * {x[1]})"
-        if op == "mod":
-            if d.is_float:
-                return f"fmod{'f' if ct == 'float' else ''}({x[0]}, {x[1]})"
-            return f"({x[0]} % {x[1]})"
-        if op == "lt":
-            return f"({x[0]} < {x[1]})"
-        if op == "max":
-            return f"em_max{'f' if ct == 'float' else 'd' if ct == 'double' else 'i'}({x[0]}, {x[1]})"
-        if op == "where":
-            return f"({x[0]} ? {x[1]} : {x[2]})"
-        if op == "cast":
-            src = v.srcs[0].dtype
-            if d.is_bool:
-                return f"({x[0]} != 0)"
-            if d == dt.float16:
-                return f"(float)(_Float16)({x[0]})"
-            if d == dt.bfloat16:
-                return f"em_bf2f(em_f2bf((float)({x[0]})))"
-            if src.is_bool:
-                return f"({ct})({x[0]})"
-            return f"({ct})({x[0]})"
-        raise AssertionError(op)  # pragma: no cover
-
-    def store_expr(self, buf: str, val: str) -> str:
-        b = self.bufs[buf]
-        if b.dtype == dt.bfloat16:
-            return f"em_f2bf({val})"
-        if b.dtype.is_bool:
-            return f"(unsigned char)(({val}) != 0)"
-        return f"({storage_type(b.dtype)})({val})"
 
     # ------------------------------------------------------------------ statements
     def work(self, body) -> sm.Expr:
@@ -179,13 +85,6 @@ class _Renderer:
                 total = total + 1
         return total
 
-    def acc_identity(self, s: ir.Acc) -> str:
-        if s.op == "sum":
-            return _lit(0, s.dtype)
-        if s.dtype.is_float:
-            return "(-INFINITY)"
-        return {"int32": "INT_MIN", "int64": "LLONG_MIN"}.get(s.dtype.name, "0")
-
     def stmts(self, body, ind: int, top: bool = False, accs: dict | None = None) -> None:
         accs_here = dict(accs or {})
         accs_here.update({s.name: s for s in body if isinstance(s, ir.Acc)})
@@ -193,19 +92,13 @@ class _Renderer:
             if isinstance(s, ir.Loop):
                 self.loop(s, ind, top, accs_here)
             elif isinstance(s, ir.Acc):
-                self.emit(ind, f"{compute_type(s.dtype)} {s.name} = {self.acc_identity(s)};")
+                self.emit(ind, f"{compute_type(s.dtype)} {s.name} = {acc_identity(s.op, s.dtype)};")
             elif isinstance(s, ir.Update):
-                env = self.vals([s.value], ind)
-                v = env[s.value]
-                if s.op == "sum":
-                    self.emit(ind, f"{s.name} += {v};")
-                else:
-                    ct = compute_type(s.value.dtype)
-                    fn = "em_maxf" if ct == "float" else "em_maxd" if ct == "double" else "em_maxi"
-                    self.emit(ind, f"{s.name} = {fn}({s.name}, {v});")
+                env = self.vr.vals([s.value], ind)
+                self.emit(ind, self.vr.update(s, env[s.value]))
             elif isinstance(s, ir.Store):
-                env = self.vals([s.value], ind)
-                self.emit(ind, f"{s.buffer}[{self.idx(s.index)}] = {self.store_expr(s.buffer, env[s.value])};")
+                env = self.vr.vals([s.value], ind)
+                self.emit(ind, f"{s.buffer}[{self.idx(s.index)}] = {self.vr.store(s.buffer, env[s.value])};")
 
     def _reduction_clause(self, loop: ir.Loop, accs: dict) -> str:
         """`reduction(...)` for the accumulators a reduce loop updates (directly or in nested loops)."""
@@ -255,7 +148,7 @@ class _Renderer:
         params = []
         for b in k.buffers:
             const = "const " if b.role == "in" else ""
-            params.append(f"{const}{storage_type(b.dtype)}* restrict {b.name}")
+            params.append(f"{const}{C.storage_type(b.dtype)}* restrict {b.name}")
         params += [f"long long {self.names[d]}" for d in k.dims]
         self.emit(0, f"void {k.name}({', '.join(params)}) {{")
         self.stmts(k.body, 1, top=True)
@@ -278,7 +171,7 @@ def render_program(kernels: list, buffer_index: dict, dim_index: dict, name: str
             seen.add(k.name)
     calls = []
     for i, (k, args) in enumerate(kernels):
-        av = [f"({storage_type(b.dtype)}*)bufs[{buffer_index[args[b.name]]}]" for b in k.buffers]
+        av = [f"({C.storage_type(b.dtype)}*)bufs[{buffer_index[args[b.name]]}]" for b in k.buffers]
         av += [f"dims[{dim_index[d]}]" for d in k.dims]
         parts.append(f"void ember_k{i}(void** bufs, const long long* dims) {{ {k.name}({', '.join(av)}); }}")
         calls.append(f"  ember_k{i}(bufs, dims);")
