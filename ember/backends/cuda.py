@@ -1,0 +1,256 @@
+"""CUDA device: NVRTC -> cubin (cached on disk) -> cuda.core launches, replayed as CUDA graphs.
+
+Ember allocates device memory itself (PyTorch is not needed to run on CUDA). Numpy inputs are copied
+into persistent device buffers, so the pointers a program's CUDA graph captured stay valid and every
+call is one graph launch. Device tensors from other libraries (anything with ``__dlpack__`` or
+``__cuda_array_interface__`` on the GPU, e.g. torch.cuda tensors) are used in place, zero-copy;
+graphs are then cached per set of pointers.
+
+Measured on the H100 (research/deps.md §3): any launch from Python costs 4.5-6 us of CPU, a whole graph
+launch 2-5 us; NVRTC ~50-350 ms per module, which is why cubins are cached by source hash.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import tempfile
+
+import numpy as np
+
+from .. import cache
+from .. import symbolic as sm
+from .cpu import CompileError
+
+GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
+
+
+def _check(result, what: str):
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) != 0:
+        raise RuntimeError(f"CUDA error {err} in {what}")
+    return result[1:] if isinstance(result, tuple) and len(result) > 1 else None
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+    err, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def compile_cuda(source: str, arch: str = "sm_90") -> bytes:
+    """cubin for `source` (cached on disk by sha256 of source, arch and NVRTC version)."""
+    key = hashlib.sha256("\0".join([source, arch, nvrtc_version(), "std=c++17"]).encode()).hexdigest()[:32]
+    d = cache.cache_dir("cuda")
+    path = os.path.join(d, f"{key}.cubin")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return f.read()
+    from cuda.core import Program, ProgramOptions
+    try:
+        obj = Program(source, code_type="c++", options=ProgramOptions(arch=arch, std="c++17")).compile("cubin")
+    except Exception as e:  # NVRTCError: keep the source for the bug report
+        keep = os.path.join(d, f"failed_{key}.cu")
+        with open(keep, "w") as f:
+            f.write(source)
+        raise CompileError(f"NVRTC failed on generated CUDA (source saved to {keep}):\n{str(e)[:3000]}") from None
+    cubin = bytes(obj.code)
+    fd, tmp = tempfile.mkstemp(dir=d)
+    with os.fdopen(fd, "wb") as f:
+        f.write(cubin)
+    os.replace(tmp, path)
+    return cubin
+
+
+@functools.lru_cache(maxsize=None)
+def device():
+    from cuda.core import Device
+    dev = Device(0)
+    dev.set_current()
+    return dev
+
+
+def device_arch() -> str:
+    return f"sm_{device().arch}"
+
+
+def _device_pointer(x):
+    """(pointer, nbytes) of a GPU array (torch / cupy / DLPack), or None for host arrays."""
+    if type(x).__module__.startswith("torch"):
+        if x.is_cuda:
+            if not x.is_contiguous():
+                raise ValueError("CUDA tensor inputs must be contiguous")
+            return x.data_ptr()
+        return None
+    if hasattr(x, "__cuda_array_interface__"):
+        return x.__cuda_array_interface__["data"][0]
+    return None
+
+
+class CUDAExecutor:
+    def __init__(self, program):
+        from cuda.core import ObjectCode
+        self.dev = device()
+        self.stream = self.dev.create_stream()
+        self.cubin = compile_cuda(program.source, device_arch())
+        mod = ObjectCode.from_cubin(self.cubin)
+        self.kernels = [mod.get_kernel(l.kernel) for l in program.launches]
+        self.poison = False
+        self._bufs: dict = {}  # binding -> {name: Buffer}
+        self._graphs: dict = {}
+        self._data = {n: self._upload(a) for n, a in program.data.items()}
+
+    # ---------------------------------------------------------------- memory
+    def _alloc(self, nbytes: int):
+        return self.dev.allocate(max(int(nbytes), 1), stream=self.stream)
+
+    def _upload(self, arr: np.ndarray):
+        from cuda.bindings import driver
+        arr = np.ascontiguousarray(arr)
+        buf = self._alloc(arr.nbytes)
+        if arr.nbytes:
+            _check(driver.cuMemcpyHtoDAsync(int(buf.handle), arr.ctypes.data, arr.nbytes, int(self.stream.handle)), "upload")
+        self.stream.sync()
+        return buf
+
+    def _binding_buffers(self, program, env: dict) -> dict:
+        key = tuple(env[d] for d in program.dims)
+        bufs = self._bufs.get(key)
+        if bufs is None:
+            plan = program.plan(env)
+            arena = self._alloc(plan.arena_bytes)
+            bufs = {"__arena__": arena}
+            for name, b in program.buffers.items():
+                if b.kind in ("input", "output"):
+                    n = int(sm.evaluate(b.size, env)) * b.dtype.itemsize
+                    bufs[name] = self._alloc(n)
+            if len(self._bufs) >= 4:  # keep a few bindings' buffers
+                self._bufs.pop(next(iter(self._bufs)))
+            self._bufs[key] = bufs
+        return bufs
+
+    def pointers(self, program, arrays: dict, env: dict, external: dict) -> list:
+        plan = program.plan(env)
+        bufs = self._binding_buffers(program, env)
+        arena = int(bufs["__arena__"].handle)
+        ptrs = {}
+        for name, b in program.buffers.items():
+            if b.kind == "data":
+                ptrs[name] = int(self._data[name].handle)
+            elif b.kind == "temp":
+                ptrs[name] = arena + plan.offsets[name]
+            elif name in external:
+                ptrs[name] = external[name]
+            else:
+                ptrs[name] = int(bufs[name].handle)
+        return ptrs
+
+    # ---------------------------------------------------------------- launching
+    def _launch_args(self, program, ptrs: dict, env: dict) -> list:
+        from cuda.core import LaunchConfig
+        out = []
+        for l, k in zip(program.launches, self.kernels):
+            grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
+            if grid <= 0:
+                continue
+            cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
+            args = [ptrs[a] for a in l.args] + [np.int64(env[d]) for d in l.dims]
+            out.append((cfg, k, args))
+        return out
+
+    def _graph(self, program, ptrs: dict, env: dict):
+        key = (tuple(env[d] for d in program.dims), tuple(ptrs[n] for n in program.buffers))
+        g = self._graphs.get(key)
+        if g is None:
+            from cuda.core import launch
+            gb = self.stream.create_graph_builder()
+            gb.begin_building()
+            for cfg, k, args in self._launch_args(program, ptrs, env):
+                launch(gb, cfg, k, *args)
+            g = gb.end_building().complete()
+            g.upload(self.stream)
+            if len(self._graphs) >= GRAPH_CACHE:
+                self._graphs.pop(next(iter(self._graphs)))
+            self._graphs[key] = g
+        return g
+
+    def launch_direct(self, program, ptrs: dict, env: dict) -> None:
+        from cuda.core import launch
+        for cfg, k, args in self._launch_args(program, ptrs, env):
+            launch(self.stream, cfg, k, *args)
+
+    def run(self, program, arrays: dict, env: dict) -> list:
+        from cuda.bindings import driver
+        s = int(self.stream.handle)
+        external = {}
+        for name in program.inputs:
+            p = _device_pointer(arrays[name]) if not isinstance(arrays[name], np.ndarray) else None
+            if p is not None:
+                external[f"in_{name}"] = p
+        ptrs = self.pointers(program, arrays, env, external)
+        for name in program.inputs:
+            bn = f"in_{name}"
+            if bn not in external:
+                a = np.ascontiguousarray(arrays[name])
+                if a.nbytes:
+                    _check(driver.cuMemcpyHtoDAsync(ptrs[bn], a.ctypes.data, a.nbytes, s), f"copy of input {name}")
+        if self.poison:
+            for name in program.outputs:
+                n = int(sm.evaluate(program.buffers[name].size, env)) * program.buffers[name].dtype.itemsize
+                _check(driver.cuMemsetD8Async(ptrs[name], 0xFF, n, s), "poison")
+        self._graph(program, ptrs, env).launch(self.stream)
+        outs = []
+        for name in program.outputs:
+            b = program.buffers[name]
+            o = np.empty(program.shape_of(name, env), b.dtype.np)
+            if o.nbytes:
+                _check(driver.cuMemcpyDtoHAsync(o.ctypes.data, ptrs[name], o.nbytes, s), f"copy of output {name}")
+            outs.append(o)
+        self.stream.sync()
+        return outs
+
+    # ---------------------------------------------------------------- timing
+    def _events_time(self, fn, reps: int) -> float:
+        from cuda.core import EventOptions
+        opts = EventOptions(timing_enabled=True)
+        fn()
+        self.stream.sync()
+        ts = []
+        for _ in range(reps):
+            e0 = self.stream.record(options=opts)
+            fn()
+            e1 = self.stream.record(options=opts)
+            e1.sync()
+            ts.append((e1 - e0) * 1e3)
+        ts.sort()
+        return ts[len(ts) // 2]
+
+    def _prepare(self, program, arrays: dict, env: dict) -> dict:
+        self.run(program, arrays, env)
+        return self.pointers(program, arrays, env, {})
+
+    def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
+        """Per-kernel time (us): each kernel launched `inner` times between events, median of reps."""
+        from cuda.core import launch
+        ptrs = self._prepare(program, arrays, env)
+        launches = self._launch_args(program, ptrs, env)
+        out, j = [], 0
+        for l in program.launches:
+            grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
+            if grid <= 0:
+                out.append(0.0)
+                continue
+            cfg, k, args = launches[j]
+            j += 1
+            inner = 10
+            t = self._events_time(lambda: [launch(self.stream, cfg, k, *args) for _ in range(inner)], reps)
+            out.append(t / inner)
+        return out
+
+    def time_program(self, program, arrays: dict, env: dict, reps: int) -> float:
+        """Median time (us) of one graph replay of the whole program (inputs already on the device)."""
+        ptrs = self._prepare(program, arrays, env)
+        g = self._graph(program, ptrs, env)
+        inner = 20
+        return self._events_time(lambda: [g.launch(self.stream) for _ in range(inner)], reps) / inner

@@ -1,0 +1,475 @@
+"""CUDA renderer: kernel IR -> CUDA C for NVRTC (no headers needed).
+
+A kernel of the canonical shape (outer parallel loops, reduction stages, an inner parallel tail; see
+kernel/ir.py) maps onto the GPU in one of four *modes*, a schedule knob:
+
+``elementwise``  no stages: all loops flattened; each thread handles `vec` consecutive elements of the
+                 innermost dimension per step of a grid-stride loop (16-byte loads/stores where the
+                 index is contiguous and aligned).
+``thread``       one thread per outer point; stages and tail run serially in the thread.
+``warp``         one warp per outer point; lanes stride the reduction (vectorised), warp shuffles
+                 combine; lanes stride the tail.
+``block``        one block per outer point; threads stride the reduction, warp shuffles + shared
+                 memory combine and broadcast; threads stride the tail.
+
+float16/bfloat16 are stored as 16-bit integers and converted with PTX ``cvt`` (round to nearest
+even); arithmetic runs in float; MAX propagates NaN like the primitive.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+from ..kernel import ir
+from .clike import Dialect, ValueRenderer, acc_identity, compute_type
+
+PRELUDE = r"""
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#define INT_MIN (-2147483647 - 1)
+#define LLONG_MIN (-9223372036854775807LL - 1)
+""" + sm.C_HELPERS + r"""
+#define EM_CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : ((v) > (hi) ? (hi) : (v)))
+__device__ __forceinline__ float em_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short em_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float em_bf2f(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
+__device__ __forceinline__ unsigned short em_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float em_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ double em_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ long long em_maxi(long long a, long long b) { return a > b ? a : b; }
+template <typename T> __device__ __forceinline__ T em_max(T a, T b) { return a > b ? a : b; }
+template <> __device__ __forceinline__ float em_max<float>(float a, float b) { return em_maxf(a, b); }
+template <> __device__ __forceinline__ double em_max<double>(double a, double b) { return em_maxd(a, b); }
+template <typename T, int OP> __device__ __forceinline__ T em_combine(T a, T b) { return OP == 0 ? a + b : em_max<T>(a, b); }
+template <typename T, int OP> __device__ __forceinline__ T em_warp_reduce(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = em_combine<T, OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_reduce(T v, T* sm, T ident) {
+  v = em_warp_reduce<T, OP>(v);
+  const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+  __syncthreads();  /* the previous reduction has finished reading sm */
+  if (l == 0) sm[w] = v;
+  __syncthreads();
+  v = (l < NW) ? sm[l] : ident;
+  return em_warp_reduce<T, OP>(v);  /* every warp reduces the partials: all threads get the result */
+}
+"""
+
+MODES = ("elementwise", "thread", "warp", "block")
+
+
+class CudaDialect(Dialect):
+    restrict = "__restrict__"
+
+    def storage_type(self, d: dt.DType) -> str:
+        return {"float16": "unsigned short", "bfloat16": "unsigned short", "bool": "unsigned char"}.get(d.name, d.c_name)
+
+    def widen(self, raw: str, d: dt.DType, ct: str) -> str:
+        if d == dt.float16:
+            return f"em_h2f({raw})"
+        if d == dt.bfloat16:
+            return f"em_bf2f({raw})"
+        return f"({ct}){raw}"
+
+    def narrow(self, val: str, d: dt.DType) -> str:
+        if d == dt.float16:
+            return f"em_f2h({val})"
+        if d == dt.bfloat16:
+            return f"em_f2bf({val})"
+        return f"({self.storage_type(d)})({val})"
+
+    def round_through(self, val: str, d: dt.DType) -> str:
+        return f"em_h2f(em_f2h({val}))" if d == dt.float16 else f"em_bf2f(em_f2bf({val}))"
+
+
+CUDA = CudaDialect()
+
+
+class UnsupportedKernel(ValueError):
+    """The kernel's loop structure is not one the CUDA renderer knows how to map."""
+
+
+# ------------------------------------------------------------------------------------------------
+# canonical structure
+
+
+@dataclass
+class StageInfo:
+    acc: ir.Acc
+    loops: list  # [(var, extent)] outermost first
+    update: ir.Update
+
+
+@dataclass
+class Canon:
+    outer: list  # [(var, extent)]
+    stages: list  # StageInfo
+    inner: list  # [(var, extent)]
+    store: ir.Store
+
+
+def canonical(k: ir.Kernel) -> Canon:
+    body, outer = k.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
+        outer.append((body[0].var, body[0].extent))
+        body = body[0].body
+    stages, i = [], 0
+    while i < len(body) and isinstance(body[i], ir.Acc):
+        acc, loops, j = body[i], [], i + 1
+        inner_body = body[j:j + 1]
+        while len(inner_body) == 1 and isinstance(inner_body[0], ir.Loop) and inner_body[0].kind == "reduce":
+            loops.append((inner_body[0].var, inner_body[0].extent))
+            inner_body = inner_body[0].body
+        if len(inner_body) != 1 or not isinstance(inner_body[0], ir.Update):
+            raise UnsupportedKernel(f"{k.name}: stage {acc.name} is not a reduce loop nest around one update")
+        stages.append(StageInfo(acc, loops, inner_body[0]))
+        i = j + 1
+    tail = body[i:]
+    inner = []
+    while len(tail) == 1 and isinstance(tail[0], ir.Loop) and tail[0].kind == "parallel":
+        inner.append((tail[0].var, tail[0].extent))
+        tail = tail[0].body
+    if len(tail) != 1 or not isinstance(tail[0], ir.Store):
+        raise UnsupportedKernel(f"{k.name}: expected one store at the end of the kernel")
+    if not stages:
+        outer, inner = outer + inner, []
+    return Canon(outer, stages, inner, tail[0])
+
+
+def _size(loops) -> sm.Expr:
+    return sm.prod(e for _, e in loops)
+
+
+# ------------------------------------------------------------------------------------------------
+# vectorisation analysis
+
+
+def _lanes_contiguous(e: sm.Expr, var: str, vec: int) -> bool:
+    """e(var + l) == e(var) + l for l < vec, and e(var) is a multiple of vec when var is."""
+    base = sm.substitute(e, {var: sm.var("_q", 0, None) * vec})
+    if (base % vec) is not sm.ZERO:
+        return False
+    for l in range(1, vec):
+        if sm.substitute(e, {var: sm.var(var, 0, None) + l}) - e is not sm.const(l):
+            return False
+    return True
+
+
+def _store_vec(k: ir.Kernel, st: ir.Store, loops: list, max_vec: int) -> int:
+    """Largest vec (power of two, 16 bytes max) for which the innermost loop splits evenly and the
+    store is contiguous and aligned."""
+    if not loops:
+        return 1
+    var, ext = loops[-1]
+    if not ext.is_const:
+        return 1
+    item = k.buffer(st.buffer).dtype.itemsize
+    vec = max_vec
+    while vec > 1:
+        if ext.value % vec == 0 and vec * item <= 16 and _lanes_contiguous(st.index, var, vec):
+            return vec
+        vec //= 2
+    return 1
+
+
+def _reduce_vec(k: ir.Kernel, stage: StageInfo, max_vec: int) -> int:
+    if not stage.loops:
+        return 1
+    var, ext = stage.loops[-1]
+    if not ext.is_const:
+        return 1
+    vec = max_vec
+    while vec > 1:
+        if ext.value % vec == 0:
+            loads = [v for v in ir.val_toposort([stage.update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)]
+            if any(_lanes_contiguous(v.args[1], var, vec) and v.dtype.itemsize * vec <= 16 for v in loads):
+                return vec
+        vec //= 2
+    return 1
+
+
+def _subst_val(v: ir.Val, m: dict, memo: dict) -> ir.Val:
+    r = memo.get(v)
+    if r is not None:
+        return r
+    if v.op == "load":
+        b, idx, valid = v.args
+        idx = _subst_val(idx, m, memo) if isinstance(idx, ir.Val) else sm.substitute(idx, m)
+        r = ir.Val("load", (b, idx, sm.substitute(valid, m)), v.dtype)
+    elif v.op == "index":
+        r = ir.index(sm.substitute(v.args[0], m), v.dtype)
+    elif v.srcs:
+        r = ir.Val(v.op, tuple(_subst_val(a, m, memo) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
+    else:
+        r = v
+    memo[v] = r
+    return r
+
+
+# ------------------------------------------------------------------------------------------------
+# rendering
+
+
+def index_type(k: ir.Kernel) -> str:
+    sizes = [b.size for b in k.buffers]
+    if all(s.is_const and s.value < 2 ** 31 - 1024 for s in sizes) and not k.dims:
+        return "int"
+    return "long long"
+
+
+class _KernelWriter:
+    def __init__(self, k: ir.Kernel, cfg: dict):
+        self.k = k
+        self.cfg = cfg
+        self.names = {d: f"d_{d}" for d in k.dims}
+        self.lines: list = []
+        self.IDX = index_type(k)
+        self.vr = ValueRenderer(k, CUDA, self.names, self.emit, self._load_hook)
+        self.vec_groups: dict = {}  # lane load Val -> (group key, lane)
+        self.emitted_groups: dict = {}
+        self.gid = 0
+
+    def emit(self, ind: int, s: str) -> None:
+        self.lines.append("  " * ind + s)
+
+    def idx(self, e) -> str:
+        return sm.render_c(e, self.names)
+
+    def decompose(self, flat: str, loops: list, ind: int) -> None:
+        if not loops:
+            return
+        if len(loops) == 1:
+            self.emit(ind, f"const {self.IDX} {loops[0][0]} = {flat};")
+            return
+        t = f"t_{loops[0][0]}"
+        self.emit(ind, f"{self.IDX} {t} = {flat};")
+        for var, ext in reversed(loops[1:]):
+            e = self.idx(ext)
+            self.emit(ind, f"const {self.IDX} {var} = {t} % {e}; {t} /= {e};")
+        self.emit(ind, f"const {self.IDX} {loops[0][0]} = {t};")
+
+    # ---------------------------------------------------------------- vector lanes
+    def lanes(self, vals: list, var: str | None, vec: int) -> list:
+        """For each lane l < vec, the values with `var` replaced by var + l; registers vector loads."""
+        if vec == 1 or var is None:
+            return [vals]
+        out = []
+        for l in range(vec):
+            m = {var: sm.var(var, 0, None) + l} if l else {}
+            memo: dict = {}
+            out.append([_subst_val(v, m, memo) if l else v for v in vals])
+        # group contiguous loads across lanes
+        base_loads = {v for v in ir.val_toposort(vals) if v.op == "load" and not isinstance(v.args[1], ir.Val)}
+        for v in base_loads:
+            b, idx, valid = v.args
+            if self.k.buffer(b).dtype.itemsize * vec > 16 or vec * self.k.buffer(b).dtype.itemsize < 4:
+                continue
+            if not _lanes_contiguous(idx, var, vec):
+                continue
+            if any(sm.substitute(valid, {var: sm.var(var, 0, None) + l}) is not valid for l in range(1, vec)):
+                continue
+            key = (b, idx, valid)
+            for l in range(vec):
+                lv = _subst_val(v, {var: sm.var(var, 0, None) + l}, {}) if l else v
+                self.vec_groups[lv] = (key, l, vec)
+        return out
+
+    def _load_hook(self, v: ir.Val, env: dict):
+        g = self.vec_groups.get(v)
+        if g is None:
+            return None
+        key, lane, vec = g
+        b, idx, valid = key
+        buf = self.k.buffer(b)
+        name = self.emitted_groups.get(key)
+        nbytes = buf.dtype.itemsize * vec
+        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
+        st = CUDA.storage_type(buf.dtype)
+        if name is None:
+            name = f"g{self.gid}"
+            self.gid += 1
+            load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
+            if valid is not sm.ONE:
+                load = f"({self.idx(valid)} ? {load} : {raw_t}{{}})"
+            self.emit(self._ind, f"const {raw_t} {name} = {load};")
+            self.emitted_groups[key] = name
+        ct = compute_type(v.dtype)
+        elem = f"reinterpret_cast<const {st}*>(&{name})[{lane}]"
+        return CUDA.widen(elem, buf.dtype, ct)
+
+    def values(self, roots: list, ind: int) -> dict:
+        self._ind = ind
+        return self.vr.vals(roots, ind)
+
+    def store(self, st: ir.Store, var: str | None, vec: int, ind: int) -> None:
+        self.emitted_groups = {}  # vector loads are declared per statement scope
+        lanes = self.lanes([st.value], var, vec)
+        self._ind = ind
+        env = self.vr.vals([v for lane in lanes for v in lane], ind)
+        buf = self.k.buffer(st.buffer)
+        if vec > 1:
+            st_t = CUDA.storage_type(buf.dtype)
+            nbytes = buf.dtype.itemsize * vec
+            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}[nbytes]
+            self.emit(ind, f"{raw_t} o_;")
+            for l, lane in enumerate(lanes):
+                self.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[{l}] = {self.vr.store(st.buffer, env[lane[0]])};")
+            self.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{st.buffer}[{self.idx(st.index)}]) = o_;")
+        else:
+            self.emit(ind, f"{st.buffer}[{self.idx(st.index)}] = {self.vr.store(st.buffer, env[st.value])};")
+
+    def update(self, s: StageInfo, var: str | None, vec: int, ind: int) -> None:
+        self.emitted_groups = {}
+        lanes = self.lanes([s.update.value], var, vec)
+        self._ind = ind
+        env = self.vr.vals([v for lane in lanes for v in lane], ind)
+        for lane in lanes:
+            self.emit(ind, self.vr.update(s.update, env[lane[0]]))
+
+    # ---------------------------------------------------------------- modes
+    def signature(self) -> str:
+        params = []
+        for b in self.k.buffers:
+            const = "const " if b.role == "in" else ""
+            params.append(f"{const}{CUDA.storage_type(b.dtype)}* __restrict__ {b.name}")
+        params += [f"long long {self.names[d]}" for d in self.k.dims]
+        return ", ".join(params)
+
+    def render(self, c: Canon) -> tuple[str, dict]:
+        mode, T = self.cfg["mode"], int(self.cfg.get("threads", 256))
+        max_vec = int(self.cfg.get("vec", 8))
+        self.emit(0, f'extern "C" __global__ void __launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
+        if mode == "elementwise":
+            grid = self._elementwise(c, T, max_vec)
+        elif mode in ("block", "warp", "thread"):
+            grid = self._rows(c, mode, T, max_vec)
+        else:
+            raise UnsupportedKernel(f"unknown mode {mode!r}")
+        self.emit(0, "}")
+        return "\n".join(self.lines), {"grid": sm.to_json(grid), "block": T, "smem": 0, "mode": mode}
+
+    def _elementwise(self, c: Canon, T: int, max_vec: int):
+        if c.stages:
+            raise UnsupportedKernel("elementwise mode on a kernel with reductions")
+        vec = _store_vec(self.k, c.store, c.outer, max_vec)
+        total = _size(c.outer)
+        n = total // vec
+        I = self.IDX
+        self.emit(1, f"const {I} n_ = {self.idx(n)};")
+        self.emit(1, f"for ({I} c_ = ({I})blockIdx.x * {T} + threadIdx.x; c_ < n_; c_ += ({I})gridDim.x * {T}) {{")
+        self.decompose(f"c_ * {vec}" if vec > 1 else "c_", c.outer, 2)
+        self.store(c.store, c.outer[-1][0] if c.outer else None, vec, 2)
+        self.emit(1, "}")
+        return sm.minimum((n + (T - 1)) // T, 2 ** 31 - 1)
+
+    def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int) -> None:
+        I = self.IDX
+        R = _size(s.loops)
+        lv = s.loops[-1][0] if s.loops else None
+        if not s.loops:
+            self.update(s, None, 1, ind)
+            return
+        self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
+        self.decompose("r_", s.loops, ind + 1)
+        self.update(s, lv, vec, ind + 1)
+        self.emit(ind, "}")
+
+    def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
+        I = self.IDX
+        nrows = _size(c.outer)
+        if mode == "block":
+            W = T // 32
+            if T % 32 or T < 32:
+                raise UnsupportedKernel("block mode needs a multiple of 32 threads")
+            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
+                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+            self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
+            lane_start, lane_step, ind = "({})threadIdx.x".format(I), T, 2
+            grid = sm.minimum(nrows, 2 ** 31 - 1)
+        elif mode == "warp":
+            W = T // 32
+            self.emit(1, "const int lane_ = threadIdx.x & 31;")
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {W}) {{")
+            lane_start, lane_step, ind = f"({I})lane_", 32, 2
+            grid = sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
+        else:
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {T}) {{")
+            lane_start, lane_step, ind = "0", 1, 2
+            grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
+        self.decompose("row_", c.outer, ind)
+        for s in c.stages:
+            ct = compute_type(s.acc.dtype)
+            op = 0 if s.acc.op == "sum" else 1
+            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+            vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
+            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
+            self._stage_loop(s, start, f"{lane_step * vec}", vec, ind)
+            if mode == "block":
+                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
+                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
+            elif mode == "warp":
+                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
+        if c.inner:
+            vec = _store_vec(self.k, c.store, c.inner, max_vec) if mode != "thread" else 1
+            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
+            self.emit(ind, f"for ({I} j_ = {start}; j_ < {self.idx(_size(c.inner))}; j_ += {lane_step * vec}) {{")
+            self.decompose("j_", c.inner, ind + 1)
+            self.store(c.store, c.inner[-1][0], vec, ind + 1)
+            self.emit(ind, "}")
+        else:
+            guard = {"block": "threadIdx.x == 0", "warp": "lane_ == 0", "thread": None}[mode]
+            if guard:
+                self.emit(ind, f"if ({guard}) {{")
+                self.store(c.store, None, 1, ind + 1)
+                self.emit(ind, "}")
+            else:
+                self.store(c.store, None, 1, ind)
+        self.emit(1, "}")
+        return grid
+
+
+# ------------------------------------------------------------------------------------------------
+# schedules
+
+
+def default_config(k: ir.Kernel) -> dict:
+    """The unsearched schedule: elementwise for maps; block/warp/thread by reduction length."""
+    c = canonical(k)
+    if not c.stages:
+        return {"mode": "elementwise", "threads": 256, "vec": 8}
+    R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
+    r = R.value if R.is_const else 1 << 20
+    rows = _size(c.outer)
+    nrows = rows.value if rows.is_const else 1 << 20
+    if r >= 2048 or (r >= 256 and nrows < 1024):
+        return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
+    if r >= 32:
+        return {"mode": "warp", "threads": 128, "vec": 8}
+    return {"mode": "thread", "threads": 128, "vec": 1}
+
+
+def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
+    cfg = dict(cfg or default_config(k))
+    src, launch = _KernelWriter(k, cfg).render(canonical(k))
+    launch["cfg"] = cfg
+    return src, launch
+
+
+def render_program(kernels: list, configs: list | None = None) -> tuple[str, list]:
+    """One CUDA module with every kernel; per kernel its launch geometry (symbolic, JSON form)."""
+    parts, launches, seen = [PRELUDE], [], {}
+    for i, (k, _) in enumerate(kernels):
+        cfg = configs[i] if configs else None
+        src, launch = render_kernel(k, cfg)
+        if k.name in seen and seen[k.name] != src:
+            raise ValueError(f"two different kernels named {k.name}")
+        if k.name not in seen:
+            parts.append(src)
+            seen[k.name] = src
+        launches.append(launch)
+    return "\n\n".join(parts) + "\n", launches
