@@ -370,6 +370,15 @@ class Module:
         lines = ([extra] if extra else []) + lines
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
+    def __getstate__(self):
+        # pending buffer updates are graph tensors, which do not pickle; they belong to one forward
+        state = dict(self.__dict__)
+        state["_buffer_updates"] = {}
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
 

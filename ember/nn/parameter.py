@@ -81,6 +81,16 @@ class Parameter:
             self._cached = (name, tensor(self._data, dtype=self.dtype, name=name))
         return self._cached[1]
 
+    def __getstate__(self):
+        # graph nodes refuse pickling; the cached node is rebuilt on demand
+        return {"data": self._data, "requires_grad": self.requires_grad}
+
+    def __setstate__(self, state) -> None:
+        self._cached = None
+        self.requires_grad = state["requires_grad"]
+        self._data = state["data"]
+        self._data.setflags(write=False)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype.name})"
 
