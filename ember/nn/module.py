@@ -10,6 +10,10 @@ Names are taken from the *outermost* module being called: ``model(x)`` names eve
 its key in ``model.state_dict()``; calling a submodule on its own names its parameters relative to
 it. A parameter reachable under two names (tied weights) gets its first name, as in torch's
 ``named_parameters``, and so is one node.
+
+The arrays themselves: ``state_dict()`` (key -> read-only numpy array), ``named_parameters()`` /
+``get_parameter("a.b.weight")`` (Parameter objects, ``.data`` is the array). Assigning an array to a
+parameter attribute (``m.weight = arr``) replaces its values.
 """
 from __future__ import annotations
 
