@@ -22,6 +22,33 @@ class InputSpec(NamedTuple):
     shape: tuple
 
 
+class DeviceArray:
+    """A GPU array from another library (torch.cuda tensor, anything with __cuda_array_interface__),
+    used in place by the CUDA backend: only its pointer, shape and dtype are read."""
+
+    def __init__(self, obj, ptr: int, shape: tuple, dtype: np.dtype):
+        self.obj, self.ptr, self.shape, self.dtype = obj, ptr, tuple(shape), np.dtype(dtype)
+        self.ndim = len(self.shape)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def device_array(x) -> DeviceArray | None:
+    """Wrap x if it lives on a GPU, else None."""
+    if type(x).__module__.startswith("torch") and getattr(x, "is_cuda", False):
+        if not x.is_contiguous():
+            raise InputError("CUDA tensor inputs must be contiguous (call .contiguous())")
+        name = str(x.dtype).replace("torch.", "")
+        if name not in dt.BY_NAME:
+            raise InputError(f"torch dtype {x.dtype} has no Ember equivalent")
+        return DeviceArray(x, x.data_ptr(), tuple(x.shape), dt.BY_NAME[name].np)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        if cai.get("strides") not in (None,):
+            raise InputError("__cuda_array_interface__ inputs must be C-contiguous")
+        return DeviceArray(x, cai["data"][0], tuple(cai["shape"]), np.dtype(cai["typestr"]))
+    return None
+
+
 def to_numpy(x) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
@@ -86,8 +113,9 @@ def bind_dims(inputs: Sequence, arrays: Mapping[str, np.ndarray], bound: dict | 
     return env
 
 
-def check_inputs(inputs: Sequence, given: Mapping[str, object]) -> dict:
-    """Match named inputs to graph inputs, convert them to numpy, check names and dtypes."""
+def check_inputs(inputs: Sequence, given: Mapping[str, object], keep_device: bool = False) -> dict:
+    """Match named inputs to graph inputs, convert them to numpy (or, with keep_device, wrap GPU
+    arrays as DeviceArray), check names and dtypes."""
     want = {n.arg: n for n in inputs}
     missing = sorted(set(want) - set(given))
     extra = sorted(set(given) - set(want))
@@ -95,4 +123,13 @@ def check_inputs(inputs: Sequence, given: Mapping[str, object]) -> dict:
         raise InputError(f"missing input(s) {missing}; the graph takes {sorted(want)}")
     if extra:
         raise InputError(f"unexpected input(s) {extra}; the graph takes {sorted(want)}")
-    return {k: coerce(k, to_numpy(given[k]), want[k].dtype) for k in want}
+    out = {}
+    for k in want:
+        d = device_array(given[k]) if keep_device else None
+        if d is not None:
+            if d.dtype != want[k].dtype.np:
+                raise InputError(f"input {k!r} is a device array of dtype {d.dtype}, expected {want[k].dtype.name}")
+            out[k] = d
+        else:
+            out[k] = coerce(k, to_numpy(given[k]), want[k].dtype)
+    return out

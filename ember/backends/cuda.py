@@ -75,19 +75,6 @@ def device_arch() -> str:
     return f"sm_{device().arch}"
 
 
-def _device_pointer(x):
-    """(pointer, nbytes) of a GPU array (torch / cupy / DLPack), or None for host arrays."""
-    if type(x).__module__.startswith("torch"):
-        if x.is_cuda:
-            if not x.is_contiguous():
-                raise ValueError("CUDA tensor inputs must be contiguous")
-            return x.data_ptr()
-        return None
-    if hasattr(x, "__cuda_array_interface__"):
-        return x.__cuda_array_interface__["data"][0]
-    return None
-
-
 class CUDAExecutor:
     def __init__(self, program):
         from cuda.core import ObjectCode
@@ -183,11 +170,12 @@ class CUDAExecutor:
     def run(self, program, arrays: dict, env: dict) -> list:
         from cuda.bindings import driver
         s = int(self.stream.handle)
-        external = {}
-        for name in program.inputs:
-            p = _device_pointer(arrays[name]) if not isinstance(arrays[name], np.ndarray) else None
-            if p is not None:
-                external[f"in_{name}"] = p
+        from ..arrays import DeviceArray
+        external = {f"in_{n}": a.ptr for n, a in arrays.items() if isinstance(a, DeviceArray)}
+        if external and any(type(a.obj).__module__.startswith("torch") for a in arrays.values()
+                            if isinstance(a, DeviceArray)):
+            import torch
+            torch.cuda.current_stream().synchronize()  # inputs may still be being written by torch
         ptrs = self.pointers(program, arrays, env, external)
         for name in program.inputs:
             bn = f"in_{name}"
@@ -203,9 +191,18 @@ class CUDAExecutor:
         outs = []
         for name in program.outputs:
             b = program.buffers[name]
-            o = np.empty(program.shape_of(name, env), b.dtype.np)
-            if o.nbytes:
-                _check(driver.cuMemcpyDtoHAsync(o.ctypes.data, ptrs[name], o.nbytes, s), f"copy of output {name}")
+            shape = program.shape_of(name, env)
+            if external:  # device arrays in -> torch.cuda tensors out (a device-to-device copy)
+                import torch
+                o = torch.empty(shape, dtype=getattr(torch, b.dtype.name if b.dtype.name != "bool" else "bool"),
+                                device=f"cuda:{self.dev.device_id}")
+                if o.numel():
+                    _check(driver.cuMemcpyDtoDAsync(o.data_ptr(), ptrs[name], o.numel() * o.element_size(), s),
+                           f"copy of output {name}")
+            else:
+                o = np.empty(shape, b.dtype.np)
+                if o.nbytes:
+                    _check(driver.cuMemcpyDtoHAsync(o.ctypes.data, ptrs[name], o.nbytes, s), f"copy of output {name}")
             outs.append(o)
         self.stream.sync()
         return outs

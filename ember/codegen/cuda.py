@@ -152,10 +152,9 @@ def _lanes_contiguous(e: sm.Expr, var: str, vec: int) -> bool:
     base = sm.substitute(e, {var: sm.var("_q", 0, None) * vec})
     if (base % vec) is not sm.ZERO:
         return False
-    for l in range(1, vec):
-        if sm.substitute(e, {var: sm.var(var, 0, None) + l}) - e is not sm.const(l):
-            return False
-    return True
+    x = sm.var(var, 0, None)
+    e0 = sm.substitute(e, {var: x})
+    return all(sm.substitute(e, {var: x + l}) - e0 is sm.const(l) for l in range(1, vec))
 
 
 def _store_vec(k: ir.Kernel, st: ir.Store, loops: list, max_vec: int) -> int:

@@ -1,0 +1,97 @@
+"""The CUDA backend on a real GPU (marked cuda: skipped where there is none)."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember.codegen import cuda as cg
+from ember.kernel.lower import lower
+from tests.conftest import assert_close
+
+pytestmark = pytest.mark.cuda
+
+
+def rnd(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _cases():
+    try:
+        from tests import op_cases
+        return op_cases.CASES
+    except ImportError:
+        return []
+
+
+@pytest.mark.parametrize("case", _cases(), ids=[c.name for c in _cases()])
+def test_op_suite_on_cuda(case):
+    from tests import op_cases
+    ts = {n: em.input(n, s.shape, s.dtype) for n, s in case.inputs.items()}
+    y = case.ember(**ts)
+    ys = tuple(y) if isinstance(y, (tuple, list)) else (y,)
+    fn = em.compile(ys, device="cuda")
+    fn.executor.poison = True
+    for seed in (0, 1):
+        ins = op_cases.make_inputs(case, seed)
+        for t, o, r in zip(ys, fn(**ins), em.reference(ys, **ins)):
+            assert_close(o, r, t.dtype.name, what=f"{case.name} seed {seed}")
+
+
+@pytest.mark.parametrize("mode", ["thread", "warp", "block"])
+@pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv"])
+def test_every_reduction_mode_is_correct(mode, graph):
+    from ember.runtime.compile import build_program
+    dtype = "bfloat16" if graph == "bf16_gemv" else "float32"
+    x = em.input("x", (37, 300), dtype)
+    w = em.input("w", (300, 65), dtype)
+    y = {"softmax": lambda: x.softmax(-1), "layernorm": lambda: em.layer_norm(x, 300),
+         "matmul_bias_gelu": lambda: em.gelu(x @ w + 1.0), "max": lambda: x.max(-1),
+         "argmax": lambda: x.argmax(-1), "bf16_gemv": lambda: x[:1] @ w}[graph]()
+    L = lower([y.node])
+    cfgs = [{"mode": mode, "threads": 128, "vec": 8} if cg.canonical(k).stages else None for k, _ in L.kernels]
+    cfgs = [c or cg.default_config(k) for c, (k, _) in zip(cfgs, L.kernels)]
+    fn = build_program(L, "cuda", None, "single", configs=cfgs)
+    fn.executor.poison = True
+    ins = {"x": rnd(37, 300).astype(em.dtypes.as_dtype(dtype).np), "w": rnd(300, 65, seed=1).astype(em.dtypes.as_dtype(dtype).np)}
+    ins = {k: v for k, v in ins.items() if k in fn.inputs}
+    assert_close(fn(**ins), em.reference(y, **ins), dtype, what=f"{graph}/{mode}")
+
+
+def test_symbolic_dims_and_graph_replay():
+    x = em.input("x", ("B", 64))
+    y = (x.softmax(-1) * 3).sum(-1)
+    fn = em.compile(y, device="cuda")
+    for b in (1, 7, 300, 7):
+        xv = rnd(b, 64, seed=b)
+        assert_close(fn(x=xv), em.reference(y, x=xv))
+    assert len(fn.executor._graphs) == 3
+
+
+def test_torch_cuda_tensors_in_and_out():
+    torch = pytest.importorskip("torch")
+    x = em.input("x", (16, 33))
+    y = em.gelu(x) + 1
+    fn = em.compile(y, device="cuda")
+    xt = torch.randn(16, 33, device="cuda")
+    out = fn(x=xt)
+    assert isinstance(out, torch.Tensor) and out.is_cuda
+    assert_close(out.cpu().numpy(), em.reference(y, x=xt.cpu().numpy()))
+
+
+def test_save_load_on_cuda(tmp_path):
+    x = em.input("x", ("B", 40))
+    w = em.tensor(rnd(40, 8))
+    y = (x @ w).relu()
+    fn = em.compile(y, device="cuda")
+    fn.save(tmp_path / "p.ember")
+    g = em.Program.load(tmp_path / "p.ember")
+    xv = rnd(5, 40)
+    np.testing.assert_array_equal(g(x=xv), fn(x=xv))
+
+
+def test_demo_models_on_cuda():
+    from ember.demo import decoder_graph, mlp_graph
+    rng = np.random.default_rng(0)
+    for y, ins in [(mlp_graph(rng), {"x": rnd(64, 784)}),
+                   (decoder_graph(rng), {"ids": rng.integers(0, 256, (1, 32)).astype(np.int32)})]:
+        fn = em.compile(y, device="cuda")
+        assert_close(fn(**ins), em.reference(y, **ins))
