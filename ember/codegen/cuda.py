@@ -229,6 +229,8 @@ class _KernelWriter:
         self.vr = ValueRenderer(k, CUDA, self.names, self.emit, self._load_hook)
         self.vec_groups: dict = {}  # lane load Val -> (group key, lane)
         self.emitted_groups: dict = {}
+        self.cached: dict = {}  # row-cache group key -> register array name
+        self.cached_loaded: set = set()
         self.gid = 0
 
     def emit(self, ind: int, s: str) -> None:
@@ -287,7 +289,15 @@ class _KernelWriter:
         nbytes = buf.dtype.itemsize * vec
         raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
         st = CUDA.storage_type(buf.dtype)
-        if name is None:
+        if key in self.cached:  # row cache: loaded once into registers, read by every stage
+            name = f"{self.cached[key]}[k_]"
+            if key not in self.cached_loaded:
+                load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
+                if valid is not sm.ONE:
+                    load = f"({self.idx(valid)} ? {load} : {raw_t}{{}})"
+                self.emit(self._ind, f"{name} = {load};")
+                self.cached_loaded.add(key)
+        elif name is None:
             name = f"g{self.gid}"
             self.gid += 1
             load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
@@ -307,6 +317,7 @@ class _KernelWriter:
         self.emitted_groups = {}  # vector loads are declared per statement scope
         lanes = self.lanes([st.value], var, vec)
         self._ind = ind
+        self._ind = ind
         env = self.vr.vals([v for lane in lanes for v in lane], ind)
         buf = self.k.buffer(st.buffer)
         if vec > 1:
@@ -323,6 +334,7 @@ class _KernelWriter:
     def update(self, s: StageInfo, var: str | None, vec: int, ind: int) -> None:
         self.emitted_groups = {}
         lanes = self.lanes([s.update.value], var, vec)
+        self._ind = ind
         self._ind = ind
         env = self.vr.vals([v for lane in lanes for v in lane], ind)
         for lane in lanes:
@@ -376,7 +388,58 @@ class _KernelWriter:
         self.update(s, lv, vec, ind + 1)
         self.emit(ind, "}")
 
+    def _rows_cached(self, c: Canon, mode: str, T: int, plan: RowCachePlan):
+        I = self.IDX
+        c = plan.canon
+        nrows = _size(c.outer)
+        step = T if mode == "block" else 32
+        if mode == "block":
+            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
+                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+            self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
+            lane, grid = "threadIdx.x", sm.minimum(nrows, 2 ** 31 - 1)
+        else:
+            W = T // 32
+            self.emit(1, "const int lane_ = threadIdx.x & 31;")
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {W}) {{")
+            lane, grid = "lane_", sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
+        ind = 2
+        self.decompose("row_", c.outer, ind)
+        for i, key in enumerate(plan.groups):
+            nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
+            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
+            self.cached[key] = f"rc{i}"
+            self.emit(ind, f"{raw_t} rc{i}[{plan.k}];")
+        self.cached_loaded = set()
+        head = (f"#pragma unroll\n" + "  " * ind + f"for (int k_ = 0; k_ < {plan.k}; ++k_) {{")
+        pos = f"const {I} p_ = (({I})k_ * {step} + {lane}) * {plan.vec};"
+        for s in c.stages:
+            ct = compute_type(s.acc.dtype)
+            op = 0 if s.acc.op == "sum" else 1
+            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+            self.emit(ind, head)
+            self.emit(ind + 1, pos)
+            self.update(s, "p_", plan.vec, ind + 1)
+            self.emit(ind, "}")
+            if mode == "block":
+                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
+                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
+            else:
+                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
+        self.emit(ind, head)
+        self.emit(ind + 1, pos)
+        self.store(c.store, "p_", plan.vec, ind + 1)
+        self.emit(ind, "}")
+        self.emit(1, "}")
+        self.cached = {}
+        return grid
+
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
+        if self.cfg.get("cache") and mode in ("block", "warp"):
+            plan = row_cache_plan(self.k, c, T if mode == "block" else 32, max_vec)
+            if plan is not None:
+                return self._rows_cached(c, mode, T, plan)
         I = self.IDX
         nrows = _size(c.outer)
         if mode == "block":
@@ -433,6 +496,65 @@ class _KernelWriter:
 
 
 # ------------------------------------------------------------------------------------------------
+# row cache: one read of the row for every stage
+
+
+@dataclass
+class RowCachePlan:
+    n: int  # row length shared by every stage and the tail
+    vec: int
+    k: int  # unrolled steps per thread
+    canon: Canon  # stages and tail rewritten over the shared position variable p_
+    groups: list  # (buffer, index, valid) loaded once per row
+    regs: int  # 32-bit registers per thread holding the cache
+
+
+def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int = 32) -> RowCachePlan | None:
+    """Whether every stage and the tail walk the same row (one loop of the same static length), and the
+    loads they share fit in registers: then the row is read from memory once instead of once per stage
+    (softmax: 3 reads -> 1)."""
+    if not c.stages or len(c.inner) != 1 or any(len(st.loops) != 1 for st in c.stages):
+        return None
+    n = c.inner[0][1]
+    if not n.is_const or any(st.loops[0][1] is not n for st in c.stages):
+        return None
+    N = n.value
+    P = sm.index_var("p_", N)
+    stages = []
+    for st in c.stages:
+        v = _subst_val(st.update.value, {st.loops[0][0]: P}, {})
+        stages.append(StageInfo(st.acc, [("p_", n)], ir.Update(st.update.name, st.update.op, v)))
+    o = c.inner[0][0]
+    store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), _subst_val(c.store.value, {o: P}, {}))
+    canon = Canon(c.outer, stages, [("p_", n)], store)
+    uses: dict = {}
+    for stmt_val in [st.update.value for st in stages] + [store.value]:
+        for v in ir.val_toposort([stmt_val]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val) and "p_" in sm.free_vars(v.args[1]):
+                uses.setdefault(v.args, set()).add(id(stmt_val))
+    shared = [key for key, u in uses.items() if len(u) >= 2]
+    if not shared:
+        return None
+    vec = _store_vec(k, store, [("p_", n)], max_vec)
+    while vec > 1 and not all(_lanes_contiguous(key[1], "p_", vec) and key[2] is sm.ONE for key in shared):
+        vec //= 2
+    if vec == 1 or N % (T * vec):
+        return None
+    steps = N // (T * vec)
+    regs = sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in shared) * steps
+    if steps > 32 or regs > max_regs:
+        return None
+    return RowCachePlan(N, vec, steps, canon, shared, regs)
+
+
+def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> int | None:
+    for T in (256, 512, 1024):
+        if row_cache_plan(k, c, T, max_vec) is not None:
+            return T
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
 # schedules
 
 
@@ -445,6 +567,12 @@ def default_config(k: ir.Kernel) -> dict:
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)
     nrows = rows.value if rows.is_const else 1 << 20
+    if r <= 1024 and row_cache_plan(k, c, 32, 8) is not None and nrows >= 512:
+        return {"mode": "warp", "threads": 128, "vec": 8, "cache": True}
+    if r >= 256:
+        t = _cached_threads(k, c, 8)
+        if t is not None:
+            return {"mode": "block", "threads": t, "vec": 8, "cache": True}
     if r >= 2048 or (r >= 256 and nrows < 1024):
         return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
     if r >= 32:
