@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as TF
 
 import ember as em
-from conftest import SEEDS, assert_close
+from tests.conftest import SEEDS, assert_close
 from ember import graph as g
 from ember import nn
 
