@@ -354,6 +354,15 @@ def _divides(b: Expr, t: Expr) -> Expr | None:
     return _make_mul(tf) if tf else ONE
 
 
+def _scaled_monomial(b: Expr) -> tuple | None:
+    """(c, m) when b == c*m for an integer c != 1 and a non-constant monomial m."""
+    if b.op == "add" and b.args[0] == 0 and len(b.args[1]) == 1:
+        (t, k), = b.args[1]
+        if k != 1:
+            return k, t
+    return None
+
+
 def floordiv(a: IntLike, b: IntLike) -> Expr:
     a, b = sym(a), sym(b)
     if b.is_const:
@@ -386,6 +395,9 @@ def floordiv(a: IntLike, b: IntLike) -> Expr:
         return add(_make_add(qc, exact), qr)
     if a is b:
         return ONE
+    sc = _scaled_monomial(b)
+    if sc is not None and sc[0] > 0 and sc[1].vmin > 0:  # x // (c*m) == (x // c) // m for c, m > 0
+        return floordiv(floordiv(a, sc[0]), sc[1])
     c, terms = _linear(a)
     exact, rest = {}, {}
     for t, k in terms.items():
@@ -433,6 +445,10 @@ def mod(a: IntLike, b: IntLike) -> Expr:
         return _new("mod", (r, const(d)), 0, d - 1, f"({r.key} % {d})")
     if a is b:
         return ZERO
+    sc = _scaled_monomial(b)
+    if sc is not None and sc[0] > 0 and sc[1].vmin > 0:  # x % (c*m) == c*((x // c) % m) + x % c
+        k, m = sc
+        return add(mul(mod(floordiv(a, k), m), k), mod(a, k))
     c, terms = _linear(a)
     rest = {t: k for t, k in terms.items() if _divides(b, t) is None}
     r = _make_add(c, rest)

@@ -36,7 +36,7 @@ def test_op_suite_on_cuda(case):
             assert_close(o, r, t.dtype.name, what=f"{case.name} seed {seed}")
 
 
-@pytest.mark.parametrize("mode", ["thread", "warp", "block"])
+@pytest.mark.parametrize("mode", ["thread", "warp", "block", "block-cache", "warp-cache", "gemm"])
 @pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv"])
 def test_every_reduction_mode_is_correct(mode, graph):
     from ember.runtime.compile import build_program
@@ -47,8 +47,18 @@ def test_every_reduction_mode_is_correct(mode, graph):
          "matmul_bias_gelu": lambda: em.gelu(x @ w + 1.0), "max": lambda: x.max(-1),
          "argmax": lambda: x.argmax(-1), "bf16_gemv": lambda: x[:1] @ w}[graph]()
     L = lower([y.node])
-    cfgs = [{"mode": mode, "threads": 128, "vec": 8} if cg.canonical(k).stages else None for k, _ in L.kernels]
-    cfgs = [c or cg.default_config(k) for c, (k, _) in zip(cfgs, L.kernels)]
+    base = mode.split("-")[0]
+    cfgs = []
+    for k, _ in L.kernels:
+        c = cg.canonical(k)
+        if base == "gemm":
+            if cg.contraction_of(c) is None:
+                pytest.skip("not a contraction")
+            cfgs.append({"mode": "gemm", "BM": 32, "BN": 64, "BK": 8, "TM": 2, "TN": 4})
+        elif c.stages:
+            cfgs.append({"mode": base, "threads": 128, "vec": 8, "cache": mode.endswith("cache")})
+        else:
+            cfgs.append(cg.default_config(k))
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
     fn.executor.poison = True
     ins = {"x": rnd(37, 300).astype(em.dtypes.as_dtype(dtype).np), "w": rnd(300, 65, seed=1).astype(em.dtypes.as_dtype(dtype).np)}

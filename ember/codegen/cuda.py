@@ -352,8 +352,13 @@ class _KernelWriter:
     def render(self, c: Canon) -> tuple[str, dict]:
         mode, T = self.cfg["mode"], int(self.cfg.get("threads", 256))
         max_vec = int(self.cfg.get("vec", 8))
+        if mode == "gemm":
+            T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         self.emit(0, f'extern "C" __global__ void __launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
-        if mode == "elementwise":
+        if mode == "gemm":
+            grid = self._gemm(c)
+            T = self.T
+        elif mode == "elementwise":
             grid = self._elementwise(c, T, max_vec)
         elif mode in ("block", "warp", "thread"):
             grid = self._rows(c, mode, T, max_vec)
@@ -375,6 +380,75 @@ class _KernelWriter:
         self.store(c.store, c.outer[-1][0] if c.outer else None, vec, 2)
         self.emit(1, "}")
         return sm.minimum((n + (T - 1)) // T, 2 ** 31 - 1)
+
+    def _gemm(self, c: Canon):
+        """Shared-memory tiled contraction: each block computes a BM x BN tile of one batch entry;
+        BK-deep slices of a and b are staged through shared memory (zero-filled past the edges); each
+        thread accumulates a TM x TN register tile; the epilogue (the store's value) runs per output."""
+        g = contraction_of(c)
+        if g is None:
+            raise UnsupportedKernel(f"{self.k.name}: not a contraction")
+        cfg = self.cfg
+        BM, BN, BK, TM, TN = (int(cfg[x]) for x in ("BM", "BN", "BK", "TM", "TN"))
+        NT = (BM // TM) * (BN // TN)
+        self.T = NT
+        I = self.IDX
+        M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
+        ct = compute_type(g.stage.acc.dtype)
+        self.emit(1, f"__shared__ {ct} As[{BK}][{BM} + 4];")
+        self.emit(1, f"__shared__ {ct} Bs[{BK}][{BN} + 4];")
+        self.emit(1, f"const {I} M_ = {self.idx(M)}, N_ = {self.idx(N)}, K_ = {self.idx(K)};")
+        self.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
+        self.emit(1, f"{I} blk_ = blockIdx.x;")
+        self.emit(1, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
+        self.emit(1, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
+        self.decompose("blk_", g.batch, 1)
+        self.emit(1, "const int tid_ = threadIdx.x;")
+        self.emit(1, f"const int tx_ = tid_ % {BN // TN}, ty_ = tid_ / {BN // TN};")
+        self.emit(1, f"{ct} acc_[{TM}][{TN}];")
+        self.emit(1, f"#pragma unroll\n  for (int i = 0; i < {TM}; ++i)\n    #pragma unroll\n    for (int j = 0; j < {TN}; ++j) acc_[i][j] = 0;")
+        self.emit(1, f"for ({I} k0_ = 0; k0_ < K_; k0_ += {BK}) {{")
+        for name, val, rows, BR, kfast in (("As", g.a, g.m, BM, g.a_k_fastest), ("Bs", g.b, g.n, BN, g.b_k_fastest)):
+            self.emit(2, f"for (int e_ = tid_; e_ < {BR * BK}; e_ += {NT}) {{")
+            if kfast:
+                self.emit(3, f"const int rr_ = e_ / {BK}, kk_ = e_ % {BK};")
+            else:
+                self.emit(3, f"const int rr_ = e_ % {BR}, kk_ = e_ / {BR};")
+            bidx = "bm_" if name == "As" else "bn_"
+            lim = "M_" if name == "As" else "N_"
+            self.emit(3, f"const {I} gr_ = {bidx} * {BR} + rr_, gk_ = k0_ + kk_;")
+            self.emit(3, f"{ct} x_ = 0;")
+            self.emit(3, f"if (gr_ < {lim} && gk_ < K_) {{")
+            self.decompose("gr_", rows, 4)
+            self.decompose("gk_", g.k, 4)
+            env = self.values([val], 4)
+            self.emit(4, f"x_ = ({ct}){env[val]};")
+            self.emit(3, "}")
+            self.emit(3, f"{name}[kk_][rr_] = x_;")
+            self.emit(2, "}")
+        self.emit(2, "__syncthreads();")
+        self.emit(2, f"#pragma unroll\n    for (int kk_ = 0; kk_ < {BK}; ++kk_) {{")
+        self.emit(3, f"{ct} a_[{TM}], b_[{TN}];")
+        self.emit(3, f"#pragma unroll\n      for (int i = 0; i < {TM}; ++i) a_[i] = As[kk_][ty_ * {TM} + i];")
+        self.emit(3, f"#pragma unroll\n      for (int j = 0; j < {TN}; ++j) b_[j] = Bs[kk_][tx_ * {TN} + j];")
+        self.emit(3, f"#pragma unroll\n      for (int i = 0; i < {TM}; ++i)\n        #pragma unroll\n        "
+                     f"for (int j = 0; j < {TN}; ++j) acc_[i][j] += a_[i] * b_[j];")
+        self.emit(2, "}")
+        self.emit(2, "__syncthreads();")
+        self.emit(1, "}")
+        self.emit(1, f"#pragma unroll\n  for (int i = 0; i < {TM}; ++i) {{")
+        self.emit(2, f"#pragma unroll\n    for (int j = 0; j < {TN}; ++j) {{")
+        self.emit(3, f"const {I} gm_ = bm_ * {BM} + ty_ * {TM} + i, gn_ = bn_ * {BN} + tx_ * {TN} + j;")
+        self.emit(3, "if (gm_ < M_ && gn_ < N_) {")
+        self.decompose("gm_", g.m, 4)
+        self.decompose("gn_", g.n, 4)
+        self.emit(4, f"const {ct} {g.stage.acc.name} = acc_[i][j];")
+        self.store(c.store, None, 1, 4)
+        self.emit(3, "}")
+        self.emit(2, "}")
+        self.emit(1, "}")
+        tiles = ((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B
+        return sm.minimum(tiles, 2 ** 31 - 1)
 
     def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int) -> None:
         I = self.IDX
@@ -555,6 +629,75 @@ def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> int | None:
 
 
 # ------------------------------------------------------------------------------------------------
+# contractions: a stage that sums a product a(batch, m, k) * b(batch, n, k)
+
+
+@dataclass
+class Contraction:
+    batch: list  # [(var, extent)]
+    m: list
+    n: list
+    k: list
+    a: ir.Val
+    b: ir.Val
+    stage: StageInfo
+    a_k_fastest: bool  # whether a's memory index moves fastest along k (else along m)
+    b_k_fastest: bool
+
+
+def _val_vars(v: ir.Val) -> set:
+    out: set = set()
+    for x in ir.val_toposort([v]):
+        if x.op == "load":
+            if not isinstance(x.args[1], ir.Val):
+                out |= sm.free_vars(x.args[1])
+            out |= sm.free_vars(x.args[2])
+        elif x.op == "index":
+            out |= sm.free_vars(x.args[0])
+    return out
+
+
+def _fastest_is(v: ir.Val, kvar: str, other: list) -> bool:
+    """Whether the first load of v has unit stride along kvar (so consecutive threads should walk k)."""
+    for x in ir.val_toposort([v]):
+        if x.op == "load" and not isinstance(x.args[1], ir.Val):
+            e = x.args[1]
+            X = sm.var(kvar, 0, None)
+            return sm.substitute(e, {kvar: X + 1}) - sm.substitute(e, {kvar: X}) is sm.ONE
+    return True
+
+
+def contraction_of(c: Canon) -> Contraction | None:
+    if len(c.stages) != 1 or c.inner or not c.stages[0].loops:
+        return None
+    st = c.stages[0]
+    if st.acc.op != "sum":
+        return None
+    v = st.update.value
+    while v.op == "cast":
+        v = v.args[0]
+    if v.op != "mul":
+        return None
+    a, b = v.args
+    va, vb = _val_vars(a), _val_vars(b)
+    kv = [x for x, _ in st.loops]
+    if not all(x in va and x in vb for x in kv):
+        return None
+    outer = c.outer
+    m = [(x, e) for x, e in outer if x in va and x not in vb]
+    n = [(x, e) for x, e in outer if x in vb and x not in va]
+    if not m or not n:
+        if m or not n:
+            pass
+        if not m and not n:
+            return None
+        if not m:  # make the larger side "m" so both tiles are non-trivial
+            a, b, m, n, va, vb = b, a, n, m, vb, va
+    batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
+    return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1], m), _fastest_is(b, kv[-1], n))
+
+
+# ------------------------------------------------------------------------------------------------
 # schedules
 
 
@@ -563,6 +706,12 @@ def default_config(k: ir.Kernel) -> dict:
     c = canonical(k)
     if not c.stages:
         return {"mode": "elementwise", "threads": 256, "vec": 8}
+    g = contraction_of(c)
+    if g is not None:
+        M, N, K = (_size(x) for x in (g.m, g.n, g.k))
+        big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
+        if big(M, 32) and big(N, 32) and big(K, 8):
+            return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)
