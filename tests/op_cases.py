@@ -714,6 +714,196 @@ _add("mixed_f16_bf16_promotion", {"a": S(5, 7, dtype="float16"), "b": S(7, dtype
      lambda a, b: a + b, lambda a, b: a + b)
 
 
+# ================================================================================================
+# the rest of the Tensor API (less common elementwise math, losses, helpers)
+
+_add("sign", {"x": S(5, 13, kind="int:-2:3")}, lambda x: (x * 0.5).sign(), lambda x: (x * 0.5).sign(), grad=False)
+_add("lerp_tensor_weight", {"a": S(5, 7), "b": S(5, 7), "w": S(7, kind="unit")}, lambda a, b, w: a.lerp(b, w),
+     lambda a, b, w: torch.lerp(a, b, w))
+_add("lerp_scalar_weight", {"a": S(5, 7), "b": S(7)}, lambda a, b: a.lerp(b, 0.3), lambda a, b: torch.lerp(a, b, 0.3))
+_add("log1p_expm1", {"x": S(5, 7, kind="unit")}, lambda x: (x.log1p(), x.expm1()), lambda x: (x.log1p(), x.expm1()))
+_add("log1p_tiny", {"x": S(5, 7, kind="unit")}, lambda x: (x * 1e-6).log1p() * 1e6, lambda x: (x * 1e-6).log1p() * 1e6)
+_add("trig", {"x": S(5, 7)}, lambda x: ((x * 3).sin(), (x * 3).cos(), x.tan()),
+     lambda x: ((x * 3).sin(), (x * 3).cos(), x.tan()))
+_add("sin_cos_large_arg", {"x": S(13)}, lambda x: ((x * 200).sin(), (x * 200).cos()),
+     lambda x: ((x * 200).sin(), (x * 200).cos()))
+_add("log2_log10_exp2", {"x": S(5, 7, kind="positive")}, lambda x: (x.log2(), x.log10(), (x * 5).exp2()),
+     lambda x: (x.log2(), x.log10(), (x * 5).exp2()))
+_add("square_reciprocal", {"x": S(5, 7, kind="positive")}, lambda x: (x.square(), x.reciprocal()),
+     lambda x: (x.square(), x.reciprocal()))
+_add("logsigmoid", {"x": S(5, 7)}, lambda x: em.logsigmoid(x * 30), lambda x: F.logsigmoid(x * 30))
+_add("mish", {"x": S(5, 7)}, lambda x: em.mish(x * 3), lambda x: F.mish(x * 3))
+_add("selu", {"x": S(5, 7)}, lambda x: em.selu(x * 2), lambda x: F.selu(x * 2))
+_add("relu6", {"x": S(5, 7)}, lambda x: em.relu6(x * 5), lambda x: F.relu6(x * 5))
+_add("hardsigmoid_hardswish", {"x": S(5, 7)}, lambda x: (em.hardsigmoid(x * 4), em.hardswish(x * 4)),
+     lambda x: (F.hardsigmoid(x * 4), F.hardswish(x * 4)))
+_add("softsign", {"x": S(5, 7)}, lambda x: em.softsign(x * 3), lambda x: F.softsign(x * 3))
+_add("erf", {"x": S(5, 13)}, lambda x: em.erf(x * 2), lambda x: torch.erf(x * 2))
+_add("logical_fns", {"a": S(5, 7, kind="int:-1:2"), "b": S(7, dtype="bool", kind="bool")},
+     lambda a, b: (a.logical_not(), a.logical_and(b), a.logical_or(b)),
+     lambda a, b: (a.logical_not(), a.logical_and(b), a.logical_or(b)), grad=False)
+_add("bool_add_mul", {"a": S(5, 7, dtype="bool", kind="bool"), "b": S(7, dtype="bool", kind="bool")},
+     lambda a, b: (a + b, a * b), lambda a, b: (a + b, a * b), grad=False)
+_add("int_where_float_scalar", {"c": S(5, 7, dtype="bool", kind="bool"), "a": S(5, 7, dtype="int32", kind="int:-9:9")},
+     lambda c, a: em.where(c, a, 1.5), lambda c, a: torch.where(c, a, 1.5), grad=False)
+_add("int_compare_float_scalar", {"a": S(5, 7, dtype="int32", kind="int:-3:3")},
+     lambda a: (a < 0.5, a >= -1.5, a == 1.0), lambda a: (a < 0.5, a >= -1.5, a == 1.0), grad=False)
+_add("l1_loss", {"p": S(5, 7), "t": S(5, 7)}, lambda p, t: em.l1_loss(p, t), lambda p, t: F.l1_loss(p, t))
+_add("huber_loss", {"p": S(5, 7), "t": S(5, 7)}, lambda p, t: em.huber_loss(p * 2, t, delta=0.7),
+     lambda p, t: F.huber_loss(p * 2, t, delta=0.7))
+_add("smooth_l1_loss", {"p": S(5, 7), "t": S(5, 7)}, lambda p, t: em.smooth_l1_loss(p * 2, t, beta=0.6, reduction="sum"),
+     lambda p, t: F.smooth_l1_loss(p * 2, t, beta=0.6, reduction="sum"))
+_add("binary_cross_entropy", {"p": S(5, 7), "t": S(5, 7)},
+     lambda p, t: em.binary_cross_entropy(p.sigmoid(), t.sigmoid()),
+     lambda p, t: F.binary_cross_entropy(p.sigmoid(), t.sigmoid()))
+_add("normalize", {"x": S(3, 5, 7)}, lambda x: em.normalize(x, axis=1), lambda x: F.normalize(x, dim=1))
+_add("dot_outer", {"a": S(13), "b": S(13)}, lambda a, b: (em.dot(a, b), em.outer(a, b)),
+     lambda a, b: (torch.dot(a, b), torch.outer(a, b)))
+_add("unflatten_view", {"x": S(3, 35)}, lambda x: (x.unflatten(1, (5, 7)), x.view(7, 15)),
+     lambda x: (x.unflatten(1, (5, 7)), x.view(7, 15)))
+_add("mT_transpose", {"x": S(2, 3, 5)}, lambda x: x.mT * 1.0, lambda x: x.mT * 1.0)
+_add("repeat_kv", {"x": S(2, 3, 5, 4)}, lambda x: em.repeat_kv(x, 3), lambda x: x.repeat_interleave(3, dim=1))
+_add("module_level_reductions", {"x": S(3, 5, 7)},
+     lambda x: (em.sum(x, 1), em.amax(x, (0, 2)), em.amin(x, -1), em.mean(x, 0), em.softmax(x, 1),
+                em.log_softmax(x, -1), em.logsumexp(x, 2), em.cumsum(x, 1)),
+     lambda x: (x.sum(1), x.amax((0, 2)), x.amin(-1), x.mean(0), x.softmax(1), x.log_softmax(-1), x.logsumexp(2),
+                x.cumsum(1)))
+_add("constants_with_input", {"x": S(3, 5)},
+     lambda x: (x + em.ones((3, 5)) * 2 - em.full((5,), 0.5) + em.arange(5) - em.arange(1.0, 2.0, 0.2),
+                em.zeros_like(x) + em.ones_like(x)),
+     lambda x: (x + torch.ones(3, 5) * 2 - torch.full((5,), 0.5) + torch.arange(5) - torch.arange(1.0, 2.0, 0.2),
+                torch.zeros_like(x) + torch.ones_like(x)))
+_add("arange_int_steps", {"x": S(1, dtype="int32", kind="int:-5:5")},
+     lambda x: (em.arange(2, 11, 3) + x, em.arange(10, 2, -2) * x),
+     lambda x: (torch.arange(2, 11, 3, dtype=torch.int32) + x, torch.arange(10, 2, -2, dtype=torch.int32) * x),
+     grad=False)
+_add("softmax_dtype_f32_from_f16", {"x": S(5, 7, dtype="float16")}, lambda x: x.softmax(-1, dtype=em.float32),
+     lambda x: x.softmax(-1, dtype=torch.float32 if x.dtype == torch.float16 else x.dtype))
+_add("sum_dtype_arg", {"x": S(5, 7, dtype="int32", kind="int:-9:9")}, lambda x: x.sum(1, dtype=em.float32),
+     lambda x: x.sum(1, dtype=torch.float32), grad=False)
+_add("cumsum_bool", {"x": S(3, 7, dtype="bool", kind="bool")}, lambda x: x.cumsum(1), lambda x: x.cumsum(1), grad=False)
+_add("roll_flat", {"x": S(3, 5)}, lambda x: x.roll(4), lambda x: x.roll(4))
+_add("roll_negative_large", {"x": S(3, 5)}, lambda x: x.roll(-13, -1), lambda x: x.roll(-13, -1))
+_add("clip_alias", {"x": S(5, 7)}, lambda x: x.clip(-0.5, 0.5), lambda x: x.clip(-0.5, 0.5))
+
+# 0-d tensors and size-1 axes
+_add("scalar_input_math", {"s": S(), "x": S(3, 5)}, lambda s, x: (s.exp(), s * x + s, x.sum() * s),
+     lambda s, x: (s.exp(), s * x + s, x.sum() * s))
+_add("scalar_reductions", {"s": S()}, lambda s: (s.sum(), s.max(), s.mean(), s.softmax(0), s.logsumexp()),
+     lambda s: (s.sum(), s.amax(), s.mean(), s.softmax(0), s.logsumexp(0)))
+_add("var_size1_axis_nan", {"x": S(5, 1)}, lambda x: (x.var(1), x.std(1, correction=0)),
+     lambda x: (x.var(1), x.std(1, correction=0)), grad=False)
+_add("matmul_m1_n1", {"a": S(1, 13), "b": S(13, 1)}, lambda a, b: a @ b, lambda a, b: a @ b)
+_add("conv2d_1x1_image", {"x": S(2, 3, 1, 1), "w": S(5, 3, 1, 1), "b": S(5)},
+     lambda x, w, b: em.conv2d(x, w, b), lambda x, w, b: F.conv2d(x, w, b))
+_add("conv2d_kernel_larger_than_input_padded", {"x": S(1, 2, 2, 3), "w": S(3, 2, 5, 5)},
+     lambda x, w: em.conv2d(x, w, padding=2), lambda x, w: F.conv2d(x, w, padding=2))
+_add("conv_transpose2d_big_padding", {"x": S(1, 2, 5, 6), "w": S(2, 3, 2, 3)},
+     lambda x, w: em.conv_transpose2d(x, w, stride=2, padding=(2, 3)),
+     lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=(2, 3)))
+_add("conv_transpose2d_stride_gt_kernel", {"x": S(1, 2, 3, 4), "w": S(2, 2, 2, 1)},
+     lambda x, w: em.conv_transpose2d(x, w, stride=3, output_padding=2),
+     lambda x, w: F.conv_transpose2d(x, w, stride=3, output_padding=2))
+_add("conv1d_stride_gt_kernel", {"x": S(2, 3, 17), "w": S(2, 3, 2)},
+     lambda x, w: em.conv1d(x, w, stride=5, padding=1), lambda x, w: F.conv1d(x, w, stride=5, padding=1))
+_add("max_pool1d_kernel_equals_input", {"x": S(2, 3, 5)}, lambda x: em.max_pool1d(x, 5), lambda x: F.max_pool1d(x, 5))
+_add("avg_pool2d_ceil_stride1", {"x": S(1, 1, 5, 4)}, lambda x: em.avg_pool2d(x, 2, 1, 1, ceil_mode=True),
+     lambda x: F.avg_pool2d(x, 2, 1, 1, ceil_mode=True))
+_add("adaptive_avg_pool2d_3d_input", {"x": S(3, 7, 5)}, lambda x: em.adaptive_avg_pool2d(x, (2, 3)),
+     lambda x: F.adaptive_avg_pool2d(x, (2, 3)))
+_add("nll_loss_unbatched", {"x": S(7), "t": S(dtype="int32", kind="int:0:7")},
+     lambda x, t: em.nll_loss(x, t), lambda x, t: F.nll_loss(x, t.long()))
+_add("cross_entropy_probs_spatial", {"x": S(2, 5, 3), "t": S(2, 5, 3)},
+     lambda x, t: em.cross_entropy(x, t.softmax(1), reduction="none"),
+     lambda x, t: F.cross_entropy(x, t.softmax(1), reduction="none"))
+_add("layer_norm_size1", {"x": S(3, 1), "w": S(1), "b": S(1)}, lambda x, w, b: em.layer_norm(x, 1, w, b),
+     lambda x, w, b: F.layer_norm(x, (1,), w, b))
+_add("embedding_scalar_index", {"idx": S(dtype="int32", kind="int:0:5"), "table": S(5, 3)},
+     lambda idx, table: em.embedding(idx, table), lambda idx, table: F.embedding(idx, table))
+
+# ================================================================================================
+# IEEE special values: NaN, +inf and -inf flow through every op the way torch's do
+
+
+def _e_special(x):
+    return em.where(x > 1.0, math.inf, em.where(x < -1.0, -math.inf, em.where(x.abs() < 0.3, math.nan, x)))
+
+
+def _t_special(x):
+    inf = torch.tensor(math.inf, dtype=x.dtype)
+    return torch.where(x > 1.0, inf, torch.where(x < -1.0, -inf, torch.where(x.abs() < 0.3, math.nan, x)))
+
+
+_SPECIAL_UNARY = {
+    "neg_abs_sign": (lambda y: (-y, y.abs(), y.sign()), lambda y: (-y, y.abs(), y.sign())),
+    "exp_log_sqrt": (lambda y: (y.exp(), y.log(), y.sqrt(), y.rsqrt()),
+                     lambda y: (y.exp(), y.log(), y.sqrt(), y.rsqrt())),
+    "activations": (lambda y: (y.relu(), y.sigmoid(), y.tanh(), em.leaky_relu(y, 0.1), em.elu(y), em.hardtanh(y),
+                               y.softplus(), em.relu6(y)),
+                    lambda y: (y.relu(), y.sigmoid(), y.tanh(), F.leaky_relu(y, 0.1), F.elu(y), F.hardtanh(y),
+                               F.softplus(y), F.relu6(y))),
+    "gelu_silu": (lambda y: (y.gelu(), em.gelu(y, approximate="tanh"), y.silu()),
+                  lambda y: (F.gelu(y), F.gelu(y, approximate="tanh"), F.silu(y))),
+    "rounding": (lambda y: (y.floor(), y.ceil(), y.round(), y.trunc()),
+                 lambda y: (y.floor(), y.ceil(), y.round(), y.trunc())),
+    "predicates": (lambda y: (y.isnan(), y.isinf(), y.isfinite()), lambda y: (y.isnan(), y.isinf(), y.isfinite())),
+    "compare_self": (lambda y: (y == y, y != y, y < y, y <= y, y > y, y >= y),
+                     lambda y: (y == y, y != y, y < y, y <= y, y > y, y >= y)),
+    "compare_scalar": (lambda y: (y < 0.5, y <= 0.5, y > 0.5, y >= 0.5, y == math.inf, y != -math.inf),
+                       lambda y: (y < 0.5, y <= 0.5, y > 0.5, y >= 0.5, y == math.inf, y != -math.inf)),
+    "clamp": (lambda y: (y.clamp(-0.5, 0.5), y.clamp(min=0.0)), lambda y: (y.clamp(-0.5, 0.5), y.clamp(min=0.0))),
+    "pow": (lambda y: (y ** 2, y ** 3, y ** 0.5, y ** -1, y ** 0), lambda y: (y ** 2, y ** 3, y ** 0.5, y ** -1, y ** 0)),
+    "remainders": (lambda y: (y.fmod(1.5), y % 1.5), lambda y: (torch.fmod(y, 1.5), y % 1.5)),
+    "cast_f16": (lambda y: y.half(), lambda y: y.half()),
+}
+for _n, (_fe, _ft) in _SPECIAL_UNARY.items():
+    _add(f"special_{_n}", {"x": S(5, 13)}, lambda x, _fe=_fe: _fe(_e_special(x * 2)),
+         lambda x, _ft=_ft: _ft(_t_special(x * 2)), grad=False)
+_add("special_binary", {"x": S(5, 13), "z": S(13)},
+     lambda x, z: (_e_special(x * 2).maximum(_e_special(z * 2)), _e_special(x * 2).minimum(z),
+                   _e_special(x * 2) + _e_special(z * 2), _e_special(x * 2) * z, em.where(z > 0, _e_special(x), z),
+                   z.maximum(_e_special(x * 2)), z.minimum(_e_special(x * 2))),
+     lambda x, z: (torch.maximum(_t_special(x * 2), _t_special(z * 2)), torch.minimum(_t_special(x * 2), z),
+                   _t_special(x * 2) + _t_special(z * 2), _t_special(x * 2) * z, torch.where(z > 0, _t_special(x), z),
+                   torch.maximum(z, _t_special(x * 2)), torch.minimum(z, _t_special(x * 2))), grad=False)
+_add("special_reductions", {"x": S(7, 13)},
+     lambda x: (_e_special(x * 2).max(1), _e_special(x * 2).min(0), _e_special(x * 2).sum(1),
+                _e_special(x * 2).argmax(1), _e_special(x * 2).argmin(0), _e_special(x * 2).mean(0),
+                _e_special(x * 2).cumsum(1)),
+     lambda x: (_t_special(x * 2).amax(1), _t_special(x * 2).amin(0), _t_special(x * 2).sum(1),
+                _t_special(x * 2).argmax(1), _t_special(x * 2).argmin(0), _t_special(x * 2).mean(0),
+                _t_special(x * 2).cumsum(1)), grad=False)
+_add("neg_inf_softmax_logsumexp", {"x": S(5, 13)},
+     lambda x: (em.where(x > 0.5, -math.inf, x).softmax(1), em.where(x > 0.5, -math.inf, x).log_softmax(1),
+                em.where(x > -0.5, -math.inf, x).logsumexp(1), em.where(x > 0.5, math.inf, x).logsumexp(1)),
+     lambda x: (torch.where(x > 0.5, -math.inf, x).softmax(1), torch.where(x > 0.5, -math.inf, x).log_softmax(1),
+                torch.where(x > -0.5, -math.inf, x).logsumexp(1), torch.where(x > 0.5, math.inf, x).logsumexp(1)),
+     grad=False)
+_add("relu_pow_zero_base", {"x": S(5, 13)},
+     lambda x: (x.relu() ** 2.7, x.relu() ** -1.5, x.relu() ** -2, x.relu().sqrt(), x.relu().log()),
+     lambda x: (x.relu() ** 2.7, x.relu() ** -1.5, x.relu() ** -2, x.relu().sqrt(), x.relu().log()), grad=False)
+_add("max_pool_with_neg_inf", {"x": S(1, 2, 5, 7)}, lambda x: em.max_pool2d(em.where(x > 0, -math.inf, x), 3, 2, 1),
+     lambda x: F.max_pool2d(torch.where(x > 0, -math.inf, x), 3, 2, 1), grad=False)
+
+# wide-range half precision: constants inside compositions must not be rounded to the half type
+for _dt, _tag in (("float16", "f16"), ("bfloat16", "bf16")):
+    _add(f"exp_wide_{_tag}", {"x": S(5, 13, dtype=_dt)}, lambda x: (x * 3).exp(), lambda x: (x * 3).exp(),
+         tags=(_tag,))
+    _add(f"pow_general_wide_{_tag}", {"x": S(5, 13, dtype=_dt, kind="positive")}, lambda x: (x * 4) ** 3.3,
+         lambda x: (x * 4) ** 3.3, tags=(_tag,))
+    _add(f"activations_{_tag}", {"x": S(5, 13, dtype=_dt)},
+         lambda x: ((x * 4).sigmoid(), (x * 4).tanh(), em.gelu(x * 4, approximate="tanh"), (x * 4).softplus(),
+                    em.elu(x * 4), em.erf(x * 2), em.mish(x * 4), em.logsigmoid(x * 4)),
+         lambda x: ((x * 4).sigmoid(), (x * 4).tanh(), F.gelu(x * 4, approximate="tanh"), F.softplus(x * 4),
+                    F.elu(x * 4), torch.erf(x * 2), F.mish(x * 4), F.logsigmoid(x * 4)), tags=(_tag,))
+    _add(f"logsumexp_cross_entropy_{_tag}", {"x": S(5, 13, dtype=_dt), "t": S(5, dtype="int32", kind="int:0:13")},
+         lambda x, t: ((x * 8).logsumexp(1), em.cross_entropy(x * 8, t)),
+         lambda x, t: ((x * 8).logsumexp(1), F.cross_entropy(x * 8, t.long())), tags=(_tag,))
+    _add(f"trig_log_{_tag}", {"x": S(5, 13, dtype=_dt, kind="positive")},
+         lambda x: ((x * 3).sin(), (x * 3).cos(), (x * 50).log(), (x * 0.01).log1p(), (x * 3).expm1()),
+         lambda x: ((x * 3).sin(), (x * 3).cos(), (x * 50).log(), (x * 0.01).log1p(), (x * 3).expm1()), tags=(_tag,))
+
+
 def _check_unique() -> None:
     seen = set()
     for c in CASES:

@@ -24,7 +24,7 @@ def _to_torch(arr: np.ndarray, upcast: bool):
     if arr.dtype.name == "bfloat16":
         t = torch.from_numpy(arr.astype(np.float32)).to(torch.bfloat16)
     else:
-        t = torch.from_numpy(np.ascontiguousarray(arr).copy())
+        t = torch.from_numpy(np.array(arr))  # a copy; np.ascontiguousarray would make 0-d arrays 1-d
     if upcast and t.is_floating_point():
         t = t.double()
     return t
