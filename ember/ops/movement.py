@@ -369,9 +369,19 @@ def repeat(x: Tensor, *reps) -> Tensor:
 
 
 @tensor_method
-def roll(x: Tensor, shifts, axis) -> Tensor:
+def roll(x: Tensor, shifts, axis=None) -> Tensor:
+    """torch.roll: shift elements along axes, wrapping around; with no axis, roll the flattened
+    tensor and restore its shape."""
+    if axis is None:
+        if isinstance(shifts, (tuple, list)):
+            if len(shifts) != 1:
+                raise ValueError(f"roll without an axis takes one shift, got {tuple(shifts)}")
+            shifts = shifts[0]
+        return roll(reshape(x, -1), shifts, 0).reshape(x.node.shape)
     shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
     for s, a in zip(shifts, axes):
         a = _axis(a, x.ndim)
         n = x.node.shape[a]
