@@ -230,6 +230,8 @@ _add("pow_tensor_exp", {"x": S(5, 7, kind="positive"), "e": S(7)}, lambda x, e: 
 _add("pow_negbase_int_tensor_exp", {"x": S(5, 7), "e": S(5, 7, kind="int:-3:4")},
      lambda x, e: em.pow(x, e), lambda x, e: torch.pow(x, e))
 _add("rpow_scalar", {"x": S(5, 7)}, lambda x: 2.0 ** x, lambda x: 2.0 ** x)
+_add("pow_int_int_tensors", {"b": S(13, dtype="int32", kind="int:-4:5"), "e": S(13, dtype="int32", kind="int:-2:9")},
+     lambda b, e: (b ** e, 3 ** e.abs(), b ** 2), lambda b, e: (b ** e, 3 ** e.abs(), b ** 2), grad=False)
 _add("pow_int_tensor", {"x": S(13, dtype="int32", kind="int:-5:6")}, lambda x: x ** 3, lambda x: x ** 3, grad=False)
 
 # rounding family and remainders (exact halves for round-half-to-even; ints as floats for ties)
@@ -591,6 +593,16 @@ _add("sdpa_float_mask", {"q": S(2, 3, 5, 4), "k": S(2, 3, 7, 4), "v": S(2, 3, 7,
 _add("sdpa_bool_mask", {"q": S(2, 3, 5, 4), "k": S(2, 3, 7, 4), "v": S(2, 3, 7, 4), "m": S(2, 1, 5, 7)},
      lambda q, k, v, m: em.scaled_dot_product_attention(q, k, v, attn_mask=_e_mask(m, 7)),
      lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=_t_mask(m, 7)))
+_add("sdpa_bool_mask_fully_masked_row", {"q": S(1, 2, 5, 4), "k": S(1, 2, 3, 4), "v": S(1, 2, 3, 4), "m": S(5, 3)},
+     lambda q, k, v, m: em.scaled_dot_product_attention(
+         q, k, v, attn_mask=(m > 0) & (em.arange(5).reshape(5, 1) != 1)),
+     lambda q, k, v, m: F.scaled_dot_product_attention(
+         q, k, v, attn_mask=(m > 0) & (torch.arange(5).reshape(5, 1) != 1)))
+_add("sdpa_float_mask_neg_inf_row", {"q": S(1, 2, 5, 4), "k": S(1, 2, 3, 4), "v": S(1, 2, 3, 4), "m": S(5, 3)},
+     lambda q, k, v, m: em.scaled_dot_product_attention(
+         q, k, v, attn_mask=em.where(em.arange(5).reshape(5, 1) == 2, -math.inf, m)),
+     lambda q, k, v, m: F.scaled_dot_product_attention(
+         q, k, v, attn_mask=torch.where(torch.arange(5).reshape(5, 1) == 2, -math.inf, m)))
 _add("sdpa_gqa", {"q": S(2, 6, 5, 4), "k": S(2, 2, 7, 4), "v": S(2, 2, 7, 4)},
      lambda q, k, v: em.scaled_dot_product_attention(q, k, v, enable_gqa=True),
      lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
