@@ -553,6 +553,30 @@ def where(cond, a, b) -> Tensor:
     return Tensor(g.where_node(c.node, a.node, b.node))
 
 
+def _is_integral(v) -> bool:
+    if isinstance(v, Tensor):
+        return not v.dtype.is_float
+    return isinstance(v, (int, np.integer))  # bool is an int here too, as in torch
+
+
+def _int_pow(b: Tensor, e: Tensor) -> Tensor:
+    """Integer tensor ** integer tensor, exact (wrapping like C, as torch's int pow): square-and-
+    multiply over the exponent's bits. Negative exponents give 1 // b**|e| truncated (0 unless
+    |b| == 1), as torch."""
+    if b.dtype.is_bool:
+        b, e = b.cast(dt.int32), e.cast(dt.int32)
+    bits = 8 * b.dtype.itemsize - 1
+    result, sq = ones_like(b), b
+    for k in range(bits):
+        bit = (e >= (1 << k)) if k == bits - 1 else (e.fmod(1 << (k + 1)) >= (1 << k))
+        result = where(bit, result * sq, result)
+        if k < bits - 1:
+            sq = sq * sq
+    odd = e.fmod(2) != 0
+    neg_exp = where(b == 1, 1, where(b == -1, where(odd, -1, 1), 0))
+    return where(e < 0, neg_exp.cast(b.dtype), result)
+
+
 def pow(base, exponent) -> Tensor:
     """base ** exponent. Small integer and half-integer scalar exponents are exact products/sqrts;
     the general case is exp2(e * log2|b|) with the sign and zero cases fixed up like torch.pow."""
@@ -580,6 +604,8 @@ def pow(base, exponent) -> Tensor:
             return _float(base).sqrt()
         if e == -0.5:
             return _float(base).rsqrt()
+    if _is_integral(base) and _is_integral(exponent):
+        return _int_pow(*_operands(base, exponent))
     b, e = _operands(_float(base) if isinstance(base, Tensor) else base,
                      _float(exponent) if isinstance(exponent, Tensor) else float(exponent))
     b, e = _float(b), _float(e)
