@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import dtypes as dt
+from .. import symbolic as sm
 from ..tensor import ShapeError, Tensor
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm", "normalize"]
@@ -15,8 +16,9 @@ def _compute_dtype(x: Tensor):
 
 
 def _check_trailing(x: Tensor, normalized_shape, what: str) -> tuple:
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(x.shape[x.ndim - len(ns):]) != ns:
+    """Axes of the trailing normalized_shape; its entries may be ints or dimension names."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, str, sm.Expr)) else tuple(normalized_shape)
+    if len(ns) > x.ndim or tuple(sm.sym(s) for s in ns) != tuple(x.node.shape[x.ndim - len(ns):]):
         raise ShapeError(f"{what}: normalized_shape {ns} does not match the input's trailing dims {x.shape}")
     return tuple(range(x.ndim - len(ns), x.ndim))
 
