@@ -133,9 +133,10 @@ def _collect(y):
     raise TypeError(f"expected a Tensor, or a list/tuple/dict of Tensors; got {type(y).__name__}")
 
 
-def reference(y, **inputs):
+def reference(y, /, **inputs):
     """Evaluate tensor(s) y with numpy. Inputs are given by name; named dimensions are bound from
-    the input shapes. Returns numpy arrays in the outputs' dtypes."""
+    the input shapes. Returns numpy arrays in the outputs' dtypes. (y is positional-only, so an
+    input may itself be named "y".)"""
     ts, pack = _collect(y)
     nodes = [t.node if isinstance(t, Tensor) else t for t in ts]
     ins = g.inputs_of(nodes)

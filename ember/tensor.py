@@ -7,6 +7,7 @@ op families live in `ember/ops/` and attach themselves as methods with `@tensor_
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -25,6 +26,23 @@ LOG2E = 1.0 / LN2
 
 class ShapeError(ValueError):
     """Shapes that do not fit together (the message names both)."""
+
+
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def opmath(fn):
+    """Evaluate a float composition in float32 when its (first) tensor argument is float16/bfloat16,
+    rounding once at the end, as PyTorch's kernels do. Without it the constants inside a composition
+    (log2(e) in exp, the polynomial of erf, ...) would be rounded to the half type: bfloat16's
+    log2(e) alone is 0.2% off, which exp(x) multiplies by |x|."""
+    @functools.wraps(fn)
+    def wrapper(x, *args, **kw):
+        if isinstance(x, Tensor) and x.dtype in _HALF:
+            out = fn(x.cast(dt.float32), *args, **kw)
+            return out.cast(x.dtype) if isinstance(out, Tensor) and out.dtype == dt.float32 else out
+        return fn(x, *args, **kw)
+    return wrapper
 
 
 def _dims_out(shape: Sequence[Expr]) -> tuple:
@@ -245,10 +263,12 @@ class Tensor:
         return self._binary(g.LT, o, reverse=True)
 
     def __le__(self, o) -> "Tensor":
-        return ~(self > o)
+        a, b = _operands(self, o)
+        return _ordered(~(b < a), a, b, o)
 
     def __ge__(self, o) -> "Tensor":
-        return ~(self < o)
+        a, b = _operands(self, o)
+        return _ordered(~(a < b), a, b, o)
 
     def __eq__(self, o) -> "Tensor":  # type: ignore[override]
         return ~(self != o)
@@ -316,27 +336,35 @@ class Tensor:
         return self.bool() | _as_tensor(o, dt.bool_).bool()
 
     # ------------------------------------------------------------------ elementwise math
+    @opmath
     def exp(self) -> "Tensor":
         return (_float(self) * LOG2E).exp2()
 
+    @opmath
     def log(self) -> "Tensor":
         return _float(self).log2() * LN2
 
+    @opmath
     def log10(self) -> "Tensor":
         return _float(self).log2() * (LN2 / math.log(10.0))
 
+    @opmath
     def log1p(self) -> "Tensor":
         return (_float(self) + 1).log()
 
+    @opmath
     def expm1(self) -> "Tensor":
         return _float(self).exp() - 1
 
+    @opmath
     def cos(self) -> "Tensor":
         return (_float(self) + math.pi / 2).sin()
 
+    @opmath
     def tan(self) -> "Tensor":
         return self.sin() / self.cos()
 
+    @opmath
     def rsqrt(self) -> "Tensor":
         return _float(self).sqrt().reciprocal()
 
@@ -352,7 +380,7 @@ class Tensor:
         if self.dtype.is_bool:
             return self
         z = zeros_like(self)
-        return where(self < 0, z - 1, where(self > 0, z + 1, where(isnan(self), self, z)))
+        return where(self < 0, z - 1, where(self > 0, z + 1, z))  # sign(NaN) is 0, as in torch
 
     def neg(self) -> "Tensor":
         return -self
@@ -385,7 +413,7 @@ class Tensor:
     def floor(self) -> "Tensor":
         if not self.dtype.is_float:
             return self
-        t = self - self.fmod(1.0)  # truncation toward zero
+        t = self.trunc()
         return where(self < t, t - 1, t)
 
     def ceil(self) -> "Tensor":
@@ -396,7 +424,8 @@ class Tensor:
     def trunc(self) -> "Tensor":
         if not self.dtype.is_float:
             return self
-        return self - self.fmod(1.0)
+        # x - fmod(x, 1) is NaN for +-inf (fmod(inf, 1) is NaN); infinities (and NaN) are their own trunc
+        return where(self.abs() < math.inf, self - self.fmod(1.0), self)
 
     def round(self) -> "Tensor":
         """Round half to even (as torch.round)."""
@@ -425,6 +454,16 @@ class Tensor:
 
 # ------------------------------------------------------------------------------------------------
 # operand handling
+
+def _ordered(r: Tensor, a: Tensor, b: Tensor, o) -> Tensor:
+    """r, but false where a or b is NaN (IEEE: every ordered comparison with NaN is false)."""
+    if not a.dtype.is_float:
+        return r
+    nan = isnan(a)
+    if not (_is_scalar(o) and not math.isnan(float(o))):  # a number operand is never NaN
+        nan = nan | isnan(b)
+    return r & ~nan
+
 
 def _no_bool(what: str, x: Tensor) -> None:
     if x.dtype.is_bool:
@@ -514,6 +553,30 @@ def where(cond, a, b) -> Tensor:
     return Tensor(g.where_node(c.node, a.node, b.node))
 
 
+def _is_integral(v) -> bool:
+    if isinstance(v, Tensor):
+        return not v.dtype.is_float
+    return isinstance(v, (int, np.integer))  # bool is an int here too, as in torch
+
+
+def _int_pow(b: Tensor, e: Tensor) -> Tensor:
+    """Integer tensor ** integer tensor, exact (wrapping like C, as torch's int pow): square-and-
+    multiply over the exponent's bits. Negative exponents give 1 // b**|e| truncated (0 unless
+    |b| == 1), as torch."""
+    if b.dtype.is_bool:
+        b, e = b.cast(dt.int32), e.cast(dt.int32)
+    bits = 8 * b.dtype.itemsize - 1
+    result, sq = ones_like(b), b
+    for k in range(bits):
+        bit = (e >= (1 << k)) if k == bits - 1 else (e.fmod(1 << (k + 1)) >= (1 << k))
+        result = where(bit, result * sq, result)
+        if k < bits - 1:
+            sq = sq * sq
+    odd = e.fmod(2) != 0
+    neg_exp = where(b == 1, 1, where(b == -1, where(odd, -1, 1), 0))
+    return where(e < 0, neg_exp.cast(b.dtype), result)
+
+
 def pow(base, exponent) -> Tensor:
     """base ** exponent. Small integer and half-integer scalar exponents are exact products/sqrts;
     the general case is exp2(e * log2|b|) with the sign and zero cases fixed up like torch.pow."""
@@ -541,9 +604,13 @@ def pow(base, exponent) -> Tensor:
             return _float(base).sqrt()
         if e == -0.5:
             return _float(base).rsqrt()
+    if _is_integral(base) and _is_integral(exponent):
+        return _int_pow(*_operands(base, exponent))
     b, e = _operands(_float(base) if isinstance(base, Tensor) else base,
                      _float(exponent) if isinstance(exponent, Tensor) else float(exponent))
     b, e = _float(b), _float(e)
+    if b.dtype in _HALF:  # compute in float32 and round once (see opmath)
+        return pow(b.cast(dt.float32), e.cast(dt.float32)).cast(b.dtype)
     mag = (e * b.abs().log2()).exp2()
     e_int = e.floor() == e
     e_odd = e_int & (e.fmod(2.0).abs() == 1)

@@ -39,9 +39,10 @@ def tolerance(dtype_name: str) -> float:
     return 1e-2 if dtype_name in ("float16", "bfloat16") else 1e-4
 
 
-def assert_close(out, ref, dtype_name: str = "float32", what: str = ""):
+def assert_close(out, ref, dtype_name: str = "float32", what: str = "", scale: float = 1.0):
     """DESIGN.md: max|out - ref| <= tol + tol * max|ref| (tol 1e-4 f32, 1e-2 f16/bf16); NaN never passes
-    unless the reference has NaN at the same place."""
+    unless the reference has NaN at the same place. `scale` widens tol for the rare op that needs it
+    (each such use says why)."""
     out = np.asarray(out, dtype=np.float64) if np.asarray(out).dtype.kind != "b" else np.asarray(out)
     ref = np.asarray(ref, dtype=np.float64) if np.asarray(ref).dtype.kind != "b" else np.asarray(ref)
     assert out.shape == ref.shape, f"{what}: shape {out.shape} != reference {ref.shape}"
@@ -55,7 +56,7 @@ def assert_close(out, ref, dtype_name: str = "float32", what: str = ""):
     fin = ~(nan_ref | inf_ref)
     if not fin.any():
         return
-    tol = tolerance(dtype_name)
+    tol = tolerance(dtype_name) * scale
     err = np.max(np.abs(out[fin] - ref[fin]))
     scale = np.max(np.abs(ref[fin]))
     assert err <= tol + tol * scale, f"{what}: max|out-ref| = {err:.3g} > {tol} + {tol}*{scale:.3g}"

@@ -1,9 +1,10 @@
-"""Activation functions as compositions of primitives (exp via exp2, tanh via sigmoid, …)."""
+"""Activation functions as compositions of primitives (exp via exp2, tanh via sigmoid, …).
+Compositions with float constants compute in float32 for half-precision inputs (tensor.opmath)."""
 from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor, _float, tensor_method, where
+from ..tensor import Tensor, _float, opmath, tensor_method, where
 
 __all__ = ["relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "swish", "softplus", "elu",
            "selu", "hardtanh", "hardsigmoid", "hardswish", "mish", "erf", "softsign", "logsigmoid"]
@@ -25,23 +26,27 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 @tensor_method
+@opmath
 def sigmoid(x: Tensor) -> Tensor:
     x = _float(x)
     return 1.0 / (1.0 + (-x).exp())
 
 
 @tensor_method
+@opmath
 def logsigmoid(x: Tensor) -> Tensor:
     return -softplus(-x)
 
 
 @tensor_method
+@opmath
 def tanh(x: Tensor) -> Tensor:
     x = _float(x)
     return 2.0 * sigmoid(2.0 * x) - 1.0
 
 
 @tensor_method
+@opmath
 def erf(x: Tensor) -> Tensor:
     """Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): below float32's resolution of erf's range."""
     x = _float(x)
@@ -53,6 +58,7 @@ def erf(x: Tensor) -> Tensor:
 
 
 @tensor_method
+@opmath
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     x = _float(x)
     if approximate == "tanh":
@@ -63,6 +69,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 
 @tensor_method
+@opmath
 def silu(x: Tensor) -> Tensor:
     return _float(x) * sigmoid(x)
 
@@ -71,6 +78,7 @@ swish = silu
 
 
 @tensor_method
+@opmath
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     x = _float(x)
     bx = x * beta
@@ -79,12 +87,14 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 
 @tensor_method
+@opmath
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     x = _float(x)
     return where(x > 0, x, alpha * (x.exp() - 1.0))
 
 
 @tensor_method
+@opmath
 def selu(x: Tensor) -> Tensor:
     alpha, scale = 1.6732632423543772, 1.0507009873554805
     return scale * elu(x, alpha)
@@ -96,21 +106,25 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
 
 
 @tensor_method
+@opmath
 def hardsigmoid(x: Tensor) -> Tensor:
     return hardtanh(_float(x) * (1.0 / 6.0) + 0.5, 0.0, 1.0)
 
 
 @tensor_method
+@opmath
 def hardswish(x: Tensor) -> Tensor:
     return _float(x) * hardsigmoid(x)
 
 
 @tensor_method
+@opmath
 def mish(x: Tensor) -> Tensor:
     return _float(x) * tanh(softplus(x))
 
 
 @tensor_method
+@opmath
 def softsign(x: Tensor) -> Tensor:
     x = _float(x)
     return x / (1.0 + x.abs())

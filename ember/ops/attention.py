@@ -24,7 +24,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Ten
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(q kᵀ · scale + mask) v over (..., heads, L, D) tensors, as torch's SDPA.
 
-    is_causal masks key j > query i (top-left aligned, as torch). With fewer kv heads than query heads
+    is_causal masks key j > query i (top-left aligned, as torch). A query row whose mask allows no key
+    outputs zeros, as torch's. With fewer kv heads than query heads
     (GQA), kv heads are shared by consecutive query heads; torch requires enable_gqa=True for that.
     """
     if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
@@ -54,6 +55,9 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Ten
         else:
             s = s + attn_mask
     p = s.softmax(-1)
+    if attn_mask is not None:
+        # a query row that may attend to no key gets a zero output (torch's SDPA), not 0/0 = NaN
+        p = where(s.max(-1, keepdim=True) > -math.inf, p, 0.0)
     return p.cast(v.dtype).matmul(v)
 
 

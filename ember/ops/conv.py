@@ -35,6 +35,17 @@ def unfold_windows(x: Tensor, axes: Sequence[int], sizes: Sequence[int], strides
     return x
 
 
+def _check_windows(op: str, xp: Tensor, kernel, dilation) -> None:
+    """Every spatial axis of the padded input xp must hold at least one window: a clear error here
+    instead of one from deep inside the view arithmetic."""
+    nd = len(kernel)
+    for i, (n, k, d) in enumerate(zip(xp.node.shape[xp.ndim - nd:], kernel, dilation)):
+        span = d * (k - 1) + 1
+        if n.is_const and n.value < span:
+            raise ShapeError(f"{op}: kernel {tuple(kernel)} with dilation {tuple(dilation)} spans {span}, but "
+                             f"spatial axis {i} is only {n.value} long after padding (padded input {xp.shape})")
+
+
 def _conv(x: Tensor, w: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
     if x.ndim != nd + 2 or w.ndim != nd + 2:
         raise ShapeError(f"conv{nd}d expects input (N, C, {'*' * nd}) and weight (O, C/groups, {'k' * nd}); "
@@ -64,6 +75,7 @@ def _conv(x: Tensor, w: Tensor, bias, stride, padding, dilation, groups: int, nd
         d = dt.promote(x.dtype, w.dtype)
         x, w = x.cast(d), w.cast(d)
     x = pad_axes(x, [(0, 0), (0, 0)] + list(pads))
+    _check_windows(f"conv{nd}d", x, ks, dilation)
     sp = list(range(2, 2 + nd))
     xu = unfold_windows(x, sp, ks, stride, dilation)  # (N, C, O1, K1, O2, K2, ...)
     outs = [xu.node.shape[2 + 2 * i] for i in range(nd)]
@@ -105,6 +117,10 @@ def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding,
     ks = [s.value for s in w.node.shape[2:]]
     if x.node.shape[1].value != cin or cin % groups:
         raise ShapeError(f"conv_transpose: input channels {x.shape[1]} do not match weight {w.shape} / groups={groups}")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:  # torch's rule: the extra rows must lie inside one stride or dilation step
+            raise ValueError(f"conv_transpose{nd}d: output_padding {output_padding} must be smaller than either "
+                             f"stride {stride} or dilation {dilation}")
     for a, s in enumerate(stride):
         x = Tensor(g.apply_view(x.node, lambda v, a=a, s=s: v.dilate(2 + a, s)))
     per = [(0, 0), (0, 0)]
@@ -150,6 +166,11 @@ def _pool(x: Tensor, kernel, stride, padding, dilation, ceil_mode: bool, nd: int
     stride = _tuple(stride if stride is not None and stride != [] else kernel, nd, "stride")
     padding, dilation = _tuple(padding, nd, "padding"), _tuple(dilation, nd, "dilation")
     lead = x.ndim - nd
+    if any(not s.is_const for s in x.node.shape[lead:]):
+        raise ShapeError(f"{kind}_pool{nd}d needs static spatial dimensions, got {x.shape}")
+    for k, p in zip(kernel, padding):
+        if p > k // 2:  # torch's rule: otherwise a window could hold only padding
+            raise ValueError(f"{kind}_pool{nd}d: padding {padding} must be at most half of the kernel {kernel}")
     sizes = [s.value for s in x.node.shape[lead:]]
     pads = [_pool_pads(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
     per = [(0, 0)] * lead + pads
@@ -157,6 +178,7 @@ def _pool(x: Tensor, kernel, stride, padding, dilation, ceil_mode: bool, nd: int
     if kind == "max" and not x.dtype.is_float:
         fill = int(np.iinfo(x.dtype.np).min)
     xp = pad_axes(x if kind == "max" else _float(x), per, fill)
+    _check_windows(f"{kind}_pool{nd}d", xp, kernel, dilation)
     axes = list(range(lead, lead + nd))
     xu = unfold_windows(xp, axes, kernel, stride, dilation)
     win = tuple(lead + 2 * i + 1 for i in range(nd))
@@ -206,6 +228,8 @@ def _adaptive_matrix(n: int, out: int) -> np.ndarray:
 def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
     """Averages over torch's adaptive windows, as two small constant contractions (rows, then columns)."""
     oh, ow = _tuple(output_size, 2, "output_size")
+    if x.ndim < 3 or not (x.node.shape[-2].is_const and x.node.shape[-1].is_const):
+        raise ShapeError(f"adaptive_avg_pool2d expects (N, C, H, W) or (C, H, W) with static H and W, got {x.shape}")
     h, w = x.node.shape[-2].value, x.node.shape[-1].value
     oh, ow = oh or h, ow or w
     x = _float(x)

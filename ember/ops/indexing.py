@@ -29,6 +29,17 @@ def _wrap_negative(index: Tensor, n) -> Tensor:
     return where(index < 0, index + n_t, index)
 
 
+def _poison_out_of_range(flat: Tensor, index: Tensor, n, axis: int) -> Tensor:
+    """Flat positions whose per-axis index (already wrapped) lies outside [0, n) become -1, which
+    no buffer holds, so evaluation fails loudly instead of reading a neighbouring row. Along axis 0
+    an out-of-range index already lands outside the flat buffer, so no check is added there."""
+    if axis == 0:
+        return flat
+    n_t = n.value if n.is_const else Tensor(g.iota_node((), n, dt.int32))
+    ok = (index >= 0) & (index < n_t)
+    return where(ok, flat, -1)
+
+
 @tensor_method
 def take(x: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened x at `index` (output has index's shape)."""
@@ -59,7 +70,8 @@ def index_select(x: Tensor, axis: int, index: Tensor) -> Tensor:
             term = iota(out_shape, d) * _int(strides[d])
         flat = term if flat is None else flat + term
     flat = flat.broadcast_to(out_shape)
-    return Tensor(g.gather_node(x.node, flat.node))
+    flat = _poison_out_of_range(flat, index.reshape([1] * a + [-1] + [1] * (len(shape) - a - 1)), shape[a], a)
+    return Tensor(g.gather_node(x.node, flat.broadcast_to(out_shape).node))
 
 
 def _int(e):
@@ -82,6 +94,10 @@ def gather(x: Tensor, axis: int, index: Tensor) -> Tensor:
     index = _int_index(index)
     if index.ndim != x.ndim:
         raise ShapeError(f"gather: index rank {index.ndim} differs from input rank {x.ndim}")
+    for d, (si, sx) in enumerate(zip(index.node.shape, x.node.shape)):
+        if d != a and si.is_const and sx.is_const and si.value > sx.value:
+            raise ShapeError(f"gather: index shape {index.shape} exceeds input shape {x.shape} at axis {d} "
+                             f"(only the gathered axis {a} may be larger)")
     index = _wrap_negative(index, x.node.shape[a])
     shape = list(x.node.shape)
     out_shape = list(index.node.shape)
@@ -94,6 +110,7 @@ def gather(x: Tensor, axis: int, index: Tensor) -> Tensor:
     for d in range(len(shape)):
         term = (index if d == a else iota(out_shape, d)) * _int(strides[d])
         flat = term if flat is None else flat + term
+    flat = _poison_out_of_range(flat, index, shape[a], a)
     return Tensor(g.gather_node(x.node, flat.node))
 
 

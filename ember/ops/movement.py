@@ -199,22 +199,30 @@ def getitem(x: Tensor, idx) -> Tensor:
 
 
 def _advanced_index(x: Tensor, idx: tuple) -> Tensor:
-    """One integer tensor index among plain slices, e.g. table[ids] or x[:, ids] (a gather)."""
+    """One integer tensor index among slices and an optional Ellipsis, e.g. table[ids], x[:, ids],
+    x[..., ids] or x[1:, ids] (basic slicing of the other axes, then a gather)."""
     tensors = [k for k, i in enumerate(idx) if isinstance(i, Tensor)]
-    if len(tensors) != 1 or any(i is None or i is Ellipsis for i in idx):
-        raise NotImplementedError("indexing supports one integer index tensor combined with full slices "
-                                  "(e.g. x[ids] or x[:, ids])")
-    k = tensors[0]
-    for j, i in enumerate(idx):
-        if j != k and i != slice(None):
-            raise NotImplementedError("an index tensor can only be combined with ':' slices")
+    if len(tensors) != 1:
+        raise NotImplementedError("indexing supports one integer index tensor (combined with slices and '...')")
+    n_ell = sum(1 for i in idx if i is Ellipsis)  # (not idx.count: == on a Tensor builds a comparison)
+    if any(not (isinstance(i, (Tensor, slice)) or i is Ellipsis) for i in idx) or n_ell > 1:
+        raise NotImplementedError("an index tensor can only be combined with slices and one '...' "
+                                  f"(got {tuple(type(i).__name__ for i in idx)})")
+    if n_ell:
+        e = next(j for j, i in enumerate(idx) if i is Ellipsis)
+        idx = idx[:e] + (slice(None),) * (x.ndim - len(idx) + 1) + idx[e + 1:]
+    if len(idx) > x.ndim:
+        raise IndexError(f"too many indices ({len(idx)}) for a tensor of rank {x.ndim}")
+    k = next(j for j, i in enumerate(idx) if isinstance(i, Tensor))
     ind = idx[k]
     if ind.dtype.is_bool:
         raise NotImplementedError("boolean mask indexing gives a data-dependent shape; use em.where instead")
+    rest = tuple(slice(None) if j == k else i for j, i in enumerate(idx))
+    if any(i != slice(None) for i in rest):
+        x = getitem(x, rest)
     from .indexing import index_select
     shape = list(x.node.shape)
-    flat = ind.reshape(-1)
-    out = index_select(x, k, flat)
+    out = index_select(x, k, ind.reshape(-1))
     return out.reshape(shape[:k] + list(ind.node.shape) + shape[k + 1:])
 
 
@@ -268,7 +276,7 @@ def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     tensors = [t for t in tensors]
     if not tensors:
         raise ValueError("concat of an empty list")
-    from ..tensor import _operands
+    from .. import dtypes as dt
     base = tensors[0]
     ax = _axis(axis, base.ndim)
     dtype = base.dtype
@@ -276,7 +284,7 @@ def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
         if t.ndim != base.ndim or any(s is not o for i, (s, o) in enumerate(zip(t.node.shape, base.node.shape)) if i != ax):
             raise ShapeError("concat: shapes " + ", ".join(sm.shape_str(t.node.shape) for t in tensors) +
                              f" differ outside axis {ax}")
-        dtype = _operands(base.cast(dtype), t)[0].dtype
+        dtype = dt.promote(dtype, t.dtype)
     tensors = [t.cast(dtype) for t in tensors]
     if len(tensors) == 1:
         return tensors[0]
@@ -361,9 +369,19 @@ def repeat(x: Tensor, *reps) -> Tensor:
 
 
 @tensor_method
-def roll(x: Tensor, shifts, axis) -> Tensor:
+def roll(x: Tensor, shifts, axis=None) -> Tensor:
+    """torch.roll: shift elements along axes, wrapping around; with no axis, roll the flattened
+    tensor and restore its shape."""
+    if axis is None:
+        if isinstance(shifts, (tuple, list)):
+            if len(shifts) != 1:
+                raise ValueError(f"roll without an axis takes one shift, got {tuple(shifts)}")
+            shifts = shifts[0]
+        return roll(reshape(x, -1), shifts, 0).reshape(x.node.shape)
     shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
     for s, a in zip(shifts, axes):
         a = _axis(a, x.ndim)
         n = x.node.shape[a]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import dtypes as dt
+from .. import symbolic as sm
 from ..tensor import ShapeError, Tensor
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm", "normalize"]
@@ -15,15 +16,25 @@ def _compute_dtype(x: Tensor):
 
 
 def _check_trailing(x: Tensor, normalized_shape, what: str) -> tuple:
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(x.shape[x.ndim - len(ns):]) != ns:
+    """Axes of the trailing normalized_shape; its entries may be ints or dimension names."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, str, sm.Expr)) else tuple(normalized_shape)
+    if len(ns) > x.ndim or tuple(sm.sym(s) for s in ns) != tuple(x.node.shape[x.ndim - len(ns):]):
         raise ShapeError(f"{what}: normalized_shape {ns} does not match the input's trailing dims {x.shape}")
     return tuple(range(x.ndim - len(ns), x.ndim))
+
+
+def _check_param(op: str, what: str, t, shape: tuple) -> None:
+    """Affine parameters and running statistics must have exactly the shape the op expects."""
+    if t is not None and tuple(t.shape) != tuple(shape):
+        raise ShapeError(f"{op}: {what} has shape {t.shape}, expected {tuple(shape)}")
 
 
 def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     axes = _check_trailing(x, normalized_shape, "layer_norm")
+    ns = tuple(x.shape[axes[0]:])
+    _check_param("layer_norm", "weight", weight, ns)
+    _check_param("layer_norm", "bias", bias, ns)
     xf = x.cast(_compute_dtype(x))
     mu = xf.mean(axes, keepdim=True)
     d = xf - mu
@@ -38,6 +49,7 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None, bias: 
 
 def rms_norm(x: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     axes = _check_trailing(x, normalized_shape, "rms_norm")
+    _check_param("rms_norm", "weight", weight, tuple(x.shape[axes[0]:]))
     cd = _compute_dtype(x)
     if eps is None:  # torch's default: machine epsilon of the input dtype
         import numpy as np
@@ -56,6 +68,8 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None, bias: T
     n, c = x.node.shape[0], x.shape[1]
     if c % num_groups:
         raise ShapeError(f"group_norm: {c} channels are not divisible into {num_groups} groups")
+    _check_param("group_norm", "weight", weight, (c,))
+    _check_param("group_norm", "bias", bias, (c,))
     rest = list(x.node.shape[2:])
     xg = x.cast(_compute_dtype(x)).reshape([n, num_groups, c // num_groups] + rest)
     axes = tuple(range(2, xg.ndim))
@@ -79,6 +93,8 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     if x.ndim < 2:
         raise ShapeError(f"batch_norm expects (N, C, ...), got {x.shape}")
     c = x.shape[1]
+    for what, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        _check_param("batch_norm", what, t, (c,))
     bshape = [1, c] + [1] * (x.ndim - 2)
     xf = x.cast(_compute_dtype(x))
     if training:

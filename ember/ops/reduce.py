@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
-from ..tensor import Tensor, _float, iota, tensor_method, where
+from ..tensor import _HALF, Tensor, _float, iota, opmath, tensor_method, where
 
 __all__ = ["sum", "max", "min", "mean", "var", "std", "prod", "argmax", "argmin", "logsumexp", "softmax",
            "log_softmax", "cumsum", "amax", "amin", "all", "any"]
@@ -87,6 +87,7 @@ def mean(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
 
 
 @tensor_method
+@opmath
 def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
     if unbiased is not None:
         correction = 1 if unbiased else 0
@@ -102,6 +103,7 @@ def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: in
 
 
 @tensor_method
+@opmath
 def std(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
     return var(x, axis, keepdim, dim=dim, correction=correction, unbiased=unbiased).sqrt()
 
@@ -159,6 +161,7 @@ def argmin(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
 
 
 @tensor_method
+@opmath
 def logsumexp(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     x = _float(x)
     axes = _axes(x, axis, dim)
@@ -172,15 +175,19 @@ def logsumexp(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tenso
 def softmax(x: Tensor, axis: int = -1, *, dim=None, dtype=None) -> Tensor:
     x = _float(x) if dtype is None else x.cast(dtype)
     a = _axes(x, dim if dim is not None else axis)
+    out = x.dtype
+    x = x.cast(dt.float32) if out in _HALF else x  # float32 inside, one rounding at the end (as torch)
     e = (x - _reduce(g.MAX, x, a, True)).exp()
-    return e / sum(e, a, keepdim=True)
+    return (e / sum(e, a, keepdim=True)).cast(out)
 
 
 @tensor_method
 def log_softmax(x: Tensor, axis: int = -1, *, dim=None, dtype=None) -> Tensor:
     x = _float(x) if dtype is None else x.cast(dtype)
     a = _axes(x, dim if dim is not None else axis)
-    return x - logsumexp(x, a, keepdim=True)
+    out = x.dtype
+    x = x.cast(dt.float32) if out in _HALF else x
+    return (x - logsumexp(x, a, keepdim=True)).cast(out)
 
 
 @tensor_method
