@@ -36,7 +36,7 @@ def test_op_suite_on_cuda(case):
             assert_close(o, r, t.dtype.name, what=f"{case.name} seed {seed}")
 
 
-@pytest.mark.parametrize("mode", ["thread", "warp", "block", "block-cache", "warp-cache", "gemm"])
+@pytest.mark.parametrize("mode", ["thread", "warp", "block", "block-regs", "block-smem", "warp-regs", "warp-smem", "gemm"])
 @pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv"])
 def test_every_reduction_mode_is_correct(mode, graph):
     from ember.runtime.compile import build_program
@@ -56,7 +56,7 @@ def test_every_reduction_mode_is_correct(mode, graph):
                 pytest.skip("not a contraction")
             cfgs.append({"mode": "gemm", "BM": 32, "BN": 64, "BK": 8, "TM": 2, "TN": 4})
         elif c.stages:
-            cfgs.append({"mode": base, "threads": 128, "vec": 8, "cache": mode.endswith("cache")})
+            cfgs.append({"mode": base, "threads": 128, "vec": 8, "cache": mode.split("-")[1] if "-" in mode else False})
         else:
             cfgs.append(cg.default_config(k))
     fn = build_program(L, "cuda", None, "single", configs=cfgs)

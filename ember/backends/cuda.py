@@ -75,6 +75,17 @@ def device_arch() -> str:
     return f"sm_{device().arch}"
 
 
+def set_max_dynamic_smem(kernel, nbytes: int) -> None:
+    """Allow a kernel more than 48 KB of dynamic shared memory (opt-in, per kernel)."""
+    from cuda.bindings import driver
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    h = kernel.handle
+    if isinstance(h, driver.CUkernel):
+        _check(driver.cuKernelSetAttribute(attr, nbytes, h, device().device_id), "cuKernelSetAttribute")
+    else:
+        _check(driver.cuFuncSetAttribute(h, attr, nbytes), "cuFuncSetAttribute")
+
+
 class CUDAExecutor:
     def __init__(self, program):
         from cuda.core import ObjectCode
@@ -83,6 +94,9 @@ class CUDAExecutor:
         self.cubin = compile_cuda(program.source, device_arch())
         mod = ObjectCode.from_cubin(self.cubin)
         self.kernels = [mod.get_kernel(l.kernel) for l in program.launches]
+        for l, k in zip(program.launches, self.kernels):
+            if int(l.config.get("smem", 0)) > 48 * 1024:
+                set_max_dynamic_smem(k, int(l.config["smem"]))
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._graphs: dict = {}

@@ -290,7 +290,7 @@ class _KernelWriter:
         raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
         st = CUDA.storage_type(buf.dtype)
         if key in self.cached:  # row cache: loaded once into registers, read by every stage
-            name = f"{self.cached[key]}[k_]"
+            name = self.cached[key]
             if key not in self.cached_loaded:
                 load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
                 if valid is not sm.ONE:
@@ -365,7 +365,8 @@ class _KernelWriter:
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
-        return "\n".join(self.lines), {"grid": sm.to_json(grid), "block": T, "smem": 0, "mode": mode}
+        return "\n".join(self.lines), {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0),
+                                        "mode": mode}
 
     def _elementwise(self, c: Canon, T: int, max_vec: int):
         if c.stages:
@@ -467,6 +468,8 @@ class _KernelWriter:
         c = plan.canon
         nrows = _size(c.outer)
         step = T if mode == "block" else 32
+        if self.cfg.get("cache") == "smem":
+            self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
         if mode == "block":
             for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
                 self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
@@ -480,13 +483,21 @@ class _KernelWriter:
             lane, grid = "lane_", sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
         ind = 2
         self.decompose("row_", c.outer, ind)
+        in_smem = self.cfg.get("cache") == "smem"
+        off = 0
         for i, key in enumerate(plan.groups):
             nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
             raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
-            self.cached[key] = f"rc{i}"
-            self.emit(ind, f"{raw_t} rc{i}[{plan.k}];")
+            if in_smem:  # each thread re-reads only the slots it wrote: no barrier needed
+                self.cached[key] = f"reinterpret_cast<{raw_t}*>(em_dyn_smem + {off})[k_ * {step} + {lane}]"
+                off += nbytes * plan.k * step
+            else:
+                self.cached[key] = f"rc{i}[k_]"
+                self.emit(ind, f"{raw_t} rc{i}[{plan.k}];")
+        self.smem_bytes = off
         self.cached_loaded = set()
-        head = (f"#pragma unroll\n" + "  " * ind + f"for (int k_ = 0; k_ < {plan.k}; ++k_) {{")
+        unroll = "#pragma unroll 4" if in_smem else "#pragma unroll"
+        head = (f"{unroll}\n" + "  " * ind + f"for (int k_ = 0; k_ < {plan.k}; ++k_) {{")
         pos = f"const {I} p_ = (({I})k_ * {step} + {lane}) * {plan.vec};"
         for s in c.stages:
             ct = compute_type(s.acc.dtype)
@@ -511,7 +522,8 @@ class _KernelWriter:
 
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
         if self.cfg.get("cache") and mode in ("block", "warp"):
-            plan = row_cache_plan(self.k, c, T if mode == "block" else 32, max_vec)
+            plan = row_cache_plan(self.k, c, T if mode == "block" else 32, max_vec,
+                                  in_smem=self.cfg.get("cache") == "smem")
             if plan is not None:
                 return self._rows_cached(c, mode, T, plan)
         I = self.IDX
@@ -583,7 +595,11 @@ class RowCachePlan:
     regs: int  # 32-bit registers per thread holding the cache
 
 
-def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int = 32) -> RowCachePlan | None:
+SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may use (H100: 227 KB per block)
+
+
+def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int = 32,
+                   in_smem: bool = False) -> RowCachePlan | None:
     """Whether every stage and the tail walk the same row (one loop of the same static length), and the
     loads they share fit in registers: then the row is read from memory once instead of once per stage
     (softmax: 3 reads -> 1)."""
@@ -616,15 +632,22 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
         return None
     steps = N // (T * vec)
     regs = sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in shared) * steps
-    if steps > 32 or regs > max_regs:
+    if in_smem:
+        if regs * 4 * T > SMEM_CACHE_MAX:
+            return None
+    elif steps > 32 or regs > max_regs:
         return None
     return RowCachePlan(N, vec, steps, canon, shared, regs)
 
 
-def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> int | None:
-    for T in (256, 512, 1024):
-        if row_cache_plan(k, c, T, max_vec) is not None:
-            return T
+def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> tuple | None:
+    """(threads, "regs" | "smem"): registers while a row's cache stays small (<= 16 per thread at 256
+    threads, where the rest of the kernel has room), else dynamic shared memory."""
+    if row_cache_plan(k, c, 256, max_vec, max_regs=16) is not None:
+        return 256, "regs"
+    for T in (512, 1024):
+        if row_cache_plan(k, c, T, max_vec, in_smem=True) is not None:
+            return T, "smem"
     return None
 
 
@@ -717,11 +740,11 @@ def default_config(k: ir.Kernel) -> dict:
     rows = _size(c.outer)
     nrows = rows.value if rows.is_const else 1 << 20
     if r <= 1024 and row_cache_plan(k, c, 32, 8) is not None and nrows >= 512:
-        return {"mode": "warp", "threads": 128, "vec": 8, "cache": True}
+        return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
     if r >= 256:
         t = _cached_threads(k, c, 8)
         if t is not None:
-            return {"mode": "block", "threads": t, "vec": 8, "cache": True}
+            return {"mode": "block", "threads": t[0], "vec": 8, "cache": t[1]}
     if r >= 2048 or (r >= 256 and nrows < 1024):
         return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
     if r >= 32:
