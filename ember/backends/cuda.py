@@ -86,14 +86,40 @@ def set_max_dynamic_smem(kernel, nbytes: int) -> None:
         _check(driver.cuFuncSetAttribute(h, attr, nbytes), "cuFuncSetAttribute")
 
 
+def compile_kernels(source: str, arch: str) -> dict:
+    """{kernel name: cubin}: each kernel of a program compiled (and cached) as its own module, in
+    parallel threads (NVRTC releases the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cuda.core  # noqa: F401  (import once here: concurrent first imports in threads race)
+    from ..codegen.cuda import split_program
+    prelude, kernels = split_program(source)
+    if not kernels:
+        return {None: compile_cuda(source, arch)}
+    names = list(kernels)
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2, len(names))) as pool:
+        cubins = list(pool.map(lambda n: compile_cuda(prelude + "\n" + kernels[n], arch), names))
+    return dict(zip(names, cubins))
+
+
+_MODULES: dict = {}  # cubin sha -> loaded ObjectCode (kernels shared across programs)
+
+
+def load_kernel(cubin: bytes, name: str):
+    from cuda.core import ObjectCode
+    key = hashlib.sha256(cubin).hexdigest()
+    mod = _MODULES.get(key)
+    if mod is None:
+        mod = _MODULES[key] = ObjectCode.from_cubin(cubin)
+    return mod.get_kernel(name)
+
+
 class CUDAExecutor:
     def __init__(self, program):
-        from cuda.core import ObjectCode
         self.dev = device()
         self.stream = self.dev.create_stream()
-        self.cubin = compile_cuda(program.source, device_arch())
-        mod = ObjectCode.from_cubin(self.cubin)
-        self.kernels = [mod.get_kernel(l.kernel) for l in program.launches]
+        cubins = compile_kernels(program.source, device_arch())
+        self.kernels = [load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel) for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
             if int(l.config.get("smem", 0)) > 48 * 1024:
                 set_max_dynamic_smem(k, int(l.config["smem"]))

@@ -759,8 +759,12 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
     return src, launch
 
 
+KERNEL_MARK = "// ==== ember kernel "
+
+
 def render_program(kernels: list, configs: list | None = None) -> tuple[str, list]:
-    """One CUDA module with every kernel; per kernel its launch geometry (symbolic, JSON form)."""
+    """The program's CUDA source (the prelude, then each kernel after a marker line, so the runtime
+    can compile and cache every kernel as its own module) and per kernel its launch geometry."""
     parts, launches, seen = [PRELUDE], [], {}
     for i, (k, _) in enumerate(kernels):
         cfg = configs[i] if configs else None
@@ -768,7 +772,17 @@ def render_program(kernels: list, configs: list | None = None) -> tuple[str, lis
         if k.name in seen and seen[k.name] != src:
             raise ValueError(f"two different kernels named {k.name}")
         if k.name not in seen:
-            parts.append(src)
+            parts.append(f"{KERNEL_MARK}{k.name}\n{src}")
             seen[k.name] = src
         launches.append(launch)
     return "\n\n".join(parts) + "\n", launches
+
+
+def split_program(source: str) -> tuple[str, dict]:
+    """(prelude, {kernel name: kernel source}) of a program rendered by render_program."""
+    chunks = source.split(KERNEL_MARK)
+    out = {}
+    for ch in chunks[1:]:
+        name, _, body = ch.partition("\n")
+        out[name.strip()] = body
+    return chunks[0], out
