@@ -152,6 +152,17 @@ class CPUExecutor:
         self.entry(parr, dp)  # warm-up (thread pool, caches)
         return [timed(lambda f=f: f(parr, dp), reps) for f in self.kernels]
 
+    def time_kernel(self, program, arrays: dict, env: dict, index: int, reps: int, limit_us: float | None = None) -> float:
+        from ..runtime.program import timed
+        parr, dims, outs, keep = self._setup(program, arrays, env)
+        dp = dims.ctypes.data
+        self.entry(parr, dp)
+        f = self.kernels[index]
+        first = timed(lambda: f(parr, dp), 1)
+        if limit_us is not None and first > limit_us:
+            return float("inf")
+        return timed(lambda: f(parr, dp), reps)
+
     def time_program(self, program, arrays: dict, env: dict, reps: int) -> float:
         from ..runtime.program import timed
         parr, dims, outs, keep = self._setup(program, arrays, env)

@@ -115,6 +115,8 @@ def load_kernel(cubin: bytes, name: str):
 
 
 class CUDAExecutor:
+    shared_uploads: dict | None = None  # set by the search: constants uploaded once for all candidates
+
     def __init__(self, program):
         self.dev = device()
         self.stream = self.dev.create_stream()
@@ -126,11 +128,20 @@ class CUDAExecutor:
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._graphs: dict = {}
-        self._data = {n: self._upload(a) for n, a in program.data.items()}
+        self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
 
     # ---------------------------------------------------------------- memory
     def _alloc(self, nbytes: int):
         return self.dev.allocate(max(int(nbytes), 1), stream=self.stream)
+
+    def _shared_upload(self, arr: np.ndarray):
+        cache = CUDAExecutor.shared_uploads
+        if cache is None:
+            return self._upload(arr)
+        hit = cache.get(id(arr))
+        if hit is None or hit[0] is not arr:
+            hit = cache[id(arr)] = (arr, self._upload(arr))
+        return hit[1]
 
     def _upload(self, arr: np.ndarray):
         from cuda.bindings import driver
@@ -284,6 +295,25 @@ class CUDAExecutor:
             t = self._events_time(lambda: [launch(self.stream, cfg, k, *args) for _ in range(inner)], reps)
             out.append(t / inner)
         return out
+
+    def time_kernel(self, program, arrays: dict, env: dict, index: int, reps: int, limit_us: float | None = None) -> float:
+        """Median time (us) of kernel `index` alone; gives up early (returns inf) when the first
+        measurement is over `limit_us`."""
+        from cuda.core import launch
+        ptrs = self._prepare(program, arrays, env)
+        l = program.launches[index]
+        grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
+        if grid <= 0:
+            return 0.0
+        from cuda.core import LaunchConfig
+        cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
+        args = [ptrs[a] for a in l.args] + [np.int64(env[d]) for d in l.dims]
+        k = self.kernels[index]
+        first = self._events_time(lambda: launch(self.stream, cfg, k, *args), 1)
+        if limit_us is not None and first > limit_us:
+            return float("inf")
+        inner = max(1, min(50, int(200.0 / max(first, 1.0))))
+        return self._events_time(lambda: [launch(self.stream, cfg, k, *args) for _ in range(inner)], reps) / inner
 
     def time_program(self, program, arrays: dict, env: dict, reps: int) -> float:
         """Median time (us) of one graph replay of the whole program (inputs already on the device)."""

@@ -392,10 +392,11 @@ class LoweringError(RuntimeError):
     pass
 
 
-def partition(outputs: list) -> set:
-    """The set of materialised nodes (fixpoint of the rules in the module docstring)."""
+def partition(outputs: list, force=frozenset()) -> set:
+    """The set of materialised nodes (fixpoint of the rules in the module docstring), including any
+    nodes the caller forces (a searched kernel boundary)."""
     order = g.toposort(outputs)
-    M = {n for n in outputs}
+    M = {n for n in outputs} | {n for n in force if n.op not in (g.INPUT, g.DATA)}
     M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
     for _ in range(10 * len(order) + 10):
         new: set = set()
@@ -416,10 +417,13 @@ def partition(outputs: list) -> set:
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
 
 
-def lower(outputs: list, output_names: list | None = None) -> LoweredGraph:
-    """Partition the graph rooted at `outputs` (nodes) into kernels in execution order."""
+def lower(outputs: list, output_names: list | None = None, force=None) -> LoweredGraph:
+    """Partition the graph rooted at `outputs` (nodes) into kernels in execution order. `force` (or
+    the `forced` attribute of a search candidate) names extra nodes to materialise."""
+    force = force if force is not None else getattr(outputs, "forced", frozenset())
+    outputs = list(outputs)
     order = g.toposort(outputs)
-    M = partition(outputs)
+    M = partition(outputs, force)
     buffers: dict = {}
     names: dict = {}
     n_data = n_temp = 0

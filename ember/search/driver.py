@@ -1,0 +1,125 @@
+"""em.compile(..., search="fast" | "full"): structure candidates x schedules, verified, timed, cached.
+
+1. The program key (structural hash of the outputs, dims binding, device, level, codegen version) is
+   looked up on disk: a hit rebuilds the stored winner (its graph and kernel configs) with no search,
+   after re-verifying it.
+2. Otherwise an `Oracle` computes reference outputs on a few random input sets once.
+3. Structure candidates (the original graph first, then graphs extracted from the e-graph of the
+   rewrite rules, see egraph.py) are lowered; each gets a schedule search (schedule.py).
+4. Every candidate program is verified before it is timed (whole program, CUDA graph replay / CPU
+   clock, median); the fastest verified one wins and is stored.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from .. import graph as g
+from ..kernel import lower as lowering
+from ..runtime.compile import build_program
+from . import store
+from .oracle import Oracle
+from .schedule import Budget, Stats, search_schedules
+
+TIME_LIMITS = {"fast": 60.0, "full": 600.0}
+STRUCTURE_CANDIDATES = {"fast": 4, "full": 24}
+
+
+class SearchError(RuntimeError):
+    pass
+
+
+def _device_name(device: str) -> str:
+    if device == "cuda":
+        from ..backends.cuda import device as cuda_device
+        return cuda_device().name
+    from ..backends.cpu import cpu_identity
+    return cpu_identity()
+
+
+def _progress_printer(enabled: bool, base_us: list):
+    last = [0.0]
+
+    def show(stats: Stats, kernel_index: int, best_us: float) -> None:
+        if not enabled or time.perf_counter() - last[0] < 0.5:
+            return
+        last[0] = time.perf_counter()
+        sys.stderr.write("\r" + stats.line(best_us, base_us[0] or best_us)[:150] + " " * 4)
+        sys.stderr.flush()
+    return show
+
+
+def search_program(nodes: list, device: str, names, kind: str, level: str = "fast", time_limit: float | None = None,
+                   example_inputs: dict | None = None, progress: bool = True, seeds=(0, 1, 2), **_):
+    budget = Budget(time_limit if time_limit is not None else TIME_LIMITS[level])
+    stats = Stats()
+    oracle = Oracle(nodes, seeds, example_inputs)
+    binding = sorted(oracle.env.items())
+    pkey = store.key_of(*(n.key for n in nodes), binding, _device_name(device), level)
+    hit = store.load("program", pkey)
+    if hit is not None:
+        prog = _from_store(hit, device, names, kind)
+        if oracle.check(prog) is None:
+            prog.meta["search"] = hit["summary"] + " (from cache)"
+            return prog
+    arrays = oracle.cases[0][0]
+    base_us = [0.0]
+    show = _progress_printer(progress and sys.stderr.isatty() or progress == "always", base_us)
+
+    from .egraph import structure_candidates
+    cands = structure_candidates(nodes, STRUCTURE_CANDIDATES[level], budget)
+    best = None
+    tried_structures = rejected_structures = 0
+    for ci, cand in enumerate(cands):
+        if ci and budget.out():
+            break
+        lowered = lowering.lower(cand, names)
+        if ci == 0:
+            default = build_program(lowered, device, names, kind)
+            if oracle.check(default) is not None:
+                raise SearchError("the default lowering disagrees with the reference: a compiler bug")
+            base_us[0] = default.executor.time_program(default, arrays, oracle.env, 10)
+        tried_structures += 1
+        try:
+            configs = search_schedules(lowered, device, oracle, level, budget, stats, show)
+            prog = build_program(lowered, device, names, kind, configs=configs)
+        except Exception as e:  # a candidate that cannot be built is rejected, with the reason kept
+            rejected_structures += 1
+            stats.rejections.append((f"structure {ci}", None, f"{type(e).__name__}: {str(e)[:200]}"))
+            continue
+        why = oracle.check(prog)
+        if why:
+            rejected_structures += 1
+            stats.rejections.append((f"structure {ci}", None, why))
+            continue
+        t = prog.executor.time_program(prog, arrays, oracle.env, 10)
+        if best is None or t < best[0]:
+            best = (t, prog, cand, configs)
+    if progress and show:
+        sys.stderr.write("\n")
+    if best is None:
+        raise SearchError("no candidate passed verification")
+    t, prog, cand, configs = best
+    summary = (f"{level}: {tried_structures} structures ({rejected_structures} rejected), {stats.tried} schedules "
+               f"({stats.rejected} rejected, {stats.cached} cached kernels); {t:.1f} us vs default {base_us[0]:.1f} us "
+               f"({base_us[0] / t:.2f}x) at dims {dict(binding) or 'static'}; {time.perf_counter() - stats.t0:.1f} s")
+    prog.meta["search"] = summary
+    prog.meta["rejections"] = [f"{k}: {why}" for k, _, why in stats.rejections[:50]]
+    forced = {f"f{i}": n for i, n in enumerate(sorted(getattr(cand, "forced", ()), key=lambda n: n.key))}
+    store.save("program", pkey, {"graph": g.to_json({**{f"o{i}": n for i, n in enumerate(cand)}, **forced}),
+                                 "n_outputs": len(cand),
+                                 "configs": configs, "time_us": t, "default_us": base_us[0], "summary": summary})
+    return prog
+
+
+def _from_store(hit: dict, device: str, names, kind: str):
+    outs = g.from_json(hit["graph"])
+    nodes = [outs[f"o{i}"] for i in range(hit["n_outputs"])]
+    forced = frozenset(v for k, v in outs.items() if k.startswith("f"))
+    lowered = lowering.lower(nodes, names, force=forced)
+    return build_program(lowered, device, names, kind, configs=hit["configs"])
+
+
+def describe(prog) -> str:
+    return json.dumps(prog.meta.get("search"))

@@ -1,0 +1,138 @@
+"""Schedule search: for each kernel of a lowered program, try the knobs of its space (space.py) and
+keep the fastest *verified* configuration.
+
+Kernels are searched most-expensive-first (by their time under the default schedule) while the
+budget lasts. A candidate changes one kernel's configuration and keeps the best found so far for the
+others; the whole program is checked against the reference (poisoned outputs, several seeds) before
+the changed kernel is timed alone (CUDA events; early abandonment when the first run is 3x slower
+than the best). Contractions then get an evolutionary refinement: mutations of the best tile shape
+(one knob doubled or halved), kept when verified and faster. Winners are cached per kernel
+(structural hash, dims binding, device, level).
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from ..codegen import cuda as cg
+from ..runtime.compile import build_program
+from . import space as sp
+from . import store
+
+
+class Budget:
+    def __init__(self, seconds: float):
+        self.deadline = time.perf_counter() + seconds
+        self.seconds = seconds
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def out(self) -> bool:
+        return self.left() <= 0
+
+
+class Stats:
+    def __init__(self):
+        self.tried = self.rejected = self.cached = 0
+        self.rejections: list = []
+        self.t0 = time.perf_counter()
+
+    def line(self, best_us: float, base_us: float) -> str:
+        sp_ = f"{base_us / best_us:.2f}x" if best_us and base_us else "-"
+        return (f"search: {self.tried} candidates, {self.rejected} rejected, {self.cached} from cache, "
+                f"best {best_us:.1f} us (default {base_us:.1f} us, {sp_}), {time.perf_counter() - self.t0:.0f} s")
+
+
+def _cfg_key(cfg: dict) -> str:
+    return json.dumps(cfg, sort_keys=True)
+
+
+def kernel_store_key(k, env: dict, device: str, level: str) -> str:
+    from ..backends.cuda import device as cuda_device
+    name = cuda_device().name if device == "cuda" else "cpu"
+    return store.key_of(k.key, sorted(env.items()), name, level)
+
+
+def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, stats: Stats,
+                     progress=None, rng=None) -> list:
+    """Best verified config per kernel (CUDA); the default (None) for devices without knobs."""
+    n = len(lowered.kernels)
+    configs = [cg.default_config(k) if device == "cuda" else None for k, _ in lowered.kernels]
+    if device != "cuda":
+        return configs
+    rng = rng or np.random.default_rng(0)
+    env = oracle.env
+    arrays = oracle.cases[0][0]
+
+    def program(cfgs):
+        return build_program(lowered, device, None, "tuple", configs=cfgs)
+
+    base = program(configs)
+    why = oracle.check(base)
+    if why:
+        raise RuntimeError(f"the default lowering disagrees with the reference ({why}): a compiler bug")
+    times = [base.executor.time_kernel(base, arrays, env, i, 5) for i in range(n)]
+    order = sorted(range(n), key=lambda i: -times[i])
+    for i in order:
+        k = lowered.kernels[i][0]
+        skey = kernel_store_key(k, env, device, level)
+        hit = store.load("kernel", skey)
+        if hit is not None:
+            trial = list(configs)
+            trial[i] = hit["cfg"]
+            if oracle.check(program(trial)) is None:  # a cached winner is re-verified, never trusted
+                configs, times[i] = trial, hit["time_us"]
+                stats.cached += 1
+                continue
+        if budget.out():
+            continue
+        best_cfg, best_t = configs[i], times[i]
+        seen = {cg.render_kernel(k, best_cfg)[0]}
+        cands = sp.cuda_space(k, level)
+
+        def try_cfg(cfg):
+            nonlocal best_cfg, best_t
+            try:
+                src = cg.render_kernel(k, cfg)[0]
+            except cg.UnsupportedKernel:
+                return
+            if src in seen:
+                return
+            seen.add(src)
+            trial = list(configs)
+            trial[i] = cfg
+            stats.tried += 1
+            try:
+                prog = program(trial)
+            except Exception as e:  # a config that does not compile or load is a rejected candidate
+                stats.rejected += 1
+                stats.rejections.append((k.name, cfg, f"build: {type(e).__name__}: {str(e)[:200]}"))
+                return
+            why = oracle.check(prog)
+            if why:
+                stats.rejected += 1
+                stats.rejections.append((k.name, cfg, why))
+                return
+            t = prog.executor.time_kernel(prog, arrays, env, i, 7, limit_us=3 * best_t)
+            if t < best_t:
+                best_cfg, best_t = cfg, t
+            if progress:
+                progress(stats, i, best_t)
+
+        for cfg in cands:
+            if budget.out():
+                break
+            try_cfg(cfg)
+        if best_cfg.get("mode") == "gemm":  # evolutionary refinement of the tile shape
+            for _ in range(12 if level == "fast" else 40):
+                if budget.out():
+                    break
+                m = sp.mutate_gemm(best_cfg, rng)
+                if m is not None:
+                    try_cfg(m)
+        configs[i], times[i] = best_cfg, best_t
+        store.save("kernel", skey, {"cfg": best_cfg, "time_us": best_t, "kernel": k.name})
+    return configs

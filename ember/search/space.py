@@ -1,0 +1,58 @@
+"""Schedule spaces: the knobs each kernel can be rendered with, per device.
+
+CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / gemm),
+threads per block, vector width, whether a row is cached (registers or shared memory), and for
+contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile). Illegal or
+pointless combinations are filtered by rendering: configs that render to the same source are one
+candidate. The CPU renderer has no knobs yet; its search is over structure only.
+"""
+from __future__ import annotations
+
+from ..codegen import cuda as cg
+from ..kernel import ir
+
+GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
+    (64, 64, 16, 4, 4), (128, 128, 8, 8, 8), (128, 64, 16, 8, 4), (64, 128, 16, 4, 8),
+    (128, 128, 16, 8, 8), (64, 64, 8, 4, 4), (32, 64, 16, 2, 4), (64, 32, 16, 4, 2),
+    (32, 32, 16, 2, 2), (16, 64, 16, 1, 4), (64, 16, 16, 4, 1), (128, 32, 16, 8, 2), (32, 128, 16, 2, 8),
+]
+
+
+def gemm_cfg(t) -> dict:
+    return dict(zip(("BM", "BN", "BK", "TM", "TN"), t), mode="gemm")
+
+
+def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
+    c = cg.canonical(k)
+    out = [cg.default_config(k)]
+    if not c.stages:
+        for t in (128, 256, 512):
+            for v in (8, 4, 2, 1):
+                out.append({"mode": "elementwise", "threads": t, "vec": v})
+        return out
+    if cg.contraction_of(c) is not None:
+        tiles = GEMM_TILES if level == "full" else GEMM_TILES[:9]
+        out += [gemm_cfg(t) for t in tiles]
+    threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
+    for mode in ("warp", "block", "thread"):
+        for t in threads:
+            if mode == "thread" and t > 256:
+                continue
+            caches = [False] if mode == "thread" else [False, "regs", "smem"]
+            for cache in caches:
+                out.append({"mode": mode, "threads": t, "vec": 8, "cache": cache})
+    return out
+
+
+def mutate_gemm(cfg: dict, rng) -> dict | None:
+    """A neighbour of a gemm tile config: halve or double one tile dimension (kept legal)."""
+    c = dict(cfg)
+    key = rng.choice(["BM", "BN", "BK", "TM", "TN"])
+    c[key] = c[key] * 2 if rng.random() < 0.5 else c[key] // 2
+    if c["TM"] < 1 or c["TN"] < 1 or c["BK"] < 4 or c["BM"] % c["TM"] or c["BN"] % c["TN"]:
+        return None
+    threads = (c["BM"] // c["TM"]) * (c["BN"] // c["TN"])
+    smem = 4 * c["BK"] * (c["BM"] + c["BN"] + 8)
+    if not 32 <= threads <= 1024 or c["TM"] * c["TN"] > 64 or smem > 48 * 1024 or c["BM"] > 256 or c["BN"] > 256:
+        return None
+    return c
