@@ -1,0 +1,60 @@
+"""em.compile(search=...) on the CPU: verified winners, the disk cache, rejected candidates."""
+import numpy as np
+import pytest
+
+import ember as em
+from tests.conftest import assert_close
+
+pytest.importorskip("egglog")
+from ember.search import rules as rl  # noqa: E402
+from ember.search.rules import Rule  # noqa: E402
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def graph():
+    x = em.input("x", (6, 300))
+    w = em.tensor(np.random.default_rng(0).standard_normal((300, 7)).astype(np.float32))
+    return ((x * 2.0) * 0.5).softmax(-1) @ w + 0.0
+
+
+def test_search_returns_verified_program_and_caches_it(cache_dir):
+    y = graph()
+    fn = em.compile(y, device="cpu", search="fast", time_limit=20, progress=False)
+    xv = np.random.default_rng(5).standard_normal((6, 300)).astype(np.float32)
+    assert_close(fn(x=xv), em.reference(y, x=xv))
+    assert "structures" in fn.meta["search"]
+    again = em.compile(y, device="cpu", search="fast", time_limit=20, progress=False)
+    assert "from cache" in again.meta["search"]
+    assert_close(again(x=xv), em.reference(y, x=xv))
+
+
+def test_wrong_rule_candidates_are_rejected(cache_dir, monkeypatch):
+    """A deliberately wrong rule (x * a = x) produces candidates that verification must reject."""
+    from egglog import rewrite
+
+    def wrong(H, reduced):
+        from egglog import String, f64, i64, var, vars_
+        x = var("x", H)
+        a, s, d = var("a", f64), var("s", i64), var("d", String)
+        return [rewrite(H.binary("mul", x, H.scalar(a, s, d))).to(x)]
+
+    monkeypatch.setattr(rl, "RULES", rl.RULES + [Rule("wrong", "x * a = x", wrong)])
+    x = em.input("x", (4, 33))
+    y = (x * 3.0).exp() + 1.0
+    fn = em.compile(y, device="cpu", search="full", time_limit=30, progress=False)
+    assert "rejected" in fn.meta["search"]
+    n_rej = int(fn.meta["search"].split("structures (")[1].split(" rejected")[0])
+    assert n_rej >= 1, fn.meta["search"]
+    xv = np.random.default_rng(1).standard_normal((4, 33)).astype(np.float32)
+    assert_close(fn(x=xv), em.reference(y, x=xv))
+
+
+def test_bad_search_mode_is_a_clear_error():
+    x = em.input("x", (3,))
+    with pytest.raises(ValueError, match="search must be one of"):
+        em.compile(x + 1, device="cpu", search="fastest")
