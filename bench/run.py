@@ -126,6 +126,7 @@ def device_name(device: str) -> str:
 
 
 PEAKS: dict = {}
+SEARCH_TIME = 60.0
 
 
 def run_case(case, device: str, search: str, with_compile: bool, bw: float) -> dict:
@@ -135,7 +136,10 @@ def run_case(case, device: str, search: str, with_compile: bool, bw: float) -> d
     tins = {k: to_torch(v, device) for k, v in ins.items()}
     rec: dict = {"name": case.name, "kind": case.kind, "dtype": case.dtype}
     t0 = time.perf_counter()
-    fn = em.compile(y, device=device, search=search)
+    opts = {"time_limit": SEARCH_TIME, "progress": False} if search != "none" else {}
+    fn = em.compile(y, device=device, search=search, **opts)
+    if search != "none":
+        rec["search"] = fn.meta.get("search")
     rec["compile_s"] = round(time.perf_counter() - t0, 2)
     rec["kernels"] = len(fn.launches)
     ref = tf(**tins)
@@ -150,6 +154,8 @@ def run_case(case, device: str, search: str, with_compile: bool, bw: float) -> d
         print(f"  !! {case.name}: WRONG (max err {err:.3g}, scale {scale:.3g}) -- not timed", flush=True)
         return rec
     rec["ember_us"] = fn.benchmark(**(tins if device == "cuda" else ins))
+    call_in = tins if device == "cuda" else ins
+    rec["call_us"] = time_torch(lambda: fn(**call_in), "cpu", reps=20, inner=3)  # host wall time of one call
     call = lambda: tf(**tins)  # noqa: E731
     rec["eager_us"] = time_torch(call, device)
     if device == "cuda":
@@ -203,7 +209,10 @@ def main(argv=None) -> int:
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile baselines")
     p.add_argument("--only", default=None)
     p.add_argument("--out", default=None)
+    p.add_argument("--search-time", type=float, default=60.0, help="search time limit per case (s)")
     a = p.parse_args(argv)
+    global SEARCH_TIME
+    SEARCH_TIME = a.search_time
     device = "cuda" if a.suite == "gpu" else "cpu"
     cases = suite.gpu_cases() if device == "cuda" else suite.cpu_cases()
     if a.only:

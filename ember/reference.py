@@ -28,8 +28,13 @@ def _compute_dtype(d: dt.DType) -> np.dtype:
     return np.dtype(np.float64) if d.is_float else d.np
 
 
-def _grid(shape: tuple, env: dict) -> dict:
-    dims = tuple(int(sm.evaluate(s, env)) for s in shape)
+def _dims(shape: tuple, env: dict) -> tuple:
+    return tuple(int(sm.evaluate(s, env)) for s in shape)
+
+
+def _grid(shape: tuple, env: dict):
+    """env extended with sparse index grids _i0.. over `shape` (each has size 1 on all other axes)."""
+    dims = _dims(shape, env)
     grids = np.indices(dims, dtype=np.int64, sparse=True) if dims else []
     out = dict(env)
     for d, gr in enumerate(grids):
@@ -37,16 +42,44 @@ def _grid(shape: tuple, env: dict) -> dict:
     return out, dims
 
 
-def eval_view(src: np.ndarray, v, env: dict) -> np.ndarray:
+def _nd(a, ndim: int) -> np.ndarray:
+    """A value as an array of rank `ndim` (scalars become (1,)*ndim), keeping size-1 broadcast axes."""
+    a = np.asarray(a)
+    return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
+
+
+# Values are kept *compressed*: an axis along which a value is constant (a broadcast) has size 1 in
+# the array, so expand views cost nothing and a sum of a broadcast product is an einsum of its
+# operands instead of a materialised (M, N, K) tensor.
+
+
+def _view(src: np.ndarray, src_dims: tuple, v, env: dict) -> np.ndarray:
     genv, dims = _grid(v.shape, env)
-    idx = np.broadcast_to(np.asarray(sm.evaluate(v.index, genv)), dims)
-    flat = src.reshape(-1)
-    if v.valid is sm.ONE:
-        return flat[idx] if flat.size else np.zeros(dims, src.dtype)
-    valid = np.broadcast_to(np.asarray(sm.evaluate(v.valid, genv)).astype(bool), dims)
-    safe = np.where(valid, idx, 0)
-    out = flat[safe] if flat.size else np.zeros(dims, src.dtype)
-    return np.where(valid, out, np.zeros((), src.dtype))
+    nd = len(dims)
+    idx = _nd(sm.evaluate(v.index, genv), nd)
+    if src.size == 0:
+        return np.zeros(dims, src.dtype)
+    flat = src.reshape(-1) if src.shape == src_dims else None  # else: compressed, use coordinates
+    valid = None if v.valid is sm.ONE else _nd(sm.evaluate(v.valid, genv), nd).astype(bool)
+    safe = idx if valid is None else np.where(valid, idx, 0)
+    if flat is not None:
+        out = flat[safe]
+    else:
+        coords, stride = [], 1
+        strides = []
+        for n in reversed(src_dims):
+            strides.append(stride)
+            stride *= n
+        strides = strides[::-1]
+        for d, (n, st) in enumerate(zip(src_dims, strides)):
+            coords.append((safe // st) % n if src.shape[d] != 1 else np.zeros((1,) * nd, np.int64))
+        out = src[tuple(coords)] if src_dims else src[()]
+    return out if valid is None else np.where(valid, out, np.zeros((), src.dtype))
+
+
+def eval_view(src: np.ndarray, v, env: dict) -> np.ndarray:
+    """A view of a full (uncompressed) source array, as a full array."""
+    return np.broadcast_to(_view(src, src.shape, v, env), _dims(v.shape, env)).copy()
 
 
 def _cast(x: np.ndarray, to: dt.DType) -> np.ndarray:
@@ -60,13 +93,50 @@ def _cast(x: np.ndarray, to: dt.DType) -> np.ndarray:
     return y.astype(np.float64) if to.is_float else y
 
 
+def _sum(x: np.ndarray, axes: tuple, full: tuple, dtype) -> np.ndarray:
+    """keepdims sum of a compressed array over `axes` of the full shape `full`."""
+    real = tuple(a for a in axes if x.shape[a] != 1)
+    r = np.sum(x, axis=real, keepdims=True, dtype=dtype) if real else x.astype(dtype)
+    factor = 1
+    for a in axes:
+        if x.shape[a] == 1:
+            factor *= full[a]
+    return r * factor if factor != 1 else r
+
+
+def _contract(a: np.ndarray, b: np.ndarray, axes: tuple, full: tuple) -> np.ndarray:
+    """sum over `axes` of a*b (both compressed, rank len(full)) via einsum, keepdims."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    nd = len(full)
+    ka = [d for d in range(nd) if a.shape[d] != 1]
+    kb = [d for d in range(nd) if b.shape[d] != 1]
+    out = [d for d in range(nd) if d not in axes and (d in ka or d in kb)]
+    spec = f"{''.join(letters[d] for d in ka)},{''.join(letters[d] for d in kb)}->{''.join(letters[d] for d in out)}"
+    r = np.einsum(spec, a.reshape([a.shape[d] for d in ka]), b.reshape([b.shape[d] for d in kb]), optimize=True)
+    factor = 1
+    for d in axes:
+        if d not in ka and d not in kb:
+            factor *= full[d]
+    shape = [full[d] if d in out else 1 for d in range(nd)]
+    r = r.reshape(shape)
+    return r * factor if factor != 1 else r
+
+
 def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -> list[np.ndarray]:
+    """Output values (full arrays) of the graph, given input arrays and the dims binding."""
     order = g.toposort(outputs)
+    cons = g.consumers(order)
+    outs = set(outputs)
+    lazy = {n for n in order if n.op == g.MUL and n not in outs and cons[n]
+            and all(c.op == g.SUM for c in cons[n]) and not n.dtype.is_bool}
     vals: dict = {}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for n in order:
-            s = [vals[x] for x in n.srcs]
+            if n in lazy:
+                continue
+            s = [vals.get(x) for x in n.srcs]
             op = n.op
+            nd = len(n.shape)
             if op == g.INPUT:
                 v = arrays[n.arg].astype(_compute_dtype(n.dtype))
             elif op == g.CONST:
@@ -75,8 +145,7 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
                 v = n.arg.array.astype(_compute_dtype(n.dtype))
             elif op == g.IOTA:
                 genv, dims = _grid(n.shape, env)
-                v = np.broadcast_to(np.asarray(sm.evaluate(n.arg, genv)), dims).astype(n.dtype.np)
-                v = v.astype(_compute_dtype(n.dtype))
+                v = _nd(sm.evaluate(n.arg, genv), nd).astype(n.dtype.np).astype(_compute_dtype(n.dtype))
             elif op == g.EXP2:
                 v = np.exp2(s[0])
             elif op == g.LOG2:
@@ -98,18 +167,26 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
             elif op == g.WHERE:
                 v = np.where(s[0], s[1], s[2])
             elif op == g.SUM:
-                v = np.sum(s[0], axis=n.arg, keepdims=True, dtype=_compute_dtype(n.dtype)
-                           if n.dtype.is_float else np.int64).astype(_compute_dtype(n.dtype))
-            elif op == g.MAX:
-                if s[0].size == 0:
-                    v = np.full(tuple(int(sm.evaluate(d, env)) for d in n.shape), dt.min_value(n.dtype),
-                                _compute_dtype(n.dtype))
+                full = _dims(n.srcs[0].shape, env)
+                acc = _compute_dtype(n.dtype) if n.dtype.is_float else np.int64
+                if n.srcs[0] in lazy:
+                    m = n.srcs[0]
+                    v = _contract(vals[m.srcs[0]], vals[m.srcs[1]], n.arg, full).astype(acc)
                 else:
-                    v = np.max(s[0], axis=n.arg, keepdims=True)
+                    v = _sum(s[0], n.arg, full, acc)
+                v = v.astype(_compute_dtype(n.dtype))
+            elif op == g.MAX:
+                full = _dims(n.srcs[0].shape, env)
+                if any(full[a] == 0 for a in n.arg):
+                    v = np.full(_dims(n.shape, env), dt.min_value(n.dtype), _compute_dtype(n.dtype))
+                else:
+                    real = tuple(a for a in n.arg if s[0].shape[a] != 1)
+                    v = np.max(s[0], axis=real, keepdims=True) if real else s[0]
             elif op == g.VIEW:
-                v = eval_view(s[0], n.arg, env)
+                v = _view(s[0], _dims(n.srcs[0].shape, env), n.arg, env)
             elif op == g.GATHER:
-                data, idx = s[0].reshape(-1), s[1].astype(np.int64)
+                data = np.broadcast_to(s[0], _dims(n.srcs[0].shape, env)).reshape(-1)
+                idx = s[1].astype(np.int64)
                 if idx.size and (idx.min() < 0 or idx.max() >= data.size):
                     bad = idx[(idx < 0) | (idx >= data.size)][0]
                     raise IndexError(f"gather index {bad} out of range for a source of {data.size} elements")
@@ -118,8 +195,8 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
                 v = _cast(s[0], n.dtype)
             else:  # pragma: no cover
                 raise ReferenceError(f"unknown op {op}")
-            vals[n] = np.asarray(v)
-    return [vals[o] for o in outputs]
+            vals[n] = _nd(v, nd)
+    return [np.broadcast_to(vals[o], _dims(o.shape, env)) for o in outputs]
 
 
 def _collect(y):

@@ -105,3 +105,15 @@ def test_demo_models_on_cuda():
                    (decoder_graph(rng), {"ids": rng.integers(0, 256, (1, 32)).astype(np.int32)})]:
         fn = em.compile(y, device="cuda")
         assert_close(fn(**ins), em.reference(y, **ins))
+
+
+def test_search_on_cuda_is_verified_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    a, b = em.input("a", (96, 200)), em.input("b", (200, 130))
+    y = em.gelu(a @ b + 1.0).softmax(-1)
+    fn = em.compile(y, device="cuda", search="fast", time_limit=30, progress=False)
+    av, bv = rnd(96, 200, seed=3), rnd(200, 130, seed=4)
+    assert_close(fn(a=av, b=bv), em.reference(y, a=av, b=bv))
+    assert "schedules" in fn.meta["search"]
+    again = em.compile(y, device="cuda", search="fast", time_limit=30, progress=False)
+    assert "from cache" in again.meta["search"]

@@ -52,6 +52,17 @@ def _progress_printer(enabled: bool, base_us: list):
 
 def search_program(nodes: list, device: str, names, kind: str, level: str = "fast", time_limit: float | None = None,
                    example_inputs: dict | None = None, progress: bool = True, seeds=(0, 1, 2), **_):
+    if device == "cuda":  # candidates share one upload of the constants
+        from ..backends.cuda import CUDAExecutor
+        CUDAExecutor.shared_uploads = {}
+        try:
+            return _search(nodes, device, names, kind, level, time_limit, example_inputs, progress, seeds)
+        finally:
+            CUDAExecutor.shared_uploads = None
+    return _search(nodes, device, names, kind, level, time_limit, example_inputs, progress, seeds)
+
+
+def _search(nodes, device, names, kind, level, time_limit, example_inputs, progress, seeds):
     budget = Budget(time_limit if time_limit is not None else TIME_LIMITS[level])
     stats = Stats()
     oracle = Oracle(nodes, seeds, example_inputs)
