@@ -752,11 +752,22 @@ def default_config(k: ir.Kernel) -> dict:
     return {"mode": "thread", "threads": 128, "vec": 1}
 
 
+_RENDERED: dict = {}  # (id(kernel), config) -> (kernel, source, launch): the search renders a lot
+
+
 def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
+    import json
     cfg = dict(cfg or default_config(k))
+    key = (id(k), json.dumps(cfg, sort_keys=True))
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is k:
+        return hit[1], dict(hit[2])
     src, launch = _KernelWriter(k, cfg).render(canonical(k))
     launch["cfg"] = cfg
-    return src, launch
+    if len(_RENDERED) > 20000:
+        _RENDERED.clear()
+    _RENDERED[key] = (k, src, launch)
+    return src, dict(launch)
 
 
 KERNEL_MARK = "// ==== ember kernel "
