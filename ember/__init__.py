@@ -21,6 +21,7 @@ from .ops.movement import *  # noqa: F401,F403
 from .ops.norm import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .reference import reference
+from .autograd import grad
 from .arrays import InputError
 from .graph import GraphError
 
