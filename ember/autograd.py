@@ -274,8 +274,118 @@ class _Pending:
         return _index_names(self.index), _index_names(self.valid)
 
 
+def _factor_list(t: Expr) -> list:
+    return list(t.args) if t.op == "mul" else [t]
+
+
+def _exact_quotient(t: Expr, k: int, b: Expr) -> Expr | None:
+    """(k·t) / b when a symbolic divisor b = kb·(product) divides it structurally, else None."""
+    if b.op == "add" and b.args[0] == 0 and len(b.args[1]) == 1:
+        (tb, kb), = b.args[1]
+    else:
+        tb, kb = b, 1
+    if k % kb:
+        return None
+    rest = _factor_list(t)
+    for f in _factor_list(tb):
+        if f not in rest:
+            return None
+        rest.remove(f)
+    return sm.prod(rest) * (k // kb)
+
+
+def _bound(e: Expr, upper: bool) -> Expr | None:
+    """A symbolic bound of a linear expression whose terms are products of non-negative factors:
+    index variables are replaced by 0 or by their (possibly symbolic) largest value; named
+    dimensions stay. None when a factor could be negative."""
+    c0, terms = (e.args[0], e.args[1]) if e.op == "add" else ((e.value, ()) if e.is_const else (0, ((e, 1),)))
+    out = sm.const(c0)
+    for t, k in terms:
+        factors = _factor_list(t)
+        if any(f.vmin < 0 for f in factors):
+            return None
+        high = upper == (k > 0)
+        val = sm.ONE
+        for f in factors:
+            if f.op == "var" and f.args[0].startswith("_i"):
+                hi = f.args[2]
+                if high and hi is None:
+                    return None
+                val = val * (sym(hi) if high else sm.ZERO)
+            elif f.op in ("var", "const"):
+                val = val * f
+            else:
+                return None
+        out = out + val * k
+    return out
+
+
+def _within(a: Expr, b: Expr, atoms: Sequence[Expr] = ()) -> bool:
+    """0 <= a < b for every value of the index variables (b symbolic) where every atom is >= 0."""
+    lo, hi = _bound(a, False), _bound(a, True)
+    lower = (lo is not None and sm.prove_le(0, lo)) or any(sm.prove_le(t, a) for t in atoms)
+    upper = (hi is not None and sm.prove_lt(hi, b)) or any(sm.prove_le(t, b - 1 - a) for t in atoms)
+    return lower and upper
+
+
+def _resimplify(e: Expr, atoms: Sequence[Expr] = ()) -> Expr:
+    """Rebuild e, splitting exact multiples out of floor divisions and modulos by *symbolic* divisors,
+    (128·S·i + r) // (128·S) -> i + r // (128·S), and dropping them when the remainder is provably in
+    [0, divisor) — from variable bounds that may be symbolic, or from ``atoms`` (expressions known
+    to be >= 0, e.g. the validity's conjuncts: only sound where e matters only when those hold). The
+    canonical simplifier does neither for scaled symbolic divisors, so reshapes over named dimensions
+    would otherwise keep div/mod terms that hide their affine structure from the un-viewing analysis."""
+    memo: dict = {}
+
+    def go(x: Expr) -> Expr:
+        r = memo.get(x)
+        if r is not None:
+            return r
+        op = x.op
+        if op in ("const", "var"):
+            r = x
+        elif op == "add":
+            r = sm.const(x.args[0])
+            for t, k in x.args[1]:
+                r = r + go(t) * k
+        elif op == "mul":
+            r = sm.prod(go(f) for f in x.args)
+        elif op in ("div", "mod"):
+            a, b = go(x.args[0]), go(x.args[1])
+            quot, rest = sm.ZERO, a
+            if not b.is_const:
+                terms = dict(a.args[1]) if a.op == "add" else ({} if a.is_const else {a: 1})
+                for t, k in terms.items():
+                    q = _exact_quotient(t, k, b)
+                    if q is not None:
+                        quot, rest = quot + q, rest - t * k
+            if not b.is_const and _within(rest, b, atoms):
+                r = quot if op == "div" else rest
+            else:
+                r = quot + rest // b if op == "div" else rest % b
+        elif op == "min":
+            r = sm.minimum(go(x.args[0]), go(x.args[1]))
+        elif op == "max":
+            r = sm.maximum(go(x.args[0]), go(x.args[1]))
+        elif op == "lt":
+            r = sm.lt(go(x.args[0]), go(x.args[1]))
+        elif op == "and":
+            r = sm.logical_and(go(x.args[0]), go(x.args[1]))
+        elif op == "not":
+            r = sm.logical_not(go(x.args[0]))
+        else:  # pragma: no cover
+            r = x
+        memo[x] = r
+        return r
+
+    return go(e)
+
+
 def _normalize(p: _Pending) -> _Pending | None:
     """Steps 1-2 of the module docstring, plus dropping unit axes. None: the gradient is zero."""
+    if any(not s.is_const for s in p.shape):
+        # the index is read only where the validity holds, so its conjuncts may be assumed there
+        p = _Pending(p.node, p.shape, _resimplify(p.index, _atoms(p.valid)), _resimplify(p.valid))
     sub = {index_name(d): 0 for d, s in enumerate(p.shape) if s is sm.ONE}
     if sub:
         p = _Pending(p.node, p.shape, sm.substitute(p.index, sub), sm.substitute(p.valid, sub))
@@ -340,9 +450,9 @@ def _split_candidates(p: _Pending) -> list[tuple[int, Expr]]:
             if c.is_const:
                 cd = c.value // math.gcd(c.value, abs(k))
                 if cd > 1 and (not n.is_const or cd < n.value):
-                    if n.is_const or (n // cd) * cd is n:
+                    if n.is_const or _divide(n, sym(cd)) is not None:
                         found.add((d, sym(cd)))
-            elif k == 1 and (n // c) * c is n and n is not c:
+            elif k == 1 and n is not c and _divide(n, c) is not None:
                 found.add((d, c))
     return sorted(found, key=lambda dc: (dc[0], dc[1].key))
 
@@ -381,7 +491,7 @@ def _split(p: _Pending, d: int, c: Expr) -> _Pending:
     n = p.shape[d]
     node, shape = p.node, list(p.shape)
     padded = n.is_const and n.value % c.value != 0 if c.is_const else False
-    q = (n + (c - 1)) // c if padded else n // c
+    q = (n + (c - 1)) // c if padded else _divide(n, c)
     if padded:
         shape[d] = q * c
         coords = [_var(k, shape[k]) for k in range(len(shape))]
@@ -469,11 +579,24 @@ def _in_range(c: Expr, hi: Expr, atoms: list) -> bool:
 
 
 def _divide(a: Expr, b: Expr) -> Expr | None:
-    """a / b if b divides a exactly (structurally), else None."""
-    if a.is_const and b.is_const:
-        return sym(a.value // b.value) if a.value % b.value == 0 else None
-    q = a // b
-    return q if q * b is a else None
+    """a / b if b divides every term of a exactly (structurally), else None."""
+    if b.is_const:
+        if a.is_const:
+            return sym(a.value // b.value) if a.value % b.value == 0 else None
+        b_val = b.value
+        c0, terms = (a.args[0], a.args[1]) if a.op == "add" else (0, ((a, 1),))
+        if c0 % b_val or any(k % b_val for _, k in terms):
+            return None
+        return sm.sum_of([c0 // b_val] + [t * (k // b_val) for t, k in terms])
+    if a.is_const or (a.op == "add" and a.args[0] != 0):
+        return None
+    out = sm.ZERO
+    for t, k in (a.args[1] if a.op == "add" else ((a, 1),)):
+        q = _exact_quotient(t, k, b)
+        if q is None:
+            return None
+        out = out + q
+    return out
 
 
 class _Plan:
