@@ -294,6 +294,41 @@ def _exact_quotient(t: Expr, k: int, b: Expr) -> Expr | None:
     return sm.prod(rest) * (k // kb)
 
 
+def _index_coefficients(e: Expr) -> dict:
+    """{index variable v: the coefficient expression of v} for the terms of e linear in v."""
+    out: dict = {}
+    for t, k in (e.args[1] if e.op == "add" else (() if e.is_const else ((e, 1),))):
+        fs = _factor_list(t)
+        idx = [f for f in fs if f.op == "var" and f.args[0].startswith("_i")]
+        if len(idx) != 1:
+            continue
+        v = idx[0]
+        rest = list(fs)
+        rest.remove(v)
+        out[v] = out.get(v, sm.ZERO) + sm.prod(rest) * k
+    return out
+
+
+def _const_multiple(coef: Expr, b: Expr, exact: bool = True) -> int | None:
+    """m if coef == m·b for an integer m (both linear in named dimensions), else None. With
+    exact=False, coef may also differ from m·b by a plain number."""
+    b_terms = b.args[1] if b.op == "add" else ((b, 1),)
+    c_terms = dict(coef.args[1]) if coef.op == "add" else ({} if coef.is_const else {coef: 1})
+    t0, k0 = b_terms[0]
+    if t0 not in c_terms or c_terms[t0] % k0:
+        return None
+    m = c_terms[t0] // k0
+    left = coef - b * m
+    return m if m and (left is sm.ZERO or (not exact and left.is_const)) else None
+
+
+def _index_free(e: Expr) -> Expr:
+    """The terms of e that contain no index variable."""
+    if e.op != "add":
+        return e if not _index_names(e) else sm.ZERO
+    return sm.sum_of([e.args[0]] + [t * k for t, k in e.args[1] if not _index_names(t)])
+
+
 def _bound(e: Expr, upper: bool) -> Expr | None:
     """A symbolic bound of a linear expression whose terms are products of non-negative factors:
     index variables are replaced by 0 or by their (possibly symbolic) largest value; named
@@ -359,6 +394,13 @@ def _resimplify(e: Expr, atoms: Sequence[Expr] = ()) -> Expr:
                     q = _exact_quotient(t, k, b)
                     if q is not None:
                         quot, rest = quot + q, rest - t * k
+                for v, coef in _index_coefficients(rest).items():  # (S+1)·i spread over S·i + i
+                    m = _const_multiple(coef, b)
+                    if m is not None:
+                        quot, rest = quot + v * m, rest - v * coef
+                m = _const_multiple(_index_free(rest), b, exact=False)  # (3S + 3 + r) // (3S + 3)
+                if m is not None:
+                    quot, rest = quot + m, rest - b * m
             if not b.is_const and _within(rest, b, atoms):
                 r = quot if op == "div" else rest
             else:
@@ -450,8 +492,7 @@ def _split_candidates(p: _Pending) -> list[tuple[int, Expr]]:
             if c.is_const:
                 cd = c.value // math.gcd(c.value, abs(k))
                 if cd > 1 and (not n.is_const or cd < n.value):
-                    if n.is_const or _divide(n, sym(cd)) is not None:
-                        found.add((d, sym(cd)))
+                    found.add((d, sym(cd)))  # padded to a multiple of cd when it does not divide n
             elif k == 1 and n is not c and _divide(n, c) is not None:
                 found.add((d, c))
     return sorted(found, key=lambda dc: (dc[0], dc[1].key))
@@ -490,8 +531,10 @@ def _split(p: _Pending, d: int, c: Expr) -> _Pending:
     """Replace axis d (extent n) by (ceil(n / c), c); pads the gradient with zeros if c ∤ n."""
     n = p.shape[d]
     node, shape = p.node, list(p.shape)
-    padded = n.is_const and n.value % c.value != 0 if c.is_const else False
-    q = (n + (c - 1)) // c if padded else _divide(n, c)
+    q = _divide(n, c)
+    padded = q is None  # only for constant divisors (see _split_candidates)
+    if padded:
+        q = (n + (c - 1)) // c
     if padded:
         shape[d] = q * c
         coords = [_var(k, shape[k]) for k in range(len(shape))]
@@ -588,6 +631,9 @@ def _divide(a: Expr, b: Expr) -> Expr | None:
         if c0 % b_val or any(k % b_val for _, k in terms):
             return None
         return sm.sum_of([c0 // b_val] + [t * (k // b_val) for t, k in terms])
+    if b.op == "add" and (b.args[0] != 0 or len(b.args[1]) > 1):  # a sum such as S - 1
+        m = _const_multiple(a, b)
+        return sym(m) if m is not None else None
     if a.is_const or (a.op == "add" and a.args[0] != 0):
         return None
     out = sm.ZERO
