@@ -34,29 +34,34 @@ flat source position ``index(i)`` when ``valid(i)``. The source gradient at flat
 sum of ``g[i]`` over every valid ``i`` with ``index(i) == j``. `unview` builds that sum exactly for any
 View, as a new View over ``g`` (plus reductions), in four steps:
 
-1. *Broadcast dims* (index and validity ignore the coordinate; expand): sum ``g`` over them first.
-2. *Validity-pinned dims* (the coordinate only appears in the validity, which allows a contiguous
-   range of values, e.g. a dilation's ``i % f == 0`` after splitting): slice ``g`` to that range.
-3. *Splits*: where the index divides a coordinate by a constant (a reshape of a permuted view
-   produces ``i // B`` and ``i % B``), reshape ``g`` to split that axis (padding it when the divisor
-   does not divide the extent) so the index becomes affine in the new axes. Splits are chosen by a
-   small greedy search on the cost of step 4.
-4. *Inversion*: every axis whose coordinate enters the index linearly with a constant non-zero stride
-   is a candidate for the *chain*: a set of axes whose positions a flat source offset determines
-   uniquely, recovered by floor division and remainder (stride sign handled by flipping). The chain is
-   the largest-extent subset satisfying the uniqueness condition (each stride exceeds the span of the
-   smaller strides); the remaining axes are *enumerated*. The result is a view of ``g`` with shape
-   ``source shape + enumerated extents``, whose index solves for the chain coordinates and whose
-   validity checks the solution (in range, zero remainder, original validity), followed by a sum
-   over the enumerated axes.
+1. *Broadcast axes* (index and validity ignore the coordinate; expand): sum ``g`` over them first.
+2. *Validity-pinned axes* (the coordinate only appears in the validity, which allows a contiguous
+   range of values, e.g. a dilation's ``i % f == 0`` after a split): slice ``g`` to that range.
+3. *Splits and merges*: where the index divides a coordinate by a constant or a named dimension
+   (a reshape of a permuted view produces ``i // B`` and ``i % B``), reshape ``g`` to split that
+   axis — padding it with zeros when the divisor does not divide the extent, merging adjacent axes
+   first when the division reads them as one flat index — so the index becomes affine in the new
+   axes. Moves are chosen greedily on the cost of step 4. With named dimensions the index is first
+   re-simplified (`_resimplify`) where the canonical simplifier stops short.
+4. *Inversion*: every axis whose coordinate enters the index linearly with a constant non-zero
+   stride is a candidate for a *chain*: a set of axes whose positions an offset determines uniquely,
+   recovered by floor division and remainder (a negative stride by flipping). A chain is the
+   largest-extent subset whose strides each exceed the span of the smaller ones; the remaining axes
+   are *enumerated*. Preferably the index is written as Σ stride_d · c_d(i) over the source axes,
+   each coordinate ``c_d`` provably inside its axis wherever the view is valid, and each source axis
+   is solved on its own (this keeps slices, pads, unfolds and permutes as clean per-axis index
+   expressions); otherwise one chain is solved against the flat offset. The result is a view of
+   ``g`` with shape ``source shape + enumerated extents``, whose index solves for the chain
+   coordinates and whose validity checks the solution (in range, zero remainder, original
+   validity), followed by a sum over the enumerated axes.
 
 Cost: (source elements) × (product of enumerated extents). Permute, reshape, reshape of a permuted
-view, slice, pad, flip: nothing is enumerated — the result is a single view (permute -> inverse
-permute, slice -> pad, pad -> slice, flip -> flip). Expand: a sum over the broadcast axes. Unfold
-(sliding windows, convolution): the kernel axes are enumerated, i.e. col2im as a sum over kernel
-offsets, cost N·K. Anything else falls back on enumerating every axis: the validity becomes the
-equality mask ``j == index(i)`` — a one-hot contraction over the index expression, cost N·M for a
-view of M elements over N. It is always correct, only slower.
+view, slice, pad, flip, dilate: nothing is enumerated — the result is a single view (permute ->
+inverse permute, slice -> pad, pad -> slice, flip -> flip, dilate -> strided slice). Expand: a sum
+over the broadcast axes. Unfold (sliding windows, convolution): the kernel axes are enumerated, i.e.
+col2im as a sum over kernel offsets, cost N·K. Anything else falls back on enumerating every axis:
+the validity becomes the equality mask ``j == index(i)`` — a one-hot contraction over the index
+expression, cost N·M for a view of M elements over N. It is always correct, only slower.
 """
 from __future__ import annotations
 
@@ -64,7 +69,6 @@ import itertools
 import math
 from typing import Sequence
 
-from . import dtypes as dt
 from . import graph as g
 from . import symbolic as sm
 from .graph import Node
