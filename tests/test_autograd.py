@@ -585,19 +585,21 @@ def check_grads_vs_torch(case, seed: int, make=None):
     got = run(grads, arrays)
 
     tt = {k: _torch_tensor(a) for k, a in arrays.items()}
+    tol = getattr(case, "tol_dtype", None) or next(
+        (str(a.dtype) for a in arrays.values() if str(a.dtype) in ("float16", "bfloat16")), "float32")
     tout = case.torch(*tt.values()) if getattr(case, "positional", False) else case.torch(**tt)
     touts = [o for o in _as_list(tout) if o.is_floating_point()]
     assert len(touts) == len(outs), f"{case.name}: {len(outs)} float outputs vs torch {len(touts)}"
     # forward first, so an op bug is reported as one (not as a gradient bug)
     fwd = run(outs, arrays)
     for k, (f, t) in enumerate(zip(fwd, touts)):
-        assert_close(f, t.detach().double().numpy(), case.tol_dtype, f"{case.name} forward output {k}")
+        assert_close(f, t.detach().double().numpy(), tol, f"{case.name} forward output {k}")
     tloss = sum((o.double() * torch.tensor(w.astype(np.float32).astype(np.float64))).sum() for o, w in zip(touts, ws))
     tgrads = torch.autograd.grad(tloss, [tt[k] for k in fnames], allow_unused=True)
     for k, gv, tg in zip(fnames, got, tgrads):
         want = np.zeros(arrays[k].shape) if tg is None else tg.numpy()
         assert gv.dtype == arrays[k].dtype, f"{case.name}: grad of {k} is {gv.dtype}, input {arrays[k].dtype}"
-        assert_close(gv, want, case.tol_dtype, f"{case.name}: d/d{k}")
+        assert_close(gv, want, tol, f"{case.name}: d/d{k}")
 
 
 def _f(*shape, kind="normal", dtype="float32"):
