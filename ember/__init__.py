@@ -23,6 +23,7 @@ from .ops.reduce import *  # noqa: F401,F403
 from .reference import reference
 from .runtime.compile import compile  # noqa: A001
 from .runtime.program import Program
+from .autograd import grad
 from .arrays import InputError
 from .graph import GraphError
 
