@@ -140,6 +140,7 @@ def run_case(case, device: str, search: str, with_compile: bool, bw: float) -> d
     fn = em.compile(y, device=device, search=search, **opts)
     if search != "none":
         rec["search"] = fn.meta.get("search")
+        rec["rejections"] = fn.meta.get("rejections", [])[:10]
     rec["compile_s"] = round(time.perf_counter() - t0, 2)
     rec["kernels"] = len(fn.launches)
     ref = tf(**tins)

@@ -489,11 +489,19 @@ class _KernelWriter:
             nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
             raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
             if in_smem:  # each thread re-reads only the slots it wrote: no barrier needed
-                self.cached[key] = f"reinterpret_cast<{raw_t}*>(em_dyn_smem + {off})[k_ * {step} + {lane}]"
-                off += nbytes * plan.k * step
+                if mode == "block":
+                    slot = f"k_ * {step} + {lane}"
+                    per = nbytes * plan.k * step
+                else:  # each warp of the block has its own slab
+                    slot = f"((threadIdx.x >> 5) * {plan.k} + k_) * 32 + {lane}"
+                    per = nbytes * plan.k * step * (T // 32)
+                self.cached[key] = f"reinterpret_cast<{raw_t}*>(em_dyn_smem + {off})[{slot}]"
+                off += per
             else:
                 self.cached[key] = f"rc{i}[k_]"
                 self.emit(ind, f"{raw_t} rc{i}[{plan.k}];")
+        if off > SMEM_CACHE_MAX:
+            raise UnsupportedKernel(f"row cache needs {off} bytes of shared memory (max {SMEM_CACHE_MAX})")
         self.smem_bytes = off
         self.cached_loaded = set()
         unroll = "#pragma unroll 4" if in_smem else "#pragma unroll"

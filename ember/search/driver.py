@@ -116,7 +116,7 @@ def _search(nodes, device, names, kind, level, time_limit, example_inputs, progr
                f"({stats.rejected} rejected, {stats.cached} cached kernels); {t:.1f} us vs default {base_us[0]:.1f} us "
                f"({base_us[0] / t:.2f}x) at dims {dict(binding) or 'static'}; {time.perf_counter() - stats.t0:.1f} s")
     prog.meta["search"] = summary
-    prog.meta["rejections"] = [f"{k}: {why}" for k, _, why in stats.rejections[:50]]
+    prog.meta["rejections"] = [f"{k} {cfg}: {why}" for k, cfg, why in stats.rejections[:50]]
     forced = {f"f{i}": n for i, n in enumerate(sorted(getattr(cand, "forced", ()), key=lambda n: n.key))}
     store.save("program", pkey, {"graph": g.to_json({**{f"o{i}": n for i, n in enumerate(cand)}, **forced}),
                                  "n_outputs": len(cand),

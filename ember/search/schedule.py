@@ -111,12 +111,15 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
                 stats.rejected += 1
                 stats.rejections.append((k.name, cfg, f"build: {type(e).__name__}: {str(e)[:200]}"))
                 return
-            why = oracle.check(prog)
+            try:
+                why = oracle.check(prog)
+                t = None if why else prog.executor.time_kernel(prog, arrays, env, i, 7, limit_us=3 * best_t)
+            except Exception as e:  # a launch that fails is a rejected candidate, not a crashed search
+                why = f"run: {type(e).__name__}: {str(e)[:200]}"
             if why:
                 stats.rejected += 1
                 stats.rejections.append((k.name, cfg, why))
                 return
-            t = prog.executor.time_kernel(prog, arrays, env, i, 7, limit_us=3 * best_t)
             if t < best_t:
                 best_cfg, best_t = cfg, t
             if progress:
