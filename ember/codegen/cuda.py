@@ -409,29 +409,44 @@ class _KernelWriter:
         self.emit(1, f"{ct} acc_[{TM}][{TN}];")
         self.emit(1, f"#pragma unroll\n  for (int i = 0; i < {TM}; ++i)\n    #pragma unroll\n    for (int j = 0; j < {TN}; ++j) acc_[i][j] = 0;")
         self.emit(1, f"for ({I} k0_ = 0; k0_ < K_; k0_ += {BK}) {{")
+        aligned = all(e.is_const for e in (M, N, K)) and M.value % BM == 0 and N.value % BN == 0 and K.value % BK == 0
         for name, val, rows, BR, kfast in (("As", g.a, g.m, BM, g.a_k_fastest), ("Bs", g.b, g.n, BN, g.b_k_fastest)):
-            self.emit(2, f"for (int e_ = tid_; e_ < {BR * BK}; e_ += {NT}) {{")
-            if kfast:
-                self.emit(3, f"const int rr_ = e_ / {BK}, kk_ = e_ % {BK};")
-            else:
-                self.emit(3, f"const int rr_ = e_ % {BR}, kk_ = e_ / {BR};")
             bidx = "bm_" if name == "As" else "bn_"
             lim = "M_" if name == "As" else "N_"
+            fast_len = BK if kfast else BR
+            VL = 4 if aligned and fast_len % 4 == 0 and (BR * BK // 4) % 1 == 0 else 1
+            self.emit(2, f"for (int e_ = tid_; e_ < {BR * BK // VL}; e_ += {NT}) {{")
+            if kfast:
+                self.emit(3, f"const int rr_ = e_ / {BK // VL}, kk_ = (e_ % {BK // VL}) * {VL};")
+            else:
+                self.emit(3, f"const int rr_ = (e_ % {BR // VL}) * {VL}, kk_ = e_ / {BR // VL};")
             self.emit(3, f"const {I} gr_ = {bidx} * {BR} + rr_, gk_ = k0_ + kk_;")
-            self.emit(3, f"{ct} x_ = 0;")
-            self.emit(3, f"if (gr_ < {lim} && gk_ < K_) {{")
-            self.decompose("gr_", rows, 4)
-            self.decompose("gk_", g.k, 4)
-            env = self.values([val], 4)
-            self.emit(4, f"x_ = ({ct}){env[val]};")
-            self.emit(3, "}")
-            self.emit(3, f"{name}[kk_][rr_] = x_;")
+            if VL > 1:  # static, tile-divisible shapes: no bounds checks; VL consecutive elements per thread
+                self.decompose("gr_", rows, 3)
+                self.decompose("gk_", g.k, 3)
+                lane_var = (g.k if kfast else rows)[-1][0]
+                self.emitted_groups = {}
+                lanes = self.lanes([val], lane_var, VL)
+                self._ind = 3
+                env = self.vr.vals([v for lane in lanes for v in lane], 3)
+                for l, lane in enumerate(lanes):
+                    dst = f"{name}[kk_ + {l}][rr_]" if kfast else f"{name}[kk_][rr_ + {l}]"
+                    self.emit(3, f"{dst} = ({ct}){env[lane[0]]};")
+            else:
+                self.emit(3, f"{ct} x_ = 0;")
+                self.emit(3, f"if (gr_ < {lim} && gk_ < K_) {{")
+                self.decompose("gr_", rows, 4)
+                self.decompose("gk_", g.k, 4)
+                env = self.values([val], 4)
+                self.emit(4, f"x_ = ({ct}){env[val]};")
+                self.emit(3, "}")
+                self.emit(3, f"{name}[kk_][rr_] = x_;")
             self.emit(2, "}")
         self.emit(2, "__syncthreads();")
         self.emit(2, f"#pragma unroll\n    for (int kk_ = 0; kk_ < {BK}; ++kk_) {{")
         self.emit(3, f"{ct} a_[{TM}], b_[{TN}];")
         self.emit(3, f"#pragma unroll\n      for (int i = 0; i < {TM}; ++i) a_[i] = As[kk_][ty_ * {TM} + i];")
-        self.emit(3, f"#pragma unroll\n      for (int j = 0; j < {TN}; ++j) b_[j] = Bs[kk_][tx_ * {TN} + j];")
+        self.emit(3, f"#pragma unroll\n      for (int j = 0; j < {TN}; ++j) b_[j] = Bs[kk_][tx_ + j * {BN // TN}];")
         self.emit(3, f"#pragma unroll\n      for (int i = 0; i < {TM}; ++i)\n        #pragma unroll\n        "
                      f"for (int j = 0; j < {TN}; ++j) acc_[i][j] += a_[i] * b_[j];")
         self.emit(2, "}")
@@ -724,6 +739,8 @@ def contraction_of(c: Canon) -> Contraction | None:
             return None
         if not m:  # make the larger side "m" so both tiles are non-trivial
             a, b, m, n, va, vb = b, a, n, m, vb, va
+    if outer and any(x == outer[-1][0] for x, _ in m):  # the output's fastest dim walks the threads (n)
+        a, b, m, n = b, a, n, m
     batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
     return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1], m), _fastest_is(b, kv[-1], n))
 
