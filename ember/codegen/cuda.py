@@ -454,7 +454,7 @@ class _KernelWriter:
         self.emit(1, "}")
         self.emit(1, f"#pragma unroll\n  for (int i = 0; i < {TM}; ++i) {{")
         self.emit(2, f"#pragma unroll\n    for (int j = 0; j < {TN}; ++j) {{")
-        self.emit(3, f"const {I} gm_ = bm_ * {BM} + ty_ * {TM} + i, gn_ = bn_ * {BN} + tx_ * {TN} + j;")
+        self.emit(3, f"const {I} gm_ = bm_ * {BM} + ty_ * {TM} + i, gn_ = bn_ * {BN} + tx_ + j * {BN // TN};")
         self.emit(3, "if (gm_ < M_ && gn_ < N_) {")
         self.decompose("gm_", g.m, 4)
         self.decompose("gn_", g.n, 4)
