@@ -37,15 +37,18 @@ def test_op_suite_on_cuda(case):
 
 
 @pytest.mark.parametrize("mode", ["thread", "warp", "block", "block-regs", "block-smem", "warp-regs", "warp-smem", "gemm"])
-@pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv"])
+@pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv",
+                                   "matmul_aligned"])
 def test_every_reduction_mode_is_correct(mode, graph):
     from ember.runtime.compile import build_program
     dtype = "bfloat16" if graph == "bf16_gemv" else "float32"
-    x = em.input("x", (37, 300), dtype)
-    w = em.input("w", (300, 65), dtype)
+    rows, cols, k = (256, 128, 64) if graph == "matmul_aligned" else (37, 300, 65)
+    x = em.input("x", (rows, cols), dtype)
+    w = em.input("w", (cols, k), dtype)
     y = {"softmax": lambda: x.softmax(-1), "layernorm": lambda: em.layer_norm(x, 300),
          "matmul_bias_gelu": lambda: em.gelu(x @ w + 1.0), "max": lambda: x.max(-1),
-         "argmax": lambda: x.argmax(-1), "bf16_gemv": lambda: x[:1] @ w}[graph]()
+         "argmax": lambda: x.argmax(-1), "bf16_gemv": lambda: x[:1] @ w,
+         "matmul_aligned": lambda: em.linear(x, w.T) * 2.0}[graph]()
     L = lower([y.node])
     base = mode.split("-")[0]
     cfgs = []
@@ -54,14 +57,16 @@ def test_every_reduction_mode_is_correct(mode, graph):
         if base == "gemm":
             if cg.contraction_of(c) is None:
                 pytest.skip("not a contraction")
-            cfgs.append({"mode": "gemm", "BM": 32, "BN": 64, "BK": 8, "TM": 2, "TN": 4})
+            cfgs.append({"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4} if graph == "matmul_aligned"
+                        else {"mode": "gemm", "BM": 32, "BN": 64, "BK": 8, "TM": 2, "TN": 4})
         elif c.stages:
             cfgs.append({"mode": base, "threads": 128, "vec": 8, "cache": mode.split("-")[1] if "-" in mode else False})
         else:
             cfgs.append(cg.default_config(k))
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
     fn.executor.poison = True
-    ins = {"x": rnd(37, 300).astype(em.dtypes.as_dtype(dtype).np), "w": rnd(300, 65, seed=1).astype(em.dtypes.as_dtype(dtype).np)}
+    ins = {"x": rnd(rows, cols).astype(em.dtypes.as_dtype(dtype).np),
+           "w": rnd(cols, k, seed=1).astype(em.dtypes.as_dtype(dtype).np)}
     ins = {k: v for k, v in ins.items() if k in fn.inputs}
     assert_close(fn(**ins), em.reference(y, **ins), dtype, what=f"{graph}/{mode}")
 
