@@ -42,9 +42,9 @@ def test_op_suite_on_cuda(case):
 def test_every_reduction_mode_is_correct(mode, graph):
     from ember.runtime.compile import build_program
     dtype = "bfloat16" if graph == "bf16_gemv" else "float32"
-    rows, cols, k = (256, 128, 64) if graph == "matmul_aligned" else (37, 300, 65)
+    rows, cols, n_out = (256, 128, 64) if graph == "matmul_aligned" else (37, 300, 65)
     x = em.input("x", (rows, cols), dtype)
-    w = em.input("w", (cols, k), dtype)
+    w = em.input("w", (cols, n_out), dtype)
     y = {"softmax": lambda: x.softmax(-1), "layernorm": lambda: em.layer_norm(x, 300),
          "matmul_bias_gelu": lambda: em.gelu(x @ w + 1.0), "max": lambda: x.max(-1),
          "argmax": lambda: x.argmax(-1), "bf16_gemv": lambda: x[:1] @ w,
@@ -66,7 +66,7 @@ def test_every_reduction_mode_is_correct(mode, graph):
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
     fn.executor.poison = True
     ins = {"x": rnd(rows, cols).astype(em.dtypes.as_dtype(dtype).np),
-           "w": rnd(cols, k, seed=1).astype(em.dtypes.as_dtype(dtype).np)}
+           "w": rnd(cols, n_out, seed=1).astype(em.dtypes.as_dtype(dtype).np)}
     ins = {k: v for k, v in ins.items() if k in fn.inputs}
     assert_close(fn(**ins), em.reference(y, **ins), dtype, what=f"{graph}/{mode}")
 

@@ -37,6 +37,7 @@ __device__ __forceinline__ float em_bf2f(unsigned short h) { return __uint_as_fl
 __device__ __forceinline__ unsigned short em_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float em_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ double em_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ int em_maxi(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long em_maxi(long long a, long long b) { return a > b ? a : b; }
 template <typename T> __device__ __forceinline__ T em_max(T a, T b) { return a > b ? a : b; }
 template <> __device__ __forceinline__ float em_max<float>(float a, float b) { return em_maxf(a, b); }
