@@ -92,8 +92,11 @@ def _search(nodes, device, names, kind, level, time_limit, example_inputs, progr
                 raise SearchError("the default lowering disagrees with the reference: a compiler bug")
             base_us[0] = default.executor.time_program(default, arrays, oracle.env, 10)
         tried_structures += 1
+        # the first structure's schedules may use at most 60% of the budget: the rest is for the
+        # other structures, whose kernels mostly repeat (their configs then come from the cache)
+        sub = Budget(max(0.0, budget.left() * (0.6 if ci == 0 and len(cands) > 1 else 1.0)))
         try:
-            configs = search_schedules(lowered, device, oracle, level, budget, stats, show)
+            configs = search_schedules(lowered, device, oracle, level, sub, stats, show)
             prog = build_program(lowered, device, names, kind, configs=configs)
         except Exception as e:  # a candidate that cannot be built is rejected, with the reason kept
             rejected_structures += 1

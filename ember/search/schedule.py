@@ -56,6 +56,30 @@ def kernel_store_key(k, env: dict, device: str, level: str) -> str:
     return store.key_of(k.key, sorted(env.items()), name, level)
 
 
+def _precompile(k, cfgs: list) -> None:
+    """Compile every config's kernel up front, in parallel threads (NVRTC releases the GIL), so the
+    sequential verify-and-time loop only hits the cubin cache."""
+    from concurrent.futures import ThreadPoolExecutor
+    import os
+
+    from ..backends.cuda import compile_cuda, device_arch
+    srcs = set()
+    for cfg in cfgs:
+        try:
+            srcs.add(cg.PRELUDE + "\n" + cg.render_kernel(k, cfg)[0])
+        except cg.UnsupportedKernel:
+            pass
+    arch = device_arch()
+
+    def one(src):
+        try:
+            compile_cuda(src, arch)
+        except Exception:  # reported when the candidate is built
+            pass
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2)) as pool:
+        list(pool.map(one, srcs))
+
+
 def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, stats: Stats,
                      progress=None, rng=None) -> list:
     """Best verified config per kernel (CUDA); the default (None) for devices without knobs."""
@@ -92,6 +116,7 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
         best_cfg, best_t = configs[i], times[i]
         seen = {cg.render_kernel(k, best_cfg)[0]}
         cands = sp.cuda_space(k, level)
+        _precompile(k, cands)
 
         def try_cfg(cfg):
             nonlocal best_cfg, best_t
