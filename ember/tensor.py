@@ -512,10 +512,19 @@ def broadcast_shapes(*shapes: Sequence) -> tuple:
     return tuple(out)
 
 
+def _promote_tensors(a: Tensor, b: Tensor) -> DType:
+    """PyTorch's rule: a 0-d tensor beside a dimensioned one only decides the dtype when it is of a
+    higher category (bool < int < float); within one category the dimensioned tensor's dtype wins
+    (float16 (3,) * float32 0-d -> float16)."""
+    if (a.ndim == 0) != (b.ndim == 0) and a.dtype.kind == b.dtype.kind:
+        return b.dtype if a.ndim == 0 else a.dtype
+    return dt.promote(a.dtype, b.dtype)
+
+
 def _operands(a, b) -> tuple[Tensor, Tensor]:
     """Promote and broadcast two operands (at least one a Tensor) to one dtype and shape."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        d = dt.promote(a.dtype, b.dtype)
+        d = _promote_tensors(a, b)
     elif isinstance(a, Tensor):
         if not _is_scalar(b):
             b = _as_tensor(b)
