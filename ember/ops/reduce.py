@@ -108,13 +108,40 @@ def std(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: in
     return var(x, axis, keepdim, dim=dim, correction=correction, unbiased=unbiased).sqrt()
 
 
+def _tree_prod(x: Tensor, a: int) -> Tensor:
+    """Product along the static axis a as a balanced tree of elementwise multiplies (log2(n) levels
+    of half-slices, an odd length padded with a 1): exact for integers (wrapping as C does), and
+    IEEE for zeros, infinities and NaN (0 * inf is NaN, as in torch)."""
+    from .movement import _slice_axis, pad_axes
+    n = x.node.shape[a].value
+    while n > 1:
+        if n % 2:
+            per = [(0, 0)] * x.ndim
+            per[a] = (0, 1)
+            x = pad_axes(x, per, 1)
+            n += 1
+        h = n // 2
+        x = _slice_axis(x, a, 0, h, 1) * _slice_axis(x, a, h, n, 1)
+        n = h
+    return x
+
+
 @tensor_method
+@opmath
 def prod(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
-    """Product as sign * 2^(sum log2|x|), exact for zeros and signs."""
+    """Product over axes: a multiply tree over static axes; over symbolic ones,
+    sign * 2^(sum log2|x|) (exact for zeros and signs, approximate for large integers)."""
     if x.dtype.is_bool:
         return all(x, axis, keepdim, dim=dim)
-    xf = _float(x)
     axes = _axes(x, axis, dim)
+    if x.ndim == 0 or not axes:
+        return x
+    if _builtin_all(x.node.shape[a].is_const for a in axes):
+        r = x
+        for a in axes:
+            r = _tree_prod(r, a)
+        return _finish(x, r, axes, keepdim)
+    xf = _float(x)
     mag = sum(xf.abs().log2(), axes, keepdim).exp2()
     negs = sum((xf < 0).cast(dt.int32), axes, keepdim)
     zeros = any(xf == 0, axes, keepdim, dim=None)
