@@ -293,6 +293,18 @@ _add("sum_dim_kw_size1", {"x": S(3, 1, 5)}, lambda x: x.sum(dim=1), lambda x: x.
 _add("prod_with_zeros_and_signs", {"x": S(5, 7, kind="int:-2:3")}, lambda x: x.prod(1), lambda x: x.prod(1),
      grad=False)
 _add("logsumexp_large", {"x": S(5, 7)}, lambda x: (x * 200).logsumexp(1), lambda x: (x * 200).logsumexp(1))
+_add("prod_int_exact", {"x": S(3, 13, dtype="int32", kind="int:-3:4")}, lambda x: (x.prod(1), x.prod(0)),
+     lambda x: (x.prod(1), x.prod(0)), grad=False)
+_add("prod_special_values", {"x": S(7, 5)},
+     lambda x: _e_special(x * 1.5).prod(1), lambda x: _t_special(x * 1.5).prod(1), grad=False)
+_add("prod_zero_times_inf", {"x": S(4, 3)},
+     lambda x: em.where(x > 0, math.inf, 0.0).prod(0), lambda x: torch.where(x > 0, math.inf, 0.0).prod(0), grad=False)
+_add("prod_f16", {"x": S(3, 13, dtype="float16", kind="positive")}, lambda x: x.prod(1), lambda x: x.prod(1),
+     tags=("f16",))
+_add("promotion_zero_dim", {"a": S(5, 7, dtype="float16"), "s": S(), "i": S(7, dtype="int32", kind="int:-5:5"),
+                            "h": S(dtype="float16")},
+     lambda a, s, i, h: (a * s, a + s.exp(), i + h, em.where(a > 0, a, s), a.maximum(s)),
+     lambda a, s, i, h: (a * s, a + s.exp(), i + h, torch.where(a > 0, a, s), torch.maximum(a, s)))
 _add("sum_int", {"x": S(5, 7, dtype="int32", kind="int:-100:100")}, lambda x: x.sum(0), lambda x: x.sum(0),
      grad=False)
 _add("sum_bool", {"x": S(5, 7, dtype="bool", kind="bool")}, lambda x: x.sum(1), lambda x: x.sum(1), grad=False)
