@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import ember as em
-from conftest import SEEDS, assert_close
-from op_cases import CASES, make_inputs
+from tests.conftest import SEEDS, assert_close
+from tests.op_cases import CASES, make_inputs
 
 torch = pytest.importorskip("torch")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember as em
-from conftest import SEEDS, assert_close
+from tests.conftest import SEEDS, assert_close
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
