@@ -88,9 +88,12 @@ def mean(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
 
 @tensor_method
 @opmath
-def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
+def var(x: Tensor, axis=None, unbiased=None, keepdim: bool = False, *, dim=None, correction=None) -> Tensor:
+    """Variance over axes. The positional order is torch's (dim, unbiased, keepdim): x.var(1, False)
+    is the biased variance, as in torch, never keepdim=False."""
+    if unbiased is not None and correction is not None:
+        raise TypeError("var: give either unbiased or correction, not both")
+    correction = (1 if unbiased else 0) if unbiased is not None else (1 if correction is None else correction)
     x = _float(x)
     axes = _axes(x, axis, dim)
     mu = mean(x, axes, keepdim=True)
@@ -104,8 +107,8 @@ def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: in
 
 @tensor_method
 @opmath
-def std(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
-    return var(x, axis, keepdim, dim=dim, correction=correction, unbiased=unbiased).sqrt()
+def std(x: Tensor, axis=None, unbiased=None, keepdim: bool = False, *, dim=None, correction=None) -> Tensor:
+    return var(x, axis, unbiased, keepdim, dim=dim, correction=correction).sqrt()
 
 
 def _tree_prod(x: Tensor, a: int) -> Tensor:
