@@ -240,6 +240,9 @@ def flip(x: Tensor, axes) -> Tensor:
 def pad(x: Tensor, pads: Sequence, value=0.0, mode: str = "constant") -> Tensor:
     """torch.nn.functional.pad convention: pads = (last_lo, last_hi, prev_lo, prev_hi, …).
     Negative pads crop. Non-zero values go through where (so -inf padding is exact)."""
+    if isinstance(value, str):  # torch's positional order is (input, pad, mode, value)
+        raise TypeError(f"pad: value must be a number, got {value!r}; Ember's order is pad(x, pads, value, mode), "
+                        "so pass the mode by keyword")
     if mode != "constant":
         raise NotImplementedError(f"pad mode {mode!r} (only 'constant' is supported)")
     if len(pads) % 2 or len(pads) // 2 > x.ndim:
