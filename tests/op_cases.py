@@ -286,6 +286,8 @@ for _tag, _ax, _kd in _RED_AXES:
     _add(f"logsumexp_{_tag}", {"x": S(3, 5, 7)}, lambda x, a=_ax, k=_kd: x.logsumexp(a, keepdim=k),
          lambda x, a=_ax, k=_kd: x.logsumexp(a, keepdim=k))
 
+_add("var_std_torch_positional", {"x": S(4, 13)}, lambda x: (x.var(1, False), x.std(0, True, True), x.var(1, False, True)),
+     lambda x: (x.var(1, False), x.std(0, True, True), x.var(1, False, True)))
 _add("var_correction0", {"x": S(4, 13)}, lambda x: x.var(1, correction=0), lambda x: x.var(1, correction=0))
 _add("std_unbiased_false_keep", {"x": S(4, 13)}, lambda x: x.std(0, keepdim=True, unbiased=False),
      lambda x: x.std(0, keepdim=True, unbiased=False))
@@ -370,6 +372,14 @@ _add("einsum_implicit", {"a": S(5, 7), "b": S(7, 3)}, lambda a, b: em.einsum("ij
      lambda a, b: torch.einsum("ij,jk", a, b))
 _add("einsum_three_operands", {"a": S(3, 5), "b": S(5, 7), "c": S(7, 2)},
      lambda a, b, c: em.einsum("ij,jk,kl->il", a, b, c), lambda a, b, c: torch.einsum("ij,jk,kl->il", a, b, c))
+_add("einsum_ellipsis_uppercase", {"a": S(2, 3, 4, 5), "b": S(5, 6)},
+     lambda a, b: em.einsum("...Ab,bc->...Ac", a, b), lambda a, b: torch.einsum("...Ab,bc->...Ac", a, b))
+_add("einsum_trace_diagonal", {"a": S(5, 5), "b": S(2, 3, 3)},
+     lambda a, b: (em.einsum("ii->", a), em.einsum("ii->i", a), em.einsum("bii->bi", b), em.einsum("ii", a)),
+     lambda a, b: (torch.einsum("ii->", a), torch.einsum("ii->i", a), torch.einsum("bii->bi", b), torch.einsum("ii", a)))
+_add("einsum_repeated_with_contraction", {"a": S(2, 3), "b": S(3, 3), "c": S(3, 4, 3)},
+     lambda a, b, c: (em.einsum("ij,jj->i", a, b), em.einsum("iji->j", c)),
+     lambda a, b, c: (torch.einsum("ij,jj->i", a, b), torch.einsum("iji->j", c)))
 _add("einsum_ellipsis_bcast", {"a": S(1, 3, 5), "b": S(2, 1, 5)}, lambda a, b: em.einsum("...i,...i->...", a, b),
      lambda a, b: torch.einsum("...i,...i->...", a, b))
 
@@ -621,6 +631,9 @@ _add("sdpa_gqa", {"q": S(2, 6, 5, 4), "k": S(2, 2, 7, 4), "v": S(2, 2, 7, 4)},
 _add("sdpa_gqa_causal", {"q": S(1, 4, 7, 4), "k": S(1, 1, 7, 4), "v": S(1, 1, 7, 5)},
      lambda q, k, v: em.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
      lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True))
+_add("sdpa_torch_positional", {"q": S(1, 2, 5, 4), "k": S(1, 2, 5, 4), "v": S(1, 2, 5, 4)},
+     lambda q, k, v: em.scaled_dot_product_attention(q, k, v, None, 0.0, True),
+     lambda q, k, v: F.scaled_dot_product_attention(q, k, v, None, 0.0, True))
 _add("sdpa_3d", {"q": S(3, 5, 4), "k": S(3, 7, 4), "v": S(3, 7, 2)},
      lambda q, k, v: em.scaled_dot_product_attention(q, k, v),
      lambda q, k, v: F.scaled_dot_product_attention(q, k, v))
@@ -660,6 +673,18 @@ _add("cross_entropy_label_smoothing", {"x": S(5, 7), "t": S(5, dtype="int32", ki
 _add("cross_entropy_probs_smoothing", {"x": S(3, 7), "t": S(3, 7)},
      lambda x, t: em.cross_entropy(x, t.softmax(-1), label_smoothing=0.2),
      lambda x, t: F.cross_entropy(x, t.softmax(-1), label_smoothing=0.2))
+_add("cross_entropy_ignore_index", {"x": S(7, 5), "t": S(7, dtype="int32", kind="int:-1:5")},
+     lambda x, t: (em.cross_entropy(x, t, ignore_index=-1), em.cross_entropy(x, t, reduction="none", ignore_index=-1),
+                   em.cross_entropy(x, t, label_smoothing=0.1, ignore_index=-1)),
+     lambda x, t: (F.cross_entropy(x, t.long(), ignore_index=-1),
+                   F.cross_entropy(x, t.long(), reduction="none", ignore_index=-1),
+                   F.cross_entropy(x, t.long(), label_smoothing=0.1, ignore_index=-1)))
+_add("cross_entropy_default_ignore_minus100", {"x": S(2, 5, 3), "t": S(2, 3, dtype="int32", kind="int:0:5")},
+     lambda x, t: em.cross_entropy(x, em.where(t == 0, -100, t)),
+     lambda x, t: F.cross_entropy(x, torch.where(t == 0, -100, t).long()))
+_add("nll_loss_ignore_class", {"x": S(7, 5), "t": S(7, dtype="int32", kind="int:0:5")},
+     lambda x, t: (em.nll_loss(x, t, ignore_index=2), em.nll_loss(x, t, reduction="sum", ignore_index=2)),
+     lambda x, t: (F.nll_loss(x, t.long(), ignore_index=2), F.nll_loss(x, t.long(), reduction="sum", ignore_index=2)))
 _add("nll_loss", {"x": S(5, 7), "t": S(5, dtype="int32", kind="int:0:7")},
      lambda x, t: em.nll_loss(x.log_softmax(1), t), lambda x, t: F.nll_loss(x.log_softmax(1), t.long()))
 _add("nll_loss_spatial_none", {"x": S(2, 5, 3), "t": S(2, 3, dtype="int32", kind="int:0:5")},

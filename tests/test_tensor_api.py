@@ -338,3 +338,24 @@ def test_lazy_tensor_misuse():
         len(x)
     with _raises(em.ShapeError, "static", "B"):
         x.chunk(2, 0)
+
+
+def test_torch_positional_order_is_loud_or_right():
+    """Where Ember's signature differs from torch's, a torch-style positional call fails clearly
+    rather than meaning something else."""
+    x = em.input("x", (3, 5))
+    with _raises(TypeError, "pad", "mode"):
+        em.pad(x, (1, 1), "constant", 0.0)  # torch: F.pad(x, pad, mode, value)
+    q = em.input("q", (1, 2, 3, 4))
+    with _raises(NotImplementedError, "dropout"):
+        em.scaled_dot_product_attention(q, q, q, None, 0.1)
+    with _raises(TypeError, "unbiased", "correction"):
+        x.var(1, True, correction=0)
+
+
+def test_einsum_errors():
+    a = em.input("a", (3, 4))
+    with _raises(ValueError, "'k'", "no operand"):
+        em.einsum("ij->ik", a)
+    with _raises(em.ShapeError, "'i'", "3", "4"):
+        em.einsum("ii->i", a)
