@@ -536,6 +536,11 @@ _add("tril", {"x": S(3, 5, 7)}, lambda x: x.tril(), lambda x: x.tril())
 _add("tril_k", {"x": S(5, 7)}, lambda x: (x.tril(2), x.tril(-1)), lambda x: (x.tril(2), x.tril(-1)))
 _add("triu", {"x": S(3, 7, 5)}, lambda x: x.triu(), lambda x: x.triu())
 _add("triu_k", {"x": S(5, 7)}, lambda x: (x.triu(1), x.triu(-2)), lambda x: (x.triu(1), x.triu(-2)))
+_add("tril_triu_bool_int", {"b": S(4, 5, dtype="bool", kind="bool"), "i": S(5, 4, dtype="int32", kind="int:-5:5")},
+     lambda b, i: (b.tril(), b.triu(1), i.tril(-1), i.triu()), lambda b, i: (b.tril(), b.triu(1), i.tril(-1), i.triu()),
+     grad=False)
+_add("index_list_and_array", {"x": S(7, 5)}, lambda x: (x[[0, 2, -1]], x[:, np.array([4, 0, 4])], x[[[1], [3]]]),
+     lambda x: (x[[0, 2, -1]], x[:, torch.tensor([4, 0, 4])], x[torch.tensor([[1], [3]])]))
 _add("masked_fill", {"x": S(5, 7), "m": S(7, dtype="bool", kind="bool")},
      lambda x, m: x.masked_fill(m, -2.5), lambda x, m: x.masked_fill(m, -2.5))
 _add("index_tensor_first", {"x": S(7, 5), "idx": S(2, 3, dtype="int32", kind="int:0:7")},
@@ -594,6 +599,8 @@ _add("slice_negative_step_full", {"x": S(13,)}, lambda x: x[::-2], lambda x: x.f
 _add("repeat", {"x": S(3, 5)}, lambda x: x.repeat(2, 1, 3), lambda x: x.repeat(2, 1, 3))
 _add("roll", {"x": S(3, 5, 7)}, lambda x: (x.roll(2, 1), x.roll((-3, 9), (0, 2))),
      lambda x: (x.roll(2, 1), x.roll((-3, 9), (0, 2))))
+_add("narrow_negative_start", {"x": S(3, 7)}, lambda x: (x.narrow(1, -3, 2), x.narrow(-1, -7, 7)),
+     lambda x: (x.narrow(1, -3, 2), x.narrow(-1, -7, 7)))
 _add("narrow_movedim", {"x": S(3, 5, 7)}, lambda x: x.narrow(2, 1, 4).movedim(0, -1),
      lambda x: x.narrow(2, 1, 4).movedim(0, -1))
 
