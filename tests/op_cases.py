@@ -853,6 +853,8 @@ _add("scalar_input_math", {"s": S(), "x": S(3, 5)}, lambda s, x: (s.exp(), s * x
      lambda s, x: (s.exp(), s * x + s, x.sum() * s))
 _add("scalar_reductions", {"s": S()}, lambda s: (s.sum(), s.max(), s.mean(), s.softmax(0), s.logsumexp()),
      lambda s: (s.sum(), s.amax(), s.mean(), s.softmax(0), s.logsumexp(0)))
+_add("tensor_amax_amin_methods", {"x": S(3, 5, 7)}, lambda x: (x.amax((0, 2)), x.amin(-1, keepdim=True)),
+     lambda x: (x.amax((0, 2)), x.amin(-1, keepdim=True)))
 _add("var_size1_axis_nan", {"x": S(5, 1)}, lambda x: (x.var(1), x.std(1, correction=0)),
      lambda x: (x.var(1), x.std(1, correction=0)), grad=False)
 _add("matmul_m1_n1", {"a": S(1, 13), "b": S(13, 1)}, lambda a, b: a @ b, lambda a, b: a @ b)

@@ -63,7 +63,7 @@ def max(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     return _reduce(g.MAX, x, _axes(x, axis, dim), keepdim)
 
 
-amax = max
+amax = tensor_method(max, name="amax")  # x.amax(...), as torch
 
 
 @tensor_method
@@ -73,7 +73,7 @@ def min(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     return -max(-x, axis, keepdim, dim=dim)
 
 
-amin = min
+amin = tensor_method(min, name="amin")
 
 
 @tensor_method
@@ -83,7 +83,9 @@ def mean(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     axes = _axes(x, axis, dim)
     n = _count(x, axes)
     s = sum(x, axes, keepdim)
-    return s * (1.0 / n) if isinstance(n, int) else s / n
+    if isinstance(n, int):
+        return s * (1.0 / n) if n else s / 0.0  # the mean of nothing is 0/0 = NaN, as in torch
+    return s / n
 
 
 @tensor_method
@@ -117,6 +119,9 @@ def _tree_prod(x: Tensor, a: int) -> Tensor:
     IEEE for zeros, infinities and NaN (0 * inf is NaN, as in torch)."""
     from .movement import _slice_axis, pad_axes
     n = x.node.shape[a].value
+    if n == 0:  # the empty product is 1
+        shape = [sm.ONE if d == a else s for d, s in enumerate(x.node.shape)]
+        return Tensor(g.const_node(1, x.dtype)).broadcast_to(shape)
     while n > 1:
         if n % 2:
             per = [(0, 0)] * x.ndim
