@@ -858,6 +858,9 @@ _add("tensor_amax_amin_methods", {"x": S(3, 5, 7)}, lambda x: (x.amax((0, 2)), x
 _add("var_size1_axis_nan", {"x": S(5, 1)}, lambda x: (x.var(1), x.std(1, correction=0)),
      lambda x: (x.var(1), x.std(1, correction=0)), grad=False)
 _add("matmul_m1_n1", {"a": S(1, 13), "b": S(13, 1)}, lambda a, b: a @ b, lambda a, b: a @ b)
+_add("conv_unbatched", {"x": S(3, 7), "w": S(2, 3, 3), "y": S(2, 5, 4), "wt": S(2, 3, 2, 2)},
+     lambda x, w, y, wt: (em.conv1d(x, w, padding=1), em.conv_transpose2d(y, wt, stride=2)),
+     lambda x, w, y, wt: (F.conv1d(x, w, padding=1), F.conv_transpose2d(y, wt, stride=2)))
 _add("conv2d_1x1_image", {"x": S(2, 3, 1, 1), "w": S(5, 3, 1, 1), "b": S(5)},
      lambda x, w, b: em.conv2d(x, w, b), lambda x, w, b: F.conv2d(x, w, b))
 _add("conv2d_kernel_larger_than_input_padded", {"x": S(1, 2, 2, 3), "w": S(3, 2, 5, 5)},
