@@ -359,3 +359,15 @@ def test_einsum_errors():
         em.einsum("ij->ik", a)
     with _raises(em.ShapeError, "'i'", "3", "4"):
         em.einsum("ii->i", a)
+
+
+def test_reductions_over_empty_axes_match_torch():
+    z = em.input("z", (0, 3))
+    x = em.input("x", (2, 3))  # keeps every output dependent on an input
+    xs, zs = _rand((2, 3)), np.zeros((0, 3), np.float32)
+    outs = em.reference([z.sum(0) + x[0], z.mean(0) + x[0], z.prod(0) * x[0] + z.sum(0), z.logsumexp(0) + x[0],
+                         z.var(0) + x[0]], z=zs, x=xs)
+    tz, tx = torch.from_numpy(zs).double(), torch.from_numpy(xs).double()
+    refs = [tz.sum(0) + tx[0], tz.mean(0) + tx[0], tz.prod(0) * tx[0], tz.logsumexp(0) + tx[0], tz.var(0) + tx[0]]
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        assert_close(o, r.numpy(), "float32", f"output {i}")
