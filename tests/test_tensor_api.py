@@ -371,3 +371,10 @@ def test_reductions_over_empty_axes_match_torch():
     refs = [tz.sum(0) + tx[0], tz.mean(0) + tx[0], tz.prod(0) * tx[0], tz.logsumexp(0) + tx[0], tz.var(0) + tx[0]]
     for i, (o, r) in enumerate(zip(outs, refs)):
         assert_close(o, r.numpy(), "float32", f"output {i}")
+
+
+def test_expand_minus_one_on_a_new_dimension():
+    x = em.input("x", (3,))
+    with _raises(em.ShapeError, "-1", "leading"):
+        x.expand(-1, 3)  # torch refuses too; -1 used to pick up the wrong dimension's size
+    assert x.expand(2, -1).shape == (2, 3)

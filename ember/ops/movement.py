@@ -91,6 +91,8 @@ def expand(x: Tensor, *sizes) -> Tensor:
     lead = len(sizes) - x.ndim
     if lead < 0:
         raise ShapeError(f"expand to {sizes}: fewer dimensions than the tensor {sm.shape_str(x.node.shape)}")
+    if any(isinstance(s, int) and s == -1 for s in sizes[:lead]):
+        raise ShapeError(f"expand to {sizes}: -1 (keep the size) is not allowed for a new leading dimension")
     target = [x.node.shape[i - lead] if (isinstance(s, int) and s == -1) else sym(s) for i, s in enumerate(sizes)]
     return x.broadcast_to(target)
 
