@@ -350,11 +350,21 @@ class Tensor:
 
     @opmath
     def log1p(self) -> "Tensor":
-        return (_float(self) + 1).log()
+        """log(1 + x), accurate for tiny x in any precision (Goldberg's correction: log(u) * x / (u - 1)
+        with u = 1 + x rounded, which cancels u's rounding error). Keep u - 1 as written: rewriting it
+        to x is exact algebra but undoes the correction."""
+        x = _float(self)
+        u = x + 1
+        d = u - 1
+        return where(d == 0, x, where(u < math.inf, u.log() * (x / d), u))
 
     @opmath
     def expm1(self) -> "Tensor":
-        return _float(self).exp() - 1
+        """exp(x) - 1, accurate for tiny x (Kahan: (u - 1) * x / log(u) with u = exp(x) rounded)."""
+        x = _float(self)
+        u = x.exp()
+        um1 = u - 1
+        return where(um1 == 0, x, where(um1 == -1, -1.0, where(u < math.inf, um1 * (x / u.log()), u)))
 
     @opmath
     def cos(self) -> "Tensor":
