@@ -785,7 +785,13 @@ _add("lerp_tensor_weight", {"a": S(5, 7), "b": S(5, 7), "w": S(7, kind="unit")},
      lambda a, b, w: torch.lerp(a, b, w))
 _add("lerp_scalar_weight", {"a": S(5, 7), "b": S(7)}, lambda a, b: a.lerp(b, 0.3), lambda a, b: torch.lerp(a, b, 0.3))
 _add("log1p_expm1", {"x": S(5, 7, kind="unit")}, lambda x: (x.log1p(), x.expm1()), lambda x: (x.log1p(), x.expm1()))
+# x * 1e-6 then * 1e6: a plain log(1 + x) / exp(x) - 1 loses ~6% to float32 cancellation here
 _add("log1p_tiny", {"x": S(5, 7, kind="unit")}, lambda x: (x * 1e-6).log1p() * 1e6, lambda x: (x * 1e-6).log1p() * 1e6)
+_add("expm1_tiny", {"x": S(5, 7, kind="unit")}, lambda x: (x * 1e-6).expm1() * 1e6, lambda x: (x * 1e-6).expm1() * 1e6)
+_add("log1p_expm1_special", {"x": S(5, 13)},
+     lambda x: (_e_special(x * 2).log1p(), _e_special(x * 2).expm1(), (x.clamp(-2, 2) * 40).expm1(), (x.abs() * 1e30).log1p()),
+     lambda x: (_t_special(x * 2).log1p(), _t_special(x * 2).expm1(), (x.clamp(-2, 2) * 40).expm1(), (x.abs() * 1e30).log1p()),
+     grad=False)
 _add("trig", {"x": S(5, 7)}, lambda x: ((x * 3).sin(), (x * 3).cos(), x.tan()),
      lambda x: ((x * 3).sin(), (x * 3).cos(), x.tan()))
 _add("sin_cos_large_arg", {"x": S(13)}, lambda x: ((x * 200).sin(), (x * 200).cos()),
