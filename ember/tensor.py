@@ -350,11 +350,21 @@ class Tensor:
 
     @opmath
     def log1p(self) -> "Tensor":
-        return (_float(self) + 1).log()
+        """log(1 + x), accurate for tiny x in any precision (Goldberg's correction: log(u) * x / (u - 1)
+        with u = 1 + x rounded, which cancels u's rounding error). Keep u - 1 as written: rewriting it
+        to x is exact algebra but undoes the correction."""
+        x = _float(self)
+        u = x + 1
+        d = u - 1
+        return where(d == 0, x, where(u < math.inf, u.log() * (x / d), u))
 
     @opmath
     def expm1(self) -> "Tensor":
-        return _float(self).exp() - 1
+        """exp(x) - 1, accurate for tiny x (Kahan: (u - 1) * x / log(u) with u = exp(x) rounded)."""
+        x = _float(self)
+        u = x.exp()
+        um1 = u - 1
+        return where(um1 == 0, x, where(um1 == -1, -1.0, where(u < math.inf, um1 * (x / u.log()), u)))
 
     @opmath
     def cos(self) -> "Tensor":
@@ -512,10 +522,19 @@ def broadcast_shapes(*shapes: Sequence) -> tuple:
     return tuple(out)
 
 
+def _promote_tensors(a: Tensor, b: Tensor) -> DType:
+    """PyTorch's rule: a 0-d tensor beside a dimensioned one only decides the dtype when it is of a
+    higher category (bool < int < float); within one category the dimensioned tensor's dtype wins
+    (float16 (3,) * float32 0-d -> float16)."""
+    if (a.ndim == 0) != (b.ndim == 0) and a.dtype.kind == b.dtype.kind:
+        return b.dtype if a.ndim == 0 else a.dtype
+    return dt.promote(a.dtype, b.dtype)
+
+
 def _operands(a, b) -> tuple[Tensor, Tensor]:
     """Promote and broadcast two operands (at least one a Tensor) to one dtype and shape."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        d = dt.promote(a.dtype, b.dtype)
+        d = _promote_tensors(a, b)
     elif isinstance(a, Tensor):
         if not _is_scalar(b):
             b = _as_tensor(b)

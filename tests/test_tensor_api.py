@@ -338,3 +338,43 @@ def test_lazy_tensor_misuse():
         len(x)
     with _raises(em.ShapeError, "static", "B"):
         x.chunk(2, 0)
+
+
+def test_torch_positional_order_is_loud_or_right():
+    """Where Ember's signature differs from torch's, a torch-style positional call fails clearly
+    rather than meaning something else."""
+    x = em.input("x", (3, 5))
+    with _raises(TypeError, "pad", "mode"):
+        em.pad(x, (1, 1), "constant", 0.0)  # torch: F.pad(x, pad, mode, value)
+    q = em.input("q", (1, 2, 3, 4))
+    with _raises(NotImplementedError, "dropout"):
+        em.scaled_dot_product_attention(q, q, q, None, 0.1)
+    with _raises(TypeError, "unbiased", "correction"):
+        x.var(1, True, correction=0)
+
+
+def test_einsum_errors():
+    a = em.input("a", (3, 4))
+    with _raises(ValueError, "'k'", "no operand"):
+        em.einsum("ij->ik", a)
+    with _raises(em.ShapeError, "'i'", "3", "4"):
+        em.einsum("ii->i", a)
+
+
+def test_reductions_over_empty_axes_match_torch():
+    z = em.input("z", (0, 3))
+    x = em.input("x", (2, 3))  # keeps every output dependent on an input
+    xs, zs = _rand((2, 3)), np.zeros((0, 3), np.float32)
+    outs = em.reference([z.sum(0) + x[0], z.mean(0) + x[0], z.prod(0) * x[0] + z.sum(0), z.logsumexp(0) + x[0],
+                         z.var(0) + x[0]], z=zs, x=xs)
+    tz, tx = torch.from_numpy(zs).double(), torch.from_numpy(xs).double()
+    refs = [tz.sum(0) + tx[0], tz.mean(0) + tx[0], tz.prod(0) * tx[0], tz.logsumexp(0) + tx[0], tz.var(0) + tx[0]]
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        assert_close(o, r.numpy(), "float32", f"output {i}")
+
+
+def test_expand_minus_one_on_a_new_dimension():
+    x = em.input("x", (3,))
+    with _raises(em.ShapeError, "-1", "leading"):
+        x.expand(-1, 3)  # torch refuses too; -1 used to pick up the wrong dimension's size
+    assert x.expand(2, -1).shape == (2, 3)

@@ -20,7 +20,7 @@ def repeat_kv(x: Tensor, groups: int) -> Tensor:
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None,
-                                 is_causal: bool = False, scale: float | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(q kᵀ · scale + mask) v over (..., heads, L, D) tensors, as torch's SDPA.
 
@@ -28,6 +28,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Ten
     outputs zeros, as torch's. With fewer kv heads than query heads
     (GQA), kv heads are shared by consecutive query heads; torch requires enable_gqa=True for that.
     """
+    if dropout_p:  # the parameter exists so that torch's positional order means the same here
+        raise NotImplementedError(f"attention dropout (dropout_p={dropout_p}) is not supported; pass 0.0")
     if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
         raise ShapeError(f"attention expects q, k, v of equal rank >= 2, got {q.shape}, {k.shape}, {v.shape}")
     if q.node.shape[-1] is not k.node.shape[-1]:

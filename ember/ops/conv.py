@@ -47,6 +47,8 @@ def _check_windows(op: str, xp: Tensor, kernel, dilation) -> None:
 
 
 def _conv(x: Tensor, w: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
+    if x.ndim == nd + 1 and w.ndim == nd + 2:  # unbatched (C, *spatial), as torch accepts
+        return _conv(x.unsqueeze(0), w, bias, stride, padding, dilation, groups, nd).squeeze(0)
     if x.ndim != nd + 2 or w.ndim != nd + 2:
         raise ShapeError(f"conv{nd}d expects input (N, C, {'*' * nd}) and weight (O, C/groups, {'k' * nd}); "
                          f"got {x.shape} and {w.shape}")
@@ -109,6 +111,9 @@ def conv3d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
 def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding, groups: int, dilation, nd: int) -> Tensor:
     """Transposed conv = zero-insertion (a dilate view) + padding + an ordinary conv with the weight
     flipped and its in/out channel axes swapped."""
+    if x.ndim == nd + 1 and w.ndim == nd + 2:  # unbatched (C, *spatial), as torch accepts
+        return _conv_transpose(x.unsqueeze(0), w, bias, stride, padding, output_padding, groups, dilation,
+                               nd).squeeze(0)
     if x.ndim != nd + 2 or w.ndim != nd + 2:
         raise ShapeError(f"conv_transpose{nd}d expects input (N, C, ...) and weight (C, O/groups, ...); got {x.shape}, {w.shape}")
     stride, padding = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
-from ..tensor import ShapeError, Tensor, iota, tensor_method, where
+from ..tensor import ShapeError, Tensor, iota, tensor_method, where, zeros_like
 from .movement import _axis
 
 __all__ = ["gather", "index_select", "embedding", "take", "one_hot", "tril", "triu", "masked_fill"]
@@ -127,12 +127,12 @@ def _tri_mask(shape, k: int, lower: bool) -> Tensor:
 
 @tensor_method
 def tril(x: Tensor, k: int = 0) -> Tensor:
-    return where(_tri_mask(x.node.shape, k, True), x, 0)
+    return where(_tri_mask(x.node.shape, k, True), x, zeros_like(x))  # zeros of x's dtype (bool stays bool)
 
 
 @tensor_method
 def triu(x: Tensor, k: int = 0) -> Tensor:
-    return where(_tri_mask(x.node.shape, k, False), x, 0)
+    return where(_tri_mask(x.node.shape, k, False), x, zeros_like(x))
 
 
 @tensor_method

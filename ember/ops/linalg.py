@@ -65,9 +65,22 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return y if bias is None else y + bias
 
 
+def _diagonal(x: Tensor, p: int, q: int) -> Tensor:
+    """x with its axes p < q (of equal static size n) replaced by their diagonal, moved last: a view
+    (the n*n plane read with stride n + 1)."""
+    n = x.node.shape[p]
+    if not n.is_const:
+        raise NotImplementedError(f"einsum: a repeated index over the symbolic dimension {n}")
+    x = x.movedim(q, -1).movedim(p, -1)  # p < q: moving q first leaves p in place
+    x = x.reshape(list(x.node.shape[:-2]) + [n.value * n.value])
+    from .movement import _slice_axis
+    return _slice_axis(x, x.ndim - 1, 0, n.value * n.value, n.value + 1)
+
+
 def einsum(spec: str, *operands: Tensor) -> Tensor:
-    """Contractions in Einstein notation ("bhqd,bhkd->bhqk"; '...' allowed). Each operand is permuted
-    into one shared index space, multiplied with broadcasting, and summed over the dropped indices."""
+    """Contractions in Einstein notation ("bhqd,bhkd->bhqk"; '...' allowed; an index repeated within
+    one operand takes its diagonal, as in "ii->i"). Each operand is permuted into one shared index
+    space, multiplied with broadcasting, and summed over the dropped indices."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     spec = spec.replace(" ", "")
@@ -78,32 +91,50 @@ def einsum(spec: str, *operands: Tensor) -> Tensor:
     ins = lhs.split(",")
     if len(ins) != len(operands):
         raise ValueError(f"einsum {spec!r} names {len(ins)} operands, got {len(operands)}")
-    # expand ellipses into fresh upper-case letters
+    # expand ellipses into letters the spec does not use
     ell_rank = 0
     for term, op in zip(ins, operands):
         if "..." in term:
             ell_rank = max(ell_rank, op.ndim - len(term.replace("...", "")))
-    ell = "".join(chr(ord("A") + i) for i in range(ell_rank))
-    terms = []
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in spec]
+    if ell_rank > len(free):
+        raise ValueError(f"einsum {spec!r}: not enough unused letters for {ell_rank} broadcast dimensions")
+    ell = "".join(free[:ell_rank])
+    terms, ops = [], []
     for term, op in zip(ins, operands):
         if "..." in term:
             k = op.ndim - len(term.replace("...", ""))
-            term = term.replace("...", ell[ell_rank - k:])
+            if k < 0:
+                raise ShapeError(f"einsum: subscripts {term!r} do not match operand of rank {op.ndim}")
+            term = term.replace("...", ell[ell_rank - k:] if k else "")
         if not re.fullmatch(r"[a-zA-Z]*", term):
             raise ValueError(f"einsum: bad subscripts {term!r}")
         if len(term) != op.ndim:
             raise ShapeError(f"einsum: subscripts {term!r} do not match operand of rank {op.ndim}")
-        if len(set(term)) != len(term):
-            raise NotImplementedError(f"einsum: repeated index within one operand ({term!r}) is not supported")
+        while len(set(term)) != len(term):
+            c = next(ch for ch in term if term.count(ch) > 1)
+            p, q = term.index(c), term.index(c, term.index(c) + 1)
+            if op.node.shape[p] is not op.node.shape[q]:
+                raise ShapeError(f"einsum: repeated index {c!r} in {term!r} spans sizes "
+                                 f"{op.node.shape[p]} and {op.node.shape[q]}")
+            op = _diagonal(op, p, q)
+            term = term[:p] + term[p + 1:q] + term[q + 1:] + c
         terms.append(term)
+        ops.append(op)
+    operands = ops
     if out is None:
         counts: dict = {}
-        for t in terms:
-            for c in t:
+        for t in ins:
+            for c in t.replace("...", ""):
                 counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1))
     else:
         out = out.replace("...", ell)
+        if not re.fullmatch(r"[a-zA-Z]*", out) or len(set(out)) != len(out):
+            raise ValueError(f"einsum {spec!r}: bad output subscripts {out!r}")
+        missing = [c for c in out if not any(c in t for t in terms)]
+        if missing:
+            raise ValueError(f"einsum {spec!r}: output index {missing[0]!r} appears in no operand")
     letters = list(out) + sorted({c for t in terms for c in t} - set(out))
     sizes: dict = {}
     aligned = []

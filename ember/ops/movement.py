@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
+
 from .. import graph as g
 from .. import symbolic as sm
 from ..symbolic import sym
-from ..tensor import ShapeError, Tensor, full, tensor_method, where
+from ..tensor import ShapeError, Tensor, full, tensor, tensor_method, where
 
 __all__ = ["reshape", "permute", "transpose", "expand", "unsqueeze", "squeeze", "flatten", "unflatten", "pad", "flip",
            "concat", "cat", "stack", "split", "chunk", "unbind", "narrow", "repeat", "roll", "movedim"]
@@ -89,6 +91,8 @@ def expand(x: Tensor, *sizes) -> Tensor:
     lead = len(sizes) - x.ndim
     if lead < 0:
         raise ShapeError(f"expand to {sizes}: fewer dimensions than the tensor {sm.shape_str(x.node.shape)}")
+    if any(isinstance(s, int) and s == -1 for s in sizes[:lead]):
+        raise ShapeError(f"expand to {sizes}: -1 (keep the size) is not allowed for a new leading dimension")
     target = [x.node.shape[i - lead] if (isinstance(s, int) and s == -1) else sym(s) for i, s in enumerate(sizes)]
     return x.broadcast_to(target)
 
@@ -164,6 +168,8 @@ def _norm_slice(n, s: slice, axis: int) -> tuple:
 def getitem(x: Tensor, idx) -> Tensor:
     if not isinstance(idx, tuple):
         idx = (idx,)
+    # integer lists and arrays index like an integer tensor (x[[0, 2]], as numpy and torch)
+    idx = tuple(_index_tensor(i) if isinstance(i, (list, np.ndarray)) else i for i in idx)
     if any(isinstance(i, Tensor) for i in idx):
         return _advanced_index(x, idx)
     n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
@@ -196,6 +202,15 @@ def getitem(x: Tensor, idx) -> Tensor:
             raise TypeError(f"unsupported index {i!r} ({type(i).__name__})")
         axis += 1
     return reshape(out, final_shape)
+
+
+def _index_tensor(i) -> Tensor:
+    arr = np.asarray(i)
+    if arr.dtype.kind == "b":
+        raise NotImplementedError("boolean mask indexing gives a data-dependent shape; use em.where instead")
+    if arr.dtype.kind not in "iu" and arr.size:
+        raise TypeError(f"index arrays must hold integers, got {arr.dtype}")
+    return tensor(arr.astype(np.int32))
 
 
 def _advanced_index(x: Tensor, idx: tuple) -> Tensor:
@@ -240,6 +255,9 @@ def flip(x: Tensor, axes) -> Tensor:
 def pad(x: Tensor, pads: Sequence, value=0.0, mode: str = "constant") -> Tensor:
     """torch.nn.functional.pad convention: pads = (last_lo, last_hi, prev_lo, prev_hi, …).
     Negative pads crop. Non-zero values go through where (so -inf padding is exact)."""
+    if isinstance(value, str):  # torch's positional order is (input, pad, mode, value)
+        raise TypeError(f"pad: value must be a number, got {value!r}; Ember's order is pad(x, pads, value, mode), "
+                        "so pass the mode by keyword")
     if mode != "constant":
         raise NotImplementedError(f"pad mode {mode!r} (only 'constant' is supported)")
     if len(pads) % 2 or len(pads) // 2 > x.ndim:
@@ -349,8 +367,14 @@ def unbind(x: Tensor, axis: int = 0) -> list:
 
 @tensor_method
 def narrow(x: Tensor, axis: int, start: int, length: int) -> Tensor:
+    """length elements from start along axis; a negative start counts from the end (as torch)."""
     a = _axis(axis, x.ndim)
-    return _slice_axis(x, a, start, sym(start) + length, 1)
+    n = x.node.shape[a]
+    begin = n + start if isinstance(start, int) and start < 0 else sym(start)
+    end = begin + length
+    if (begin.is_const and begin.value < 0) or (end.is_const and n.is_const and end.value > n.value):
+        raise IndexError(f"narrow: start {start} and length {length} do not fit axis {a} of size {n}")
+    return _slice_axis(x, a, begin, end, 1)
 
 
 @tensor_method

@@ -63,7 +63,7 @@ def max(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     return _reduce(g.MAX, x, _axes(x, axis, dim), keepdim)
 
 
-amax = max
+amax = tensor_method(max, name="amax")  # x.amax(...), as torch
 
 
 @tensor_method
@@ -73,7 +73,7 @@ def min(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     return -max(-x, axis, keepdim, dim=dim)
 
 
-amin = min
+amin = tensor_method(min, name="amin")
 
 
 @tensor_method
@@ -83,14 +83,19 @@ def mean(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     axes = _axes(x, axis, dim)
     n = _count(x, axes)
     s = sum(x, axes, keepdim)
-    return s * (1.0 / n) if isinstance(n, int) else s / n
+    if isinstance(n, int):
+        return s * (1.0 / n) if n else s / 0.0  # the mean of nothing is 0/0 = NaN, as in torch
+    return s / n
 
 
 @tensor_method
 @opmath
-def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
+def var(x: Tensor, axis=None, unbiased=None, keepdim: bool = False, *, dim=None, correction=None) -> Tensor:
+    """Variance over axes. The positional order is torch's (dim, unbiased, keepdim): x.var(1, False)
+    is the biased variance, as in torch, never keepdim=False."""
+    if unbiased is not None and correction is not None:
+        raise TypeError("var: give either unbiased or correction, not both")
+    correction = (1 if unbiased else 0) if unbiased is not None else (1 if correction is None else correction)
     x = _float(x)
     axes = _axes(x, axis, dim)
     mu = mean(x, axes, keepdim=True)
@@ -104,17 +109,47 @@ def var(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: in
 
 @tensor_method
 @opmath
-def std(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, correction: int = 1, unbiased=None) -> Tensor:
-    return var(x, axis, keepdim, dim=dim, correction=correction, unbiased=unbiased).sqrt()
+def std(x: Tensor, axis=None, unbiased=None, keepdim: bool = False, *, dim=None, correction=None) -> Tensor:
+    return var(x, axis, unbiased, keepdim, dim=dim, correction=correction).sqrt()
+
+
+def _tree_prod(x: Tensor, a: int) -> Tensor:
+    """Product along the static axis a as a balanced tree of elementwise multiplies (log2(n) levels
+    of half-slices, an odd length padded with a 1): exact for integers (wrapping as C does), and
+    IEEE for zeros, infinities and NaN (0 * inf is NaN, as in torch)."""
+    from .movement import _slice_axis, pad_axes
+    n = x.node.shape[a].value
+    if n == 0:  # the empty product is 1
+        shape = [sm.ONE if d == a else s for d, s in enumerate(x.node.shape)]
+        return Tensor(g.const_node(1, x.dtype)).broadcast_to(shape)
+    while n > 1:
+        if n % 2:
+            per = [(0, 0)] * x.ndim
+            per[a] = (0, 1)
+            x = pad_axes(x, per, 1)
+            n += 1
+        h = n // 2
+        x = _slice_axis(x, a, 0, h, 1) * _slice_axis(x, a, h, n, 1)
+        n = h
+    return x
 
 
 @tensor_method
+@opmath
 def prod(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
-    """Product as sign * 2^(sum log2|x|), exact for zeros and signs."""
+    """Product over axes: a multiply tree over static axes; over symbolic ones,
+    sign * 2^(sum log2|x|) (exact for zeros and signs, approximate for large integers)."""
     if x.dtype.is_bool:
         return all(x, axis, keepdim, dim=dim)
-    xf = _float(x)
     axes = _axes(x, axis, dim)
+    if x.ndim == 0 or not axes:
+        return x
+    if _builtin_all(x.node.shape[a].is_const for a in axes):
+        r = x
+        for a in axes:
+            r = _tree_prod(r, a)
+        return _finish(x, r, axes, keepdim)
+    xf = _float(x)
     mag = sum(xf.abs().log2(), axes, keepdim).exp2()
     negs = sum((xf < 0).cast(dt.int32), axes, keepdim)
     zeros = any(xf == 0, axes, keepdim, dim=None)
