@@ -311,10 +311,11 @@ def _make_add(c: int, terms: dict) -> Expr:
 
 
 def _recombine(c: int, terms: dict) -> tuple[int, dict]:
-    """Apply the floor identity  x == (x // m) * m + x % m  (valid for every m != 0) to a sum:
+    """Apply the floor identity  x == (x // m) * m + x % m  (valid for every m != 0) to a sum, also
+    when every term carries a common cofactor F (a symbolic stride):
 
-    R1:  k*(x % m) + k*(x // m)*m  ->  k*x
-    R2:  k*(x // m)*m - k*x        ->  -k*(x % m)
+    R1:  k*(x % m)*F + k*(x // m)*m*F  ->  k*x*F
+    R2:  k*(x // m)*m*F - k*x*F        ->  -k*(x % m)*F
 
     Terms are visited in canonical order so the result depends only on the set of terms."""
     for _ in range(64):  # every rewrite removes a div term; the cap only guards against surprises
@@ -325,43 +326,66 @@ def _recombine(c: int, terms: dict) -> tuple[int, dict]:
     return c, terms
 
 
+def _replace(c: int, terms: dict, remove: Iterable, k: int, e: Expr) -> tuple[int, dict]:
+    """c + terms, without the terms in `remove`, plus k*e."""
+    gone = set(remove)
+    new = {u: v for u, v in terms.items() if u not in gone}
+    ec, et = _linear(e)
+    for u, v in et.items():
+        new[u] = new.get(u, 0) + k * v
+    return c + k * ec, {u: v for u, v in new.items() if v}
+
+
+def _lin_prod(*xs: Expr) -> tuple[int, dict]:
+    """The linear form (constant, terms) of a product, expanded without re-canonicalising: the
+    recombination rules need the shape of (x // m) * m * F while building a sum, and building it
+    through `mul` would recurse into the same rules."""
+    c, terms = 1, {}
+    for x in xs:
+        xc, xt = _linear(x)
+        nt: dict = {}
+        for t, k in terms.items():
+            if xc:
+                nt[t] = nt.get(t, 0) + k * xc
+            for u, v in xt.items():
+                p = _term_mul(t, u)
+                nt[p] = nt.get(p, 0) + k * v
+        for u, v in xt.items():
+            if c:
+                nt[u] = nt.get(u, 0) + c * v
+        c, terms = c * xc, {t: k for t, k in nt.items() if k}
+    return c, terms
+
+
 def _recombine_once(c: int, terms: dict):
     order = _sorted(terms)
     for t in order:  # R1
-        if t.op != "mod":
-            continue
         k = terms[t]
-        x, m = t.args
-        qc, qm = _linear(mul(floordiv(x, m), m))
-        if qm and all(terms.get(u) == k * v for u, v in qm.items()):
-            new = {u: v for u, v in terms.items() if u is not t and u not in qm}
-            xc, xt = _linear(x)
-            for u, v in xt.items():
-                new[u] = new.get(u, 0) + k * v
-            return c + k * xc - k * qc, {u: v for u, v in new.items() if v}
-    seen: set = set()
+        for f in _sorted(set(_factors(t))):
+            if f.op != "mod":
+                continue
+            x, m = f.args
+            cof = _divides(f, t)
+            qc, qm = _lin_prod(floordiv(x, m), m, cof)
+            if qm and all(terms.get(u) == k * v for u, v in qm.items()):
+                return _replace(c - k * qc, terms, [t, *qm], k, mul(x, cof))
     for t in order:  # R2
-        for d in _factors(t):
-            if d.op != "div" or d in seen:
+        for d in _sorted(set(_factors(t))):
+            if d.op != "div":
                 continue
-            seen.add(d)
             x, m = d.args
-            xc, xt = _linear(x)
-            if not xt or any(u not in terms for u in xt):
+            cof = next((q for q in (_divides(u, t) for u in _sorted(_lin_prod(d, m)[1])) if q is not None), None)
+            if cof is None:
                 continue
-            qc, qm = _linear(mul(d, m))
+            qc, qm = _lin_prod(d, m, cof)
             u0, v0 = next(iter(qm.items()))
             k, r = divmod(terms.get(u0, 0), v0)
             if r or not k:
                 continue
-            if all(terms.get(u) == k * v for u, v in qm.items()) and \
+            xc, xt = _lin_prod(x, cof)
+            if xt and all(terms.get(u) == k * v for u, v in qm.items()) and \
                     all(terms.get(u) == -k * v for u, v in xt.items()):
-                new = {u: v for u, v in terms.items() if u not in qm and u not in xt}
-                md = mod(x, m)
-                nc, nt = _linear(md)
-                for u, v in nt.items():
-                    new[u] = new.get(u, 0) - k * v
-                return c - k * qc + k * xc - k * nc, {u: v for u, v in new.items() if v}
+                return _replace(c - k * qc + k * xc, terms, [*qm, *xt], -k, mul(mod(x, m), cof))
     return None
 
 
@@ -624,6 +648,42 @@ def _split_symbolic(a: Expr, b: Expr) -> tuple:
     return ZERO, a
 
 
+def _nested_symbolic(a: Expr, b: Expr):
+    """The symbolic form of `_nested_split`: for b = g*m with g a factor of b's single term, and
+    a = g*y + s with 0 <= s < g, return (g, m, y, s); then a // b == y // m and
+    a % b == g*(y % m) + s (same proof as for constants, g > 0)."""
+    bc, bt = _linear(b)
+    if bc or len(bt) != 1:
+        return None
+    (u, kb), = bt.items()
+    cands = [f for f in _sorted(set(_factors(u))) if f.vmin >= 1]
+    if kb > 1 and u.vmin >= 1:
+        cands.append(u)
+    c, terms = _linear(a)
+    for g in cands:
+        big, small = {}, {}
+        for t, k in terms.items():
+            q = _divides(g, t)
+            if q is not None:
+                big[q] = big.get(q, 0) + k
+            else:
+                small[t] = k
+        if not big:
+            continue
+        s = _make_add(c, small)
+        if prove_le(0, s) and prove_lt(s, g):
+            return g, floordiv(b, g), _make_add(0, big), s
+    return None
+
+
+def _is_multiple(m: Expr, b: Expr) -> bool:
+    """m == q*b for an integer expression q (structurally)."""
+    if b.is_const:
+        c, terms = _linear(m)
+        return c % b.value == 0 and all(k % b.value == 0 for k in terms.values())
+    return m is b or _split_symbolic(m, b)[1] is ZERO
+
+
 def floordiv(a: IntLike, b: IntLike) -> Expr:
     a, b = sym(a), sym(b)
     if b.is_const:
@@ -656,6 +716,12 @@ def floordiv(a: IntLike, b: IntLike) -> Expr:
         return q
     if prove_le(mul(b, -1), r) and prove_lt(r, 0):
         return add(q, -1)
+    if r.op == "div" and r.args[1].vmin >= 1 and b.vmin >= 1:  # (x // e) // b == x // (e*b) for e, b > 0
+        return add(q, floordiv(r.args[0], mul(r.args[1], b)))
+    ns = _nested_symbolic(r, b)
+    if ns is not None:
+        _, m, y, _ = ns
+        return add(q, floordiv(y, m))
     if b.vmin >= 1:
         lo, hi = _div_bounds(r.vmin, r.vmax, b.vmin, b.vmax)
     else:
@@ -678,8 +744,8 @@ def _div_const(r: Expr, d: int) -> Expr:
     lo, hi = _range(r)
     if lo != -INF and hi != INF and int(lo) // d == int(hi) // d:  # r stays in one bucket
         return const(int(lo) // d)
-    if r.op == "div" and r.args[1].is_const:  # (x // e) // d == x // (e*d) for e, d > 0
-        return floordiv(r.args[0], r.args[1].value * d)
+    if r.op == "div" and r.args[1].vmin >= 1:  # (x // e) // d == x // (e*d) for e, d > 0
+        return floordiv(r.args[0], mul(r.args[1], d))
     ns = _nested_split(c, terms, d)
     if ns is not None:
         g, y, _ = ns
@@ -714,6 +780,12 @@ def mod(a: IntLike, b: IntLike) -> Expr:
         return r
     if prove_le(mul(b, -1), r) and prove_lt(r, 0):
         return add(r, b)
+    if r.op == "mod" and _is_multiple(r.args[1], b):  # (x % (q*b)) % b == x % b
+        return mod(r.args[0], b)
+    ns = _nested_symbolic(r, b)
+    if ns is not None:
+        g, m, y, sm_ = ns
+        return add(mul(mod(y, m), g), sm_)
     if b.vmin >= 1:
         lo, hi = 0, b.vmax - 1
         if r.vmin >= 0:  # x % b <= x for x >= 0
@@ -739,7 +811,7 @@ def _mod_const(r: Expr, d: int) -> Expr:
     lo, hi = _range(r)
     if lo != -INF and hi != INF and int(lo) // d == int(hi) // d:  # r in [q0*d, q0*d + d): r - q0*d
         return sub(r, (int(lo) // d) * d)
-    if r.op == "mod" and r.args[1].is_const and r.args[1].value % d == 0:  # (x % (e*d)) % d == x % d
+    if r.op == "mod" and _is_multiple(r.args[1], const(d)):  # (x % (q*d)) % d == x % d
         return mod(r.args[0], d)
     ns = _nested_split(c, terms, d)
     if ns is not None:

@@ -80,6 +80,8 @@ class View:
                             f"to {sm.shape_str(new_shape)} ({sm.prod(new_shape)} elements)")
         if new_shape == self.shape:
             return self
+        if self.numel is sm.ZERO:  # nothing to address (and a zero dim would make a zero stride)
+            return View.contiguous(new_shape)
         nv = index_vars(new_shape)
         flat = sm.sum_of(v * s for v, s in zip(nv, row_major_strides(new_shape)))
         coords = []
