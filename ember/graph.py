@@ -372,9 +372,21 @@ def current_view(x: Node) -> tuple[Node, View]:
     return x, View.contiguous(x.shape)
 
 
+# Largest composed view (characters of index + valid expression) that apply_view builds. Realistic
+# chains stay far below it; long random mixes of permute/flip/merge/split can grow the composed index
+# without bound, and then a view of the view node is cheaper for everyone downstream.
+VIEW_COMPOSE_LIMIT = 2000
+
+
 def apply_view(x: Node, fn) -> Node:
+    """fn(view) applied to x: composed with x's own view when x is a VIEW (one node, one index
+    expression), or stacked as a view of the view node when composing would exceed
+    VIEW_COMPOSE_LIMIT. A VIEW's source is therefore usually, but not always, a non-view node."""
     base, v = current_view(x)
-    return view_node(base, fn(v))
+    nv = fn(v)
+    if base is not x and len(nv.index.key) + len(nv.valid.key) > VIEW_COMPOSE_LIMIT:
+        return view_node(x, fn(View.contiguous(x.shape)))
+    return view_node(base, nv)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ Booleans are the integers 0 and 1; ``and``/``not`` always produce 0 or 1.
 """
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from typing import Iterable, Mapping, Union
@@ -60,7 +61,7 @@ class Expr:
         return add(o, self)
 
     def __sub__(self, o: IntLike) -> "Expr":
-        return add(self, mul(o, -1))
+        return add(self, -o if isinstance(o, int) else mul(o, -1))
 
     def __rsub__(self, o: IntLike) -> "Expr":
         return add(o, mul(self, -1))
@@ -130,7 +131,8 @@ def _new(op: str, args: tuple, vmin: float, vmax: float, key: str) -> Expr:
 
 def const(v: int) -> Expr:
     v = int(v)
-    return _new("const", (v,), v, v, str(v))
+    e = _INTERN.get(("const", (v,)))
+    return e if e is not None else _new("const", (v,), v, v, str(v))
 
 
 def var(name: str, lo: int = 0, hi: IntLike | None = None) -> Expr:
@@ -155,7 +157,17 @@ def dim(name: str) -> Expr:
 
 def index_var(name: str, extent: IntLike) -> Expr:
     """A loop index over ``range(extent)``."""
-    return var(name, 0, sym(extent) - 1)
+    extent = sym(extent)
+    e = _INDEX_VARS.get((name, extent))
+    if e is None:
+        e = var(name, 0, extent - 1)
+        if len(_INDEX_VARS) > 1 << 14:  # a memo, not a registry: drop it when it grows large
+            _INDEX_VARS.clear()
+        _INDEX_VARS[(name, extent)] = e
+    return e
+
+
+_INDEX_VARS: dict = {}
 
 
 def sym(x) -> Expr:
@@ -259,6 +271,9 @@ def _make_mul(factors: list) -> Expr:
     if len(factors) == 1:
         return factors[0]
     fs = tuple(_sorted(factors))
+    e = _INTERN.get(("mul", fs))
+    if e is not None:
+        return e
     lo, hi = 1, 1
     for f in fs:
         lo, hi = _mul_bounds((lo, hi), (f.vmin, f.vmax))
@@ -298,6 +313,9 @@ def _make_add(c: int, terms: dict) -> Expr:
         if k == 1:
             return t
     items = tuple((t, terms[t]) for t in _sorted(terms))
+    e = _INTERN.get(("add", (c, items)))
+    if e is not None:
+        return e
     lo = hi = c
     key = ""
     for t, k in items:
@@ -444,6 +462,11 @@ def sum_of(xs: Iterable[IntLike]) -> Expr:
 
 
 def prod(xs: Iterable[IntLike]) -> Expr:
+    return _prod(tuple(sym(x) for x in xs))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _prod(xs: tuple) -> Expr:  # memoized: numel and strides of the same shapes are asked for constantly
     out = ONE
     for x in xs:
         out = mul(out, x)
@@ -676,6 +699,17 @@ def _nested_symbolic(a: Expr, b: Expr):
     return None
 
 
+def _negated(c: int, terms: dict):
+    """For r = c - x with every coefficient of r negative: x - c - 1 (positive coefficients), else None.
+
+    Numerators are oriented so that their terms are positive, using  floor((-y-1)/b) == -floor(y/b) - 1
+    and  (-y-1) % b == b - 1 - y % b  for b > 0, with y = x - c - 1. A flipped coordinate (n - 1 - i)
+    then divides and reduces like i does, and recombines with it."""
+    if terms and all(k < 0 for k in terms.values()):
+        return _make_add(-c - 1, {t: -k for t, k in terms.items()})
+    return None
+
+
 def _is_multiple(m: Expr, b: Expr) -> bool:
     """m == q*b for an integer expression q (structurally)."""
     if b.is_const:
@@ -718,6 +752,9 @@ def floordiv(a: IntLike, b: IntLike) -> Expr:
         return add(q, -1)
     if r.op == "div" and r.args[1].vmin >= 1 and b.vmin >= 1:  # (x // e) // b == x // (e*b) for e, b > 0
         return add(q, floordiv(r.args[0], mul(r.args[1], b)))
+    y = _negated(*_linear(r)) if b.vmin >= 1 else None
+    if y is not None:  # (c - x) // b == -((x - c - 1) // b) - 1 for b > 0
+        return add(q, sub(-1, floordiv(y, b)))
     ns = _nested_symbolic(r, b)
     if ns is not None:
         _, m, y, _ = ns
@@ -746,6 +783,9 @@ def _div_const(r: Expr, d: int) -> Expr:
         return const(int(lo) // d)
     if r.op == "div" and r.args[1].vmin >= 1:  # (x // e) // d == x // (e*d) for e, d > 0
         return floordiv(r.args[0], mul(r.args[1], d))
+    y = _negated(c, terms)
+    if y is not None:  # (c - x) // d == -((x - c - 1) // d) - 1
+        return sub(-1, floordiv(y, d))
     ns = _nested_split(c, terms, d)
     if ns is not None:
         g, y, _ = ns
@@ -782,6 +822,9 @@ def mod(a: IntLike, b: IntLike) -> Expr:
         return add(r, b)
     if r.op == "mod" and _is_multiple(r.args[1], b):  # (x % (q*b)) % b == x % b
         return mod(r.args[0], b)
+    y = _negated(*_linear(r)) if b.vmin >= 1 else None
+    if y is not None:  # (c - x) % b == b - 1 - (x - c - 1) % b for b > 0
+        return sub(sub(b, 1), mod(y, b))
     ns = _nested_symbolic(r, b)
     if ns is not None:
         g, m, y, sm_ = ns
@@ -813,6 +856,9 @@ def _mod_const(r: Expr, d: int) -> Expr:
         return sub(r, (int(lo) // d) * d)
     if r.op == "mod" and _is_multiple(r.args[1], const(d)):  # (x % (q*d)) % d == x % d
         return mod(r.args[0], d)
+    y = _negated(c, terms)
+    if y is not None:  # (c - x) % d == d - 1 - (x - c - 1) % d
+        return sub(d - 1, mod(y, d))
     ns = _nested_split(c, terms, d)
     if ns is not None:
         g, y, s = ns

@@ -295,3 +295,36 @@ def test_data_node_copies_and_freezes():
     assert n.arg.array[0] == 1.0                # ... and the node keeps the content it was hashed with
     with pytest.raises(ValueError):
         n.arg.array[0] = 2.0
+
+
+def test_long_view_chains_stay_bounded_and_exact():
+    """A long random mix of movement ops through apply_view stays exact (reference vs numpy) and no
+    view node's index grows past the composition limit (views of views are stacked instead)."""
+    import random
+    rng = random.Random(0)
+    x = g.input_node("x", (4, 6, 8), dt.float32)
+    a = np.arange(1, 193, dtype=np.float32).reshape(4, 6, 8)
+    y, want = x, a
+    for _ in range(300):
+        nd, r = y.ndim, rng.random()
+        shape = [s.value for s in y.shape]
+        if r < 0.3:
+            order = list(range(nd))
+            rng.shuffle(order)
+            y, want = g.apply_view(y, lambda v: v.permute(order)), want.transpose(order)
+        elif r < 0.5 and nd >= 2:
+            k = rng.randrange(nd - 1)
+            new = shape[:k] + [shape[k] * shape[k + 1]] + shape[k + 2:]
+            y, want = g.apply_view(y, lambda v: v.reshape(new)), want.reshape(new)
+        elif r < 0.7:
+            k = rng.randrange(nd)
+            if shape[k] % 2 == 0 and shape[k] > 2:
+                new = shape[:k] + [2, shape[k] // 2] + shape[k + 1:]
+                y, want = g.apply_view(y, lambda v: v.reshape(new)), want.reshape(new)
+        else:
+            k = rng.randrange(nd)
+            y, want = g.apply_view(y, lambda v: v.flip((k,))), np.flip(want, k)
+    views = [n for n in g.toposort([y]) if n.op == g.VIEW]
+    assert all(len(n.arg.index.key) + len(n.arg.valid.key) <= g.VIEW_COMPOSE_LIMIT for n in views)
+    got, = ref_evaluate([y], {"x": a}, {})
+    assert np.array_equal(got, want)

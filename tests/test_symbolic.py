@@ -477,3 +477,13 @@ def test_evaluate_over_numpy_grids():
     got = sm.evaluate(e, {"i": gi, "j": gj})
     want = (gi * 5 + gj) // 3 - (gj < 2)
     assert np.array_equal(got, want)
+
+
+def test_negative_numerators_are_oriented():
+    """(c - x) // d == -((x - c - 1) // d) - 1 and (c - x) % d == d - 1 - (x - c - 1) % d."""
+    i = sm.var("i", 0, 100)
+    assert (5 - i) // 4 is -((i - 6) // 4) - 1
+    assert (5 - i) % 4 is 3 - (i + 2) % 4
+    x = sm.var("x", 0, 10**6)
+    assert (N * M - 1 - x) // M is N - 1 - x // M
+    assert (N * M - 1 - x) % M is M - 1 - x % M

@@ -3,6 +3,7 @@ that keep composed views cheap (contiguous stays contiguous, reshapes of reshape
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from ember import symbolic as sm
 from ember.reference import eval_view
 from ember.view import View, ViewError
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(os.environ.get("EMBER_FUZZ_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -419,3 +420,17 @@ def test_errors():
         v.pad(((0, -1), (0, 0)))
     with pytest.raises(ViewError, match="does not fit"):
         v.unfold(1, 4)
+
+
+def test_flipped_reshape_roundtrip_folds():
+    """A flipped coordinate (n - 1 - i) divides and reduces like i does, so reshapes of a flipped view
+    fold back (uses floor((-y-1)/d) == -floor(y/d) - 1)."""
+    v = View.contiguous((4, 6)).flip((0,))
+    assert v.reshape((24,)).reshape((4, 6)).index is v.index
+    f = View.contiguous((4, 6)).flip((0, 1))
+    assert f.reshape((24,)).is_contiguous() is False
+    assert f.reshape((24,)).affine_strides() == (sm.const(23), (sm.const(-1),))
+    s = View.contiguous((B, S)).flip((1,))
+    assert s.reshape((B * S,)).reshape((B, S)).index is s.index
+    both = View.contiguous((B, S)).flip((0, 1)).reshape((B * S,))
+    assert both.affine_strides() == (B * S - 1, (sm.const(-1),))
