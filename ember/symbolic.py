@@ -631,13 +631,18 @@ def _poly_divide(c: int, terms: dict, b: Expr):
     bc, bt = _linear(b)
     if not bt:
         return None
-    lead = _sorted(bt)[0]
+    # a graded order (more factors first), as in multivariate polynomial division: each step removes
+    # a multiple of b's highest term and adds only lower ones, so the degree never grows
+    def order(ts):
+        return sorted(_sorted(ts), key=lambda t: -len(_factors(t)))
+
+    lead = order(bt)[0]
     lk = bt[lead]
     q: dict = {}
     rc, rem = c, dict(terms)
     for _ in range(4 * len(terms) + 8):
         hit = None
-        for t in _sorted(rem):
+        for t in order(rem):
             m = _divides(lead, t)
             if m is not None and rem[t] % lk == 0:
                 hit = t, m, rem[t] // lk

@@ -138,6 +138,14 @@ class View:
             raise ViewError(f"slice step must be positive, got {step} (use flip for reversal)")
         start, stop = sym(start), sym(stop)
         size = sm.maximum((stop - start + (step - 1)) // step, 0)
+        n = self.shape[axis]
+        if size.is_const and size.value > 0 and start.is_const and n.is_const:
+            last = start.value + (size.value - 1) * step
+            if start.value < 0 or last >= n.value:
+                raise ViewError(f"slice [{start}:{stop}:{step}] reads index {start.value if start.value < 0 else last} "
+                                f"of axis {axis} with length {n} (clip the bounds first)")
+        elif sm.prove_lt(start, 0):
+            raise ViewError(f"slice start {start} is negative on axis {axis} (clip the bounds first)")
         new_shape = list(self.shape)
         new_shape[axis] = size
         nv = index_vars(new_shape)

@@ -35,12 +35,15 @@ VARS = {
     "n": sm.index_var("n", N),        # 0 <= n < N
     "m": sm.index_var("m", M),        # 0 <= m < M
     "p": sm.index_var("p", N * M),    # 0 <= p < N*M
+    "q": sm.index_var("q", (N + 1) * (M + 1)),
 }
 NAMES = sorted(VARS)
 
 # divisors: positive and negative constants, named dims and products/sums of them
 DIVISORS = [("const", c) for c in (1, 2, 3, 4, 5, 7, 8, 16, -1, -2, -3, -8)] + [
-    ("var", "N"), ("var", "M"), ("mul", ("var", "N"), ("var", "M")), ("add", ("var", "N"), ("const", 2))]
+    ("var", "N"), ("var", "M"), ("mul", ("var", "N"), ("var", "M")), ("add", ("var", "N"), ("const", 2)),
+    ("mul", ("add", ("var", "N"), ("const", 1)), ("add", ("var", "M"), ("const", 1))),
+    ("sub", ("const", 0), ("var", "N"))]                            # a negative symbolic divisor
 
 BINOPS = ("add", "sub", "mul", "min", "max", "lt", "le", "ge", "eq", "and")
 
@@ -132,6 +135,7 @@ def envs(draw, big: bool = False):
     e["n"] = draw(st.integers(0, e["N"] - 1))
     e["m"] = draw(st.integers(0, e["M"] - 1))
     e["p"] = draw(st.integers(0, e["N"] * e["M"] - 1))
+    e["q"] = draw(st.integers(0, (e["N"] + 1) * (e["M"] + 1) - 1))
     return e
 
 
@@ -141,6 +145,7 @@ def random_env(rng: random.Random) -> dict:
     e["n"] = rng.randint(0, e["N"] - 1)
     e["m"] = rng.randint(0, e["M"] - 1)
     e["p"] = rng.randint(0, e["N"] * e["M"] - 1)
+    e["q"] = rng.randint(0, (e["N"] + 1) * (e["M"] + 1) - 1)
     return e
 
 
@@ -252,6 +257,7 @@ def _replacements(env):
         "n": [sm.const(env["n"]), N - 1 - VARS["n"], VARS["p"] // M],
         "m": [sm.const(env["m"]), M - 1 - VARS["m"], VARS["p"] % M],
         "p": [sm.const(env["p"]), VARS["n"] * M + VARS["m"], N * M - 1 - VARS["p"]],
+        "q": [sm.const(env["q"]), VARS["n"] * (M + 1) + VARS["m"], (N + 1) * (M + 1) - 1 - VARS["q"]],
         "N": [sm.const(n_)],
         "M": [sm.const(m_)],
     }
@@ -270,7 +276,8 @@ def test_substitution_agrees_with_evaluation(t, env, data):
     for nm, r in mapping.items():
         env2[nm] = sm.evaluate(r, env)
     # bounds of n, m, p must still hold after replacing N or M by the environment's values
-    assume(0 <= env2["n"] < env2["N"] and 0 <= env2["m"] < env2["M"] and 0 <= env2["p"] < env2["N"] * env2["M"])
+    assume(0 <= env2["n"] < env2["N"] and 0 <= env2["m"] < env2["M"] and 0 <= env2["p"] < env2["N"] * env2["M"]
+           and 0 <= env2["q"] < (env2["N"] + 1) * (env2["M"] + 1))
     assert sm.evaluate(substituted, env) == py(t, env2), f"{e} with {mapping} -> {substituted} at {env}"
 
 
@@ -402,6 +409,11 @@ def test_canonical_symbolic_divisor():
     j2 = sm.index_var("j2", S + 2)
     assert (i * (S + 2) + j2) // (S + 2) is i
     assert (i * (S + 2) + j2) % (S + 2) is j2
+    # a divisor that is a product of sums: division follows a graded order (highest term first)
+    P = (S + 1) * (H + 1)
+    j3 = sm.index_var("j3", P)
+    assert (i * P + j3) // P is i
+    assert (i * P + j3 + 2 * P) % P is j3
 
 
 def test_nested_divisor_folds():

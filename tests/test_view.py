@@ -416,6 +416,14 @@ def test_errors():
         v.expand((2, 4))
     with pytest.raises(ViewError, match="step"):
         v.slice(0, 0, 2, 0)
+    with pytest.raises(ViewError, match="reads index -1"):
+        v.slice(1, -1, 2)
+    with pytest.raises(ViewError, match="reads index 3"):
+        v.slice(1, 1, 4)
+    assert v.slice(1, 0, 4, 2).shape[1] is sm.const(2)       # stop past the end, but no read past it
+    assert v.slice(1, 3, 3).shape[1] is sm.ZERO              # empty slices at the end are fine
+    with pytest.raises(ViewError, match="negative"):
+        View.contiguous((B,)).slice(0, -1, B)
     with pytest.raises(ViewError, match="negative padding"):
         v.pad(((0, -1), (0, 0)))
     with pytest.raises(ViewError, match="does not fit"):
