@@ -60,8 +60,13 @@ class Data:
     __slots__ = ("array", "name", "sha")
 
     def __init__(self, array: np.ndarray, name: str = ""):
-        self.array = np.ascontiguousarray(array)
-        self.array.setflags(write=False)
+        array = np.asarray(array)
+        if array.flags.writeable or array.base is not None or not array.flags.c_contiguous:
+            # a private, frozen copy: the content hash must stay true even if the caller's array
+            # changes later (np.ascontiguousarray would also turn a 0-d array into shape (1,))
+            array = np.array(array, order="C", copy=True)
+        array.setflags(write=False)
+        self.array = array
         self.name = name
         h = hashlib.sha256()
         h.update(str(self.array.dtype).encode() + str(self.array.shape).encode())
@@ -134,13 +139,22 @@ class Node:
     def key(self) -> str:
         """Stable structural hash (sha256 hex) of the whole subgraph."""
         if self._key is None:
-            for n in toposort([self]):
-                if n._key is None:
-                    h = hashlib.sha256()
-                    h.update(f"{n.op}|{n.dtype.name}|{sm.shape_str(n.shape)}|{_arg_str(n.arg)}|".encode())
-                    for s in n.srcs:
-                        h.update(s._key.encode())
-                    n._key = h.hexdigest()
+            # iterative post-order that stops at nodes already hashed: hashing each new node as it
+            # is built (binary() does, to order commutative operands) then costs O(1), not O(graph)
+            stack = [(self, False)]
+            while stack:
+                n, ready = stack.pop()
+                if n._key is not None:
+                    continue
+                if not ready:
+                    stack.append((n, True))
+                    stack.extend((s, False) for s in n.srcs if s._key is None)
+                    continue
+                h = hashlib.sha256()
+                h.update(f"{n.op}|{n.dtype.name}|{sm.shape_str(n.shape)}|{_arg_str(n.arg)}|".encode())
+                for s in n.srcs:
+                    h.update(s._key.encode())
+                n._key = h.hexdigest()
         return self._key
 
     def __repr__(self) -> str:
@@ -215,7 +229,10 @@ def graph_str(outputs: Sequence[Node]) -> str:
 def _shape(shape: Sequence) -> tuple:
     out = []
     for s in shape:
-        e = sym(s)
+        try:
+            e = sym(s)
+        except TypeError:
+            raise GraphError(f"dimension {s!r} in shape {tuple(shape)} is not an integer or a dimension name") from None
         if e.vmax < 0 or (e.is_const and e.value < 0):
             raise GraphError(f"negative dimension {e} in shape {tuple(shape)}")
         out.append(e)
@@ -298,10 +315,10 @@ def where_node(c: Node, a: Node, b: Node) -> Node:
 def reduce_node(op: str, x: Node, axes: Sequence[int]) -> Node:
     if op not in REDUCE:
         raise GraphError(f"{op} is not a reduction")
-    axes = tuple(sorted(set(a % x.ndim if x.ndim else a for a in axes)))
     for a in axes:
-        if not 0 <= a < x.ndim:
+        if not -x.ndim <= a < x.ndim:
             raise GraphError(f"reduce axis {a} out of range for shape {sm.shape_str(x.shape)}")
+    axes = tuple(sorted(set(a % x.ndim for a in axes)))
     if not axes:
         return x
     if x.dtype.is_bool and op == SUM:
@@ -328,7 +345,24 @@ def view_node(x: Node, v: View) -> Node:
     through the Tensor API (see `apply_view`)."""
     if v.shape == x.shape and v.is_contiguous():
         return x
+    _check_view_fits(x, v)
     return Node(VIEW, (x,), v, x.dtype, v.shape)
+
+
+def _check_view_fits(x: Node, v: View) -> None:
+    """Refuse a view that certainly reads outside its source. Checked where the bounds are exact: an
+    unmasked index that is a constant plus multiples of distinct index variables with constant extents
+    (interval bounds of such a sum are its true range) over a source of constant size."""
+    numel = x.numel
+    idx = v.index
+    if v.valid is not sm.ONE or not numel.is_const or sm.ZERO in v.shape:
+        return
+    terms = idx.args[1] if idx.op == "add" else ((idx, 1),) if idx.op == "var" else ()
+    if idx.op not in ("add", "var", "const") or any(t.op != "var" or not isinstance(t.args[2], int) for t, _ in terms):
+        return
+    if idx.vmin < 0 or idx.vmax >= numel.value:
+        raise GraphError(f"view {v} reads elements {idx.vmin}..{idx.vmax} of a source with {numel.value} elements "
+                         f"(shape {sm.shape_str(x.shape)})")
 
 
 def current_view(x: Node) -> tuple[Node, View]:
@@ -338,9 +372,21 @@ def current_view(x: Node) -> tuple[Node, View]:
     return x, View.contiguous(x.shape)
 
 
+# Largest composed view (characters of index + valid expression) that apply_view builds. Realistic
+# chains stay far below it; long random mixes of permute/flip/merge/split can grow the composed index
+# without bound, and then a view of the view node is cheaper for everyone downstream.
+VIEW_COMPOSE_LIMIT = 2000
+
+
 def apply_view(x: Node, fn) -> Node:
+    """fn(view) applied to x: composed with x's own view when x is a VIEW (one node, one index
+    expression), or stacked as a view of the view node when composing would exceed
+    VIEW_COMPOSE_LIMIT. A VIEW's source is therefore usually, but not always, a non-view node."""
     base, v = current_view(x)
-    return view_node(base, fn(v))
+    nv = fn(v)
+    if base is not x and len(nv.index.key) + len(nv.valid.key) > VIEW_COMPOSE_LIMIT:
+        return view_node(x, fn(View.contiguous(x.shape)))
+    return view_node(base, nv)
 
 
 # ------------------------------------------------------------------------------------------------

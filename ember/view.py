@@ -15,6 +15,7 @@ expressions of the per-dimension index", generalised to expressions of all indic
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -38,6 +39,11 @@ def row_major_strides(shape: Sequence[Expr]) -> list[Expr]:
     return strides[::-1]
 
 
+@functools.lru_cache(maxsize=4096)
+def _contiguous_index(shape: tuple) -> Expr:
+    return sm.sum_of(v * s for v, s in zip(index_vars(shape), row_major_strides(shape)))
+
+
 class ViewError(ValueError):
     pass
 
@@ -52,8 +58,7 @@ class View:
     @staticmethod
     def contiguous(shape: Sequence) -> "View":
         shape = tuple(sym(s) for s in shape)
-        idx = sm.sum_of(v * s for v, s in zip(index_vars(shape), row_major_strides(shape)))
-        return View(shape, idx, sm.ONE)
+        return View(shape, _contiguous_index(shape), sm.ONE)
 
     @property
     def ndim(self) -> int:
@@ -64,7 +69,7 @@ class View:
         return sm.prod(self.shape)
 
     def is_contiguous(self) -> bool:
-        return self.valid is sm.ONE and self.index is View.contiguous(self.shape).index
+        return self.valid is sm.ONE and self.index is _contiguous_index(self.shape)
 
     def _remap(self, new_shape: Sequence[Expr], old_coords: Sequence[Expr], extra_valid: Expr = sm.ONE) -> "View":
         m = {index_name(d): c for d, c in enumerate(old_coords)}
@@ -80,7 +85,19 @@ class View:
                             f"to {sm.shape_str(new_shape)} ({sm.prod(new_shape)} elements)")
         if new_shape == self.shape:
             return self
+        if self.numel is sm.ZERO:  # nothing to address (and a zero dim would make a zero stride)
+            return View.contiguous(new_shape)
+        if self.is_contiguous():  # row-major order is kept by any reshape (the common case, made cheap)
+            return View.contiguous(new_shape)
         nv = index_vars(new_shape)
+        old_dims = [d for d, s in enumerate(self.shape) if s is not sm.ONE]
+        new_dims = [d for d, s in enumerate(new_shape) if s is not sm.ONE]
+        if [self.shape[d] for d in old_dims] == [new_shape[d] for d in new_dims]:
+            # only size-1 dims inserted or removed: rename the index variables of the others
+            coords = [sm.ZERO] * self.ndim
+            for o, n in zip(old_dims, new_dims):
+                coords[o] = nv[n]
+            return self._remap(new_shape, coords)
         flat = sm.sum_of(v * s for v, s in zip(nv, row_major_strides(new_shape)))
         coords = []
         for d, st in enumerate(row_major_strides(self.shape)):
@@ -121,6 +138,14 @@ class View:
             raise ViewError(f"slice step must be positive, got {step} (use flip for reversal)")
         start, stop = sym(start), sym(stop)
         size = sm.maximum((stop - start + (step - 1)) // step, 0)
+        n = self.shape[axis]
+        if size.is_const and size.value > 0 and start.is_const and n.is_const:
+            last = start.value + (size.value - 1) * step
+            if start.value < 0 or last >= n.value:
+                raise ViewError(f"slice [{start}:{stop}:{step}] reads index {start.value if start.value < 0 else last} "
+                                f"of axis {axis} with length {n} (clip the bounds first)")
+        elif sm.prove_lt(start, 0):
+            raise ViewError(f"slice start {start} is negative on axis {axis} (clip the bounds first)")
         new_shape = list(self.shape)
         new_shape[axis] = size
         nv = index_vars(new_shape)
