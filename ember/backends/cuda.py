@@ -127,6 +127,7 @@ class CUDAExecutor:
                 set_max_dynamic_smem(k, int(l.config["smem"]))
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
+        self._streams: dict = {}
         self._graphs: dict = {}
         self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
 
@@ -218,15 +219,26 @@ class CUDAExecutor:
         for cfg, k, args in self._launch_args(program, ptrs, env):
             launch(self.stream, cfg, k, *args)
 
+    def _torch_stream(self):
+        """torch's current stream as a cuda.core Stream: with torch tensors in and out, Ember's work is
+        queued on it, so it is ordered with torch's work and the call returns without waiting."""
+        import torch
+        from cuda.core import Stream
+        h = torch.cuda.current_stream().cuda_stream
+        st = self._streams.get(h)
+        if st is None:
+            st = self._streams[h] = Stream.from_handle(h)
+        return st
+
     def run(self, program, arrays: dict, env: dict) -> list:
         from cuda.bindings import driver
-        s = int(self.stream.handle)
+
         from ..arrays import DeviceArray
         external = {f"in_{n}": a.ptr for n, a in arrays.items() if isinstance(a, DeviceArray)}
-        if external and any(type(a.obj).__module__.startswith("torch") for a in arrays.values()
-                            if isinstance(a, DeviceArray)):
-            import torch
-            torch.cuda.current_stream().synchronize()  # inputs may still be being written by torch
+        torch_io = bool(external) and any(type(a.obj).__module__.startswith("torch") for a in arrays.values()
+                                          if isinstance(a, DeviceArray))
+        stream = self._torch_stream() if torch_io else self.stream
+        s = int(stream.handle)
         ptrs = self.pointers(program, arrays, env, external)
         for name in program.inputs:
             bn = f"in_{name}"
@@ -238,7 +250,7 @@ class CUDAExecutor:
             for name in program.outputs:
                 n = int(sm.evaluate(program.buffers[name].size, env)) * program.buffers[name].dtype.itemsize
                 _check(driver.cuMemsetD8Async(ptrs[name], 0xFF, n, s), "poison")
-        self._graph(program, ptrs, env).launch(self.stream)
+        self._graph(program, ptrs, env).launch(stream)
         outs = []
         for name in program.outputs:
             b = program.buffers[name]
@@ -255,7 +267,8 @@ class CUDAExecutor:
                 if o.nbytes:
                     _check(driver.cuMemcpyDtoHAsync(o.ctypes.data, ptrs[name], o.nbytes, s), f"copy of output {name}")
             outs.append(o)
-        self.stream.sync()
+        if not torch_io:  # numpy results must be complete; torch results are ordered on torch's stream
+            stream.sync()
         return outs
 
     # ---------------------------------------------------------------- timing
