@@ -289,6 +289,7 @@ class CUDAExecutor:
 
     def _prepare(self, program, arrays: dict, env: dict) -> dict:
         self.run(program, arrays, env)
+        self.dev.sync()  # the run may have gone to torch's stream
         return self.pointers(program, arrays, env, {})
 
     def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
