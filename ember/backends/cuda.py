@@ -288,9 +288,12 @@ class CUDAExecutor:
         return ts[len(ts) // 2]
 
     def _prepare(self, program, arrays: dict, env: dict) -> dict:
+        """Run once (inputs in place) and return the pointers that run used, for timing loops."""
+        from ..arrays import DeviceArray
         self.run(program, arrays, env)
         self.dev.sync()  # the run may have gone to torch's stream
-        return self.pointers(program, arrays, env, {})
+        external = {f"in_{n}": a.ptr for n, a in arrays.items() if isinstance(a, DeviceArray)}
+        return self.pointers(program, arrays, env, external)
 
     def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
         """Per-kernel time (us): each kernel launched `inner` times between events, median of reps."""
