@@ -34,11 +34,22 @@ variants = {
     "unary_minus": ("(-v0)", "em_maxi(acc0, v1)"),
     "ternary": ("(-1 * v0)", "(v1 > acc0 ? v1 : acc0)"),
     "max_builtin": ("(-1 * v0)", "max(acc0, v1)"),
+    "no_restrict": ("(-1 * v0)", "em_maxi(acc0, v1)"),
+    "unroll1": ("(-1 * v0)", "em_maxi(acc0, v1)"),
+    "acc64": ("(-1 * v0)", "(int)em_maxi((long long)acc0, (long long)v1)"),
+    "opaque": ("(-1 * v0)", "em_maxi(acc0, em_opaque(v1))"),
+    "sub_from_zero": ("(0 - v0)", "em_maxi(acc0, v1)"),
 }
+EXTRA = "__device__ __forceinline__ int em_opaque(int v) { int r; asm volatile(\"mov.b32 %0, %1;\" : \"=r\"(r) : \"r\"(v)); return r; }\n"
 dev = cb.device()
 s = dev.create_stream()
 for name, (neg, mx) in variants.items():
-    src = PRELUDE + BODY.replace("NEG", neg).replace("MAXF", mx)
+    body = BODY.replace("NEG", neg).replace("MAXF", mx)
+    if name == "no_restrict":
+        body = body.replace("__restrict__", "")
+    if name == "unroll1":
+        body = body.replace("for (int r_ = 0;", "#pragma unroll 1\n    for (int r_ = 0;")
+    src = PRELUDE + EXTRA + body
     cub = cb.compile_cuda(src, cb.device_arch())
     k = cb.load_kernel(cub, "kern")
     inb, outb = dev.allocate(x.nbytes, stream=s), dev.allocate(28, stream=s)
@@ -51,4 +62,6 @@ for name, (neg, mx) in variants.items():
     print(f"{name:12} {o.tolist()} {'OK' if np.array_equal(o, x.min(0)) else 'BAD'}")
     if name == "generated":
         open("/tmp/k.cubin", "wb").write(cub)
-        print(subprocess.run(["cuobjdump", "-sass", "/tmp/k.cubin"], capture_output=True, text=True).stdout[:6000])
+        sass = subprocess.run(["cuobjdump", "-sass", "/tmp/k.cubin"], capture_output=True, text=True).stdout
+        print("\n".join(l for l in sass.splitlines() if "/*0" in l and ("IMNMX" in l or "LDG" in l or "IADD" in l
+                                                                           or "VIMNMX" in l or "STG" in l)))
