@@ -384,3 +384,18 @@ def test_cuda_step_matches_cpu_step():
         assert_close(lg, lc, "float32", f"loss at step {k + 1}")
     for n, v in steps["cuda"].parameters().items():
         assert_close(v, steps["cpu"].parameters()[n], "float32", n)
+
+
+@pytest.mark.slow
+def test_searched_step_equals_default_step():
+    """search="fast" searches forward, backward and update together; the searched program must take
+    the same steps as the default one (its candidates are verified against the reference)."""
+    model, x, t = _tiny()
+    searched = em.compile_train(model, _mse, optim.AdamW(lr=1e-2), {"x": x, "t": t}, device="cpu",
+                                search="fast", time_limit=20)
+    plain = em.compile_train(model, _mse, optim.AdamW(lr=1e-2), {"x": x, "t": t}, device="cpu")
+    assert searched.program.meta.get("search")
+    for k in range(5):
+        assert_close(searched(x=x, t=t), plain(x=x, t=t), "float32", f"loss at step {k + 1}")
+    for n, v in searched.parameters().items():
+        assert_close(v, plain.parameters()[n], "float32", n)
