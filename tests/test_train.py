@@ -280,6 +280,52 @@ def test_lr_is_a_runtime_input_and_sgd_matches_torch_per_step():
     assert set(program.inputs) >= {"lr", "x", "t", "_0_weight", "_2_bias"}  # ("0.weight" as an identifier)
 
 
+def test_named_batch_dimension_varies_per_call_like_torch():
+    """A batch given as (shape, dtype) with a named dimension: one program for every batch size."""
+    model, _, _ = _tiny()
+    step = em.compile_train(model, _mse, optim.SGD(lr=0.1, momentum=0.9),
+                            {"x": (("B", 3), em.float32), "t": (("B", 2), em.float32)}, device="cpu")
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    _torch_params(model, tm)
+    topt = torch.optim.SGD(tm.parameters(), lr=0.1, momentum=0.9)
+    rng = np.random.default_rng(4)
+    for k, b in enumerate([5, 7, 1, 3], 1):
+        x, t = rng.standard_normal((b, 3)).astype(np.float32), rng.standard_normal((b, 2)).astype(np.float32)
+        loss = step(x=x, t=t)
+        topt.zero_grad()
+        tl = F.mse_loss(tm(torch.tensor(x)), torch.tensor(t))
+        tl.backward()
+        topt.step()
+        assert_close(loss, tl.item(), "float32", f"loss at step {k} (batch {b})")
+    assert step.program.dims == ["B"]
+    tp = dict(tm.named_parameters())
+    for n, v in step.parameters().items():
+        assert_close(v, tp[n].detach().numpy(), "float32", n)
+
+
+def test_tied_embeddings_train_like_torch():
+    """A weight used twice (embedding and lm head) is one parameter: its gradient sums both uses."""
+    vocab, xs, ys = _char_data(8, 2, 6, seed=2)
+    model = nn.Transformer(vocab, 16, 1, 2, tie_embeddings=True, seed=3)
+    tmodel = TorchLM(vocab, 16, 1, 2, nn.llama_hidden_dim(16))
+    tmodel.lm_head.weight = tmodel.embed_tokens.weight
+    _torch_params(model, tmodel)
+    step = em.compile_train(model, _lm_loss(vocab), optim.AdamW(lr=1e-2), {"x": xs[0], "y": ys[0]}, device="cpu")
+    assert "lm_head.weight" not in step.parameters()
+    topt = torch.optim.AdamW(tmodel.parameters(), lr=1e-2)
+    for k in range(6):
+        loss = step(x=xs[k], y=ys[k])
+        topt.zero_grad()
+        tl = F.cross_entropy(tmodel(torch.tensor(xs[k], dtype=torch.long)).reshape(-1, vocab),
+                             torch.tensor(ys[k], dtype=torch.long).reshape(-1))
+        tl.backward()
+        topt.step()
+        assert_close(loss, tl.item(), "float32", f"loss at step {k + 1}")
+    step.write_back()
+    assert_close(model.state_dict()["lm_head.weight"], tmodel.embed_tokens.weight.detach().numpy(), "float32",
+                 "tied weight after write_back")
+
+
 def test_write_back_and_module_untouched_until_then():
     model, x, t = _tiny()
     before = {k: v.copy() for k, v in model.state_dict().items()}
