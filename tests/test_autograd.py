@@ -159,12 +159,10 @@ VIEWS = {
 }
 
 
-# Forward-op bugs (ember/ops, owned elsewhere) that stop a case before any gradient is taken. Each
-# xfail is narrowed to the exception the bug raises, so any other failure still fails.
-_CONCAT_BUG = pytest.mark.xfail(raises=em.ShapeError, strict=False, reason=(
-    "op bug: concat promotes dtypes with tensor._operands, which also broadcasts, so concatenating "
-    "sizes that differ along the axis (neither 1) raises ShapeError (roll uses concat)"))
-OP_BUGS = {"roll": _CONCAT_BUG, "concat_stack": _CONCAT_BUG}
+# Forward-op bugs (ember/ops, owned elsewhere) that stop a case before any gradient is taken: name ->
+# an xfail mark narrowed to the exception the bug raises, so any other failure still fails. (Empty:
+# the concat bug that broke roll and concat_stack was fixed on main, in e35278f.)
+OP_BUGS: dict = {}
 
 
 def _marked(names):
