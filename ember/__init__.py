@@ -24,6 +24,7 @@ from .reference import reference
 from .runtime.compile import compile  # noqa: A001
 from .runtime.program import Program
 from .autograd import grad
+from .train import compile_train
 from .arrays import InputError
 from .graph import GraphError
 

@@ -367,6 +367,33 @@ def _within(a: Expr, b: Expr, atoms: Sequence[Expr] = ()) -> bool:
     return lower and upper
 
 
+def _split_multiples(a: Expr, b: Expr) -> tuple[Expr, Expr]:
+    """(quot, rest) with a == quot·b + rest, quot holding the exact multiples of a symbolic divisor b."""
+    quot, rest = sm.ZERO, a
+    terms = dict(a.args[1]) if a.op == "add" else ({} if a.is_const else {a: 1})
+    for t, k in terms.items():
+        q = _exact_quotient(t, k, b)
+        if q is not None:
+            quot, rest = quot + q, rest - t * k
+    for v, coef in _index_coefficients(rest).items():  # (S+1)·i spread over S·i + i
+        m = _const_multiple(coef, b)
+        if m is not None:
+            quot, rest = quot + v * m, rest - v * coef
+    m = _const_multiple(_index_free(rest), b, exact=False)  # (3S + 3 + r) // (3S + 3)
+    if m is not None:
+        quot, rest = quot + m, rest - b * m
+    return quot, rest
+
+
+def _nested_div(x: Expr):
+    """(a, c, m) when x is (a // c) // m or (a // c) % m with c a constant > 1 and m symbolic (> 0)."""
+    inner, m = x.args
+    if inner.op != "div" or m.is_const or m.vmin <= 0:
+        return None
+    a, c = inner.args
+    return (a, c.value, m) if c.is_const and c.value > 1 else None
+
+
 def _resimplify(e: Expr, atoms: Sequence[Expr] = ()) -> Expr:
     """Rebuild e, splitting exact multiples out of floor divisions and modulos by *symbolic* divisors,
     (128·S·i + r) // (128·S) -> i + r // (128·S), and dropping them when the remainder is provably in
@@ -389,22 +416,19 @@ def _resimplify(e: Expr, atoms: Sequence[Expr] = ()) -> Expr:
                 r = r + go(t) * k
         elif op == "mul":
             r = sm.prod(go(f) for f in x.args)
+        elif op in ("div", "mod") and _nested_div(x) is not None:
+            # the simplifier writes x // (c·m) as (x // c) // m and x % (c·m) as c·((x // c) % m) + x % c;
+            # both are read here as one division by the scaled divisor c·m, which the rules below handle
+            a0, c, m = _nested_div(x)
+            a, b = go(a0), sm.const(c) * go(m)
+            quot, rest = _split_multiples(a, b)
+            if _within(rest, b, atoms):
+                r = quot if op == "div" else rest // c
+            else:
+                r = quot + rest // b if op == "div" else (rest % b) // c
         elif op in ("div", "mod"):
             a, b = go(x.args[0]), go(x.args[1])
-            quot, rest = sm.ZERO, a
-            if not b.is_const:
-                terms = dict(a.args[1]) if a.op == "add" else ({} if a.is_const else {a: 1})
-                for t, k in terms.items():
-                    q = _exact_quotient(t, k, b)
-                    if q is not None:
-                        quot, rest = quot + q, rest - t * k
-                for v, coef in _index_coefficients(rest).items():  # (S+1)·i spread over S·i + i
-                    m = _const_multiple(coef, b)
-                    if m is not None:
-                        quot, rest = quot + v * m, rest - v * coef
-                m = _const_multiple(_index_free(rest), b, exact=False)  # (3S + 3 + r) // (3S + 3)
-                if m is not None:
-                    quot, rest = quot + m, rest - b * m
+            quot, rest = _split_multiples(a, b) if not b.is_const else (sm.ZERO, a)
             if not b.is_const and _within(rest, b, atoms):
                 r = quot if op == "div" else rest
             else:

@@ -630,13 +630,35 @@ def pow(base, exponent) -> Tensor:
     b, e = _float(b), _float(e)
     if b.dtype in _HALF:  # compute in float32 and round once (see opmath)
         return pow(b.cast(dt.float32), e.cast(dt.float32)).cast(b.dtype)
-    mag = (e * b.abs().log2()).exp2()
+    # The composition is arranged so that autograd of it gives torch's pow gradients:
+    # d/db = e·b^(e-1), d/de = y·ln b (NaN at a negative base), both 0 where torch special-cases them.
+    zero = b == 0
+    e_zero = e == 0
+    special = zero | (e_zero & ~b.isfinite())  # results fixed below; log2 of 1 there keeps NaN out of gradients
+    mag = (e * where(special, 1.0, b).abs().log2()).exp2()
     e_int = e.floor() == e
     e_odd = e_int & (e.fmod(2.0).abs() == 1)
     neg = b < 0
     res = where(neg, where(e_int, where(e_odd, -mag, mag), math.nan), mag)
-    # b == 0: 0 for e > 0, inf for e < 0 (-inf for negative-odd... as torch: copysign for odd), 1 for e == 0
-    return where(e == 0, 1.0, res)
+    # At a negative base the real power has no derivative in e (torch: y·log(b) = NaN), nor in b for a
+    # non-integer e (torch: e·b^(e-1) = NaN). A term that is 0 but whose gradient is NaN there
+    # (sqrt'(0)·0) reproduces both.
+    h = where(neg & ~e_int & b.isfinite(), b * 0.0, 0.0)
+    if isinstance(exponent, Tensor) and exponent.dtype.is_float:
+        h = h + where(neg & e.isfinite(), e * 0.0, 0.0)
+    res = res - (h * h).sqrt()
+    # b == 0: 1 for e == 0, 0 for e > 0, inf for e < 0 (-inf for a negative odd e and b = -0.0, as torch).
+    # The gradient there is torch's e·0^(e-1) w.r.t. b (1 at e == 1, +inf for 0 < e < 1, ±inf for e < 0)
+    # and 0 w.r.t. e (torch: 0 for e >= 0; for e < 0 it gives y·log(0) = ±inf, which Ember does not).
+    neg_zero = b.reciprocal() < 0
+    y0 = where(e > 0, 0.0, where(e_zero, 1.0, where(e_odd & neg_zero, -math.inf, math.inf)))
+    steep = where((e > 0) & (e < 1), 1.0, where(e < 0, where(neg_zero & e_int & ~e_odd, 1.0, -1.0), 0.0))
+    root = where(steep == 0, 1.0, b.abs() + 0.0).sqrt()  # (+0.0 turns -0.0 into +0.0; 1 keeps 0·inf out)
+    y0 = y0 + b * where(e == 1, 1.0, 0.0) + steep * root
+    # e == 0 gives 1 for every base (inf and NaN included); finite non-zero bases get it from mag = 2^0, so
+    # their gradient w.r.t. e (log b) flows
+    res = where(e_zero & ~b.isfinite(), 1.0, res)
+    return where(zero, y0, res)
 
 
 # ------------------------------------------------------------------------------------------------

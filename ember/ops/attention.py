@@ -56,10 +56,13 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Ten
             s = where(attn_mask, s, -math.inf)
         else:
             s = s + attn_mask
-    p = s.softmax(-1)
     if attn_mask is not None:
-        # a query row that may attend to no key gets a zero output (torch's SDPA), not 0/0 = NaN
-        p = where(s.max(-1, keepdim=True) > -math.inf, p, 0.0)
+        # a query row that may attend to no key gets a zero output (torch's SDPA), not 0/0 = NaN; its
+        # scores are replaced before the softmax as well, so that no NaN reaches the gradient either
+        live = s.max(-1, keepdim=True) > -math.inf
+        p = where(live, where(live, s, 0.0).softmax(-1), 0.0)
+    else:
+        p = s.softmax(-1)
     return p.cast(v.dtype).matmul(v)
 
 
