@@ -359,6 +359,9 @@ def test_render_c_uses_plain_division_only_when_non_negative():
     assert "EM_FMOD" in sm.render_c(k % 3)
     assert sm.render_c(VARS["p"] // M) == "(p / M)"
     assert sm.render_c(i, {"i": "tid"}) == "tid"
+    # non-negative by a symbolic proof (n <= N - 1), not by numeric bounds
+    flipped = N - 1 - VARS["n"]
+    assert flipped.vmin == -sm.INF and " / 2" in sm.render_c(flipped // 2)
 
 
 # ------------------------------------------------------------------------------------------------
