@@ -133,7 +133,7 @@ class CPUExecutor:
             else:
                 o = np.empty(program.shape_of(name, env), b.dtype.np)
                 if self.poison:
-                    o.view(np.uint8).fill(0xFF)  # NaN for floats, -1 for ints: unwritten outputs show
+                    o.reshape(-1).view(np.uint8).fill(0xFF)  # NaN for floats, -1 for ints (reshape: 0-d too)
                 outs[name] = o
                 ptrs.append(o.ctypes.data)
         parr = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
