@@ -126,48 +126,41 @@ def _copy(dst, src, non_blocking=False):
 # ------------------------------------------------------------------------------------------------
 # elementwise arithmetic
 
+# Python operators do the work: a number on the left defers to the Tensor's reflected operator.
+
 @aten("add.Tensor", "add.Scalar")
 def _add(a, b, alpha=1):
-    if alpha != 1:
-        b = b * alpha
-    return _t(a, b if isinstance(b, Tensor) else None) + b if isinstance(a, Tensor) else _t(b) + a
+    return a + (b * alpha if alpha != 1 else b)
 
 
 @aten("sub.Tensor", "sub.Scalar")
 def _sub(a, b, alpha=1):
-    if alpha != 1:
-        b = b * alpha
-    return a - b if isinstance(a, Tensor) else (-_t(b)) + a
+    return a - (b * alpha if alpha != 1 else b)
 
 
 @aten("rsub.Tensor", "rsub.Scalar")
 def _rsub(a, b, alpha=1):
-    return _sub(b, a, alpha) if isinstance(b, Tensor) else (-_t(a) * alpha) + b
+    return b - (a * alpha if alpha != 1 else a)
 
 
 @aten("mul.Tensor", "mul.Scalar")
 def _mul(a, b):
-    if a is b and isinstance(a, Tensor):
-        return a * a
-    return a * b if isinstance(a, Tensor) else _t(b) * a
+    return a * b
 
 
 @aten("div.Tensor", "div.Scalar")
 def _div(a, b):
-    if not isinstance(a, Tensor):
-        return _t(b).reciprocal() * a if not isinstance(b, Tensor) or True else None
     return a / b
 
 
 @aten("div.Tensor_mode", "div.Scalar_mode")
 def _div_mode(a, b, rounding_mode=None):
-    a = _t(a)
     q = a / b
     if rounding_mode is None:
         return q
     r = q.trunc() if rounding_mode == "trunc" else q.floor()
-    if not a.dtype.is_float and not (isinstance(b, Tensor) and b.dtype.is_float) and not isinstance(b, float):
-        r = r.cast(a.dtype)
+    if not any(isinstance(v, float) or (isinstance(v, Tensor) and v.dtype.is_float) for v in (a, b)):
+        r = r.cast(dt.int32)  # integer floor/trunc division stays integral (the importer restores width)
     return r
 
 
@@ -178,7 +171,7 @@ def _floordiv(a, b):
 
 @aten("remainder.Tensor", "remainder.Scalar", "remainder.Scalar_Tensor")
 def _remainder(a, b):
-    return _t(a) % b if isinstance(a, Tensor) else _t(a, b) % b
+    return a % b
 
 
 @aten("fmod.Tensor", "fmod.Scalar")
@@ -292,6 +285,13 @@ def _log_sigmoid_forward(x):
     return x.logsigmoid(), Unsupported("the buffer output of log_sigmoid_forward")
 
 
+@aten("rrelu_with_noise_functional.default")
+def _rrelu(x, noise, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    if training:
+        raise UnsupportedOpError(_RANDOM_WHY)
+    return x.leaky_relu((lower + upper) / 2), noise
+
+
 @aten("threshold.default")
 def _threshold(x, threshold, value):
     return where(x > threshold, x, value)
@@ -372,14 +372,43 @@ def _logit(x, eps=None):
     return (x / (1.0 - x)).log()
 
 
-# comparisons and logic
-for _name, _method in {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
-                       "ge": "__ge__"}.items():
-    def _cmp(a, b, _m=_method):
-        if not isinstance(a, Tensor):
-            return getattr(_t(a, b), _m)(b)
-        return getattr(a, _m)(b)
-    CONVERTERS[f"{_name}.Tensor"] = CONVERTERS[f"{_name}.Scalar"] = _cmp
+def _atan(x):
+    """arctan, Cephes' single-precision scheme: reduce |x| to [0, tan(pi/8)] with pi/4 or pi/2
+    offsets, then a degree-9 odd polynomial (about 1 ulp in float32)."""
+    x = _float(x)
+    a = x.abs()
+    big, mid = a > 2.414213562373095, a > 0.4142135623730950
+    safe = where(a == 0, 1.0, a)  # keeps the unused branches finite
+    r = where(big, -safe.reciprocal(), where(mid, (a - 1.0) / (a + 1.0), a))
+    off = where(big, math.pi / 2, where(mid, math.pi / 4, 0.0))
+    z = r * r
+    y = off + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * r + r
+    return where(x < 0, -y, y)
+
+
+def _atan2(y, x):
+    y, x = _float(_t(y)), _float(_t(x))
+    base = _atan(y / where(x == 0, 1.0, x))
+    res = where(x > 0, base, where(x < 0, where(y < 0, base - math.pi, base + math.pi),
+                                   where(y > 0, math.pi / 2, where(y < 0, -math.pi / 2, 0.0))))
+    return res
+
+
+CONVERTERS["atan.default"] = lambda x: _atan(x)
+CONVERTERS["atan2.default"] = _atan2
+CONVERTERS["asin.default"] = lambda x: _atan2(x, (1.0 - _float(x) * x).sqrt())
+CONVERTERS["acos.default"] = lambda x: _atan2((1.0 - _float(x) * x).sqrt(), x)
+
+
+@aten("hypot.default")
+def _hypot(a, b):
+    return (_float(a) * a + _float(b) * b).sqrt()
+
+
+# comparisons and logic (reflected operators handle a number on the left)
+for _name, _fn in {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+                   "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}.items():
+    CONVERTERS[f"{_name}.Tensor"] = CONVERTERS[f"{_name}.Scalar"] = _fn
 
 
 @aten("logical_and.default", "bitwise_and.Tensor")
@@ -543,12 +572,12 @@ def _min_dim(x, dim, keepdim=False):
     return x.min(dim, keepdim), x.argmin(dim, keepdim)
 
 
-@aten("max.other", "maximum.default")
+@aten("max.other")
 def _max_other(a, b):
     return a.maximum(b)
 
 
-@aten("min.other", "minimum.default")
+@aten("min.other")
 def _min_other(a, b):
     return a.minimum(b)
 
@@ -699,6 +728,14 @@ def _addmm(bias, a, b, *, beta=1, alpha=1):
     if beta == 0:
         return p
     return p + (bias * beta if beta != 1 else bias)
+
+
+@aten("addbmm.default")
+def _addbmm(bias, a, b, *, beta=1, alpha=1):
+    p = a.matmul(b).sum(0)
+    if alpha != 1:
+        p = p * alpha
+    return p if beta == 0 else p + (bias * beta if beta != 1 else bias)
 
 
 @aten("linear.default")
@@ -931,14 +968,22 @@ def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None
     return A.scaled_dot_product_attention(q, k, v, attn_mask, is_causal, scale, enable_gqa)
 
 
-@aten("dropout.default", "native_dropout.default", "feature_dropout.default", "alpha_dropout.default")
-def _dropout(x, p, train=None):
-    if train is None:  # native_dropout(x, p, train) always has train; dropout(x, p, train) too
-        train = True
+def _check_dropout(p, train):
     if train and p > 0:
         raise UnsupportedOpError(f"dropout with p={p} in training mode: Ember cannot reproduce PyTorch's "
                                  "random numbers (call .eval() or use p=0)")
+
+
+@aten("dropout.default", "feature_dropout.default", "alpha_dropout.default", "feature_alpha_dropout.default")
+def _dropout(x, p, train):
+    _check_dropout(p, train)
     return x
+
+
+@aten("native_dropout.default")
+def _native_dropout(x, p, train):
+    _check_dropout(p, train)
+    return x, Unsupported("the mask output of native_dropout")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1076,11 +1121,60 @@ def _constant_pad(x, pad, value=0):
     return x.pad(list(pad), value)
 
 
+def _pad_indices(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
+    """Source positions of a reflect / replicate / circular padded axis (constant index tables)."""
+    pos = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        if lo >= n or hi >= n:
+            raise UnsupportedOpError(f"reflect padding ({lo}, {hi}) must be smaller than the axis ({n})")
+        pos = np.abs(pos)
+        pos = np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
+    elif mode == "replicate":
+        pos = np.clip(pos, 0, n - 1)
+    elif mode == "circular":
+        pos = pos % n
+    else:
+        raise UnsupportedOpError(f"pad mode {mode!r}")
+    return pos.astype(np.int32)
+
+
+def _pad_gather(x, pad, mode):
+    pad = list(pad)
+    for k in range(len(pad) // 2):
+        a = x.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        if lo < 0 or hi < 0:
+            raise UnsupportedOpError(f"negative {mode} padding {tuple(pad)}")
+        if lo or hi:
+            x = I.index_select(x, a, Tensor(g.data_node(_pad_indices(x.shape[a], lo, hi, mode))))
+    return x
+
+
 @aten("pad.default")
 def _pad(x, pad, mode="constant", value=None):
-    if mode != "constant":
-        raise UnsupportedOpError(f"pad mode {mode!r} (only 'constant' is supported)")
-    return x.pad(list(pad), 0 if value is None else value)
+    if mode == "constant":
+        return x.pad(list(pad), 0 if value is None else value)
+    return _pad_gather(x, pad, mode)
+
+
+for _nd in (1, 2, 3):
+    CONVERTERS[f"reflection_pad{_nd}d.default"] = lambda x, pad: _pad_gather(x, pad, "reflect")
+    CONVERTERS[f"replication_pad{_nd}d.default"] = lambda x, pad: _pad_gather(x, pad, "replicate")
+CONVERTERS["_pad_circular.default"] = lambda x, pad: _pad_gather(x, pad, "circular")
+
+
+@aten("diagonal.default", "diagonal_copy.default")
+def _diagonal(x, offset=0, dim1=0, dim2=1):
+    """The diagonal as a gather: the two axes move last and are indexed by constant aranges."""
+    d1, d2 = dim1 % x.ndim, dim2 % x.ndim
+    rest = [a for a in range(x.ndim) if a not in (d1, d2)]
+    xm = x.permute(rest + [d1, d2])
+    n1, n2 = x.shape[d1], x.shape[d2]
+    rows = np.arange(max(0, -offset), n1)
+    rows = rows[rows + offset < n2]
+    i = Tensor(g.data_node(rows.astype(np.int32)))
+    j = Tensor(g.data_node((rows + offset).astype(np.int32)))
+    return _index(xm, [None] * len(rest) + [i, j])
 
 
 @aten("index_select.default")
@@ -1327,11 +1421,14 @@ def _nll_loss(logp, target, weight=None, reduction=1, ignore_index=-100):
 
 
 # ------------------------------------------------------------------------------------------------
-# random ops: named so the error says why
+# refused ops: kept whole by the decomposition step so the error names them and says why
 
-@aten("rand.default", "randn.default", "rand_like.default", "randn_like.default", "bernoulli.p",
-      "bernoulli.default", "randint.low", "randint.default", "randperm.default", "normal.Tensor_float",
-      "uniform.default", "exponential.default", "multinomial.default")
-def _random(*args, **kw):
-    raise UnsupportedOpError("random number generation: Ember cannot reproduce PyTorch's random numbers "
-                             "(pass random tensors in as inputs instead)")
+_RANDOM_WHY = ("random number generation: Ember cannot reproduce PyTorch's random numbers "
+           "(pass random tensors in as inputs instead)")
+REFUSED: dict[str, str] = {k: _RANDOM_WHY for k in (
+    "rand.default", "randn.default", "rand_like.default", "randn_like.default", "bernoulli.p", "bernoulli.default",
+    "randint.low", "randint.default", "randperm.default", "normal.Tensor_float", "normal.float_Tensor",
+    "normal.Tensor_Tensor", "uniform.default", "exponential.default", "multinomial.default")}
+REFUSED.update({k: "its output shape depends on the data (Ember's shapes are static)" for k in (
+    "nonzero.default", "masked_select.default", "unique.default", "_unique2.default", "unique_dim.default",
+    "unique_consecutive.default")})

@@ -33,10 +33,10 @@ from .. import dtypes as dt
 from ..tensor import Tensor
 from ..tensor import input as em_input
 from ..tensor import tensor as em_tensor
-from .aten import CONVERTERS, Unsupported, UnsupportedOpError, _dtype
+from .aten import CONVERTERS, REFUSED, Unsupported, UnsupportedOpError, _dtype
 
 __all__ = ["from_torch", "import_graph", "TorchFunction", "TorchImportError", "UnsupportedOpError",
-           "ember_backend", "register_backend", "supported_ops"]
+           "ember_backend", "register_backend", "supported_ops", "refused_ops"]
 
 
 class TorchImportError(ValueError):
@@ -55,6 +55,11 @@ def _torch():
 def supported_ops() -> list:
     """ATen op overloads (``packet.overload``) that have a converter."""
     return sorted(CONVERTERS)
+
+
+def refused_ops() -> dict:
+    """ATen op overloads Ember refuses on purpose, with the reason the error gives."""
+    return dict(REFUSED)
 
 
 def _op_key(target) -> str | None:
@@ -85,8 +90,10 @@ def where_in_model(node) -> str:
     if trace:
         lines = [ln.strip() for ln in trace.strip().splitlines() if ln.strip()]
         files = [i for i, ln in enumerate(lines) if ln.startswith("File ")]
-        if files:
-            i = files[-1]
+        if files:  # the innermost frame in the user's code (not inside torch) says most
+            torch_dir = os.path.dirname(_torch().__file__)
+            own = [i for i in files if torch_dir not in lines[i]]
+            i = (own or files)[-1]
             loc = lines[i]
             try:
                 fname = loc.split('"')[1]
@@ -105,7 +112,7 @@ def _decomposition_table():
     torch = _torch()
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
-        if _op_key(op) in CONVERTERS:
+        if _op_key(op) in CONVERTERS or _op_key(op) in REFUSED:
             del table[op]
     return table
 
@@ -293,6 +300,8 @@ def import_graph(ep, mutable_buffers_as_inputs: bool = True) -> ImportedGraph:
             else:
                 key = _op_key(node.target)
                 conv = CONVERTERS.get(key) if key is not None else None
+                if key in REFUSED:
+                    raise UnsupportedOpError(f"{_op_name(node.target)} at {where_in_model(node)}: {REFUSED[key]}")
                 if conv is None:
                     raise UnsupportedOpError(f"unsupported op {_op_name(node.target)} at {where_in_model(node)}")
                 try:
