@@ -24,8 +24,9 @@ problem:
    cache is flushed (CUDA, 256 MB write), the device synchronised, then CUDA events on the current
    stream around one call; the median is reported. Ember's call is host-synchronous, so its work is
    inside the events whatever stream it uses; the wall time with a device-wide synchronise is
-   recorded as well and a disagreement is flagged. After timing, the last output is checked against
-   the reference of the input set it was computed from. On the CPU the host clock is used.
+   recorded as well and a disagreement is flagged. After timing, the outputs of the last two trials
+   (two different input sets) are checked against the references of the sets they were computed
+   from, so a replayed output fails. On the CPU the host clock is used.
 5. Metrics per level: fast_p = fraction of *all* problems of the level that are correct and faster
    than the baseline by more than p (p = 0, 1, 1.5), and the geometric-mean speedup over the correct
    problems, against eager and against torch.compile. Speedups over 10x are flagged for review, as
@@ -214,9 +215,11 @@ class Timer:
         if self.device == "cuda":
             torch.cuda.synchronize()
 
-    def run(self, call, live: list, pool: list) -> dict:
+    def run(self, call, live: list, pool: list):
         """Median time of `call(*live)`; before every call the tensors of `live` are refilled from
-        the next input set of `pool`. Returns times (ms) and the last output with its set index."""
+        the next input set of `pool` (same pointers, new content). Returns the times (ms) and the
+        outputs of the last two trials with the index of the input set each came from: they saw
+        different contents, so an output replayed from an earlier call fails at least one check."""
         def refill(k):
             src = pool[k % len(pool)]
             for d, s in zip(live, src):
@@ -228,10 +231,11 @@ class Timer:
             refill(w)
             call(*live)
         self.sync()
-        ev, wall, out, last = [], [], None, 0
+        ev, wall, last = [], [], []
         for t in range(self.trials):
-            last = refill(t)
-            out = None  # the previous output is freed before the next call
+            k = refill(t)
+            if len(last) == 2:
+                last.pop(0)  # free an old output before the next call
             if self.flush_buf is not None:
                 self.flush_buf.fill_(t)
             self.sync()
@@ -248,11 +252,14 @@ class Timer:
                 h0 = time.perf_counter()
                 out = call(*live)
                 wall.append((time.perf_counter() - h0) * 1e3)
+            if t >= self.trials - 2:
+                last.append((out, k))
+            del out
         times = ev if ev else wall
         res = {"ms": float(np.median(times)), "mean_ms": float(np.mean(times)), "min_ms": float(np.min(times)),
                "max_ms": float(np.max(times)), "std_ms": float(np.std(times)), "wall_ms": float(np.median(wall)),
                "trials": self.trials}
-        return res, out, last
+        return res, last
 
 
 # ------------------------------------------------------------------------------------------------
@@ -359,8 +366,13 @@ def run_problem(prob: dict, args, timer: Timer) -> dict:
     for name, call in impls:
         try:
             with torch.no_grad():
-                t, out, k = timer.run(call, live, pool)
-                post = compare(out, refs[k], tol)
+                t, last = timer.run(call, live, pool)
+                post = {"ok": True}
+                for out, k in last:
+                    post = compare(out, refs[k], tol)
+                    if not post["ok"]:
+                        break
+                del last
         except Exception as e:  # noqa: BLE001
             rec[f"{name}_error"] = f"{type(e).__name__}: {_short(e)}"
             if name == "ember":
@@ -379,7 +391,6 @@ def run_problem(prob: dict, args, timer: Timer) -> dict:
                     f"wall time {t['wall_ms']:.3f} ms (device-wide sync) exceeds event time {t['ms']:.3f} ms")
         elif not post["ok"]:
             rec.setdefault("flags", []).append(f"{name} baseline output after timing: {post.get('reason')}")
-        del out
     for b in ("eager", "compile"):
         if f"{b}_ms" in rec:
             rec[f"speedup_vs_{b}"] = rec[f"{b}_ms"] / rec["ember_ms"]
@@ -475,7 +486,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", default=None, help="run problems whose name contains this")
     p.add_argument("--scale", type=float, default=1.0, help="multiply SCALABLE sizes (for CPU runs)")
     p.add_argument("--precision", default="fp32", choices=sorted(PRECISIONS))
-    p.add_argument("--trials", type=int, default=None, help="timed calls (default 100 on CUDA, 10 on CPU)")
+    p.add_argument("--trials", type=int, default=None, help="timed calls, at least 2 (default 100 on CUDA, 10 on CPU)")
     p.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 5 on CUDA, 2 on CPU)")
     p.add_argument("--no-l2-flush", action="store_true")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
@@ -490,7 +501,7 @@ def main(argv=None) -> int:
         p.error("--device cuda but torch sees no GPU")
     if args.no_tf32:
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    trials = args.trials or (100 if args.device == "cuda" else 10)
+    trials = max(2, args.trials or (100 if args.device == "cuda" else 10))
     warmup = args.warmup if args.warmup is not None else (5 if args.device == "cuda" else 2)
     timer = Timer(args.device, warmup, trials, not args.no_l2_flush)
     probs = discover(args.path, args.level)

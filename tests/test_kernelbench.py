@@ -156,3 +156,26 @@ def test_our_suite_is_well_formed():
         xs = mod.get_inputs()
         assert all(isinstance(x, torch.Tensor) for x in xs), p["name"]
         assert isinstance(model, torch.nn.Module)
+
+
+def test_timing_protocol_catches_replayed_outputs():
+    """An implementation that memoises its output per input pointer passes a check on its first
+    call but fails the post-timing check: the timer refills the same tensors with new content."""
+    import torch
+    cache = {}
+
+    def cheat(x):
+        if x.data_ptr() not in cache:
+            cache[x.data_ptr()] = x * 2
+        return cache[x.data_ptr()]
+
+    pool = [[torch.rand(6)], [torch.rand(6)]]
+    refs = [(p[0] * 2,) for p in pool]
+    for trials in (2, 3, 4):
+        cache.clear()
+        live = [pool[0][0].clone()]
+        _, last = kb.Timer("cpu", 1, trials, False).run(cheat, live, pool)
+        assert len(last) == 2 and {k for _, k in last} == {0, 1}
+        assert not all(kb.compare(out, refs[k], 1e-4)["ok"] for out, k in last)
+        honest = kb.Timer("cpu", 1, trials, False).run(lambda x: x * 2, live, pool)[1]
+        assert all(kb.compare(out, refs[k], 1e-4)["ok"] for out, k in honest)

@@ -592,8 +592,8 @@ def register_backend() -> None:
     global _REGISTERED
     if _REGISTERED:
         return
-    torch = _torch()
-    from torch._dynamo.backends.registry import _BACKENDS, register_backend as reg
-    if "ember" not in _BACKENDS:
-        reg(name="ember")(ember_backend)
+    _torch()
+    from torch._dynamo.backends import registry
+    if "ember" not in registry._BACKENDS and "ember" not in getattr(registry, "_COMPILER_FNS", {}):
+        registry.register_backend(name="ember")(ember_backend)
     _REGISTERED = True
