@@ -685,3 +685,40 @@ def test_ops_torch_decomposes_for_us():
     check(Fn(f), [R(2, 3, 6, 5), R(2, 3, 6, 5)])
     check(nn.InstanceNorm1d(3, affine=True), [R(2, 3, 9)])
     check(nn.InstanceNorm3d(2), [R(2, 2, 3, 4, 5)])
+
+
+# ------------------------------------------------------------------------------------------------
+# CUDA (skipped without a GPU): torch CUDA tensors in, CUDA tensors out, buffers written back
+
+@pytest.mark.cuda
+def test_cuda_from_torch_zero_copy_and_training_batchnorm():
+    torch.manual_seed(0)
+    model = ResBlock().cuda()
+    eager = copy.deepcopy(model)
+    fn = em.from_torch(model, (torch.randn(2, 8, 7, 6, device="cuda"),), device="cuda")
+    for s in SEEDS:
+        x = torch.randn(2, 8, 7, 6, device="cuda")
+        with torch.no_grad():
+            out, ref = fn(x), eager(x)
+        assert out.is_cuda and out.dtype == torch.float32
+        _cmp(out.cpu(), ref.cpu(), f"cuda resblock seed {s}")
+    for (n, b), (_, b2) in zip(model.named_buffers(), eager.named_buffers()):
+        assert b.is_cuda
+        _cmp(b.float().cpu(), b2.float().cpu(), f"buffer {n}")
+
+
+@pytest.mark.cuda
+def test_cuda_int64_indices_and_torch_compile():
+    torch.manual_seed(0)
+    emb = nn.Embedding(50, 16).cuda()
+    f = Fn(lambda m, i, x: (m.emb(i).sum(1) + x, (m.emb(i) * x[:, None]).argmax(-1)), emb=emb)
+    i, x = torch.randint(0, 50, (4, 7), device="cuda"), torch.randn(4, 16, device="cuda")
+    fn = em.from_torch(f, (i, x), device="cuda")
+    with torch.no_grad():
+        out, ref = fn(i, x), f(i, x)
+    assert out[1].dtype == torch.int64 and out[1].is_cuda
+    _cmp([o.cpu() for o in out], [r.cpu() for r in ref], "cuda embedding")
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32)).cuda()
+    compiled = torch.compile(model, backend="ember")
+    with torch.no_grad():
+        _cmp(compiled(x).cpu(), model(x).cpu(), "cuda torch.compile")

@@ -179,3 +179,15 @@ def test_timing_protocol_catches_replayed_outputs():
         assert not all(kb.compare(out, refs[k], 1e-4)["ok"] for out, k in last)
         honest = kb.Timer("cpu", 1, trials, False).run(lambda x: x * 2, live, pool)[1]
         assert all(kb.compare(out, refs[k], 1e-4)["ok"] for out, k in honest)
+
+
+@pytest.mark.cuda
+def test_runner_on_cuda(suite, tmp_path):
+    out = tmp_path / "cuda.json"
+    assert kb.main([str(suite), "--device", "cuda", "--seeds", "3", "--trials", "5", "--warmup", "2",
+                    "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    recs = {r["name"]: r for r in res["problems"]}
+    assert recs["1_gelu"]["status"] == "correct" and recs["1_gelu"]["ember_ms"] > 0
+    assert recs["2_sort"]["status"] == "unsupported"
+    assert res["environment"]["gpu"]
