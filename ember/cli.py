@@ -24,11 +24,11 @@ def main(argv=None) -> int:
         import runpy
         import os
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        script = os.path.join(here, "bench", "run.py")
+        script = os.path.join(here, "bench", "kernelbench.py" if args.suite == "kernelbench" else "run.py")
         if not os.path.exists(script):
             print("bench/ is part of the source checkout; run from a clone of the repository", file=sys.stderr)
             return 2
-        sys.argv = [script, args.suite, *args.rest]
+        sys.argv = [script, *args.rest] if args.suite == "kernelbench" else [script, args.suite, *args.rest]
         runpy.run_path(script, run_name="__main__")
         return 0
     if args.cmd == "inspect":

@@ -1,0 +1,542 @@
+"""KernelBench-style runner: Ember against PyTorch eager and torch.compile on a directory of problems.
+
+    python bench/kernelbench.py kernelbench/ --device cuda --seeds 5 [--search none|fast] [--level 1]
+    ember bench kernelbench kernelbench/ --device cpu --scale 0.1
+
+A problem is one Python file defining `Model(nn.Module)`, `get_inputs()` and `get_init_inputs()`
+(KernelBench's format; any directory of such files works; `levelN/` folders give the level). For each
+problem:
+
+1. Load, `torch.manual_seed(42)`, `Model(*get_init_inputs())`. The model stays in the mode its
+   constructor left it in (KernelBench never calls .eval(): BatchNorm uses batch statistics).
+2. Import into Ember (`torch.export` -> Ember graph; an op Ember cannot import is reported with its
+   name and location, status "unsupported") and compile (`em.compile`, search as asked).
+3. Correctness on `--seeds` input sets (`torch.manual_seed(seed_i)`, fresh `get_inputs()` each): the
+   reference is the model in float64 (weights and floating inputs upcast; float32 eager with TF32 off
+   if float64 is impossible). Pass: same shape, no NaN/Inf where the reference is finite, and
+   max|out - ref| <= tol + tol * max|ref| with tol 1e-4 (float32) or 1e-2 (float16/bfloat16), the
+   global bound of DESIGN.md. The reference runs first and its outputs stay alive while Ember runs
+   on the same inputs, with Ember's output buffers poisoned (0xFF) before each run. PyTorch eager's
+   own error against the same reference is recorded for context.
+4. Timing (correct problems only), for Ember, eager and torch.compile under one protocol: warm-up,
+   then per trial the inputs are refilled in place from alternating input sets (so an output can
+   never be replayed from an earlier call: the content changes under the same pointers), the L2
+   cache is flushed (CUDA, 256 MB write), the device synchronised, then CUDA events on the current
+   stream around one call; the median is reported. Ember's call is host-synchronous, so its work is
+   inside the events whatever stream it uses; the wall time with a device-wide synchronise is
+   recorded as well and a disagreement is flagged. After timing, the outputs of the last two trials
+   (two different input sets) are checked against the references of the sets they were computed
+   from, so a replayed output fails. On the CPU the host clock is used.
+5. Metrics per level: fast_p = fraction of *all* problems of the level that are correct and faster
+   than the baseline by more than p (p = 0, 1, 1.5), and the geometric-mean speedup over the correct
+   problems, against eager and against torch.compile. Speedups over 10x are flagged for review, as
+   are problems whose reference output does not change with the inputs.
+
+JSON goes to bench/results/kernelbench-<device>-<date>.json (or --out) and a table is printed.
+`--scale s` multiplies a problem's size constants listed in its optional `SCALABLE` dict
+({name: minimum}, default {"batch_size": 1}) by s, for running a GPU-sized suite on a CPU.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import gc
+import importlib.util
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+# Two OpenMP runtimes share this process (PyTorch's and the one Ember's C code links): with the
+# default spin-waiting, idle threads of one steal the cores of the other and CPU timings turn
+# into scheduler noise. Passive waiting must be chosen before either runtime loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+from torch.utils._pytree import tree_flatten  # noqa: E402
+
+import ember as em  # noqa: E402
+from ember.frontends import pytorch as fe  # noqa: E402
+
+TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
+PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+REVIEW_SPEEDUP = 10.0
+
+
+# ------------------------------------------------------------------------------------------------
+# problems
+
+def discover(path: str, level: int | None = None) -> list:
+    """Problem files under path (or path itself), sorted, each with its level (from a `levelN`
+    folder in its path, else 0)."""
+    if os.path.isfile(path):
+        files = [path]
+    else:
+        files = []
+        for root, dirs, names in os.walk(path):
+            dirs.sort()
+            files += [os.path.join(root, n) for n in sorted(names)
+                      if n.endswith(".py") and not n.startswith("_")]
+    out = []
+    for f in files:
+        m = re.search(r"level[_-]?(\d+)", os.path.relpath(f, path if os.path.isdir(path) else os.path.dirname(f)))
+        lv = int(m.group(1)) if m else 0
+        if level is None or lv == level:
+            out.append({"path": f, "level": lv, "name": os.path.splitext(os.path.basename(f))[0]})
+    return out
+
+
+def load(path: str, scale: float):
+    """Import a problem file as a fresh module; apply --scale to its SCALABLE sizes."""
+    name = "kb_" + re.sub(r"\W", "_", os.path.abspath(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for need in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(mod, need):
+            raise ValueError(f"{path} defines no {need}")
+    sizes = {}
+    if scale != 1.0:
+        scalable = getattr(mod, "SCALABLE", {"batch_size": 1})
+        for k, lo in dict(scalable).items():
+            if isinstance(getattr(mod, k, None), int):
+                v = max(int(lo), int(round(getattr(mod, k) * scale)))
+                setattr(mod, k, v)
+                sizes[k] = v
+    return mod, sizes
+
+
+def _to(x, device, precision):
+    if isinstance(x, torch.Tensor):
+        x = x.to(device)
+        if precision is not None and x.is_floating_point():
+            x = x.to(precision)
+    return x
+
+
+def make_inputs(mod, seed: int, device: str, precision):
+    torch.manual_seed(seed)
+    return [_to(x, device, precision) for x in mod.get_inputs()]
+
+
+def trial_seeds(n: int) -> list:
+    g = torch.Generator().manual_seed(42)
+    return [int(s) for s in torch.randint(0, 2 ** 31 - 1, (n,), generator=g)]
+
+
+# ------------------------------------------------------------------------------------------------
+# correctness
+
+def flat_tensors(out) -> list:
+    leaves, _ = tree_flatten(out)
+    return [x for x in leaves if isinstance(x, torch.Tensor)]
+
+
+def compare(out, ref, tol: float) -> dict:
+    """DESIGN.md's criterion on every output tensor; the worst one is reported."""
+    outs, refs = flat_tensors(out), flat_tensors(ref)
+    if len(outs) != len(refs):
+        return {"ok": False, "reason": f"{len(outs)} output tensors, reference has {len(refs)}"}
+    worst = {"ok": True, "max_abs_err": 0.0, "max_abs_ref": 0.0}
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        if tuple(o.shape) != tuple(r.shape):
+            return {"ok": False, "reason": f"output {i}: shape {tuple(o.shape)}, reference {tuple(r.shape)}"}
+        o64, r64 = o.detach().to(torch.float64), r.detach().to(torch.float64)
+        if o64.device != r64.device:
+            o64 = o64.to(r64.device)
+        fin = torch.isfinite(r64)
+        if not bool(fin.all()):
+            if not torch.equal(torch.isnan(o64), torch.isnan(r64)) or not torch.equal(o64[torch.isinf(r64)], r64[torch.isinf(r64)]):
+                return {"ok": False, "reason": f"output {i}: non-finite values differ from the reference"}
+        if not bool(torch.isfinite(o64[fin]).all()):
+            return {"ok": False, "reason": f"output {i}: NaN/Inf where the reference is finite"}
+        if o64.dtype == torch.bool or not fin.any():
+            continue
+        err = float((o64[fin] - r64[fin]).abs().max())
+        mref = float(r64[fin].abs().max())
+        ok = err <= tol + tol * mref
+        if not ok or err > worst["max_abs_err"]:
+            worst = {"ok": bool(ok and worst["ok"]), "max_abs_err": err, "max_abs_ref": mref}
+            if not ok:
+                worst["reason"] = f"output {i}: max|out-ref| = {err:.3g} > {tol} + {tol}*{mref:.3g}"
+                return worst
+    return worst
+
+
+def reference_model(model):
+    """float64 copy of the model (weights upcast exactly), or None when that fails."""
+    try:
+        return copy.deepcopy(model).to(torch.float64)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def run_reference(ref_model, model, xs):
+    """float64 reference outputs, else float32 eager with TF32 off. Returns (outputs, kind)."""
+    if ref_model is not None:
+        try:
+            x64 = [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+            return ref_model(*x64), "float64"
+        except Exception:  # noqa: BLE001 - e.g. an op without a float64 kernel: fall back
+            pass
+    flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        return copy.deepcopy(model)(*xs), "eager-no-tf32"
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
+
+
+def _poison(fn, on: bool):
+    prog = getattr(fn, "program", None)
+    if prog is not None and prog.executor is not None and hasattr(prog.executor, "poison"):
+        prog.executor.poison = on
+
+
+# ------------------------------------------------------------------------------------------------
+# timing
+
+class Timer:
+    def __init__(self, device: str, warmup: int, trials: int, flush: bool):
+        self.device, self.warmup, self.trials = device, warmup, trials
+        self.flush_buf = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda") \
+            if device == "cuda" and flush else None
+
+    def sync(self):
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def run(self, call, live: list, pool: list):
+        """Median time of `call(*live)`; before every call the tensors of `live` are refilled from
+        the next input set of `pool` (same pointers, new content). Returns the times (ms) and the
+        outputs of the last two trials with the index of the input set each came from: they saw
+        different contents, so an output replayed from an earlier call fails at least one check."""
+        def refill(k):
+            src = pool[k % len(pool)]
+            for d, s in zip(live, src):
+                if isinstance(d, torch.Tensor):
+                    d.copy_(s)
+            return k % len(pool)
+
+        for w in range(self.warmup):
+            refill(w)
+            call(*live)
+        self.sync()
+        ev, wall, last = [], [], []
+        for t in range(self.trials):
+            k = refill(t)
+            if len(last) == 2:
+                last.pop(0)  # free an old output before the next call
+            if self.flush_buf is not None:
+                self.flush_buf.fill_(t)
+            self.sync()
+            if self.device == "cuda":
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                h0 = time.perf_counter()
+                e0.record()
+                out = call(*live)
+                e1.record()
+                torch.cuda.synchronize()  # device-wide: work on any stream has finished
+                wall.append((time.perf_counter() - h0) * 1e3)
+                ev.append(e0.elapsed_time(e1))
+            else:
+                h0 = time.perf_counter()
+                out = call(*live)
+                wall.append((time.perf_counter() - h0) * 1e3)
+            if t >= self.trials - 2:
+                last.append((out, k))
+            del out
+        times = ev if ev else wall
+        res = {"ms": float(np.median(times)), "mean_ms": float(np.mean(times)), "min_ms": float(np.min(times)),
+               "max_ms": float(np.max(times)), "std_ms": float(np.std(times)), "wall_ms": float(np.median(wall)),
+               "trials": self.trials}
+        return res, last
+
+
+# ------------------------------------------------------------------------------------------------
+# one problem
+
+def run_problem(prob: dict, args, timer: Timer) -> dict:
+    rec = {"name": prob["name"], "level": prob["level"], "path": os.path.relpath(prob["path"]), "status": "?"}
+    device = args.device
+    precision = PRECISIONS[args.precision]
+    tol = TOL[str(precision).split(".")[1]]
+    rec["tolerance"] = tol
+    try:
+        mod, sizes = load(prob["path"], args.scale)
+        if sizes:
+            rec["scaled_sizes"] = sizes
+        torch.manual_seed(42)
+        model = mod.Model(*mod.get_init_inputs()).to(device)
+        if precision != torch.float32:
+            model = model.to(precision)
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="load_error", error=f"{type(e).__name__}: {e}")
+        return rec
+    rec["training_mode"] = bool(model.training)
+    seeds = trial_seeds(args.seeds)
+    # ---------------------------------------------------------------- import + compile
+    ember_model = copy.deepcopy(model)
+    xs0 = make_inputs(mod, seeds[0], device, precision)
+    try:
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            ep = fe.export(ember_model, tuple(xs0))
+            graph = fe.import_graph(ep)
+        rec["import_s"] = round(time.perf_counter() - t0, 3)
+    except fe.UnsupportedOpError as e:
+        rec.update(status="unsupported", error=str(e))
+        return rec
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="import_error", error=f"{type(e).__name__}: {e}")
+        return rec
+    try:
+        t0 = time.perf_counter()
+        opts = {"time_limit": args.search_time, "progress": False} if args.search != "none" else {}
+        fn = fe.TorchFunction(ember_model, graph, device, args.search, **opts)
+        rec["compile_s"] = round(time.perf_counter() - t0, 3)
+        if fn.program is not None:
+            rec["kernels"] = len(fn.program.launches)
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="compile_error", error=f"{type(e).__name__}: {_short(e)}")
+        if args.verbose:
+            traceback.print_exc()
+        return rec
+    # ---------------------------------------------------------------- correctness
+    ref_model = reference_model(model)
+    eager_model = copy.deepcopy(model)
+    pool, refs, trials = [], [], []
+    try:
+        with torch.no_grad():
+            for i, s in enumerate(seeds):
+                xs = make_inputs(mod, s, device, precision)
+                ref, kind = run_reference(ref_model, model, xs)
+                rec["reference"] = kind
+                _poison(fn, True)
+                out = fn(*xs)
+                _poison(fn, False)
+                c = compare(out, ref, tol)
+                c["seed"] = s
+                trials.append(c)
+                if i == 0:
+                    e = compare(eager_model(*xs), ref, tol)
+                    rec["eager_max_abs_err"] = e.get("max_abs_err")
+                    rec["eager_within_tol"] = e["ok"]
+                if i == 1:
+                    r0 = refs[0]
+                    same = compare(ref, r0, tol)
+                    if same["ok"]:
+                        rec.setdefault("flags", []).append("output does not depend on the inputs (degenerate)")
+                if len(pool) < 2:
+                    pool.append(xs)
+                    refs.append(tuple(r.to(torch.float32) if r.is_floating_point() else r for r in flat_tensors(ref)))
+                del out, ref
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="runtime_error", error=f"{type(e).__name__}: {_short(e)}", trials=trials)
+        if args.verbose:
+            traceback.print_exc()
+        return rec
+    rec["trials"] = trials
+    rec["max_abs_err"] = max(t.get("max_abs_err", math.inf) for t in trials)
+    if not all(t["ok"] for t in trials):
+        rec["status"] = "incorrect"
+        rec["error"] = next(t["reason"] for t in trials if not t["ok"])
+        return rec
+    rec["status"] = "correct"
+    if args.no_timing:
+        return rec
+    # ---------------------------------------------------------------- timing
+    live = [x.clone() if isinstance(x, torch.Tensor) else x for x in pool[0]]
+    impls = [("ember", fn), ("eager", eager_model)]
+    if not args.no_compile:
+        try:
+            torch._dynamo.reset()
+            impls.append(("compile", torch.compile(copy.deepcopy(model), mode=args.compile_mode)))
+        except Exception as e:  # noqa: BLE001
+            rec["compile_baseline_error"] = f"{type(e).__name__}: {_short(e)}"
+    for name, call in impls:
+        try:
+            with torch.no_grad():
+                t, last = timer.run(call, live, pool)
+                post = {"ok": True}
+                for out, k in last:
+                    post = compare(out, refs[k], tol)
+                    if not post["ok"]:
+                        break
+                del last
+        except Exception as e:  # noqa: BLE001
+            rec[f"{name}_error"] = f"{type(e).__name__}: {_short(e)}"
+            if name == "ember":
+                rec["status"] = "runtime_error"
+                return rec
+            continue
+        rec[f"{name}_ms"] = t["ms"]
+        rec[f"{name}_timing"] = t
+        if name == "ember":
+            if not post["ok"]:
+                rec["status"] = "incorrect"
+                rec["error"] = "after timing: " + post.get("reason", "")
+                return rec
+            if device == "cuda" and t["wall_ms"] > 1.5 * t["ms"] + 0.05:
+                rec.setdefault("flags", []).append(
+                    f"wall time {t['wall_ms']:.3f} ms (device-wide sync) exceeds event time {t['ms']:.3f} ms")
+        elif not post["ok"]:
+            rec.setdefault("flags", []).append(f"{name} baseline output after timing: {post.get('reason')}")
+    for b in ("eager", "compile"):
+        if f"{b}_ms" in rec:
+            rec[f"speedup_vs_{b}"] = rec[f"{b}_ms"] / rec["ember_ms"]
+            if rec[f"speedup_vs_{b}"] > REVIEW_SPEEDUP:
+                rec.setdefault("flags", []).append(f"speedup vs {b} over {REVIEW_SPEEDUP:g}x: review")
+    return rec
+
+
+def _short(e: Exception, n: int = 600) -> str:
+    s = str(e)
+    return s if len(s) <= n else s[:n] + " ..."
+
+
+# ------------------------------------------------------------------------------------------------
+# metrics and report
+
+def geomean(xs: list) -> float | None:
+    xs = [x for x in xs if x and x > 0]
+    return float(np.exp(np.mean(np.log(xs)))) if xs else None
+
+
+def summarize(recs: list) -> dict:
+    out = {}
+    levels = sorted({r["level"] for r in recs})
+    for lv in levels + ["all"]:
+        rs = [r for r in recs if lv == "all" or r["level"] == lv]
+        n = len(rs)
+        s = {"problems": n,
+             "imported": sum(r["status"] not in ("load_error", "unsupported", "import_error") for r in rs),
+             "unsupported": sum(r["status"] == "unsupported" for r in rs),
+             "correct": sum(r["status"] == "correct" for r in rs)}
+        s["fast_0"] = s["correct"] / n if n else 0.0
+        for b in ("eager", "compile"):
+            sp = [r.get(f"speedup_vs_{b}") for r in rs if r["status"] == "correct" and r.get(f"speedup_vs_{b}")]
+            s[f"timed_vs_{b}"] = len(sp)
+            for p in (1.0, 1.5):
+                s[f"fast_{p:g}_vs_{b}"] = sum(x > p for x in sp) / n if n else 0.0
+            s[f"geomean_vs_{b}"] = geomean(sp)
+        out[str(lv)] = s
+    return out
+
+
+def table(recs: list, summary: dict) -> str:
+    hdr = (f"{'problem':<40} {'lvl':>3} {'status':<12} {'kern':>4} {'max err':>9} {'ember ms':>10} {'eager ms':>10} "
+           f"{'compile ms':>10} {'x eager':>8} {'x comp':>8}")
+    lines = [hdr, "-" * len(hdr)]
+
+    def f(r, k, fmt):
+        return fmt.format(r[k]) if r.get(k) is not None else f"{'-':>{len(fmt.format(0.0))}}"
+    for r in recs:
+        lines.append(f"{r['name'][:40]:<40} {r['level']:>3} {r['status']:<12} {r.get('kernels', '-'):>4} "
+                     f"{f(r, 'max_abs_err', '{:9.2e}')} {f(r, 'ember_ms', '{:10.3f}')} {f(r, 'eager_ms', '{:10.3f}')} "
+                     f"{f(r, 'compile_ms', '{:10.3f}')} {f(r, 'speedup_vs_eager', '{:8.2f}')} {f(r, 'speedup_vs_compile', '{:8.2f}')}")
+        if r.get("error") and r["status"] != "correct":
+            lines.append(f"    {r['error'][:220]}")
+        for fl in r.get("flags", []):
+            lines.append(f"    flag: {fl}")
+    lines.append("")
+    lines.append(f"{'level':<6} {'n':>3} {'import':>6} {'correct':>7} {'fast_1 eager':>12} {'fast_1.5 eager':>14} "
+                 f"{'geo eager':>9} {'fast_1 comp':>11} {'fast_1.5 comp':>13} {'geo comp':>8}")
+    for lv, s in summary.items():
+        def g(k):
+            return f"{s[k]:.2f}x" if s.get(k) else "-"
+        lines.append(f"{lv:<6} {s['problems']:>3} {s['imported']:>6} {s['correct']:>7} {s['fast_1_vs_eager']:>12.2f} "
+                     f"{s['fast_1.5_vs_eager']:>14.2f} {g('geomean_vs_eager'):>9} {s['fast_1_vs_compile']:>11.2f} "
+                     f"{s['fast_1.5_vs_compile']:>13.2f} {g('geomean_vs_compile'):>8}")
+    return "\n".join(lines)
+
+
+def environment(device: str) -> dict:
+    v = {"python": platform.python_version(), "torch": torch.__version__, "ember": em.__version__,
+         "numpy": np.__version__, "platform": platform.platform()}
+    if device == "cuda":
+        v["gpu"] = torch.cuda.get_device_name(0)
+        v["torch_cuda"] = torch.version.cuda
+    else:
+        v["cpu_count"] = os.cpu_count()
+        v["torch_threads"] = torch.get_num_threads()
+    v["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY")
+    v["tf32_matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
+    v["tf32_cudnn"] = bool(torch.backends.cudnn.allow_tf32)
+    return v
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("path", help="a directory of problem files (levelN/ subfolders), or one file")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=["cuda", "cpu"])
+    p.add_argument("--seeds", type=int, default=5, help="correctness input sets per problem (default 5)")
+    p.add_argument("--search", default="none", choices=["none", "fast", "full"])
+    p.add_argument("--search-time", type=float, default=60.0, help="search time limit per problem (s)")
+    p.add_argument("--level", type=int, default=None)
+    p.add_argument("--only", default=None, help="run problems whose name contains this")
+    p.add_argument("--scale", type=float, default=1.0, help="multiply SCALABLE sizes (for CPU runs)")
+    p.add_argument("--precision", default="fp32", choices=sorted(PRECISIONS))
+    p.add_argument("--trials", type=int, default=None, help="timed calls, at least 2 (default 100 on CUDA, 10 on CPU)")
+    p.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 5 on CUDA, 2 on CPU)")
+    p.add_argument("--no-l2-flush", action="store_true")
+    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
+    p.add_argument("--compile-mode", default=None, help="torch.compile mode (default: inductor default)")
+    p.add_argument("--no-tf32", action="store_true", help="baselines in strict float32 (PyTorch's default "
+                   "lets cuDNN convolutions use TF32)")
+    p.add_argument("--no-timing", action="store_true", help="correctness only")
+    p.add_argument("--out", default=None)
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda but torch sees no GPU")
+    if args.no_tf32:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    trials = max(2, args.trials or (100 if args.device == "cuda" else 10))
+    warmup = args.warmup if args.warmup is not None else (5 if args.device == "cuda" else 2)
+    timer = Timer(args.device, warmup, trials, not args.no_l2_flush)
+    probs = discover(args.path, args.level)
+    if args.only:
+        probs = [q for q in probs if args.only in q["name"]]
+    if not probs:
+        print(f"no problem files under {args.path}", file=sys.stderr)
+        return 2
+    recs = []
+    for i, prob in enumerate(probs):
+        t0 = time.perf_counter()
+        print(f"[{i + 1}/{len(probs)}] level {prob['level']} {prob['name']} ...", end=" ", flush=True)
+        rec = run_problem(prob, args, timer)
+        rec["wall_s"] = round(time.perf_counter() - t0, 2)
+        sp = f" x{rec['speedup_vs_eager']:.2f} vs eager" if rec.get("speedup_vs_eager") else ""
+        print(f"{rec['status']}{sp} ({rec['wall_s']} s)", flush=True)
+        recs.append(rec)
+        gc.collect()
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
+    summary = summarize(recs)
+    result = {"suite": os.path.abspath(args.path), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "device": args.device, "environment": environment(args.device),
+              "args": {k: v for k, v in vars(args).items()}, "trials": trials, "warmup": warmup,
+              "tolerance_rule": "max|out-ref| <= tol + tol*max|ref| vs a float64 reference; tol 1e-4 f32, 1e-2 f16/bf16",
+              "problems": recs, "summary": summary}
+    out = args.out or os.path.join(HERE, "results", f"kernelbench-{args.device}-{datetime.date.today()}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1, default=str)
+    print()
+    print(table(recs, summary))
+    print(f"\nresults: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

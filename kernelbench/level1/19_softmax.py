@@ -1,0 +1,24 @@
+"""Softmax over rows of 32768 elements, 4096 rows."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size, dim = 4096, 32768
+
+SCALABLE = {"batch_size": 4, "dim": 16}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim) * 3]
+
+
+def get_init_inputs():
+    return []

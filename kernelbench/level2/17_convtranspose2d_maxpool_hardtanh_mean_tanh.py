@@ -1,0 +1,26 @@
+"""ConvTranspose2d 64 -> 32, 4x4, stride 2, MaxPool2d(2), Hardtanh(-1, 1), mean over H and W, tanh."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size, c_in, c_out, height, width = 32, 64, 32, 64, 64
+
+SCALABLE = {"batch_size": 1, "height": 4, "width": 4}
+
+
+class Model(nn.Module):
+    def __init__(self, c_in, c_out):
+        super().__init__()
+        self.conv = nn.ConvTranspose2d(c_in, c_out, 4, stride=2, padding=1)
+
+    def forward(self, x):
+        x = F.hardtanh(F.max_pool2d(self.conv(x), 2), -1.0, 1.0)
+        return torch.tanh(x.mean(dim=(2, 3), keepdim=True))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, c_in, height, width)]
+
+
+def get_init_inputs():
+    return [c_in, c_out]

@@ -1,0 +1,724 @@
+"""The PyTorch frontend: em.from_torch and torch.compile(backend="ember") against PyTorch eager on
+the CPU backend, for every op family the frontend maps and for small networks. Each case is
+imported once and then checked on several seeds of fresh random inputs (odd shapes, never zeros),
+with DESIGN.md's tolerances (f32 1e-4 + 1e-4 max|ref|; f16/bf16 1e-2)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import ember as em
+from ember.frontends.pytorch import TorchImportError, UnsupportedOpError
+from tests.conftest import SEEDS, assert_close
+
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+
+
+def _cmp(out, ref, what, dtype_name="float32", scale=1.0):
+    if isinstance(ref, (tuple, list)):
+        assert isinstance(out, (tuple, list)) and len(out) == len(ref), f"{what}: output structure differs"
+        for i, (o, r) in enumerate(zip(out, ref)):
+            _cmp(o, r, f"{what}[{i}]", dtype_name, scale)
+        return
+    if isinstance(ref, dict):
+        assert set(out) == set(ref)
+        for k in ref:
+            _cmp(out[k], ref[k], f"{what}[{k}]", dtype_name, scale)
+        return
+    assert isinstance(out, torch.Tensor), f"{what}: got {type(out).__name__}"
+    assert out.dtype == ref.dtype, f"{what}: dtype {out.dtype} != torch's {ref.dtype}"
+    assert tuple(out.shape) == tuple(ref.shape), f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    o = out.detach().float().numpy() if out.dtype in (torch.bfloat16, torch.float16) else out.detach().numpy()
+    r = ref.detach().float().numpy() if ref.dtype in (torch.bfloat16, torch.float16) else ref.detach().numpy()
+    assert_close(o, r, dtype_name, what, scale)
+
+
+class Fn(nn.Module):
+    """A module around a function of tensors (and its own parameters, if any)."""
+
+    def __init__(self, f, **params):
+        super().__init__()
+        self.f = f
+        for k, v in params.items():
+            setattr(self, k, v)
+
+    def forward(self, *xs):
+        return self.f(self, *xs)
+
+
+def R(*shape, lo=-2.0, hi=2.0, dtype=torch.float32):
+    """Factory of uniform random inputs of a shape (resolved per seed)."""
+    return ("rand", shape, lo, hi, dtype)
+
+
+def P(*shape, lo=0.1, hi=2.0):
+    return R(*shape, lo=lo, hi=hi)
+
+
+def IDX(high, *shape):
+    return ("int", shape, 0, high, torch.int64)
+
+
+def _make(spec, gen):
+    kind, shape, lo, hi, dtype = spec
+    if kind == "int":
+        return torch.randint(lo, hi, shape, generator=gen, dtype=dtype)
+    x = torch.rand(shape, generator=gen, dtype=torch.float32) * (hi - lo) + lo
+    return x.to(dtype)
+
+
+def inputs(specs, seed):
+    gen = torch.Generator().manual_seed(1000 + seed)
+    return tuple(_make(s, gen) for s in specs)
+
+
+def check(module, specs, seeds=SEEDS, dtype_name="float32", scale=1.0, what="", train=None):
+    """Import `module` once (on seed 0's inputs), then compare with eager torch on every seed.
+    In training mode a deep copy runs eagerly so both see the same buffer updates."""
+    torch.manual_seed(0)
+    if train is not None:
+        module.train(train)
+    eager = copy.deepcopy(module)
+    fn = em.from_torch(module, inputs(specs, seeds[0]), device="cpu")
+    for s in seeds:
+        xs = inputs(specs, s)
+        with torch.no_grad():
+            ref = eager(*xs)
+            out = fn(*xs)
+        _cmp(out, ref, f"{what or type(module).__name__} seed {s}", dtype_name, scale)
+    for (name, b), (_, b2) in zip(module.named_buffers(), eager.named_buffers()):
+        if b.dtype.is_floating_point:
+            _cmp(b, b2, f"buffer {name}")
+        else:
+            assert torch.equal(b, b2), f"buffer {name}: {b} != {b2}"
+    return fn
+
+
+# ------------------------------------------------------------------------------------------------
+# op families, each a function of tensors
+
+ELEMENTWISE = {
+    "arith": (lambda m, a, b: (a + b, a - b, a * b, a / b, 2.0 - a, a * 3 + 1, -a, a.abs(), torch.sign(a)),
+              [R(3, 5, 7), P(5, 7)]),
+    "broadcast_scalar_tensor": (lambda m, a, b: (a + b.sum(), a * b[0], torch.rsub(a, b, alpha=2)), [R(4, 1, 6), R(5, 6)]),
+    "pow_clamp": (lambda m, a, b: (a.abs() ** 1.5, a ** 2, a ** 3, torch.pow(b, a), a.clamp(-0.5, 0.7),
+                                   a.clamp(min=0.1), torch.clamp(a, max=b)), [R(6, 11), P(6, 11)]),
+    "minmax_where": (lambda m, a, b: (torch.maximum(a, b), torch.minimum(a, b), torch.where(a > b, a, b * 2),
+                                      a.masked_fill(a < 0, 0.25), torch.lerp(a, b, 0.3), torch.addcmul(a, a, b, value=0.5)),
+                     [R(7, 13), R(7, 13)]),
+    "rounding": (lambda m, a, b: (a.floor(), a.ceil(), a.round(), a.trunc(), torch.remainder(a, 0.7),
+                                  torch.fmod(a, 0.7), a // b, torch.frac(a)), [R(5, 9, lo=-5, hi=5), P(5, 9)]),
+    "compare_logic": (lambda m, a, b: ((a > b), (a <= b), (a == a), (a != b), (a > 0) & (b > 0), (a > 0) | (b < 0),
+                                       ~(a > 0), torch.logical_xor(a > 0, b > 0), (a > 0).float() * b),
+                      [R(4, 6), R(4, 6)]),
+    "math": (lambda m, a, b: (a.exp(), b.log(), b.log2(), b.log10(), b.log1p(), a.expm1(), b.sqrt(), b.rsqrt(),
+                              b.reciprocal(), a.sin(), a.cos(), torch.erf(a), torch.sinh(a), torch.cosh(a), a.tan() * 0.1,
+                              torch.exp2(a), torch.square(a)),
+             [R(3, 17, lo=-1.2, hi=1.2), P(3, 17)]),
+    "trig_hypot": (lambda m, a, b: (torch.atan(a * 3), torch.asin(a * 0.49), torch.acos(a * 0.49), torch.atan2(a, b),
+                                    torch.atan2(a, -b), torch.hypot(a, b)),
+                   [R(5, 13), R(5, 13)]),
+    "int_math": (lambda m, i, j: (i + j, i * 3, i - j, i // 3, i % 5, (i * j).sum(), i.float() / 2),
+                 [IDX(50, 4, 7), IDX(9, 4, 7)]),
+}
+
+ACTIVATIONS = {
+    "relu": lambda m, x: (F.relu(x), F.relu6(x * 4), F.leaky_relu(x, 0.1), F.elu(x), F.selu(x), F.celu(x, 0.7)),
+    "gelu": lambda m, x: (F.gelu(x), F.gelu(x, approximate="tanh"), F.silu(x), F.mish(x)),
+    "smooth": lambda m, x: (torch.sigmoid(x), torch.tanh(x), F.softplus(x), F.softplus(x * 20, beta=2, threshold=10),
+                            F.logsigmoid(x), F.softsign(x), F.tanhshrink(x)),
+    "hard": lambda m, x: (F.hardtanh(x, -0.5, 0.5), F.hardswish(x * 3), F.hardsigmoid(x * 3), F.threshold(x, 0.1, -1.0),
+                          F.hardshrink(x, 0.3), F.softshrink(x, 0.3)),
+    "glu": lambda m, x: F.glu(x, dim=-1),
+}
+
+REDUCTIONS = {
+    "sum_mean": lambda m, x: (x.sum(), x.sum(1), x.sum((0, 2), keepdim=True), x.mean(-1), x.mean((1, 2))),
+    "max_min": lambda m, x: (x.amax(1), x.amin((0, 2)), x.max(), x.min(), x.max(dim=1).values, x.max(dim=2).indices,
+                             x.min(dim=0, keepdim=True)[0], x.argmax(-1), x.argmin(1), x.argmax()),
+    "var_std": lambda m, x: (x.var(1), x.var(-1, unbiased=False), x.std((0, 2)), torch.var_mean(x, 1)[0],
+                             torch.std_mean(x, dim=-1, keepdim=True)[1]),
+    "prod_lse_cumsum": lambda m, x: (x.prod(1), torch.logsumexp(x, -1), x.cumsum(1), x.cumsum(-1)),
+    "norm": lambda m, x: (x.norm(), x.norm(dim=1), torch.linalg.vector_norm(x, 1, dim=-1),
+                          torch.linalg.vector_norm(x, float("inf"), dim=(0, 2)), F.normalize(x, dim=-1)),
+    "softmax": lambda m, x: (x.softmax(-1), x.softmax(0), F.log_softmax(x, 1), torch.softmax(x * 10, dim=2)),
+    "bool_reduce": lambda m, x: ((x > 0.5).any(1), (x > -1.9).all(-1), (x > 0).sum(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_elementwise(name):
+    f, specs = ELEMENTWISE[name]
+    check(Fn(f), specs, what=name)
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activations(name):
+    check(Fn(ACTIVATIONS[name]), [R(5, 3, 12, lo=-4, hi=4)], what=name)
+
+
+def test_activation_modules():
+    m = nn.Sequential(nn.Linear(9, 14), nn.PReLU(), nn.Linear(14, 14), nn.PReLU(14), nn.ELU(0.5), nn.Hardswish())
+    check(m, [R(6, 9)])
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions(name):
+    check(Fn(REDUCTIONS[name]), [R(5, 7, 11)], what=name)
+
+
+def test_softmax_extreme_inputs():
+    check(Fn(lambda m, x: (x.softmax(-1), F.log_softmax(x, -1))), [R(4, 33, lo=-80, hi=80)])
+
+
+# ------------------------------------------------------------------------------------------------
+# contractions
+
+def test_matmul_family():
+    def f(m, a, b, c, v):
+        return (a @ b, torch.mm(a, b), torch.bmm(c, c.transpose(1, 2)), c @ b, torch.matmul(v[:7], b),
+                torch.addmm(v[:1].expand(5, 13), a, b, beta=0.5, alpha=2.0), torch.outer(v, v[:5]),
+                torch.mv(a, b[:, 0]), torch.dot(v, v), torch.addbmm(a[:, :5], c, c.transpose(1, 2)), torch.baddbmm(c[:, :, :5], c, c.transpose(1, 2)[:, :, :5]))
+    check(Fn(f), [R(5, 7), R(7, 13), R(3, 5, 7), R(13)])
+
+
+def test_linear_and_einsum():
+    lin = nn.Linear(17, 9)
+    lin_nb = nn.Linear(9, 4, bias=False)
+
+    def f(m, x, y):
+        h = m.lin_nb(m.lin(x))
+        return h, torch.einsum("bij,bjk->bik", x, y), torch.einsum("bij->bj", x), torch.einsum("...i,...i->...", x, x)
+    check(Fn(f, lin=lin, lin_nb=lin_nb), [R(3, 5, 17), R(3, 17, 6)])
+
+
+def test_linear_4d_input():
+    check(nn.Linear(10, 3), [R(2, 3, 5, 10)])
+
+
+# ------------------------------------------------------------------------------------------------
+# convolution and pooling
+
+CONVS = {
+    "conv1d": (lambda: nn.Conv1d(3, 5, 4, stride=2, padding=1), [R(2, 3, 19)]),
+    "conv2d": (lambda: nn.Conv2d(3, 6, 3, padding=1), [R(2, 3, 9, 11)]),
+    "conv2d_stride_dil": (lambda: nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(2, 1), dilation=(2, 1)), [R(2, 4, 13, 10)]),
+    "conv2d_groups": (lambda: nn.Conv2d(6, 9, 3, groups=3, bias=False), [R(1, 6, 8, 7)]),
+    "conv2d_depthwise": (lambda: nn.Conv2d(8, 8, 5, padding=2, groups=8), [R(2, 8, 10, 9)]),
+    "conv2d_same": (lambda: nn.Conv2d(3, 4, 4, padding="same"), [R(1, 3, 9, 8)]),
+    "conv3d": (lambda: nn.Conv3d(2, 3, 3, padding=1, stride=(1, 2, 2)), [R(1, 2, 5, 7, 6)]),
+    "conv_transpose1d": (lambda: nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1), [R(2, 4, 7)]),
+    "conv_transpose2d": (lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1), [R(2, 4, 5, 6)]),
+    "conv_transpose2d_groups": (lambda: nn.ConvTranspose2d(4, 6, (2, 3), stride=(2, 1), groups=2), [R(1, 4, 5, 4)]),
+    "conv_transpose3d": (lambda: nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1, output_padding=1), [R(1, 2, 3, 4, 3)]),
+    "max_pool": (lambda: Fn(lambda m, x: (F.max_pool2d(x, 2), F.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 3, 2, ceil_mode=True),
+                                          F.max_pool1d(x.flatten(2), 4), F.max_pool2d(x, 2, dilation=2))),
+                 [R(2, 3, 11, 10)]),
+    "max_pool3d": (lambda: nn.MaxPool3d(2, stride=2, padding=1), [R(1, 2, 5, 6, 7)]),
+    "avg_pool": (lambda: Fn(lambda m, x: (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+                                          F.avg_pool1d(x.flatten(2), 3, 2), F.avg_pool2d(x, 3, ceil_mode=True))),
+                 [R(2, 3, 11, 10)]),
+    "avg_pool3d": (lambda: nn.AvgPool3d(3, stride=2, padding=1), [R(1, 2, 6, 5, 7)]),
+    "adaptive": (lambda: Fn(lambda m, x: (F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (5, 2)), F.adaptive_avg_pool2d(x, 3),
+                                          F.adaptive_max_pool2d(x, (2, 5)), F.adaptive_avg_pool1d(x.flatten(2), 7))),
+                 [R(2, 3, 10, 10)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVS))
+def test_conv_pool(name):
+    make, specs = CONVS[name]
+    check(make(), specs, what=name)
+
+
+# ------------------------------------------------------------------------------------------------
+# normalisation
+
+NORMS = {
+    "layer_norm": (lambda: nn.LayerNorm(13), [R(3, 5, 13)]),
+    "layer_norm_2d_noaffine": (lambda: nn.LayerNorm((4, 7), elementwise_affine=False), [R(3, 4, 7)]),
+    "group_norm": (lambda: nn.GroupNorm(3, 6), [R(2, 6, 5, 3)]),
+    "instance_norm": (lambda: nn.InstanceNorm2d(4, affine=True), [R(2, 4, 7, 5)]),
+    "rms_norm": (lambda: nn.RMSNorm(11), [R(4, 3, 11)]),
+    "batch_norm1d_eval": (lambda: _with_stats(nn.BatchNorm1d(7)).eval(), [R(5, 7)]),
+    "batch_norm2d_eval": (lambda: _with_stats(nn.BatchNorm2d(3)).eval(), [R(2, 3, 5, 4)]),
+    "local_response_norm": (lambda: nn.LocalResponseNorm(3), [R(2, 6, 5, 4)]),
+}
+
+
+def _with_stats(bn):
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        if bn.weight is not None:
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.5, 0.5)
+    return bn
+
+
+@pytest.mark.parametrize("name", sorted(NORMS))
+def test_norms(name):
+    make, specs = NORMS[name]
+    check(make(), specs, what=name)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_batch_norm_training_updates_running_stats(dims):
+    bn = _with_stats([nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d][dims - 1](5, momentum=0.2))
+    shape = [(6, 5), (3, 5, 4, 3), (2, 5, 3, 2, 3)][dims - 1]
+    fn = check(bn, [R(*shape)], train=True)
+    assert int(bn.num_batches_tracked) == len(SEEDS)
+    assert fn.program is not None
+
+
+def test_batch_norm_training_in_a_network_then_eval():
+    """A conv net in training mode (batch statistics, running stats updated every call), then the
+    same modules imported again in eval mode use the accumulated running statistics."""
+    net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 2, 1), nn.BatchNorm2d(2))
+    check(net, [R(3, 3, 7, 6)], train=True)
+    check(net, [R(3, 3, 7, 6)], train=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# attention
+
+def test_sdpa_variants():
+    def f(m, q, k, v, mask):
+        return (F.scaled_dot_product_attention(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                F.scaled_dot_product_attention(q, k, v, attn_mask=mask), F.scaled_dot_product_attention(q, k, v, attn_mask=mask > 0),
+                F.scaled_dot_product_attention(q, k, v, scale=0.3))
+    check(Fn(f), [R(2, 3, 7, 8), R(2, 3, 7, 8), R(2, 3, 7, 8), R(7, 7)])
+
+
+def test_sdpa_gqa():
+    f = lambda m, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)  # noqa: E731
+    check(Fn(f), [R(2, 6, 5, 4), R(2, 2, 5, 4), R(2, 2, 5, 4)])
+
+
+def test_multihead_attention():
+    mha = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    check(Fn(lambda m, x: m.mha(x, x, x, need_weights=False)[0], mha=mha), [R(2, 5, 16)])
+
+
+def test_transformer_encoder_layer():
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=24, dropout=0.0, batch_first=True)
+    check(layer, [R(2, 7, 16)], train=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# movement and indexing
+
+MOVEMENT = {
+    "views": (lambda m, x: (x.view(3, -1), x.reshape(5, 3, 4)[1:], x.permute(2, 0, 1), x.transpose(0, 2), x.t() if x.ndim == 2 else x.mT,
+                            x.unsqueeze(1).expand(3, 2, 4, 5), x[:, None, :, None].squeeze(1), x.flatten(1), x.flatten().unflatten(0, (6, 10))),
+              [R(3, 4, 5)]),
+    "slicing": (lambda m, x: (x[1:, ::2], x[..., -1], x[:, 1], x.flip(0), x[-2:, 1:-1, ::3], x.narrow(2, 1, 3), x[1]),
+                [R(4, 5, 7)]),
+    "cat_split": (lambda m, x, y: (torch.cat([x, y], 1), torch.stack([x, x * 2], 0), *torch.split(x, 2, dim=1),
+                                   *torch.split(y, [1, 3], 1), *x.chunk(3, dim=-1), *x.unbind(0)),
+                  [R(2, 5, 6), R(2, 4, 6)]),
+    "pad_roll_repeat": (lambda m, x: (F.pad(x, (1, 2)), F.pad(x, (1, 0, 2, 3), value=0.5), torch.roll(x, 2, 1), torch.roll(x, (1, -1), (0, 2)),
+                                      x.repeat(2, 1, 3), x.flip(-1, 0)),
+                        [R(3, 4, 5)]),
+    "pad_modes": (lambda m, x: (F.pad(x, (2, 1, 1, 2), mode="reflect"), F.pad(x, (1, 3, 2, 0), mode="replicate"),
+                                F.pad(x, (2, 2, 1, 1), mode="circular"), F.pad(x[0], (3, 1), mode="reflect")),
+                  [R(2, 3, 5, 6)]),
+    "diagonal": (lambda m, x: (torch.diagonal(x, 0, 1, 2), torch.diagonal(x, 2, -1, -2), x[0].trace(), torch.diagonal(x, -1, 0, 2)),
+                 [R(4, 5, 6)]),
+    "tril_triu": (lambda m, x: (x.tril(), x.triu(1), torch.tril(x, -1)), [R(2, 5, 6)]),
+    "index_ops": (lambda m, x, i, j: (x[i], x[:, i], x[i, j], x[:, i, j], x.index_select(1, i), torch.gather(x, 2, j.unsqueeze(0).expand(4, 5, 5)),
+                                      x[i[:, None], j]),
+                  [R(4, 5, 6), IDX(4, 5), IDX(5, 5)]),
+    "embedding": (None, None),
+    "setitem_clone": (lambda m, x, y: _setitem(x, y), [R(4, 6), R(4, 2)]),
+    "interpolate": (lambda m, x: (F.interpolate(x, scale_factor=2, mode="nearest"), F.interpolate(x, size=(7, 5), mode="nearest"),
+                                  F.pixel_shuffle(x.repeat(1, 4, 1, 1), 2)),
+                    [R(2, 3, 4, 3)]),
+    "bilinear": (lambda m, x: (F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+                               F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+                               F.interpolate(x, scale_factor=1.5, mode="nearest"),
+                               F.interpolate(x.flatten(2), scale_factor=3, mode="linear")),
+                 [R(1, 2, 5, 4)]),
+    "dtype_casts": (lambda m, x: (x.double() * 2, x.half().float(), x.to(torch.int32), (x > 0).long().sum(-1), x.type(torch.float64)),
+                    [R(3, 5, lo=-9, hi=9)]),
+    "constants": (lambda m, x: (x + torch.arange(5), x * torch.ones(5), torch.zeros_like(x) + 1, torch.full((3, 5), 2.0) * x,
+                                torch.arange(0, 10, 2).float() + x[:, :1], x.new_zeros(2, 3) + 1),
+                  [R(3, 5)]),
+}
+
+
+def _setitem(x, y):
+    z = x.clone()
+    z[:, 1:3] = y
+    z[0] = 0.5
+    z[:, -1] += 1.0
+    return z
+
+
+@pytest.mark.parametrize("name", sorted(MOVEMENT))
+def test_movement_indexing(name):
+    if name == "embedding":
+        emb = nn.Embedding(11, 6)
+        check(Fn(lambda m, i: m.emb(i), emb=emb), [IDX(11, 3, 7)])
+        return
+    f, specs = MOVEMENT[name]
+    check(Fn(f), specs, what=name)
+
+
+# ------------------------------------------------------------------------------------------------
+# losses
+
+LOSSES = {
+    "regression": (lambda m, x, y: (F.mse_loss(x, y), F.l1_loss(x, y, reduction="sum"), F.smooth_l1_loss(x, y, beta=0.5),
+                                    F.huber_loss(x, y, delta=0.7), F.mse_loss(x, y, reduction="none")),
+                   [R(4, 9), R(4, 9)]),
+    "bce": (lambda m, p, t, x: (F.binary_cross_entropy(p, t), F.binary_cross_entropy_with_logits(x, t),
+                                F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.full((9,), 2.0)),
+                                F.binary_cross_entropy(p, t, weight=t + 0.5, reduction="sum")),
+            [R(4, 9, lo=0.05, hi=0.95), R(4, 9, lo=0, hi=1), R(4, 9)]),
+    "cross_entropy": (lambda m, x, t, x4, t3: (F.cross_entropy(x, t), F.cross_entropy(x, t, label_smoothing=0.1),
+                                               F.cross_entropy(x, t, reduction="sum"), F.cross_entropy(x4, t3),
+                                               F.cross_entropy(x, t, weight=torch.linspace(0.5, 1.5, 7)),
+                                               F.nll_loss(F.log_softmax(x, 1), t, ignore_index=2)),
+                      [R(6, 7), IDX(7, 6), R(2, 7, 3, 4), IDX(7, 2, 3, 4)]),
+    "cross_entropy_probs": (lambda m, x, p: F.cross_entropy(x, p.softmax(-1)), [R(5, 8), R(5, 8)]),
+    "kl_cosine_margin": (lambda m, x, y, z: (F.kl_div(F.log_softmax(x, -1), y.softmax(-1), reduction="batchmean"),
+                                            F.cosine_similarity(x, y), F.triplet_margin_loss(x, y, z),
+                                            F.margin_ranking_loss(x[:, 0], y[:, 0], torch.sign(z[:, 0])),
+                                            F.hinge_embedding_loss(x, torch.sign(y)), F.cosine_embedding_loss(x, y, torch.sign(z[:, 0]))),
+                         [R(5, 8), R(5, 8), R(5, 8)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_losses(name):
+    f, specs = LOSSES[name]
+    check(Fn(f), specs, what=name)
+
+
+# ------------------------------------------------------------------------------------------------
+# RNN cells and half precision
+
+def test_rnn_cells():
+    gru, lstm, rnn = nn.GRUCell(7, 9), nn.LSTMCell(7, 9), nn.RNNCell(7, 9, nonlinearity="tanh")
+
+    def f(m, x, h, c):
+        return m.gru(x, h), m.lstm(x, (h, c)), m.rnn(x, h)
+    check(Fn(f, gru=gru, lstm=lstm, rnn=rnn), [R(4, 7), R(4, 9), R(4, 9)])
+
+
+def test_full_lstm_and_gru():
+    lstm = nn.LSTM(6, 8, num_layers=2, batch_first=True)
+    gru = nn.GRU(6, 8, batch_first=True)
+
+    def f(m, x, h, c):
+        y, (hn, cn) = m.lstm(x, (h, c))
+        z, gn = m.gru(x, h[:1])
+        return y, hn, cn, z, gn
+    check(Fn(f, lstm=lstm, gru=gru), [R(3, 5, 6), R(2, 3, 8), R(2, 3, 8)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision(dtype):
+    lin = nn.Linear(24, 12).to(dtype)
+    ln = nn.LayerNorm(12).to(dtype)
+    f = lambda m, x: (F.gelu(m.ln(m.lin(x))), x.softmax(-1), (x * 2).sum(-1))  # noqa: E731
+    check(Fn(f, lin=lin, ln=ln), [R(5, 24, dtype=dtype)], dtype_name=str(dtype).split(".")[1])
+
+
+def test_float64_model():
+    check(nn.Sequential(nn.Linear(5, 6), nn.Tanh()).double(), [R(3, 5, dtype=torch.float64)])
+
+
+# ------------------------------------------------------------------------------------------------
+# small networks
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(1, 6, 5, padding=2), nn.Conv2d(6, 16, 5)
+        self.f1, self.f2, self.f3 = nn.Linear(16 * 5 * 5, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        x = F.max_pool2d(F.relu(self.c2(x)), 2)
+        x = x.flatten(1)
+        return self.f3(F.relu(self.f2(F.relu(self.f1(x)))))
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.c2, self.b2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return F.relu(x + self.b2(self.c2(F.relu(self.b1(self.c1(x))))))
+
+
+class MobileBlock(nn.Module):
+    def __init__(self, c=8, e=3):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(c, c * e, 1, bias=False), nn.BatchNorm2d(c * e), nn.ReLU6())
+        self.dw = nn.Sequential(nn.Conv2d(c * e, c * e, 3, padding=1, groups=c * e, bias=False), nn.BatchNorm2d(c * e), nn.ReLU6())
+        self.project = nn.Sequential(nn.Conv2d(c * e, c, 1, bias=False), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        return x + self.project(self.dw(self.expand(x)))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: causal SDPA + GELU MLP."""
+
+    def __init__(self, d=16, h=4):
+        super().__init__()
+        self.h = h
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.h, d // self.h).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(a)
+        return x + self.mlp(self.ln2(x))
+
+
+class GRULoop(nn.Module):
+    def __init__(self, i=6, h=10, steps=4):
+        super().__init__()
+        self.cell, self.out, self.steps = nn.GRUCell(i, h), nn.Linear(h, 3), steps
+
+    def forward(self, x, h):
+        for t in range(self.steps):
+            h = self.cell(x[:, t], h)
+        return self.out(h)
+
+
+NETWORKS = {
+    "mlp": (lambda: nn.Sequential(nn.Linear(20, 33), nn.ReLU(), nn.Linear(33, 17), nn.Tanh(), nn.Linear(17, 5)), [R(7, 20)]),
+    "lenet": (LeNet, [R(3, 1, 28, 28)]),
+    "resblock_train": (ResBlock, [R(2, 8, 7, 6)]),
+    "resblock_eval": (lambda: ResBlock().eval(), [R(2, 8, 7, 6)]),
+    "mobile_block": (MobileBlock, [R(2, 8, 6, 5)]),
+    "transformer_block": (Block, [R(2, 9, 16)]),
+    "gru_loop": (GRULoop, [R(3, 4, 6), R(3, 10)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_networks_from_torch(name):
+    make, specs = NETWORKS[name]
+    torch.manual_seed(0)
+    check(make(), specs, what=name)
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "resblock_train", "transformer_block", "gru_loop"])
+def test_networks_torch_compile(name):
+    make, specs = NETWORKS[name]
+    torch.manual_seed(0)
+    model = make()
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="ember", options={"device": "cpu"})
+    for s in SEEDS[:2]:
+        xs = inputs(specs, s)
+        with torch.no_grad():
+            _cmp(compiled(*xs), eager(*xs), f"torch.compile {name} seed {s}")
+    for (n, b), (_, b2) in zip(model.named_buffers(), eager.named_buffers()):
+        _cmp(b.float(), b2.float(), f"buffer {n}")
+
+
+def test_torch_compile_new_batch_size_recompiles():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 5), nn.Softmax(-1))
+    compiled = torch.compile(model, backend="ember", options={"device": "cpu"})
+    for b in (3, 4, 6):
+        x = torch.rand(b, 8)
+        with torch.no_grad():
+            _cmp(compiled(x), model(x), f"batch {b}")
+
+
+# ------------------------------------------------------------------------------------------------
+# the boundary: dtypes, structures, reference, errors
+
+def test_int64_inputs_are_narrowed_and_outputs_restored():
+    f = Fn(lambda m, i, x: (x[i].sum(-1), i * 2, x.argmax(-1)))
+    fn = check(f, [IDX(6, 4), R(6, 3)])
+    out = fn(torch.tensor([0, 5, 2, 1]), torch.rand(6, 3))
+    assert out[1].dtype == torch.int64 and out[2].dtype == torch.int64
+    big = torch.tensor([0, 2 ** 40, 1, 1])
+    with pytest.raises(TorchImportError, match="int32"):
+        fn(big, torch.rand(6, 3))
+
+
+def test_dict_and_nested_outputs_and_kwargs():
+    class M(nn.Module):
+        def forward(self, x, y=None):
+            return {"sum": x + y, "pair": (x.relu(), [y * 2])}
+    x, y = torch.rand(3, 4), torch.rand(3, 4)
+    fn = em.from_torch(M(), (x,), device="cpu", example_kwargs={"y": y})
+    out = fn(x, y=y)
+    _cmp(out["sum"], x + y, "sum")
+    _cmp(out["pair"][1][0], y * 2, "pair")
+
+
+def test_identity_and_constant_outputs():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("c", torch.arange(4.0))
+
+        def forward(self, x):
+            return x, self.c * 1, x.shape[0]
+    x = torch.rand(3, 4)
+    fn = em.from_torch(M(), (x,), device="cpu")
+    a, c, n = fn(x)
+    _cmp(a, x, "identity")
+    _cmp(c, torch.arange(4.0), "constant")
+    assert n == 3
+
+
+def test_reference_matches_compiled():
+    torch.manual_seed(0)
+    m = LeNet()
+    x = torch.rand(2, 1, 28, 28)
+    fn = em.from_torch(m, (x,), device="cpu")
+    _cmp(fn(x), fn.reference(x), "compiled vs reference")
+
+
+def test_shape_and_dtype_mismatch_errors():
+    fn = em.from_torch(nn.Linear(4, 2), (torch.rand(3, 4),), device="cpu")
+    with pytest.raises(TorchImportError, match=r"shape \(5, 4\).*\(3, 4\)"):
+        fn(torch.rand(5, 4))
+    with pytest.raises(TorchImportError, match="dtype torch.float64"):
+        fn(torch.rand(3, 4, dtype=torch.float64))
+
+
+def test_scalar_inputs_are_baked_in():
+    fn = em.from_torch(Fn(lambda m, x, s: x * s), (torch.rand(2, 3), 2.5), device="cpu")
+    x = torch.rand(2, 3)
+    _cmp(fn(x, 2.5), x * 2.5, "scalar")
+    with pytest.raises(TorchImportError, match="baked in"):
+        fn(x, 3.0)
+
+
+class _Unsupported(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x):
+        return torch.linalg.qr(self.lin(x))[0]
+
+
+def test_unsupported_op_error_names_op_node_and_source():
+    with pytest.raises(UnsupportedOpError) as e:
+        em.from_torch(_Unsupported(), (torch.rand(6, 6),), device="cpu")
+    msg = str(e.value)
+    assert "aten.linalg_qr" in msg and "node" in msg
+    assert "test_frontend.py" in msg and "torch.linalg.qr" in msg
+
+
+def test_unsupported_inside_submodule_names_module():
+    class Inner(nn.Module):
+        def forward(self, x):
+            return torch.sort(x, -1).values
+    model = nn.Sequential(nn.Linear(4, 4), Inner())
+    with pytest.raises(UnsupportedOpError, match=r"aten\.sort.*module 1 \(Inner\)"):
+        em.from_torch(model, (torch.rand(2, 4),), device="cpu")
+
+
+def test_training_dropout_is_a_clear_error_and_eval_is_identity():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.3))
+    with pytest.raises(UnsupportedOpError, match="random"):
+        em.from_torch(model.train(), (torch.rand(2, 4),), device="cpu")
+    check(model.eval(), [R(2, 4)])
+    check(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train(), [R(2, 4)], train=True)  # p=0: the identity
+    check(nn.Sequential(nn.Linear(4, 4), nn.RReLU()).eval(), [R(2, 4)])  # eval RReLU: a fixed slope
+
+
+def test_data_dependent_shapes_are_refused_with_a_reason():
+    with pytest.raises(UnsupportedOpError, match="masked_select.*depends on the data"):
+        em.from_torch(Fn(lambda m, x: x.masked_select(x > 0.5)), (torch.rand(7),), device="cpu")
+
+
+def test_max_pool_indices_are_a_clear_error():
+    with pytest.raises(UnsupportedOpError, match="indices"):
+        em.from_torch(Fn(lambda m, x: F.max_pool2d(x, 2, return_indices=True)), (torch.rand(1, 1, 4, 4),), device="cpu")
+
+
+def test_export_failure_is_a_clear_error():
+    class DataDependent(nn.Module):
+        def forward(self, x):
+            return x[x > 0]
+    with pytest.raises((TorchImportError, UnsupportedOpError)):
+        em.from_torch(DataDependent(), (torch.rand(5),), device="cpu")
+
+
+def test_supported_ops_table_is_documented():
+    """docs/torch_frontend.md lists every converter and every refused op by its ATen key."""
+    import os
+    import re
+    from ember.frontends.pytorch import refused_ops, supported_ops
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "docs", "torch_frontend.md")).read()
+    listed = set(re.findall(r"`([A-Za-z_0-9]+\.[A-Za-z_0-9]+)`", doc))
+    missing = (set(supported_ops()) | set(refused_ops())) - listed
+    assert not missing, f"not in docs/torch_frontend.md: {sorted(missing)}"
+
+
+def test_ops_torch_decomposes_for_us():
+    """Layers without a converter of their own, which torch's decompositions turn into ones that
+    have one (the docs' coverage table claims these)."""
+    def f(m, x, y):
+        return (F.unfold(x, 2), torch.tensordot(x, y, dims=([1, 2, 3], [1, 2, 3])), torch.logaddexp(x, y),
+                torch.xlogy(x.abs(), y.abs() + 1), torch.nan_to_num(x / (x > 0).float()), F.pixel_unshuffle(x[:, :, :6, :4], 2),
+                F.channel_shuffle(x[:, :2], 2), F.interpolate(x, scale_factor=2, mode="bicubic"),
+                F.interpolate(x, size=(3, 4), mode="area"), F.lp_pool2d(x, 2, 2), F.softmin(x, 1),
+                F.adaptive_avg_pool3d(x, (3, 2, 2)), F.adaptive_max_pool1d(x.flatten(2), 5),
+                F.one_hot((x.abs() * 2).long().clamp(max=3), 4), torch.stack(torch.meshgrid(x[0, 0, 0], y[0, 0, 1], indexing="ij")))
+    check(Fn(f), [R(2, 3, 6, 5), R(2, 3, 6, 5)])
+    check(nn.InstanceNorm1d(3, affine=True), [R(2, 3, 9)])
+    check(nn.InstanceNorm3d(2), [R(2, 2, 3, 4, 5)])
+
+
+# ------------------------------------------------------------------------------------------------
+# CUDA (skipped without a GPU): torch CUDA tensors in, CUDA tensors out, buffers written back
+
+@pytest.mark.cuda
+def test_cuda_from_torch_zero_copy_and_training_batchnorm():
+    torch.manual_seed(0)
+    model = ResBlock().cuda()
+    eager = copy.deepcopy(model)
+    fn = em.from_torch(model, (torch.randn(2, 8, 7, 6, device="cuda"),), device="cuda")
+    for s in SEEDS:
+        x = torch.randn(2, 8, 7, 6, device="cuda")
+        with torch.no_grad():
+            out, ref = fn(x), eager(x)
+        assert out.is_cuda and out.dtype == torch.float32
+        _cmp(out.cpu(), ref.cpu(), f"cuda resblock seed {s}")
+    for (n, b), (_, b2) in zip(model.named_buffers(), eager.named_buffers()):
+        assert b.is_cuda
+        _cmp(b.float().cpu(), b2.float().cpu(), f"buffer {n}")
+
+
+@pytest.mark.cuda
+def test_cuda_int64_indices_and_torch_compile():
+    torch.manual_seed(0)
+    emb = nn.Embedding(50, 16).cuda()
+    f = Fn(lambda m, i, x: (m.emb(i).sum(1) + x, (m.emb(i) * x[:, None]).argmax(-1)), emb=emb)
+    i, x = torch.randint(0, 50, (4, 7), device="cuda"), torch.randn(4, 16, device="cuda")
+    fn = em.from_torch(f, (i, x), device="cuda")
+    with torch.no_grad():
+        out, ref = fn(i, x), f(i, x)
+    assert out[1].dtype == torch.int64 and out[1].is_cuda
+    _cmp([o.cpu() for o in out], [r.cpu() for r in ref], "cuda embedding")
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32)).cuda()
+    compiled = torch.compile(model, backend="ember")
+    with torch.no_grad():
+        _cmp(compiled(x).cpu(), model(x).cpu(), "cuda torch.compile")
