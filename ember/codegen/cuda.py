@@ -474,6 +474,10 @@ class _KernelWriter:
         if not s.loops:
             self.update(s, None, 1, ind)
             return
+        if s.acc.op == "max" and not s.acc.dtype.is_float:
+            # NVRTC 13.0 (the H100 image's) miscompiles a fully unrolled int32 max over negated loads
+            # (bench/debug_sass.py: every unrolled variant wrong, `unroll 1` right); keep it rolled
+            self.emit(ind, "#pragma unroll 1")
         self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
         self.decompose("r_", s.loops, ind + 1)
         self.update(s, lv, vec, ind + 1)

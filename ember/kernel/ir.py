@@ -222,6 +222,40 @@ def render_val(v: Val) -> str:
     return f"{v.op}(" + ", ".join(render_val(a) for a in v.args) + ")"
 
 
+def render_dag(root: Val) -> tuple:
+    """(let-bindings, expression) for a value DAG: a sub-value used more than once is printed once as
+    `%n = ...` (so printing, and Kernel.key, stay linear in the DAG's size — 31 chained squarings would
+    otherwise print 2^31 leaves)."""
+    order = val_toposort([root])
+    uses: dict = {}
+    for v in order:
+        for src in v.srcs:
+            uses[src] = uses.get(src, 0) + 1
+    text: dict = {}
+    lets = []
+    for v in order:
+        if v.op == "load":
+            b, idx, valid = v.args
+            i = text[idx] if isinstance(idx, Val) else str(idx)
+            t = f"{b}[{i}]" + ("" if valid is sm.ONE else f" if {valid}")
+        elif v.op == "const":
+            t = repr(v.args[0])
+        elif v.op == "index":
+            t = f"idx({v.args[0]})"
+        elif v.op == "acc":
+            t = v.args[0]
+        elif v.op == "cast":
+            t = f"{v.dtype.name}({text[v.args[0]]})"
+        else:
+            t = f"{v.op}(" + ", ".join(text[a] for a in v.args) + ")"
+        if uses.get(v, 0) > 1 and v.op not in ("const", "acc", "index"):
+            name = f"%{len(lets)}"
+            lets.append(f"{name} = {t}")
+            t = name
+        text[v] = t
+    return lets, text[root]
+
+
 def print_kernel(k: Kernel, with_name: bool = True) -> str:
     lines = []
     sig = ", ".join(f"{b.role} {b.name}: {b.dtype.name}[{b.size}]" for b in k.buffers)
@@ -236,10 +270,13 @@ def print_kernel(k: Kernel, with_name: bool = True) -> str:
                 go(s.body, ind + 1)
             elif isinstance(s, Acc):
                 lines.append(f"{pad}{s.name}: {s.dtype.name} = {s.op}-identity")
-            elif isinstance(s, Update):
-                lines.append(f"{pad}{s.name} = {s.op}({s.name}, {render_val(s.value)})")
-            elif isinstance(s, Store):
-                lines.append(f"{pad}{s.buffer}[{s.index}] = {render_val(s.value)}")
+            elif isinstance(s, (Update, Store)):
+                lets, e = render_dag(s.value)
+                lines.extend(pad + x for x in lets)
+                if isinstance(s, Update):
+                    lines.append(f"{pad}{s.name} = {s.op}({s.name}, {e})")
+                else:
+                    lines.append(f"{pad}{s.buffer}[{s.index}] = {e}")
     go(k.body, 1)
     return "\n".join(lines)
 
