@@ -232,8 +232,11 @@ _add("pow_tensor_exp", {"x": S(5, 7, kind="positive"), "e": S(7)}, lambda x, e: 
 _add("pow_negbase_int_tensor_exp", {"x": S(5, 7), "e": S(5, 7, kind="int:-3:4")},
      lambda x, e: em.pow(x, e), lambda x, e: torch.pow(x, e), grad=False)
 _add("rpow_scalar", {"x": S(5, 7)}, lambda x: 2.0 ** x, lambda x: 2.0 ** x)
+# tag "deep_dag": 31 chained squarings (x = x * x), a deeply shared DAG that any stage printing or
+# hashing expressions as trees would expand 2^31-fold
 _add("pow_int_int_tensors", {"b": S(13, dtype="int32", kind="int:-4:5"), "e": S(13, dtype="int32", kind="int:-2:9")},
-     lambda b, e: (b ** e, 3 ** e.abs(), b ** 2), lambda b, e: (b ** e, 3 ** e.abs(), b ** 2), grad=False)
+     lambda b, e: (b ** e, 3 ** e.abs(), b ** 2), lambda b, e: (b ** e, 3 ** e.abs(), b ** 2), grad=False,
+     tags=("deep_dag",))
 _add("pow_int_tensor", {"x": S(13, dtype="int32", kind="int:-5:6")}, lambda x: x ** 3, lambda x: x ** 3, grad=False)
 
 # rounding family and remainders (exact halves for round-half-to-even; ints as floats for ties)
