@@ -606,26 +606,26 @@ def _correction(correction, unbiased):
 def _var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var.default(x, unbiased)
         dim, unbiased = None, dim
-    return x.var(_dims(x, dim), keepdim, correction=_correction(correction, unbiased))
+    return x.var(_dims(x, dim), keepdim=keepdim, correction=_correction(correction, unbiased))
 
 
 @aten("std.correction", "std.dim", "std.default")
 def _std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    return x.std(_dims(x, dim), keepdim, correction=_correction(correction, unbiased))
+    return x.std(_dims(x, dim), keepdim=keepdim, correction=_correction(correction, unbiased))
 
 
 @aten("var_mean.correction", "var_mean.dim")
 def _var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     axes = _dims(x, dim)
-    return x.var(axes, keepdim, correction=_correction(correction, unbiased)), x.mean(axes, keepdim)
+    return x.var(axes, keepdim=keepdim, correction=_correction(correction, unbiased)), x.mean(axes, keepdim)
 
 
 @aten("std_mean.correction", "std_mean.dim")
 def _std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     axes = _dims(x, dim)
-    return x.std(axes, keepdim, correction=_correction(correction, unbiased)), x.mean(axes, keepdim)
+    return x.std(axes, keepdim=keepdim, correction=_correction(correction, unbiased)), x.mean(axes, keepdim)
 
 
 @aten("prod.default", "prod.dim_int")
@@ -965,7 +965,7 @@ def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None
                                  "reproduce PyTorch's random numbers (use dropout_p=0 or eval mode)")
     if attn_mask is not None and is_causal:
         raise UnsupportedOpError("scaled_dot_product_attention with both attn_mask and is_causal")
-    return A.scaled_dot_product_attention(q, k, v, attn_mask, is_causal, scale, enable_gqa)
+    return A.scaled_dot_product_attention(q, k, v, attn_mask, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
 
 
 def _check_dropout(p, train):
