@@ -519,23 +519,29 @@ def main(argv=None) -> int:
         sp = f" x{rec['speedup_vs_eager']:.2f} vs eager" if rec.get("speedup_vs_eager") else ""
         print(f"{rec['status']}{sp} ({rec['wall_s']} s)", flush=True)
         recs.append(rec)
+        _write(args, recs, trials, warmup, partial=True)  # a run cut short still leaves its results
         gc.collect()
         if args.device == "cuda":
             torch.cuda.empty_cache()
+    out, summary = _write(args, recs, trials, warmup, partial=False)
+    print()
+    print(table(recs, summary))
+    print(f"\nresults: {out}")
+    return 0
+
+
+def _write(args, recs, trials, warmup, partial: bool):
     summary = summarize(recs)
     result = {"suite": os.path.abspath(args.path), "date": datetime.datetime.now().isoformat(timespec="seconds"),
               "device": args.device, "environment": environment(args.device),
               "args": {k: v for k, v in vars(args).items()}, "trials": trials, "warmup": warmup,
               "tolerance_rule": "max|out-ref| <= tol + tol*max|ref| vs a float64 reference; tol 1e-4 f32, 1e-2 f16/bf16",
-              "problems": recs, "summary": summary}
+              "problems": recs, "summary": summary, "partial": partial}
     out = args.out or os.path.join(HERE, "results", f"kernelbench-{args.device}-{datetime.date.today()}.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         json.dump(result, f, indent=1, default=str)
-    print()
-    print(table(recs, summary))
-    print(f"\nresults: {out}")
-    return 0
+    return out, summary
 
 
 if __name__ == "__main__":
