@@ -415,7 +415,11 @@ class _KernelWriter:
             bidx = "bm_" if name == "As" else "bn_"
             lim = "M_" if name == "As" else "N_"
             fast_len = BK if kfast else BR
-            VL = 4 if aligned and fast_len % 4 == 0 and (BR * BK // 4) % 1 == 0 else 1
+            lane_loops = g.k if kfast else rows
+            # VL consecutive elements per thread need the innermost variable to step VL times inside
+            # its own extent (a conv's kw of 3 does not: kw+1.. would run into the next kh row)
+            inner_ext = lane_loops[-1][1] if lane_loops else sm.ONE
+            VL = 4 if (aligned and fast_len % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0) else 1
             self.emit(2, f"for (int e_ = tid_; e_ < {BR * BK // VL}; e_ += {NT}) {{")
             if kfast:
                 self.emit(3, f"const int rr_ = e_ / {BK // VL}, kk_ = (e_ % {BK // VL}) * {VL};")
@@ -425,7 +429,7 @@ class _KernelWriter:
             if VL > 1:  # static, tile-divisible shapes: no bounds checks; VL consecutive elements per thread
                 self.decompose("gr_", rows, 3)
                 self.decompose("gk_", g.k, 3)
-                lane_var = (g.k if kfast else rows)[-1][0]
+                lane_var = lane_loops[-1][0]
                 self.emitted_groups = {}
                 lanes = self.lanes([val], lane_var, VL)
                 self._ind = 3
