@@ -412,6 +412,12 @@ def test_canonical_symbolic_divisor():
     j2 = sm.index_var("j2", S + 2)
     assert (i * (S + 2) + j2) // (S + 2) is i
     assert (i * (S + 2) + j2) % (S + 2) is j2
+    # a scaled monomial divisor (2*S): main's "divide by scaled monomials" cases, one division each
+    jj, kk, x = sm.index_var("jj", 2 * S), sm.index_var("kk", S), sm.var("x", 0, 10**6)
+    assert (2 * S * i + jj) // (2 * S) is i and (2 * S * i + jj) % (2 * S) is jj
+    assert (4 * S * i + 2 * S + jj) // (2 * S) is 2 * i + 1
+    assert (2 * S * i + 2 * kk + 1) // (2 * S) is i and (2 * S * i + 2 * kk + 1) % (2 * S) is 2 * kk + 1
+    assert (x // 2) // S is x // (2 * S)
     # a divisor that is a product of sums: division follows a graded order (highest term first)
     P = (S + 1) * (H + 1)
     j3 = sm.index_var("j3", P)
