@@ -16,7 +16,33 @@ import tempfile
 
 from .. import cache
 
-CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11", "-fno-math-errno")
+BASE_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11", "-fno-math-errno")
+
+
+@functools.lru_cache(maxsize=None)
+def _libmvec() -> bool:
+    """Whether glibc's libmvec links here (glibc >= 2.35 for exp2f/log2f vector variants)."""
+    import ctypes.util
+    if not ctypes.util.find_library("mvec"):
+        return False
+    try:
+        d = tempfile.mkdtemp()
+        src = os.path.join(d, "t.c")
+        with open(src, "w") as f:
+            f.write("#pragma omp declare simd notinbranch\nfloat exp2f(float);\n"
+                    "void t(float* o, const float* a, long n) { for (long i = 0; i < n; i++) o[i] = exp2f(a[i]); }\n")
+        r = subprocess.run(["gcc", *BASE_CFLAGS, src, "-o", os.path.join(d, "t.so"), "-lm", "-lmvec"],
+                           capture_output=True)
+        return r.returncode == 0
+    except OSError:
+        return False
+
+
+def cflags() -> tuple:
+    return BASE_CFLAGS + (("-DEM_LIBMVEC",) if _libmvec() else ())
+
+
+CFLAGS = BASE_CFLAGS
 
 
 class CompileError(RuntimeError):
@@ -62,8 +88,9 @@ def _preload_gomp() -> None:
             _GOMP = False
 
 
-def compile_c(source: str, flags=CFLAGS, cc: str = "gcc") -> str:
+def compile_c(source: str, flags=None, cc: str = "gcc") -> str:
     """Path of a shared library built from `source` (from the cache when it exists)."""
+    flags = cflags() if flags is None else flags
     key = hashlib.sha256("\0".join([source, " ".join(flags), compiler_identity(cc), cpu_identity()]).encode()).hexdigest()[:32]
     d = cache.cache_dir("cpu")
     so = os.path.join(d, f"lib_{key}.so")
@@ -73,7 +100,8 @@ def compile_c(source: str, flags=CFLAGS, cc: str = "gcc") -> str:
     with os.fdopen(fd, "w") as f:
         f.write(source)
     tmp = f"{so}.{os.getpid()}.tmp"
-    r = subprocess.run([cc, *flags, src_path, "-o", tmp, "-lm"], capture_output=True, text=True)
+    libs = ["-lm"] + (["-lmvec"] if "-DEM_LIBMVEC" in flags else [])
+    r = subprocess.run([cc, *flags, src_path, "-o", tmp, *libs], capture_output=True, text=True)
     if r.returncode != 0:
         keep = os.path.join(d, f"failed_{key}.c")
         os.replace(src_path, keep)

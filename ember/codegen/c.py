@@ -20,6 +20,21 @@ PRELUDE = r"""
 #include <math.h>
 #include <stdint.h>
 #include <limits.h>
+#ifdef EM_LIBMVEC
+/* glibc's vector math library: gcc vectorises loops calling these (<= 4 ulp, IEEE special values) */
+#pragma omp declare simd notinbranch
+float exp2f(float);
+#pragma omp declare simd notinbranch
+float log2f(float);
+#pragma omp declare simd notinbranch
+float sinf(float);
+#pragma omp declare simd notinbranch
+double exp2(double);
+#pragma omp declare simd notinbranch
+double log2(double);
+#pragma omp declare simd notinbranch
+double sin(double);
+#endif
 """ + sm.C_HELPERS + r"""
 #define EM_CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : ((v) > (hi) ? (hi) : (v)))
 static inline float em_bf2f(uint16_t x) { union { uint32_t u; float f; } c; c.u = ((uint32_t)x) << 16; return c.f; }
