@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
+from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical,  # noqa: F401
+                                contraction_of)
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -88,60 +90,6 @@ class CudaDialect(Dialect):
 
 CUDA = CudaDialect()
 
-
-class UnsupportedKernel(ValueError):
-    """The kernel's loop structure is not one the CUDA renderer knows how to map."""
-
-
-# ------------------------------------------------------------------------------------------------
-# canonical structure
-
-
-@dataclass
-class StageInfo:
-    acc: ir.Acc
-    loops: list  # [(var, extent)] outermost first
-    update: ir.Update
-
-
-@dataclass
-class Canon:
-    outer: list  # [(var, extent)]
-    stages: list  # StageInfo
-    inner: list  # [(var, extent)]
-    store: ir.Store
-
-
-def canonical(k: ir.Kernel) -> Canon:
-    body, outer = k.body, []
-    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
-        outer.append((body[0].var, body[0].extent))
-        body = body[0].body
-    stages, i = [], 0
-    while i < len(body) and isinstance(body[i], ir.Acc):
-        acc, loops, j = body[i], [], i + 1
-        inner_body = body[j:j + 1]
-        while len(inner_body) == 1 and isinstance(inner_body[0], ir.Loop) and inner_body[0].kind == "reduce":
-            loops.append((inner_body[0].var, inner_body[0].extent))
-            inner_body = inner_body[0].body
-        if len(inner_body) != 1 or not isinstance(inner_body[0], ir.Update):
-            raise UnsupportedKernel(f"{k.name}: stage {acc.name} is not a reduce loop nest around one update")
-        stages.append(StageInfo(acc, loops, inner_body[0]))
-        i = j + 1
-    tail = body[i:]
-    inner = []
-    while len(tail) == 1 and isinstance(tail[0], ir.Loop) and tail[0].kind == "parallel":
-        inner.append((tail[0].var, tail[0].extent))
-        tail = tail[0].body
-    if len(tail) != 1 or not isinstance(tail[0], ir.Store):
-        raise UnsupportedKernel(f"{k.name}: expected one store at the end of the kernel")
-    if not stages:
-        outer, inner = outer + inner, []
-    return Canon(outer, stages, inner, tail[0])
-
-
-def _size(loops) -> sm.Expr:
-    return sm.prod(e for _, e in loops)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -681,77 +629,6 @@ def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> tuple | None:
         if row_cache_plan(k, c, T, max_vec, in_smem=True) is not None:
             return T, "smem"
     return None
-
-
-# ------------------------------------------------------------------------------------------------
-# contractions: a stage that sums a product a(batch, m, k) * b(batch, n, k)
-
-
-@dataclass
-class Contraction:
-    batch: list  # [(var, extent)]
-    m: list
-    n: list
-    k: list
-    a: ir.Val
-    b: ir.Val
-    stage: StageInfo
-    a_k_fastest: bool  # whether a's memory index moves fastest along k (else along m)
-    b_k_fastest: bool
-
-
-def _val_vars(v: ir.Val) -> set:
-    out: set = set()
-    for x in ir.val_toposort([v]):
-        if x.op == "load":
-            if not isinstance(x.args[1], ir.Val):
-                out |= sm.free_vars(x.args[1])
-            out |= sm.free_vars(x.args[2])
-        elif x.op == "index":
-            out |= sm.free_vars(x.args[0])
-    return out
-
-
-def _fastest_is(v: ir.Val, kvar: str, other: list) -> bool:
-    """Whether the first load of v has unit stride along kvar (so consecutive threads should walk k)."""
-    for x in ir.val_toposort([v]):
-        if x.op == "load" and not isinstance(x.args[1], ir.Val):
-            e = x.args[1]
-            X = sm.var(kvar, 0, None)
-            return sm.substitute(e, {kvar: X + 1}) - sm.substitute(e, {kvar: X}) is sm.ONE
-    return True
-
-
-def contraction_of(c: Canon) -> Contraction | None:
-    if len(c.stages) != 1 or c.inner or not c.stages[0].loops:
-        return None
-    st = c.stages[0]
-    if st.acc.op != "sum":
-        return None
-    v = st.update.value
-    while v.op == "cast":
-        v = v.args[0]
-    if v.op != "mul":
-        return None
-    a, b = v.args
-    va, vb = _val_vars(a), _val_vars(b)
-    kv = [x for x, _ in st.loops]
-    if not all(x in va and x in vb for x in kv):
-        return None
-    outer = c.outer
-    m = [(x, e) for x, e in outer if x in va and x not in vb]
-    n = [(x, e) for x, e in outer if x in vb and x not in va]
-    if not m or not n:
-        if m or not n:
-            pass
-        if not m and not n:
-            return None
-        if not m:  # make the larger side "m" so both tiles are non-trivial
-            a, b, m, n, va, vb = b, a, n, m, vb, va
-    if outer and any(x == outer[-1][0] for x, _ in m):  # the output's fastest dim walks the threads (n)
-        a, b, m, n = b, a, n, m
-    batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
-    return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1], m), _fastest_is(b, kv[-1], n))
 
 
 # ------------------------------------------------------------------------------------------------

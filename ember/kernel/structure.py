@@ -1,0 +1,136 @@
+"""The shapes a lowered kernel can have, recognised for the renderers and the search.
+
+`canonical` splits a kernel into outer parallel loops, reduction stages and an inner parallel tail
+(the form the default lowering produces); `contraction_of` recognises a stage that sums a product
+a(batch, m, k) * b(batch, n, k) — a matmul, a linear layer, an implicit-GEMM convolution — with the
+store's value as its epilogue."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import symbolic as sm
+from . import ir
+
+
+class UnsupportedKernel(ValueError):
+    """The kernel's loop structure is not one a renderer knows how to map."""
+
+
+# ------------------------------------------------------------------------------------------------
+# canonical structure
+
+
+@dataclass
+class StageInfo:
+    acc: ir.Acc
+    loops: list  # [(var, extent)] outermost first
+    update: ir.Update
+
+
+@dataclass
+class Canon:
+    outer: list  # [(var, extent)]
+    stages: list  # StageInfo
+    inner: list  # [(var, extent)]
+    store: ir.Store
+
+
+def canonical(k: ir.Kernel) -> Canon:
+    body, outer = k.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
+        outer.append((body[0].var, body[0].extent))
+        body = body[0].body
+    stages, i = [], 0
+    while i < len(body) and isinstance(body[i], ir.Acc):
+        acc, loops, j = body[i], [], i + 1
+        inner_body = body[j:j + 1]
+        while len(inner_body) == 1 and isinstance(inner_body[0], ir.Loop) and inner_body[0].kind == "reduce":
+            loops.append((inner_body[0].var, inner_body[0].extent))
+            inner_body = inner_body[0].body
+        if len(inner_body) != 1 or not isinstance(inner_body[0], ir.Update):
+            raise UnsupportedKernel(f"{k.name}: stage {acc.name} is not a reduce loop nest around one update")
+        stages.append(StageInfo(acc, loops, inner_body[0]))
+        i = j + 1
+    tail = body[i:]
+    inner = []
+    while len(tail) == 1 and isinstance(tail[0], ir.Loop) and tail[0].kind == "parallel":
+        inner.append((tail[0].var, tail[0].extent))
+        tail = tail[0].body
+    if len(tail) != 1 or not isinstance(tail[0], ir.Store):
+        raise UnsupportedKernel(f"{k.name}: expected one store at the end of the kernel")
+    if not stages:
+        outer, inner = outer + inner, []
+    return Canon(outer, stages, inner, tail[0])
+
+
+def _size(loops) -> sm.Expr:
+    return sm.prod(e for _, e in loops)
+
+# ------------------------------------------------------------------------------------------------
+# contractions: a stage that sums a product a(batch, m, k) * b(batch, n, k)
+
+
+@dataclass
+class Contraction:
+    batch: list  # [(var, extent)]
+    m: list
+    n: list
+    k: list
+    a: ir.Val
+    b: ir.Val
+    stage: StageInfo
+    a_k_fastest: bool  # whether a's memory index moves fastest along k (else along m)
+    b_k_fastest: bool
+
+
+def _val_vars(v: ir.Val) -> set:
+    out: set = set()
+    for x in ir.val_toposort([v]):
+        if x.op == "load":
+            if not isinstance(x.args[1], ir.Val):
+                out |= sm.free_vars(x.args[1])
+            out |= sm.free_vars(x.args[2])
+        elif x.op == "index":
+            out |= sm.free_vars(x.args[0])
+    return out
+
+
+def _fastest_is(v: ir.Val, kvar: str, other: list) -> bool:
+    """Whether the first load of v has unit stride along kvar (so consecutive threads should walk k)."""
+    for x in ir.val_toposort([v]):
+        if x.op == "load" and not isinstance(x.args[1], ir.Val):
+            e = x.args[1]
+            X = sm.var(kvar, 0, None)
+            return sm.substitute(e, {kvar: X + 1}) - sm.substitute(e, {kvar: X}) is sm.ONE
+    return True
+
+
+def contraction_of(c: Canon) -> Contraction | None:
+    """The contraction a kernel computes, or None. m: output dims only a reads, n: only b reads (the
+    output's fastest-varying dim is put in n, so consecutive GPU threads store consecutive elements)."""
+    if len(c.stages) != 1 or c.inner or not c.stages[0].loops:
+        return None
+    st = c.stages[0]
+    if st.acc.op != "sum":
+        return None
+    v = st.update.value
+    while v.op == "cast":
+        v = v.args[0]
+    if v.op != "mul":
+        return None
+    a, b = v.args
+    va, vb = _val_vars(a), _val_vars(b)
+    kv = [x for x, _ in st.loops]
+    if not all(x in va and x in vb for x in kv):
+        return None
+    outer = c.outer
+    m = [(x, e) for x, e in outer if x in va and x not in vb]
+    n = [(x, e) for x, e in outer if x in vb and x not in va]
+    if not m and not n:
+        return None
+    if not m:  # one operand varies with no output dim (a dot product per output): it is "b"
+        a, b, m, n, va, vb = b, a, n, m, vb, va
+    if outer and any(x == outer[-1][0] for x, _ in m):  # the output's fastest dim walks the threads (n)
+        a, b, m, n = b, a, n, m
+    batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
+    return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1], m), _fastest_is(b, kv[-1], n))
