@@ -166,9 +166,80 @@ class _Renderer:
             params.append(f"{const}{C.storage_type(b.dtype)}* restrict {b.name}")
         params += [f"long long {self.names[d]}" for d in k.dims]
         self.emit(0, f"void {k.name}({', '.join(params)}) {{")
-        self.stmts(k.body, 1, top=True)
+        g = _contraction(k)
+        if g is not None:
+            self.contraction(g)
+        else:
+            self.stmts(k.body, 1, top=True)
         self.emit(0, "}")
         return "\n".join(self.lines)
+
+    def decompose(self, flat: str, loops: list, ind: int) -> None:
+        t = f"t_{loops[0][0]}" if loops else None
+        if not loops:
+            return
+        self.emit(ind, f"long long {t} = {flat};")
+        for var, ext in reversed(loops[1:]):
+            self.emit(ind, f"const long long {var} = {t} % {self.idx(ext)}; {t} /= {self.idx(ext)};")
+        self.emit(ind, f"const long long {loops[0][0]} = {t};")
+
+    def contraction(self, g) -> None:
+        """out[b, m, n] = epilogue(sum_k a[b, m, k] * b[b, n, k]), with the n loop innermost and
+        contiguous-friendly: each (b, m) row keeps NB accumulators over a block of n, so the k loop
+        streams a's row once and the j loop over b vectorises."""
+        ct = compute_type(g.stage.acc.dtype)
+        NB = 16 if ct == "float" else 8
+        M, N, K, B = (sm.prod(e for _, e in x) for x in (g.m, g.n, g.k, g.batch))
+        work = self.idx(B * M * N * K)
+        self.emit(1, f"const long long BM_ = {self.idx(B * M)}, N_ = {self.idx(N)}, K_ = {self.idx(K)};")
+        self.emit(1, f"#pragma omp parallel for collapse(2) schedule(static) if(({work}) >= {OMP_MIN_WORK})")
+        self.emit(1, "for (long long bm_ = 0; bm_ < BM_; bm_++) {")
+        self.emit(2, f"for (long long n0_ = 0; n0_ < N_; n0_ += {NB}) {{")
+        self.decompose("bm_", g.batch + g.m, 3)
+        self.emit(3, f"{ct} acc_[{NB}];")
+        self.emit(3, f"for (int j_ = 0; j_ < {NB}; j_++) acc_[j_] = 0;")
+        self.emit(3, f"const long long nn_ = N_ - n0_ < {NB} ? N_ - n0_ : {NB};")
+        self.emit(3, "for (long long k_ = 0; k_ < K_; k_++) {")
+        self.decompose("k_", g.k, 4)
+        env = self.vr.vals([g.a], 4)
+        self.emit(4, f"const {ct} av_ = ({ct}){env[g.a]};")
+        self.emit(4, "#pragma omp simd")
+        self.emit(4, "for (long long j_ = 0; j_ < nn_; j_++) {")
+        self.decompose("n0_ + j_", g.n, 5)
+        env = self.vr.vals([g.b], 5)
+        self.emit(5, f"acc_[j_] += av_ * ({ct}){env[g.b]};")
+        self.emit(4, "}")
+        self.emit(3, "}")
+        self.emit(3, "for (long long j_ = 0; j_ < nn_; j_++) {")
+        self.decompose("n0_ + j_", g.n, 4)
+        self.emit(4, f"const {ct} {g.stage.acc.name} = acc_[j_];")
+        st = _canon(self.k).store
+        env = self.vr.vals([st.value], 4)
+        self.emit(4, f"{st.buffer}[{self.idx(st.index)}] = {self.vr.store(st.buffer, env[st.value])};")
+        self.emit(3, "}")
+        self.emit(2, "}")
+        self.emit(1, "}")
+
+
+def _canon(k: ir.Kernel):
+    from ..kernel.structure import UnsupportedKernel, canonical
+    try:
+        return canonical(k)
+    except UnsupportedKernel:
+        return None
+
+
+def _contraction(k: ir.Kernel):
+    """The contraction to render as a blocked loop nest, when it is big enough to matter."""
+    from ..kernel.structure import contraction_of
+    c = _canon(k)
+    g = contraction_of(c) if c is not None else None
+    if g is None or not g.n or not g.m or g.b_k_fastest:
+        return None  # b contiguous along k (a linear layer's weight): the dot-product loops vectorise better
+    N = sm.prod(e for _, e in g.n)
+    if N.is_const and N.value < 8:
+        return None
+    return g
 
 
 def render_kernel(k: ir.Kernel) -> str:
