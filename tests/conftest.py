@@ -8,19 +8,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _have_cuda() -> bool:
-    try:
-        from cuda.bindings import driver
-        (err,) = driver.cuInit(0)
-        if int(err) != 0:
-            return False
-        err, n = driver.cuDeviceGetCount()
-        return int(err) == 0 and n > 0
-    except Exception:
-        return False
+from ember.runtime.devices import cuda_available  # noqa: E402
 
-
-HAVE_CUDA = _have_cuda()
+HAVE_CUDA = cuda_available()
 
 
 def pytest_collection_modifyitems(config, items):
