@@ -128,6 +128,7 @@ class CUDAExecutor:
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}
+        self._ptrs: dict = {}  # binding -> pointers of Ember-owned buffers
         self._graphs: dict = {}
         self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
 
@@ -165,24 +166,33 @@ class CUDAExecutor:
                     n = int(sm.evaluate(b.size, env)) * b.dtype.itemsize
                     bufs[name] = self._alloc(n)
             if len(self._bufs) >= 4:  # keep a few bindings' buffers
-                self._bufs.pop(next(iter(self._bufs)))
+                old = next(iter(self._bufs))
+                self._bufs.pop(old)
+                self._ptrs.pop(old, None)
             self._bufs[key] = bufs
         return bufs
 
-    def pointers(self, program, arrays: dict, env: dict, external: dict) -> list:
-        plan = program.plan(env)
-        bufs = self._binding_buffers(program, env)
-        arena = int(bufs["__arena__"].handle)
-        ptrs = {}
-        for name, b in program.buffers.items():
-            if b.kind == "data":
-                ptrs[name] = int(self._data[name].handle)
-            elif b.kind == "temp":
-                ptrs[name] = arena + plan.offsets[name]
-            elif name in external:
-                ptrs[name] = external[name]
-            else:
-                ptrs[name] = int(bufs[name].handle)
+    def pointers(self, program, arrays: dict, env: dict, external: dict) -> dict:
+        """Device pointer of every buffer: Ember's own per binding (memoised), external inputs in place."""
+        key = tuple(env[d] for d in program.dims)
+        base = self._ptrs.get(key)
+        if base is None or key not in self._bufs:
+            plan = program.plan(env)
+            bufs = self._binding_buffers(program, env)
+            arena = int(bufs["__arena__"].handle)
+            base = {}
+            for name, b in program.buffers.items():
+                if b.kind == "data":
+                    base[name] = int(self._data[name].handle)
+                elif b.kind == "temp":
+                    base[name] = arena + plan.offsets[name]
+                else:
+                    base[name] = int(bufs[name].handle)
+            self._ptrs[key] = base
+        if not external:
+            return base
+        ptrs = dict(base)
+        ptrs.update(external)
         return ptrs
 
     # ---------------------------------------------------------------- launching

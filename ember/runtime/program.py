@@ -75,6 +75,7 @@ class Program:
         self.meta = meta or {}
         self.input_specs = [InputSpec(n, buffers[f"in_{n}"].dtype, buffers[f"in_{n}"].shape) for n in inputs]
         self._plans: dict = {}
+        self._shapes: dict = {}
         self._timings: list | None = None
         self._last_env: dict | None = None
         self.executor = None
@@ -110,7 +111,12 @@ class Program:
         return life
 
     def shape_of(self, name: str, env: dict) -> tuple:
-        return tuple(int(sm.evaluate(s, env)) for s in self.buffers[name].shape)
+        """Concrete shape of a buffer under a dims binding (memoised: this is on every call's path)."""
+        key = (name, tuple(env.get(d) for d in self.dims))
+        hit = self._shapes.get(key)
+        if hit is None:
+            hit = self._shapes[key] = tuple(int(sm.evaluate(s, env)) for s in self.buffers[name].shape)
+        return hit
 
     def __call__(self, *args, **inputs):
         if args:
