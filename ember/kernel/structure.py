@@ -95,7 +95,7 @@ def _val_vars(v: ir.Val) -> set:
     return out
 
 
-def _fastest_is(v: ir.Val, kvar: str, other: list) -> bool:
+def _fastest_is(v: ir.Val, kvar: str) -> bool:
     """Whether the first load of v has unit stride along kvar (so consecutive threads should walk k)."""
     for x in ir.val_toposort([v]):
         if x.op == "load" and not isinstance(x.args[1], ir.Val):
@@ -133,4 +133,4 @@ def contraction_of(c: Canon) -> Contraction | None:
     if outer and any(x == outer[-1][0] for x, _ in m):  # the output's fastest dim walks the threads (n)
         a, b, m, n = b, a, n, m
     batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
-    return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1], m), _fastest_is(b, kv[-1], n))
+    return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1]), _fastest_is(b, kv[-1]))

@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -134,6 +133,3 @@ def _from_store(hit: dict, device: str, names, kind: str):
     lowered = lowering.lower(nodes, names, force=forced)
     return build_program(lowered, device, names, kind, configs=hit["configs"])
 
-
-def describe(prog) -> str:
-    return json.dumps(prog.meta.get("search"))
