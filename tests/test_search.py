@@ -58,3 +58,15 @@ def test_bad_search_mode_is_a_clear_error():
     x = em.input("x", (3,))
     with pytest.raises(ValueError, match="search must be one of"):
         em.compile(x + 1, device="cpu", search="fastest")
+
+
+def test_cpu_schedule_knobs_are_searched(cache_dir):
+    """Contractions have CPU schedule knobs (loop form, block width): the search tries and verifies them."""
+    a = em.input("a", (64, 96))
+    b = em.tensor(np.random.default_rng(2).standard_normal((96, 80)).astype(np.float32))
+    y = (a @ b).relu()
+    fn = em.compile(y, device="cpu", search="fast", time_limit=30, progress=False)
+    tried = int(fn.meta["search"].split("structures (")[1].split("), ")[1].split(" schedules")[0])
+    assert tried >= 2, fn.meta["search"]
+    av = np.random.default_rng(4).standard_normal((64, 96)).astype(np.float32)
+    assert_close(fn(a=av), em.reference(y, a=av))

@@ -78,8 +78,9 @@ def _names(k: ir.Kernel) -> dict:
 
 
 class _Renderer:
-    def __init__(self, k: ir.Kernel):
+    def __init__(self, k: ir.Kernel, cfg: dict | None = None):
         self.k = k
+        self.cfg = cfg if cfg is not None else default_config(k)
         self.names = _names(k)
         self.lines: list = []
         self.vr = ValueRenderer(k, C, self.names, self.emit)
@@ -166,7 +167,7 @@ class _Renderer:
             params.append(f"{const}{C.storage_type(b.dtype)}* restrict {b.name}")
         params += [f"long long {self.names[d]}" for d in k.dims]
         self.emit(0, f"void {k.name}({', '.join(params)}) {{")
-        g = _contraction(k)
+        g = _contraction(k) if self.cfg.get("form") == "blocked" else None
         if g is not None:
             self.contraction(g)
         else:
@@ -188,7 +189,7 @@ class _Renderer:
         contiguous-friendly: each (b, m) row keeps NB accumulators over a block of n, so the k loop
         streams a's row once and the j loop over b vectorises."""
         ct = compute_type(g.stage.acc.dtype)
-        NB = 16 if ct == "float" else 8
+        NB = int(self.cfg.get("nb", 16 if ct == "float" else 8))
         M, N, K, B = (sm.prod(e for _, e in x) for x in (g.m, g.n, g.k, g.batch))
         work = self.idx(B * M * N * K)
         self.emit(1, f"const long long BM_ = {self.idx(B * M)}, N_ = {self.idx(N)}, K_ = {self.idx(K)};")
@@ -230,30 +231,46 @@ def _canon(k: ir.Kernel):
 
 
 def _contraction(k: ir.Kernel):
-    """The contraction to render as a blocked loop nest, when it is big enough to matter."""
+    """The contraction a kernel computes, when it can be rendered as a blocked loop nest."""
     from ..kernel.structure import contraction_of
     c = _canon(k)
     g = contraction_of(c) if c is not None else None
-    if g is None or not g.n or not g.m or g.b_k_fastest:
-        return None  # b contiguous along k (a linear layer's weight): the dot-product loops vectorise better
+    return g if g is not None and g.n and g.m else None
+
+
+def default_config(k: ir.Kernel) -> dict:
+    """The CPU schedule without search: contractions whose b operand is contiguous along n use the
+    blocked form (n innermost, vectorised); when b is contiguous along k (a linear layer's weight) the
+    plain loops' dot products vectorise better."""
+    g = _contraction(k)
+    if g is None or g.b_k_fastest:
+        return {"form": "loops"}
     N = sm.prod(e for _, e in g.n)
     if N.is_const and N.value < 8:
-        return None
-    return g
+        return {"form": "loops"}
+    return {"form": "blocked", "nb": 16}
 
 
-def render_kernel(k: ir.Kernel) -> str:
-    return _Renderer(k).render()
+def space(k: ir.Kernel) -> list:
+    """CPU schedule knobs the search may try for a kernel."""
+    if _contraction(k) is None:
+        return [{"form": "loops"}]
+    return [{"form": "loops"}] + [{"form": "blocked", "nb": nb} for nb in (8, 16, 32, 64)]
 
 
-def render_program(kernels: list, buffer_index: dict, dim_index: dict, name: str = "ember_program") -> str:
+def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> str:
+    return _Renderer(k, cfg).render()
+
+
+def render_program(kernels: list, buffer_index: dict, dim_index: dict, name: str = "ember_program",
+                   configs: list | None = None) -> str:
     """One translation unit: every kernel, a wrapper ``ember_k<i>(bufs, dims)`` per launch (for
     per-kernel timing) and ``name(bufs, dims)`` running them all in order (one ctypes call per run)."""
     parts = [PRELUDE]
     seen = set()
-    for k, _ in kernels:
+    for i, (k, _) in enumerate(kernels):
         if k.name not in seen:
-            parts.append(render_kernel(k))
+            parts.append(render_kernel(k, configs[i] if configs else None))
             seen.add(k.name)
     calls = []
     for i, (k, args) in enumerate(kernels):

@@ -29,8 +29,8 @@ def build_program(lowered: lowering.LoweredGraph, device: str, output_names, out
     dim_index = {d: i for i, d in enumerate(lowered.dims)}
     if device == "cpu":
         from ..codegen.c import render_program
-        source = render_program(lowered.kernels, buffer_index, dim_index)
-        cfgs = [{} for _ in lowered.kernels]
+        source = render_program(lowered.kernels, buffer_index, dim_index, configs=configs)
+        cfgs = [{"cfg": c} if c else {} for c in (configs or [None] * len(lowered.kernels))]
     else:
         from ..codegen.cuda import render_program as render_cuda
         source, cfgs = render_cuda(lowered.kernels, configs)

@@ -51,8 +51,12 @@ def _cfg_key(cfg: dict) -> str:
 
 
 def kernel_store_key(k, env: dict, device: str, level: str) -> str:
-    from ..backends.cuda import device as cuda_device
-    name = cuda_device().name if device == "cuda" else "cpu"
+    if device == "cuda":
+        from ..backends.cuda import device as cuda_device
+        name = cuda_device().name
+    else:
+        from ..backends.cpu import compiler_identity, cpu_identity
+        name = f"{cpu_identity()}|{compiler_identity()}"
     return store.key_of(k.key, sorted(env.items()), name, level)
 
 
@@ -82,11 +86,15 @@ def _precompile(k, cfgs: list) -> None:
 
 def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, stats: Stats,
                      progress=None, rng=None) -> list:
-    """Best verified config per kernel (CUDA); the default (None) for devices without knobs."""
+    """Best verified config per kernel, CUDA knobs or CPU knobs (codegen/c.py: `space`)."""
+    from ..codegen import c as ccg
     n = len(lowered.kernels)
-    configs = [cg.default_config(k) if device == "cuda" else None for k, _ in lowered.kernels]
-    if device != "cuda":
-        return configs
+    if device == "cuda":
+        configs = [cg.default_config(k) for k, _ in lowered.kernels]
+        space_of, render = (lambda k: sp.cuda_space(k, level)), (lambda k, cfg: cg.render_kernel(k, cfg)[0])
+    else:
+        configs = [ccg.default_config(k) for k, _ in lowered.kernels]
+        space_of, render = ccg.space, ccg.render_kernel
     rng = rng or np.random.default_rng(0)
     env = oracle.env
     arrays = oracle.cases[0][0]
@@ -114,14 +122,15 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
         if budget.out():
             continue
         best_cfg, best_t = configs[i], times[i]
-        seen = {cg.render_kernel(k, best_cfg)[0]}
-        cands = sp.cuda_space(k, level)
-        _precompile(k, cands)
+        seen = {render(k, best_cfg)}
+        cands = space_of(k)
+        if device == "cuda":
+            _precompile(k, cands)
 
         def try_cfg(cfg):
             nonlocal best_cfg, best_t
             try:
-                src = cg.render_kernel(k, cfg)[0]
+                src = render(k, cfg)
             except cg.UnsupportedKernel:
                 return
             if src in seen:
@@ -154,7 +163,7 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
             if budget.out():
                 break
             try_cfg(cfg)
-        if best_cfg.get("mode") == "gemm":  # evolutionary refinement of the tile shape
+        if device == "cuda" and best_cfg.get("mode") == "gemm":  # evolutionary refinement of the tile shape
             for _ in range(12 if level == "fast" else 40):
                 if budget.out():
                     break
