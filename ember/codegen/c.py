@@ -109,6 +109,9 @@ class _Renderer:
                 self.loop(s, ind, top, accs_here)
             elif isinstance(s, ir.Acc):
                 self.emit(ind, f"{compute_type(s.dtype)} {s.name} = {acc_identity(s.op, s.dtype)};")
+            elif isinstance(s, ir.Local):
+                self.vr.locals[s.name] = s.dtype
+                self.emit(ind, f"{compute_type(s.dtype)} {s.name}[{s.size}];")
             elif isinstance(s, ir.Update):
                 env = self.vr.vals([s.value], ind)
                 self.emit(ind, self.vr.update(s, env[s.value]))

@@ -77,6 +77,7 @@ class ValueRenderer:
         self.emit = emit
         self.tmp = 0
         self.load_hook = load_hook
+        self.locals: dict = {}  # kernel-local arrays: name -> dtype (held in the compute type)
 
     def idx(self, e) -> str:
         return sm.render_c(e, self.names)
@@ -98,6 +99,8 @@ class ValueRenderer:
 
     def load(self, v: ir.Val, env: dict) -> str:
         buf, index, valid = v.args
+        if buf in self.locals:
+            return f"{buf}[{self.idx(index)}]"
         b = self.bufs[buf]
         ct = compute_type(v.dtype)
         if isinstance(index, ir.Val):  # gather: clamp so a bad index cannot read out of bounds
@@ -153,6 +156,8 @@ class ValueRenderer:
         raise AssertionError(op)  # pragma: no cover
 
     def store(self, buf: str, val: str) -> str:
+        if buf in self.locals:
+            return val
         b = self.bufs[buf]
         if b.dtype.is_bool:
             return f"(unsigned char)(({val}) != 0)"

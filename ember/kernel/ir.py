@@ -129,6 +129,15 @@ class Store:
 
 
 @dataclass(frozen=True)
+class Local:
+    """A kernel-local array (one per iteration of the enclosing parallel loops): on chip on the GPU
+    (shared memory), on the stack on the CPU. Stores and loads address it by name."""
+    name: str
+    dtype: DType
+    size: int
+
+
+@dataclass(frozen=True)
 class BufferParam:
     name: str
     dtype: DType
@@ -270,6 +279,8 @@ def print_kernel(k: Kernel, with_name: bool = True) -> str:
                 go(s.body, ind + 1)
             elif isinstance(s, Acc):
                 lines.append(f"{pad}{s.name}: {s.dtype.name} = {s.op}-identity")
+            elif isinstance(s, Local):
+                lines.append(f"{pad}local {s.name}: {s.dtype.name}[{s.size}]")
             elif isinstance(s, (Update, Store)):
                 lets, e = render_dag(s.value)
                 lines.extend(pad + x for x in lets)
@@ -301,11 +312,11 @@ def verify(k: Kernel) -> None:
         if bad:
             raise KernelVerifyError(f"{k.name}: {what} uses {sorted(bad)} outside their scope")
 
-    def check_val(v: Val, scope: set, accs: set):
+    def check_val(v: Val, scope: set, accs: set, locs: set = frozenset()):
         for x in val_toposort([v]):
             if x.op == "load":
                 b, idx, valid = x.args
-                if b not in bufs:
+                if b not in bufs and b not in locs:
                     raise KernelVerifyError(f"{k.name}: load from undeclared buffer {b}")
                 if isinstance(idx, Expr):
                     check_expr(idx, scope, f"load index {idx}")
@@ -315,26 +326,30 @@ def verify(k: Kernel) -> None:
             elif x.op == "acc" and x.args[0] not in accs:
                 raise KernelVerifyError(f"{k.name}: accumulator {x.args[0]} read before it is declared")
 
-    def go(body, scope: set, accs: set):
-        accs = set(accs)
+    def go(body, scope: set, accs: set, locs: set):
+        accs, locs = set(accs), set(locs)
         for s in body:
             if isinstance(s, Loop):
                 if s.var in scope:
                     raise KernelVerifyError(f"{k.name}: loop variable {s.var} shadows an outer one")
                 check_expr(s.extent, scope, f"extent of {s.var}")
-                go(s.body, scope | {s.var}, accs)
+                go(s.body, scope | {s.var}, accs, locs)
             elif isinstance(s, Acc):
                 accs.add(s.name)
+            elif isinstance(s, Local):
+                if s.name in bufs:
+                    raise KernelVerifyError(f"{k.name}: local {s.name} shadows a buffer")
+                locs.add(s.name)
             elif isinstance(s, Update):
                 if s.name not in accs:
                     raise KernelVerifyError(f"{k.name}: update of undeclared accumulator {s.name}")
-                check_val(s.value, scope, accs)
+                check_val(s.value, scope, accs, locs)
             elif isinstance(s, Store):
-                if s.buffer not in bufs or bufs[s.buffer].role != "out":
+                if s.buffer not in locs and (s.buffer not in bufs or bufs[s.buffer].role != "out"):
                     raise KernelVerifyError(f"{k.name}: store to {s.buffer}, which is not an output")
                 check_expr(s.index, scope, f"store index {s.index}")
-                check_val(s.value, scope, accs)
+                check_val(s.value, scope, accs, locs)
             else:
                 raise KernelVerifyError(f"{k.name}: unknown statement {s!r}")
 
-    go(k.body, set(), set())
+    go(k.body, set(), set(), set())

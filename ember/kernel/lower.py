@@ -80,17 +80,44 @@ class Stage:
 
 
 @dataclass
+class LocalStage:
+    """A row of values computed once per outer point into a kernel-local array, indexed by a loop
+    variable that would otherwise have forced a materialisation (attention scores and
+    probabilities: the scores stay on chip)."""
+    node: Node
+    name: str
+    var: str
+    extent: int
+    dtype: dt.DType
+    inner: Stage | None  # a reduction computed per entry (the scores' dot products)
+    value: ir.Val
+    deps: frozenset = frozenset()
+
+
+LOCAL_MAX = 8192  # entries a kernel-local array may hold
+
+
+@dataclass
 class Analysis:
     root: Node
     stages: list = field(default_factory=list)
     materialize: set = field(default_factory=set)
+    local_ok: bool = True
 
 
 class KernelBuilder:
     """Lowers one materialised node (the root) and everything inlined into it."""
 
-    def __init__(self, root: Node, materialized: set, buffer_of, kidx: int, sizes: dict | None = None):
+    def __init__(self, root: Node, materialized: set, buffer_of, kidx: int, sizes: dict | None = None,
+                 local: bool = False):
         self.root = root
+        self.local = local
+        self.items: list = []  # stages and local arrays, in the order they must run
+        self.local_of: dict = {}
+        self.scope_ext: dict = {}  # extent of every reduce / local loop variable in scope
+        self.tail_root = False
+        self.tail_stages: set = set()  # stages computed per element of the inner loop (local mode)
+        self.n_locals = 0
         self.sizes = sizes or {}
         self.n_stages = 0
         self.M = materialized
@@ -173,6 +200,12 @@ class KernelBuilder:
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
             if expands and self.cost(src) > RECOMPUTE_LIMIT:
+                j = self._local_var(scoords)
+                if j is not None:
+                    inner = self._localize(src, scoords, guard, j)
+                    if vvalid is sm.ONE:
+                        return inner
+                    return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
                 self.materialize.add(src)  # rule 4
                 return ir.load(self.buffer_of(src), flat, guard, src.dtype)
         inner = self.value(src, scoords, guard)
@@ -186,6 +219,9 @@ class KernelBuilder:
         for c in coords:
             free |= sm.free_vars(c)
         if free & self.reduce_scope:  # rule 2: nested reduction depending on the enclosing loop
+            j = self._local_var(coords)
+            if j is not None:
+                return self._localize(n, coords, valid, j)
             self.materialize.add(n)
             return self.load(n, coords, valid)
         key = (n, coords)
@@ -195,6 +231,16 @@ class KernelBuilder:
         if any(s.node is n for s in self.stages):  # rule 2: same reduction at other coordinates
             self.materialize.add(n)
             return self.load(n, coords, valid)
+        st = self._stage(n, coords, valid)
+        self.stage_of[key] = st
+        outs = {name for name, _, _ in self.out_vars}
+        st.deps = frozenset(free & outs)
+        self.stages.append(st)
+        self.items.append(st)
+        return ir.acc(st.acc, st.dtype)
+
+    def _stage(self, n: Node, coords: tuple, valid: Expr) -> Stage:
+        """An accumulator and reduce loops computing reduction n at coords."""
         si = self.n_stages
         self.n_stages += 1
         name = f"acc{si}"
@@ -205,8 +251,8 @@ class KernelBuilder:
             rvars.append((rv, src.shape[a]))
             scoords[a] = sm.index_var(rv, src.shape[a]) if src.shape[a] is not sm.ONE else sm.ZERO
         st = Stage(n, coords, name, "sum" if n.op == g.SUM else "max", acc_dtype(n.dtype), rvars)
-        self.stage_of[key] = st
         self.reduce_scope |= {rv for rv, _ in rvars}
+        self.scope_ext.update({rv: ext for rv, ext in rvars})
         self.in_reduce += 1
         upd = self.value(src, tuple(scoords), valid)
         self.in_reduce -= 1
@@ -214,10 +260,59 @@ class KernelBuilder:
         if upd.dtype != st.dtype:
             upd = ir.alu("cast", st.dtype, upd)
         st.update = upd
-        outs = {name for name, _, _ in self.out_vars}
-        st.deps = frozenset(free & outs)
-        self.stages.append(st)
-        return ir.acc(name, st.dtype)
+        return st
+
+    # ---------------------------------------------------------------- kernel-local arrays
+    def _local_var(self, coords: tuple) -> str | None:
+        """In local mode: the one enclosing loop variable the coordinates depend on, if it has a static
+        extent small enough to hold a row on chip."""
+        if not self.local:
+            return None
+        free = set()
+        for c in coords:
+            free |= sm.free_vars(c)
+        scope = free & self.reduce_scope
+        if len(scope) != 1:
+            return None
+        (j,) = scope
+        ext = self.scope_ext.get(j)
+        return j if ext is not None and ext.is_const and 1 < ext.value <= LOCAL_MAX else None
+
+    def _localize(self, n: Node, coords: tuple, valid: Expr, j: str) -> ir.Val:
+        E = self.scope_ext[j].value
+        ph = sm.index_var("_lj", E)
+        key = (n, tuple(sm.substitute(c, {j: ph}) for c in coords), sm.substitute(valid, {j: ph}))
+        loc = self.local_of.get(key)
+        jv = sm.index_var(j, E)
+        if loc is None:
+            i = self.n_locals
+            self.n_locals += 1
+            name, var = f"loc{i}", f"l{i}"
+            lv = sm.index_var(var, E)
+            c2 = tuple(sm.substitute(c, {j: lv}) for c in coords)
+            v2 = sm.substitute(valid, {j: lv})
+            self.reduce_scope.add(var)
+            self.scope_ext[var] = sm.const(E)
+            self.in_reduce += 1
+            if n.op in g.REDUCE:
+                inner = self._stage(n, tuple(sm.ZERO if d in n.arg else c for d, c in enumerate(c2)), v2)
+                val = ir.acc(inner.acc, inner.dtype)
+            else:
+                inner, val = None, self.value(n, c2, v2)
+            self.in_reduce -= 1
+            self.reduce_scope.discard(var)
+            d = acc_dtype(n.dtype) if n.dtype.is_float else n.dtype
+            if val.dtype != d:
+                val = ir.alu("cast", d, val)
+            free = set()
+            for c in c2:
+                free |= sm.free_vars(c)
+            outs = {nm for nm, _, _ in self.out_vars}
+            loc = LocalStage(n, name, var, E, d, inner, val, frozenset(free & outs))
+            self.local_of[key] = loc
+            self.items.append(loc)
+        v = ir.load(loc.name, jv, sm.ONE, loc.dtype)
+        return v if loc.dtype == n.dtype else ir.alu("cast", n.dtype, v)
 
     def _varies_in_reduction(self, coords: tuple) -> bool:
         """Whether coordinates change with an enclosing reduce loop (else the value is loop-invariant
@@ -236,6 +331,8 @@ class KernelBuilder:
     # ---------------------------------------------------------------- analysis and build
     def analyze(self) -> Analysis:
         self.root_val = self.value(self.root, self.out_coords, sm.ONE)
+        if self.local and self.local_of:
+            return self._analyze_local()
         O = set()
         for st in self.stages:
             O |= st.deps
@@ -247,6 +344,34 @@ class KernelBuilder:
         self.O = O
         return Analysis(self.root, list(self.stages), set(self.materialize))
 
+    def _analyze_local(self) -> Analysis:
+        """A row kernel with local arrays: every stage (but a reduction root, which becomes the tail's
+        per-element reduction) and every local depend on one set O of output dims."""
+        outs = frozenset(nm for nm, _, _ in self.out_vars)
+        tail = [st for st in self.stages if st.deps == outs]  # per output element: inner-loop reductions
+        others = [st for st in self.stages if st.deps != outs]
+        deps = {st.deps for st in others} | {loc.deps for loc in self.local_of.values()}
+        O = set().union(*deps) if deps else set(outs)
+        ok = not self.materialize and all(st.deps == O for st in others) and all(d <= O for d in deps)
+        self.tail_stages = set(id(st) for st in tail) if O != outs else set()
+        self.tail_root = bool(self.tail_stages)
+        self.O = O
+        return Analysis(self.root, list(self.stages), set(self.materialize), local_ok=ok)
+
+    @staticmethod
+    def _stage_stmts(st: Stage) -> list:
+        upd: tuple = (ir.Update(st.acc, st.op, st.update),)
+        for rv, ext in reversed(st.rvars):
+            if ext is not sm.ONE:
+                upd = (ir.Loop(rv, ext, "reduce", upd),)
+        return [ir.Acc(st.acc, st.op, st.dtype), *upd]
+
+    def _local_stmts(self, loc: LocalStage) -> list:
+        body = (self._stage_stmts(loc.inner) if loc.inner is not None else []) + \
+            [ir.Store(loc.name, sm.index_var(loc.var, loc.extent), loc.value)]
+        return [ir.Local(loc.name, loc.dtype, loc.extent),
+                ir.Loop(loc.var, sm.const(loc.extent), "parallel", tuple(body))]
+
     def build(self, out_buffer: str) -> tuple[ir.Kernel, dict]:
         """Kernel IR with canonical parameter names b0.. and the map param -> program buffer."""
         if self.materialize:
@@ -257,14 +382,15 @@ class KernelBuilder:
         O = [(nm, ext) for nm, ext, _ in self.out_vars if nm in self.O]
         inner = [(nm, ext) for nm, ext, _ in self.out_vars if nm not in self.O]
         body: list = []
-        for st in self.stages:
-            body.append(ir.Acc(st.acc, st.op, st.dtype))
-            upd: tuple = (ir.Update(st.acc, st.op, st.update),)
-            for rv, ext in reversed(st.rvars):
-                if ext is not sm.ONE:
-                    upd = (ir.Loop(rv, ext, "reduce", upd),)
-            body.extend(upd)
-        store: tuple = (ir.Store(out_buffer, out_index, store_val),)
+        tail: list = []
+        for it in (self.items if self.local_of else self.stages):
+            if isinstance(it, LocalStage):
+                body.extend(self._local_stmts(it))
+            elif id(it) in self.tail_stages:
+                tail.extend(self._stage_stmts(it))
+            else:
+                body.extend(self._stage_stmts(it))
+        store: tuple = (*tail, ir.Store(out_buffer, out_index, store_val))
         for nm, ext in reversed(inner):
             store = (ir.Loop(nm, ext, "parallel", store),)
         body.extend(store)
@@ -275,19 +401,20 @@ class KernelBuilder:
         bufs = [out_buffer]
         dtypes = {out_buffer: self.root.dtype}
         sizes = {out_buffer: self.root.numel}
+        locals_ = {loc.name for loc in self.local_of.values()}
         for v in _vals_in(nest):
-            if v.op == "load" and v.args[0] not in bufs:
+            if v.op == "load" and v.args[0] not in bufs and v.args[0] not in locals_:
                 bufs.append(v.args[0])
                 dtypes[v.args[0]] = v.dtype
         rename = {b: f"b{i}" for i, b in enumerate(bufs)}
-        nest = _rename_buffers(nest, rename)
+        nest = _rename_buffers(nest, {**rename, **{nm: nm for nm in locals_}})
         params = []
         for b in bufs:
             size = sizes.get(b, self.sizes.get(b))
             params.append(ir.BufferParam(rename[b], dtypes[b], size, "out" if b == out_buffer else "in"))
         dims = sorted(_dims_in(nest, params))
         k = ir.Kernel(f"k{self.kidx}_{self.root.op}", tuple(params), tuple(dims), nest,
-                      meta={"root": self.root.op, "stages": len(self.stages)})
+                      meta={"root": self.root.op, "stages": len(self.stages), "locals": len(self.local_of)})
         ir.verify(k)
         return k, {rename[b]: b for b in bufs}
 
@@ -392,9 +519,22 @@ class LoweringError(RuntimeError):
     pass
 
 
-def partition(outputs: list, force=frozenset()) -> set:
+def analyzed_builder(root: Node, M: set, buffer_of, kidx: int, sizes: dict | None, local: bool):
+    """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
+    local arrays, else in the default mode."""
+    if local:
+        b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=True)
+        an = b.analyze()
+        if an.local_ok:
+            return b, an
+    b = KernelBuilder(root, M, buffer_of, kidx, sizes)
+    return b, b.analyze()
+
+
+def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
     """The set of materialised nodes (fixpoint of the rules in the module docstring), including any
-    nodes the caller forces (a searched kernel boundary)."""
+    nodes the caller forces (a searched kernel boundary). With `local`, intermediates read along one
+    loop of a row kernel may live in kernel-local arrays instead of being materialised."""
     order = g.toposort(outputs)
     M = {n for n in outputs} | {n for n in force if n.op not in (g.INPUT, g.DATA)}
     M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
@@ -403,8 +543,7 @@ def partition(outputs: list, force=frozenset()) -> set:
         reached: dict = {}
         roots = [n for n in order if n in M and n.op not in (g.INPUT, g.DATA)]
         for r in roots:
-            b = KernelBuilder(r, M, lambda n: "x", 0)
-            an = b.analyze()
+            b, an = analyzed_builder(r, M, lambda n: "x", 0, None, local)
             new |= an.materialize
             for st in an.stages:
                 if st.node is not r:
@@ -417,13 +556,14 @@ def partition(outputs: list, force=frozenset()) -> set:
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
 
 
-def lower(outputs: list, output_names: list | None = None, force=None) -> LoweredGraph:
+def lower(outputs: list, output_names: list | None = None, force=None, local=None) -> LoweredGraph:
     """Partition the graph rooted at `outputs` (nodes) into kernels in execution order. `force` (or
     the `forced` attribute of a search candidate) names extra nodes to materialise."""
     force = force if force is not None else getattr(outputs, "forced", frozenset())
+    local = local if local is not None else getattr(outputs, "local", False)
     outputs = list(outputs)
     order = g.toposort(outputs)
-    M = partition(outputs, force)
+    M = partition(outputs, force, local)
     buffers: dict = {}
     names: dict = {}
     n_data = n_temp = 0
@@ -458,8 +598,7 @@ def lower(outputs: list, output_names: list | None = None, force=None) -> Lowere
     for n in order:
         if n not in M or n.op in (g.INPUT, g.DATA):
             continue
-        b = KernelBuilder(n, M, lambda x: names[x], len(kernels), sizes)
-        an = b.analyze()
+        b, an = analyzed_builder(n, M, lambda x: names[x], len(kernels), sizes, local)
         if an.materialize:
             raise LoweringError(f"partition not at fixpoint for {n}: {an.materialize}")
         kernels.append(b.build(names[n]))
