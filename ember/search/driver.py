@@ -121,7 +121,7 @@ def _search(nodes, device, names, kind, level, time_limit, example_inputs, progr
     prog.meta["rejections"] = [f"{k} {cfg}: {why}" for k, cfg, why in stats.rejections[:50]]
     forced = {f"f{i}": n for i, n in enumerate(sorted(getattr(cand, "forced", ()), key=lambda n: n.key))}
     store.save("program", pkey, {"graph": g.to_json({**{f"o{i}": n for i, n in enumerate(cand)}, **forced}),
-                                 "n_outputs": len(cand),
+                                 "n_outputs": len(cand), "local": bool(getattr(cand, "local", False)),
                                  "configs": configs, "time_us": t, "default_us": base_us[0], "summary": summary})
     return prog
 
@@ -130,6 +130,6 @@ def _from_store(hit: dict, device: str, names, kind: str):
     outs = g.from_json(hit["graph"])
     nodes = [outs[f"o{i}"] for i in range(hit["n_outputs"])]
     forced = frozenset(v for k, v in outs.items() if k.startswith("f"))
-    lowered = lowering.lower(nodes, names, force=forced)
+    lowered = lowering.lower(nodes, names, force=forced, local=hit.get("local", False))
     return build_program(lowered, device, names, kind, configs=hit["configs"])
 

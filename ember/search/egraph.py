@@ -317,22 +317,37 @@ class Region:
 
 
 class Candidate(list):
-    """Output nodes of one structure candidate, with the nodes it forces to be materialised."""
+    """Output nodes of one structure candidate, with the nodes it forces to be materialised and
+    whether it lowers with kernel-local arrays (intermediates kept on chip)."""
 
-    def __init__(self, nodes, forced=frozenset()):
+    def __init__(self, nodes, forced=frozenset(), local: bool = False):
         super().__init__(nodes)
         self.forced = forced
+        self.local = local
+
+
+def _uses_locals(outputs: list) -> bool:
+    from ..kernel.lower import lower
+    try:
+        return any(k.meta.get("locals") for k, _ in lower(list(outputs), local=True).kernels)
+    except Exception:
+        return False
 
 
 def structure_candidates(outputs: list, n: int, budget=None) -> list:
-    """The original graph first, then up to n-1 distinct rewritten ones (empty when egglog is absent)."""
+    """The original graph first; the same graph lowered with kernel-local arrays when that changes
+    anything; then distinct rewritten graphs from the e-graph (none when egglog is absent)."""
     first = Candidate(list(outputs))
     if n <= 1:
         return [first]
+    if _uses_locals(outputs):
+        first = [first, Candidate(list(outputs), local=True)]
+    else:
+        first = [first]
     try:
         region = Region(outputs)
     except ImportError:
-        return [first]
+        return first
     region.saturate()
     cands = [c for c in region.candidates(n) if list(c) != list(outputs) or c.forced]
-    return [first] + cands[: n - 1]
+    return first + cands[: max(n - len(first), 0)]
