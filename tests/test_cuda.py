@@ -138,3 +138,17 @@ def test_gemm_conv_with_tile_divisible_shapes(tile):
     fn.executor.poison = True
     ins = {"x": rnd(4, 16, 8, 8), "w": rnd(64, 16, 3, 3, seed=1)}
     assert_close(fn(**ins), em.reference(y, **ins))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_with_scores_on_chip_on_cuda(causal):
+    """The local lowering's one-kernel attention (scores and probabilities in shared memory)."""
+    from ember.runtime.compile import build_program
+    q, k, v = em.input("q", (2, 4, 33, 32)), em.input("k", (2, 2, 47, 32)), em.input("v", (2, 2, 47, 32))
+    y = em.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+    L = lower([y.node], local=True)
+    assert len(L.kernels) == 1
+    fn = build_program(L, "cuda", None, "single")
+    fn.executor.poison = True
+    ins = {"q": rnd(2, 4, 33, 32), "k": rnd(2, 2, 47, 32, seed=1), "v": rnd(2, 2, 47, 32, seed=2)}
+    assert_close(fn(**ins), em.reference(y, **ins))

@@ -18,11 +18,15 @@ from ember.backends.cuda import compile_cuda  # noqa: E402
 
 
 def _sources():
+    from ember.kernel.structure import has_locals
     srcs = {}
     for case in op_cases.CASES:
         ts = {n: em.input(n, s.shape, s.dtype) for n, s in case.inputs.items()}
         y = case.ember(**ts)
         ys = list(y) if isinstance(y, (tuple, list)) else [y]
+        local_kernels = [k for k, _ in lower([t.node for t in ys], local=True).kernels if has_locals(k)]
+        for k in local_kernels:  # the local lowering's row kernels (rendered in "rowlocal" mode)
+            srcs[cg.render_kernel(k)[0]] = case.name + " (local)"
         for k, _ in lower([t.node for t in ys]).kernels:
             cfgs = [cg.default_config(k)]
             if cg.canonical(k).stages:

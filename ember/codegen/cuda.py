@@ -266,8 +266,10 @@ class _KernelWriter:
         self.emitted_groups = {}  # vector loads are declared per statement scope
         lanes = self.lanes([st.value], var, vec)
         self._ind = ind
-        self._ind = ind
         env = self.vr.vals([v for lane in lanes for v in lane], ind)
+        if st.buffer in self.vr.locals:
+            self.emit(ind, f"{st.buffer}[{self.idx(st.index)}] = {env[st.value]};")
+            return
         buf = self.k.buffer(st.buffer)
         if vec > 1:
             st_t = CUDA.storage_type(buf.dtype)
@@ -298,13 +300,84 @@ class _KernelWriter:
         params += [f"long long {self.names[d]}" for d in self.k.dims]
         return ", ".join(params)
 
+    def _serial_stage(self, s: StageInfo, ind: int) -> None:
+        """A reduction run by one thread: plain loops around the update."""
+        ct = compute_type(s.acc.dtype)
+        self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+        for k, (var, ext) in enumerate(s.loops):
+            self.emit(ind + k, f"for ({self.IDX} {var} = 0; {var} < {self.idx(ext)}; {var}++) {{")
+        self.update(s, None, 1, ind + len(s.loops))
+        for k in reversed(range(len(s.loops))):
+            self.emit(ind + k, "}")
+
+    def _rowlocal(self, T: int):
+        """One block per outer point. Kernel-local arrays live in shared memory: threads fill a local
+        (each entry with its own serial reduction, if any), the block synchronises, stages reduce over
+        the locals across the block, and the tail's elements (each with serial reductions over the
+        locals, e.g. P·V) are spread over the threads."""
+        from ..kernel.structure import LocalItem, local_canonical
+        lc = local_canonical(self.k)
+        I = self.IDX
+        off, ptrs = 0, []
+        for it in lc.items:
+            if isinstance(it, LocalItem):
+                ct = compute_type(it.local.dtype)
+                ptrs.append(f"{ct}* {it.local.name} = reinterpret_cast<{ct}*>(em_dyn_smem + {off});")
+                self.vr.locals[it.local.name] = it.local.dtype
+                off += (it.local.size * it.local.dtype.itemsize + 15) // 16 * 16
+        if off > SMEM_CACHE_MAX:
+            raise UnsupportedKernel(f"local arrays need {off} bytes of shared memory (max {SMEM_CACHE_MAX})")
+        self.smem_bytes = off
+        self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
+        for p in ptrs:
+            self.emit(1, p)
+        cts = sorted({compute_type(it.acc.dtype) for it in lc.items if isinstance(it, StageInfo)})
+        for ct in cts:
+            self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+        nrows = _size(lc.outer)
+        self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
+        self.decompose("row_", lc.outer, 2)
+        self.emit(2, "__syncthreads();  /* the previous row's readers of the locals are done */")
+        for it in lc.items:
+            if isinstance(it, LocalItem):
+                self.emit(2, f"for ({I} {it.var} = threadIdx.x; {it.var} < {it.local.size}; {it.var} += {T}) {{")
+                if it.inner is not None:
+                    self._serial_stage(it.inner, 3)
+                self.store(it.store, None, 1, 3)
+                self.emit(2, "}")
+                self.emit(2, "__syncthreads();")
+            else:
+                ct = compute_type(it.acc.dtype)
+                op = 0 if it.acc.op == "sum" else 1
+                self.emit(2, f"{ct} {it.acc.name} = {acc_identity(it.acc.op, it.acc.dtype)};")
+                self._stage_loop(it, f"({I})threadIdx.x", str(T), 1, 2)
+                self.emit(2, f"{it.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({it.acc.name}, "
+                             f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(it.acc.op, it.acc.dtype)});")
+        if lc.inner:
+            self.emit(2, f"for ({I} j_ = threadIdx.x; j_ < {self.idx(_size(lc.inner))}; j_ += {T}) {{")
+            self.decompose("j_", lc.inner, 3)
+            for st in lc.tail_stages:
+                self._serial_stage(st, 3)
+            self.store(lc.store, None, 1, 3)
+            self.emit(2, "}")
+        else:
+            self.emit(2, "if (threadIdx.x == 0) {")
+            for st in lc.tail_stages:
+                self._serial_stage(st, 3)
+            self.store(lc.store, None, 1, 3)
+            self.emit(2, "}")
+        self.emit(1, "}")
+        return sm.minimum(nrows, 2 ** 31 - 1)
+
     def render(self, c: Canon) -> tuple[str, dict]:
         mode, T = self.cfg["mode"], int(self.cfg.get("threads", 256))
         max_vec = int(self.cfg.get("vec", 8))
         if mode == "gemm":
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         self.emit(0, f'extern "C" __global__ void __launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
-        if mode == "gemm":
+        if mode == "rowlocal":
+            grid = self._rowlocal(T)
+        elif mode == "gemm":
             grid = self._gemm(c)
             T = self.T
         elif mode == "elementwise":
@@ -637,6 +710,9 @@ def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> tuple | None:
 
 def default_config(k: ir.Kernel) -> dict:
     """The unsearched schedule: elementwise for maps; block/warp/thread by reduction length."""
+    from ..kernel.structure import has_locals
+    if has_locals(k):
+        return {"mode": "rowlocal", "threads": 256}
     c = canonical(k)
     if not c.stages:
         return {"mode": "elementwise", "threads": 256, "vec": 8}
@@ -673,7 +749,8 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
     hit = _RENDERED.get(key)
     if hit is not None and hit[0] is k:
         return hit[1], dict(hit[2])
-    src, launch = _KernelWriter(k, cfg).render(canonical(k))
+    from ..kernel.structure import has_locals
+    src, launch = _KernelWriter(k, cfg).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
     launch["cfg"] = cfg
     if len(_RENDERED) > 20000:
         _RENDERED.clear()

@@ -134,3 +134,79 @@ def contraction_of(c: Canon) -> Contraction | None:
         a, b, m, n = b, a, n, m
     batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
     return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1]), _fastest_is(b, kv[-1]))
+
+
+# ------------------------------------------------------------------------------------------------
+# row kernels with kernel-local arrays (the lowering's local mode)
+
+
+@dataclass
+class LocalItem:
+    local: ir.Local
+    var: str
+    inner: StageInfo | None  # a reduction computed per entry
+    store: ir.Store  # local[var] = value
+
+
+@dataclass
+class LocalCanon:
+    outer: list  # [(var, extent)]: one block (GPU) per point
+    items: list  # LocalItem | StageInfo, in order
+    inner: list  # tail loops [(var, extent)]
+    tail_stages: list  # StageInfo per tail element
+    store: ir.Store
+
+
+def _stage_of(acc: ir.Acc, rest: list, where: str) -> tuple:
+    loops, body = [], rest[:1]
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "reduce":
+        loops.append((body[0].var, body[0].extent))
+        body = body[0].body
+    if len(body) != 1 or not isinstance(body[0], ir.Update):
+        raise UnsupportedKernel(f"{where}: stage {acc.name} is not a reduce loop nest around one update")
+    return StageInfo(acc, loops, body[0])
+
+
+def local_canonical(k: ir.Kernel) -> LocalCanon:
+    """Parse a kernel produced by the local lowering mode."""
+    body, outer = k.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
+        outer.append((body[0].var, body[0].extent))
+        body = body[0].body
+    items, i = [], 0
+    body = list(body)
+    while i < len(body):
+        s = body[i]
+        if isinstance(s, ir.Local):
+            lp = body[i + 1]
+            if not (isinstance(lp, ir.Loop) and lp.kind == "parallel"):
+                raise UnsupportedKernel(f"{k.name}: local {s.name} is not followed by its loop")
+            inner, st = None, list(lp.body)
+            if isinstance(st[0], ir.Acc):
+                inner = _stage_of(st[0], st[1:], k.name)
+                st = st[2:]
+            if len(st) != 1 or not isinstance(st[0], ir.Store) or st[0].buffer != s.name:
+                raise UnsupportedKernel(f"{k.name}: local {s.name}'s loop does not end in one store to it")
+            items.append(LocalItem(s, lp.var, inner, st[0]))
+            i += 2
+        elif isinstance(s, ir.Acc):
+            items.append(_stage_of(s, body[i + 1:], k.name))
+            i += 2
+        else:
+            break
+    tail = body[i:]
+    inner = []
+    while len(tail) == 1 and isinstance(tail[0], ir.Loop) and tail[0].kind == "parallel":
+        inner.append((tail[0].var, tail[0].extent))
+        tail = list(tail[0].body)
+    tail_stages, j = [], 0
+    while j < len(tail) and isinstance(tail[j], ir.Acc):
+        tail_stages.append(_stage_of(tail[j], tail[j + 1:], k.name))
+        j += 2
+    if len(tail) != j + 1 or not isinstance(tail[j], ir.Store):
+        raise UnsupportedKernel(f"{k.name}: expected one store at the end of the kernel")
+    return LocalCanon(outer, items, inner, tail_stages, tail[j])
+
+
+def has_locals(k: ir.Kernel) -> bool:
+    return any(isinstance(s, ir.Local) for s in ir.walk_stmts(k.body))

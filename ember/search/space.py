@@ -23,6 +23,9 @@ def gemm_cfg(t) -> dict:
 
 
 def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
+    from ..kernel.structure import has_locals
+    if has_locals(k):
+        return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]
     c = cg.canonical(k)
     out = [cg.default_config(k)]
     if not c.stages:
