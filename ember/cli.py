@@ -16,6 +16,12 @@ def main(argv=None) -> int:
     b.add_argument("rest", nargs=argparse.REMAINDER)
     i = sub.add_parser("inspect", help="print a saved graph or program")
     i.add_argument("path")
+    c = sub.add_parser("compile", help="compile a saved graph (em.save_graph) into a program file")
+    c.add_argument("graph", help="a graph JSON written by em.save_graph")
+    c.add_argument("-o", "--out", required=True, help="program file to write (load with em.Program.load)")
+    c.add_argument("--device", default=None)
+    c.add_argument("--search", default="none", choices=["none", "fast", "full"])
+    c.add_argument("--time-limit", type=float, default=None, help="search time limit (s)")
     args = p.parse_args(argv)
     if args.cmd == "demo":
         from .demo import run
@@ -33,7 +39,25 @@ def main(argv=None) -> int:
         return 0
     if args.cmd == "inspect":
         return _inspect(args.path)
+    if args.cmd == "compile":
+        return _compile(args)
     return 2
+
+
+def _compile(args) -> int:
+    import time
+
+    import ember as em
+    outs = em.load_graph(args.graph)
+    t0 = time.perf_counter()
+    opts = {"time_limit": args.time_limit} if args.search != "none" and args.time_limit else {}
+    prog = em.compile(outs, device=args.device, search=args.search, **opts)
+    prog.save(args.out)
+    print(f"compiled {len(outs)} output(s) into {len(prog.launches)} kernel(s) for {prog.device} "
+          f"in {time.perf_counter() - t0:.2f} s -> {args.out}")
+    if prog.meta.get("search"):
+        print("search: " + prog.meta["search"])
+    return 0
 
 
 def _inspect(path: str) -> int:

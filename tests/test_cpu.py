@@ -135,3 +135,18 @@ def test_compile_error_names_saved_source(monkeypatch, tmp_path):
         em.compile(x + 1, device="cpu")
     path = str(e.value).split("source saved to ")[1].split(")")[0]
     assert os.path.exists(path) and "this is not C" in open(path).read()
+
+
+def test_cli_compile_and_inspect(tmp_path, capsys):
+    from ember.cli import main
+    x = em.input("x", ("B", 5))
+    y = (x * 2).softmax(-1)
+    g = tmp_path / "g.json"
+    em.save_graph(g, {"y": y})
+    out = tmp_path / "p.ember"
+    assert main(["compile", str(g), "-o", str(out), "--device", "cpu"]) == 0
+    prog = em.Program.load(out)
+    xv = rnd(3, 5)
+    assert_close(prog(x=xv)["y"], em.reference(y, x=xv))
+    assert main(["inspect", str(out)]) == 0
+    assert "kernel" in capsys.readouterr().out
