@@ -22,6 +22,11 @@ A node is materialised when (rules applied to a fixpoint):
    loop (recomputing it per broadcast copy would multiply its cost) — the rule that materialises a
    conv's input activation instead of recomputing it kh·kw·C_out times.
 
+With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
+intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
+over the whole output become per-element reductions of the inner loop: attention becomes one kernel
+with its scores on chip.
+
 The search (ember/search) explores other choices; this is the deterministic default.
 """
 from __future__ import annotations
@@ -115,7 +120,6 @@ class KernelBuilder:
         self.items: list = []  # stages and local arrays, in the order they must run
         self.local_of: dict = {}
         self.scope_ext: dict = {}  # extent of every reduce / local loop variable in scope
-        self.tail_root = False
         self.tail_stages: set = set()  # stages computed per element of the inner loop (local mode)
         self.n_locals = 0
         self.sizes = sizes or {}
@@ -139,7 +143,6 @@ class KernelBuilder:
         self.materialize: set = set()
         self.reduce_scope: set = set()  # reduce variables enclosing the value being built
         self.in_reduce = 0
-        self.expanding = 0  # >0 while inside a broadcasting view inside a reduction
 
     # ---------------------------------------------------------------- values
     def is_buffer(self, n: Node) -> bool:
@@ -354,7 +357,6 @@ class KernelBuilder:
         O = set().union(*deps) if deps else set(outs)
         ok = not self.materialize and all(st.deps == O for st in others) and all(d <= O for d in deps)
         self.tail_stages = set(id(st) for st in tail) if O != outs else set()
-        self.tail_root = bool(self.tail_stages)
         self.O = O
         return Analysis(self.root, list(self.stages), set(self.materialize), local_ok=ok)
 
