@@ -389,6 +389,24 @@ def apply_view(x: Node, fn) -> Node:
     return view_node(base, nv)
 
 
+def to_dot(outputs: Sequence[Node]) -> str:
+    """Graphviz DOT text of the graph (render with `dot -Tsvg`); views and leaves are boxes."""
+    order = toposort(outputs)
+    ids = {n: i for i, n in enumerate(order)}
+    lines = ["digraph ember {", "  rankdir=TB; node [fontname=monospace, fontsize=10];"]
+    for n in order:
+        shape = "box" if n.op in LEAVES or n.op == VIEW else "ellipse"
+        label = f"{n.op}\\n{n.dtype.name}{sm.shape_str(n.shape)}"
+        if n.op == INPUT:
+            label = f"input {n.arg}\\n{n.dtype.name}{sm.shape_str(n.shape)}"
+        style = ", style=bold" if n in outputs else ""
+        lines.append(f'  n{ids[n]} [label="{label}", shape={shape}{style}];')
+        for src in n.srcs:
+            lines.append(f"  n{ids[src]} -> n{ids[n]};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------------------------
 # save / load
 

@@ -150,3 +150,13 @@ def test_cli_compile_and_inspect(tmp_path, capsys):
     assert_close(prog(x=xv)["y"], em.reference(y, x=xv))
     assert main(["inspect", str(out)]) == 0
     assert "kernel" in capsys.readouterr().out
+
+
+def test_debug_levels_and_dot(capsys):
+    x = em.input("x", (3, 4))
+    y = x.softmax(-1)
+    em.compile(y, device="cpu", debug=3)
+    out = capsys.readouterr().out
+    assert "input()" in out and "for o0 in parallel" in out and "void k0_" in out
+    dot = em.graph.to_dot([y.node])
+    assert dot.startswith("digraph ember") and "->" in dot

@@ -39,24 +39,35 @@ def build_program(lowered: lowering.LoweredGraph, device: str, output_names, out
         stats = {"bytes": sm.to_json(kernel_bytes(k)), "flops": sm.to_json(kernel_flops(k))}
         launches.append(Launch(k.name, [args[p.name] for p in k.buffers], list(k.dims), stats, cfg))
     data = {n: b.node.arg.array for n, b in lowered.buffers.items() if b.kind == "data"}
+    meta = dict(meta or {})
+    meta["kernels_ir"] = "\n".join(str(k) for k, _ in lowered.kernels)
     p = Program(device, source, launches, buffers, lowered.outputs, lowered.inputs, lowered.dims, data,
                 output_names, output_kind, meta)
     p.executor = devices.executor_for(device)(p)
     return p
 
 
-def compile(y, device: str | None = None, search: str = "none", **options) -> Program:
+def compile(y, device: str | None = None, search: str = "none", debug: int = 0, **options) -> Program:
     """Compile tensor(s) y into a Program for `device` ("cpu", "cuda"; default: CUDA if present).
 
     search: "none" uses the default lowering; "fast"/"full" search for faster equivalent programs
-    (every candidate verified against the reference before it is timed)."""
+    (every candidate verified against the reference before it is timed); options: time_limit (s),
+    example_inputs, progress. debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
     ts, names, kind = _outputs(y)
     dev = devices.normalize(device)
     nodes = [t.node for t in ts]
+    if debug >= 1:
+        from ..graph import graph_str
+        print(graph_str(nodes))
     if search != "none":
         from ..search.driver import search_program
-        return search_program(nodes, dev, names, kind, search, **options)
-    lowered = lowering.lower(nodes, names)
-    return build_program(lowered, dev, names, kind)
+        prog = search_program(nodes, dev, names, kind, search, **options)
+    else:
+        prog = build_program(lowering.lower(nodes, names), dev, names, kind)
+    if debug >= 2:
+        print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))
+    if debug >= 3:
+        print(prog.source)
+    return prog
