@@ -749,7 +749,6 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
     hit = _RENDERED.get(key)
     if hit is not None and hit[0] is k:
         return hit[1], dict(hit[2])
-    from ..kernel.structure import has_locals
     src, launch = _KernelWriter(k, cfg).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
     launch["cfg"] = cfg
     if len(_RENDERED) > 20000:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .. import symbolic as sm
+from ..graph import toposort
 from ..dtypes import DType
 from ..symbolic import Expr
 
@@ -186,23 +187,8 @@ def stmt_vals(s) -> list:
 
 
 def val_toposort(roots: Iterable[Val]) -> list:
-    order, seen = [], set()
-    for r in roots:
-        stack = [(r, False)]
-        while stack:
-            v, done = stack.pop()
-            if done:
-                order.append(v)
-                continue
-            if v in seen:
-                continue
-            seen.add(v)
-            stack.append((v, True))
-            for s in reversed(v.srcs):
-                if s not in seen:
-                    stack.append((s, False))
-    return order
-
+    """Values reachable from roots, each after its sources (the graph's traversal: Val has .srcs)."""
+    return toposort(roots)
 
 def loads_of(k: Kernel) -> list:
     out = []

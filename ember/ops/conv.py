@@ -9,7 +9,6 @@ from typing import Sequence
 import numpy as np
 
 from .. import graph as g
-from .. import symbolic as sm
 from ..tensor import ShapeError, Tensor, _float, tensor
 from .movement import pad_axes
 

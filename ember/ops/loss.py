@@ -1,7 +1,6 @@
 """Losses: mse, l1, cross-entropy (class indices or probabilities, label smoothing), nll, bce."""
 from __future__ import annotations
 
-from .. import dtypes as dt
 from ..tensor import ShapeError, Tensor, _float, where
 from .indexing import one_hot
 
