@@ -30,7 +30,7 @@ def _sources():
         for k, _ in lower([t.node for t in ys]).kernels:
             cfgs = [cg.default_config(k)]
             if cg.canonical(k).stages:
-                cfgs += [{"mode": m, "threads": 128, "vec": 8} for m in ("warp", "block")]
+                cfgs += [{"mode": m, "threads": 128, "vec": 8} for m in ("warp", "block", "cols")]
             for cfg in cfgs:
                 src = cg.render_kernel(k, cfg)[0]
                 srcs[src] = case.name
@@ -51,3 +51,15 @@ def test_all_op_kernels_compile_for_sm90():
         results = list(pool.map(one, srcs))
     failures = [why for n, why in results if why]
     assert not failures, "\n".join(failures[:5])
+
+
+def test_reduction_over_a_middle_axis_maps_lanes_to_outputs():
+    """A sum over a non-innermost axis reads along the outputs: the default schedule puts lanes on
+    outputs (coalesced, cols mode); a last-axis sum keeps lanes on the reduction."""
+    x = em.input("x", (6, 4096, 96))
+    (k, _), = lower([x.sum(1).node]).kernels
+    assert cg.default_config(k)["mode"] == "cols"
+    (k, _), = lower([x.sum(2).node]).kernels
+    assert cg.default_config(k)["mode"] != "cols"
+    src = cg.render_kernel(lower([x.softmax(1).node]).kernels[0][0], {"mode": "cols", "threads": 256})[0]
+    assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0

@@ -130,6 +130,8 @@ class CUDAExecutor:
         self._streams: dict = {}
         self._ptrs: dict = {}  # binding -> pointers of Ember-owned buffers
         self._graphs: dict = {}
+        self._sightings: dict = {}  # pointer sets seen once (graphs are captured on the second)
+        self._torch_outputs: dict = {}  # binding -> [(name, shape, torch dtype, device)]
         self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
 
     # ---------------------------------------------------------------- memory
@@ -240,14 +242,33 @@ class CUDAExecutor:
             st = self._streams[h] = Stream.from_handle(h)
         return st
 
+    def _launch(self, program, ptrs: dict, env: dict, stream) -> None:
+        """Run the program's kernels with these pointers: a cached graph when this pointer set has been
+        seen before; else direct launches, and the graph is captured on the pointer set's second
+        sighting. (A caller that keeps its outputs alive gets fresh output pointers each call, and a
+        capture per call would cost more than the launches it saves.)"""
+        key = (tuple(env[d] for d in program.dims), tuple(ptrs[n] for n in program.buffers))
+        g = self._graphs.get(key)
+        if g is None and key in self._sightings:
+            g = self._graph(program, ptrs, env)
+        if g is not None:
+            g.launch(stream)
+            return
+        if len(self._sightings) >= 4 * GRAPH_CACHE:
+            self._sightings.pop(next(iter(self._sightings)))
+        self._sightings[key] = None
+        from cuda.core import launch
+        for cfg, k, args in self._launch_args(program, ptrs, env):
+            launch(stream, cfg, k, *args)
+
     def run(self, program, arrays: dict, env: dict) -> list:
+        """Numpy in -> numpy out (through Ember's buffers, synchronously); any device array in ->
+        torch.cuda tensors out, asynchronously on torch's stream (see run_torch)."""
         from cuda.bindings import driver
 
         from ..arrays import DeviceArray
         external = {f"in_{n}": a.ptr for n, a in arrays.items() if isinstance(a, DeviceArray)}
-        torch_io = bool(external) and any(type(a.obj).__module__.startswith("torch") for a in arrays.values()
-                                          if isinstance(a, DeviceArray))
-        stream = self._torch_stream() if torch_io else self.stream
+        stream = self._torch_stream() if external else self.stream
         s = int(stream.handle)
         ptrs = self.pointers(program, arrays, env, external)
         for name in program.inputs:
@@ -256,29 +277,52 @@ class CUDAExecutor:
                 a = np.ascontiguousarray(arrays[name])
                 if a.nbytes:
                     _check(driver.cuMemcpyHtoDAsync(ptrs[bn], a.ctypes.data, a.nbytes, s), f"copy of input {name}")
-        if self.poison:
-            for name in program.outputs:
-                n = int(sm.evaluate(program.buffers[name].size, env)) * program.buffers[name].dtype.itemsize
-                _check(driver.cuMemsetD8Async(ptrs[name], 0xFF, n, s), "poison")
+        if external:
+            return self.run_torch(program, {bn: ptrs[bn] for bn in (f"in_{n}" for n in program.inputs)}, env)
+        self._poison(program, ptrs, env, s)
         self._graph(program, ptrs, env).launch(stream)
         outs = []
         for name in program.outputs:
             b = program.buffers[name]
-            shape = program.shape_of(name, env)
-            if external:  # device arrays in -> torch.cuda tensors out (a device-to-device copy)
-                import torch
-                o = torch.empty(shape, dtype=getattr(torch, b.dtype.name if b.dtype.name != "bool" else "bool"),
-                                device=f"cuda:{self.dev.device_id}")
-                if o.numel():
-                    _check(driver.cuMemcpyDtoDAsync(o.data_ptr(), ptrs[name], o.numel() * o.element_size(), s),
-                           f"copy of output {name}")
-            else:
-                o = np.empty(shape, b.dtype.np)
-                if o.nbytes:
-                    _check(driver.cuMemcpyDtoHAsync(o.ctypes.data, ptrs[name], o.nbytes, s), f"copy of output {name}")
+            o = np.empty(program.shape_of(name, env), b.dtype.np)
+            if o.nbytes:
+                _check(driver.cuMemcpyDtoHAsync(o.ctypes.data, ptrs[name], o.nbytes, s), f"copy of output {name}")
             outs.append(o)
-        if not torch_io:  # numpy results must be complete; torch results are ordered on torch's stream
-            stream.sync()
+        stream.sync()
+        return outs
+
+    def _poison(self, program, ptrs: dict, env: dict, s: int) -> None:
+        if not self.poison:
+            return
+        from cuda.bindings import driver
+        for name in program.outputs:
+            n = int(sm.evaluate(program.buffers[name].size, env)) * program.buffers[name].dtype.itemsize
+            _check(driver.cuMemsetD8Async(ptrs[name], 0xFF, n, s), "poison")
+
+    def run_torch(self, program, in_ptrs: dict, env: dict) -> list:
+        """torch.cuda tensors in (pointers by buffer name, already checked) -> torch.cuda tensors out.
+
+        Outputs are allocated by torch's caching allocator and written in place by the kernels (no
+        copy); everything is queued on torch's current stream and the call returns without waiting.
+        In a loop that drops its results torch hands back the same blocks, so the pointer set repeats
+        and the call is one cached graph launch."""
+        import torch
+        stream = self._torch_stream()
+        out_specs = self._torch_outputs.get(tuple(env[d] for d in program.dims))
+        if out_specs is None:
+            dev = f"cuda:{self.dev.device_id}"
+            out_specs = self._torch_outputs[tuple(env[d] for d in program.dims)] = [
+                (name, program.shape_of(name, env), getattr(torch, program.buffers[name].dtype.name), dev)
+                for name in program.outputs]
+        outs, ptrs = [], dict(in_ptrs)
+        for name, shape, dtype, dev in out_specs:
+            o = torch.empty(shape, dtype=dtype, device=dev)
+            if o.numel():
+                ptrs[name] = o.data_ptr()
+            outs.append(o)
+        ptrs = self.pointers(program, None, env, ptrs)
+        self._poison(program, ptrs, env, int(stream.handle))
+        self._launch(program, ptrs, env, stream)
         return outs
 
     # ---------------------------------------------------------------- timing

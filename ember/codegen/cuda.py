@@ -11,6 +11,9 @@ kernel/ir.py) maps onto the GPU in one of four *modes*, a schedule knob:
                  combine; lanes stride the tail.
 ``block``        one block per outer point; threads stride the reduction, warp shuffles + shared
                  memory combine and broadcast; threads stride the tail.
+``cols``         32 consecutive outer points per block, one per lane (coalesced when consecutive
+                 outer points are adjacent in memory: reductions over a non-innermost axis); the
+                 block's warps split the reduction and combine through shared memory.
 
 float16/bfloat16 are stored as 16-bit integers and converted with PTX ``cvt`` (round to nearest
 even); arithmetic runs in float; MAX propagates NaN like the primitive.
@@ -61,7 +64,7 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
 }
 """
 
-MODES = ("elementwise", "thread", "warp", "block")
+MODES = ("elementwise", "thread", "warp", "block", "cols")
 
 
 class CudaDialect(Dialect):
@@ -384,6 +387,8 @@ class _KernelWriter:
             grid = self._elementwise(c, T, max_vec)
         elif mode in ("block", "warp", "thread"):
             grid = self._rows(c, mode, T, max_vec)
+        elif mode == "cols":
+            grid = self._cols(c, T)
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
@@ -573,6 +578,54 @@ class _KernelWriter:
         self.cached = {}
         return grid
 
+    def _cols(self, c: Canon, T: int):
+        """Lane x of warp y: outer point 32*g + x, reduction steps y, y + W, ... (W warps); partial
+        results meet in shared memory. Lanes past the last point compute on a clamped point and
+        store nothing, so every thread reaches the barriers."""
+        if T % 32 or not 32 <= T <= 1024:
+            raise UnsupportedKernel("cols mode needs 32..1024 threads, a multiple of 32")
+        if not c.stages:
+            raise UnsupportedKernel("cols mode is for kernels with reductions")
+        I, W = self.IDX, T // 32
+        nrows = _size(c.outer)
+        types = sorted({compute_type(s.acc.dtype) for s in c.stages})
+        for ct in types:
+            self.emit(1, f"__shared__ {ct} em_col_{ct.replace(' ', '_')}[{W}][33];")
+        self.emit(1, "const int lane_ = threadIdx.x & 31, wy_ = threadIdx.x >> 5;")
+        self.emit(1, f"const {I} nrows_ = {self.idx(nrows)};")
+        self.emit(1, f"for ({I} g_ = blockIdx.x; g_ * 32 < nrows_; g_ += gridDim.x) {{")
+        self.emit(2, f"const bool live_ = g_ * 32 + lane_ < nrows_;")
+        self.emit(2, f"const {I} row_ = live_ ? g_ * 32 + lane_ : nrows_ - 1;")
+        self.decompose("row_", c.outer, 2)
+        for s in c.stages:
+            ct = compute_type(s.acc.dtype)
+            op = 0 if s.acc.op == "sum" else 1
+            smem = f"em_col_{ct.replace(' ', '_')}"
+            self.emit(2, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+            self._stage_loop(s, "wy_", str(W), 1, 2)
+            self.emit(2, f"{smem}[wy_][lane_] = {s.acc.name};")
+            self.emit(2, "__syncthreads();")
+            self.emit(2, "if (wy_ == 0) {")
+            self.emit(3, f"for (int y_ = 1; y_ < {W}; y_++) {s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, {smem}[y_][lane_]);")
+            self.emit(3, f"{smem}[0][lane_] = {s.acc.name};")
+            self.emit(2, "}")
+            self.emit(2, "__syncthreads();")
+            self.emit(2, f"{s.acc.name} = {smem}[0][lane_];")
+            self.emit(2, "__syncthreads();  /* all have read the result before the next stage reuses it */")
+        if c.inner:
+            self.emit(2, f"for ({I} j_ = wy_; j_ < {self.idx(_size(c.inner))}; j_ += {W}) {{")
+            self.decompose("j_", c.inner, 3)
+            self.emit(3, "if (live_) {")
+            self.store(c.store, None, 1, 4)
+            self.emit(3, "}")
+            self.emit(2, "}")
+        else:
+            self.emit(2, "if (wy_ == 0 && live_) {")
+            self.store(c.store, None, 1, 3)
+            self.emit(2, "}")
+        self.emit(1, "}")
+        return sm.minimum((nrows + 31) // 32, 2 ** 31 - 1)
+
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
         if self.cfg.get("cache") and mode in ("block", "warp"):
             plan = row_cache_plan(self.k, c, T if mode == "block" else 32, max_vec,
@@ -708,6 +761,28 @@ def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> tuple | None:
 # schedules
 
 
+def _unit_stride(e: sm.Expr, var: str) -> bool:
+    x = sm.var(var, 0, None)
+    return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x}) is sm.ONE
+
+
+def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
+    """Whether the reductions read memory along the outer points rather than along the reduction:
+    some stage load is contiguous in the innermost outer variable and none in the innermost
+    reduction variable (a sum over a middle axis). Lanes should then take outer points (cols mode)."""
+    if not c.outer or any(not s.loops for s in c.stages):
+        return False
+    o = c.outer[-1][0]
+    along_rows = along_red = False
+    for s in c.stages:
+        rv = s.loops[-1][0]
+        for v in ir.val_toposort([s.update.value]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val):
+                along_rows |= _unit_stride(v.args[1], o)
+                along_red |= _unit_stride(v.args[1], rv)
+    return along_rows and not along_red
+
+
 def default_config(k: ir.Kernel) -> dict:
     """The unsearched schedule: elementwise for maps; block/warp/thread by reduction length."""
     from ..kernel.structure import has_locals
@@ -726,6 +801,12 @@ def default_config(k: ir.Kernel) -> dict:
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)
     nrows = rows.value if rows.is_const else 1 << 20
+    if r >= 16 and columns_contiguous(k, c):
+        # enough threads in flight to cover memory latency: ~2^19 across the GPU
+        w = 1
+        while w < 32 and nrows * w < (1 << 19) and r >= 16 * w:
+            w *= 2
+        return {"mode": "cols", "threads": 32 * w} if w > 1 else {"mode": "thread", "threads": 128, "vec": 1}
     if r <= 1024 and row_cache_plan(k, c, 32, 8) is not None and nrows >= 512:
         return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
     if r >= 256:

@@ -448,7 +448,7 @@ class TorchFunction:
         from torch.utils._pytree import tree_unflatten
         feed, flat = self._feed(args, kwargs)
         _warn_if_grad(flat)
-        results = self.program(**feed) if self.program is not None else ()  # a tuple: compiled from one
+        results = self.program.call_checked(feed) if self.program is not None else ()  # a tuple: compiled from one
         out_device = next((t.device for t in feed.values()), None)
         if out_device is None:
             out_device = "cuda" if self.device == "cuda" else "cpu"

@@ -1,6 +1,6 @@
 """Schedule spaces: the knobs each kernel can be rendered with, per device.
 
-CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / gemm),
+CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm),
 threads per block, vector width, whether a row is cached (registers or shared memory), and for
 contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile). Illegal or
 pointless combinations are filtered by rendering: configs that render to the same source are one
@@ -44,6 +44,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
             caches = [False] if mode == "thread" else [False, "regs", "smem"]
             for cache in caches:
                 out.append({"mode": mode, "threads": t, "vec": 8, "cache": cache})
+    out += [{"mode": "cols", "threads": t} for t in ((128, 256, 512, 1024) if cg.columns_contiguous(k, c) else (256,))]
     return out
 
 
