@@ -617,8 +617,19 @@ def _rounded(ref: np.ndarray, dtype) -> np.ndarray:
     return np.where(np.isinf(r) & np.isfinite(ref), r, ref)
 
 
-def check_grads_vs_torch(case, seed: int, make=None):
-    """d(Σ out·W)/d(input) for every float input: Ember (reference) vs torch (float64)."""
+def _compiled_on(device: str):
+    """run() with the tensors compiled for `device` instead of the reference."""
+    def f(tensors, arrays):
+        tensors = list(tensors)
+        fn = em.compile(tuple(tensors), device=device)
+        return [np.asarray(o) for o in fn(**_needed(tensors, arrays))]
+    return f
+
+
+def check_grads_vs_torch(case, seed: int, make=None, device: str | None = None):
+    """d(Σ out·W)/d(input) for every float input: Ember (the reference, or compiled for `device`)
+    vs torch (float64)."""
+    run_ = _compiled_on(device) if device else run
     arrays = (make or make_inputs)(case, seed)
     arrays = {k: np.asarray(v) for k, v in arrays.items()}
     ins = {k: em.input(k, a.shape, _em_dtype(a)) for k, a in arrays.items()}
@@ -635,7 +646,7 @@ def check_grads_vs_torch(case, seed: int, make=None):
         loss = term if loss is None else loss + term
     fnames = [k for k, a in arrays.items() if (a.dtype.kind == "f" or str(a.dtype) == "bfloat16") and k not in frozen]
     grads = em.grad(loss, [ins[k] for k in fnames])
-    got = run(grads, arrays)
+    got = run_(grads, arrays)
 
     tt = {k: _torch_tensor(a) for k, a in arrays.items()}
     for k in frozen:
@@ -646,7 +657,7 @@ def check_grads_vs_torch(case, seed: int, make=None):
     touts = [o for o in _as_list(tout) if o.is_floating_point()]
     assert len(touts) == len(outs), f"{case.name}: {len(outs)} float outputs vs torch {len(touts)}"
     # forward first, so an op bug is reported as one (not as a gradient bug)
-    fwd = run(outs, arrays)
+    fwd = run_(outs, arrays)
     for k, (f, t) in enumerate(zip(fwd, touts)):
         assert_close(f, _rounded(t.detach().double().numpy(), f.dtype), tol, f"{case.name} forward output {k}")
     tloss = sum((o.double() * torch.tensor(w.astype(np.float32).astype(np.float64))).sum()
@@ -889,6 +900,17 @@ _SHARED_GRAD = [c for c in getattr(_SHARED, "CASES", []) if getattr(c, "grad", F
 @pytest.mark.parametrize("case", _SHARED_GRAD, ids=[c.name for c in _SHARED_GRAD])
 def test_grad_shared_cases(case, seed):
     check_grads_vs_torch(case, seed, make=_SHARED.make_inputs)
+
+
+_ALL_GRAD = [pytest.param(c, None, id=c.name, marks=[OP_BUGS[c.name]] if c.name in OP_BUGS else [])
+             for c in CASES] + [pytest.param(c, "shared", id="shared-" + c.name) for c in _SHARED_GRAD]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("case,make", _ALL_GRAD)
+def test_grads_compiled_on_cuda(case, make):
+    """Every gradient case with forward and backward graphs compiled for the GPU (the H100 run)."""
+    check_grads_vs_torch(case, 0, make=_SHARED.make_inputs if make else None, device="cuda")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def test_op_suite_on_cuda(case):
             assert_close(o, r, t.dtype.name, what=f"{case.name} seed {seed}")
 
 
-@pytest.mark.parametrize("mode", ["thread", "warp", "block", "cols", "block-regs", "block-smem", "warp-regs", "warp-smem", "gemm"])
+@pytest.mark.parametrize("mode", ["thread", "warp", "block", "cols", "block-regs", "block-smem", "warp-regs", "warp-smem", "gemm", "mma"])
 @pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv",
                                    "matmul_aligned", "sum_middle", "softmax_middle"])
 def test_every_reduction_mode_is_correct(mode, graph):
@@ -56,7 +56,11 @@ def test_every_reduction_mode_is_correct(mode, graph):
     cfgs = []
     for k, _ in L.kernels:
         c = cg.canonical(k)
-        if base == "gemm":
+        if base == "mma":
+            if not cg.mma_applicable(c):
+                pytest.skip("not a float contraction")
+            cfgs.append(MMA_TILES[1] if graph == "matmul_aligned" else MMA_TILES[0])
+        elif base == "gemm":
             if cg.contraction_of(c) is None:
                 pytest.skip("not a contraction")
             cfgs.append({"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4} if graph == "matmul_aligned"
@@ -153,7 +157,12 @@ def test_search_on_cuda_is_verified_and_cached(tmp_path, monkeypatch):
     assert "from cache" in again.meta["search"]
 
 
-@pytest.mark.parametrize("tile", [(64, 64, 16, 4, 4), (32, 64, 16, 2, 4)])
+MMA_TILES = [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
+             {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4},
+             {"mode": "mma", "BM": 64, "BN": 128, "BK": 32, "WM": 1, "WN": 4}]
+
+
+@pytest.mark.parametrize("tile", [(64, 64, 16, 4, 4), (32, 64, 16, 2, 4)] + MMA_TILES)
 def test_gemm_conv_with_tile_divisible_shapes(tile):
     """A 3x3 conv as an implicit GEMM whose M, N, K divide the tiles (K = 16*3*3 = 144 = 9*16): the
     innermost k variable (kw, extent 3) must not take 4-wide vector steps."""
@@ -161,8 +170,8 @@ def test_gemm_conv_with_tile_divisible_shapes(tile):
     x, w = em.input("x", (4, 16, 8, 8)), em.input("w", (64, 16, 3, 3))
     y = em.conv2d(x, w, padding=1)
     L = lower([y.node])
-    cfgs = [dict(zip(("BM", "BN", "BK", "TM", "TN"), tile), mode="gemm") if cg.contraction_of(cg.canonical(k))
-            else cg.default_config(k) for k, _ in L.kernels]
+    tile = tile if isinstance(tile, dict) else dict(zip(("BM", "BN", "BK", "TM", "TN"), tile), mode="gemm")
+    cfgs = [tile if cg.contraction_of(cg.canonical(k)) else cg.default_config(k) for k, _ in L.kernels]
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
     fn.executor.poison = True
     ins = {"x": rnd(4, 16, 8, 8), "w": rnd(64, 16, 3, 3, seed=1)}
@@ -181,3 +190,18 @@ def test_attention_with_scores_on_chip_on_cuda(causal):
     fn.executor.poison = True
     ins = {"q": rnd(2, 4, 33, 32), "k": rnd(2, 2, 47, 32, seed=1), "v": rnd(2, 2, 47, 32, seed=2)}
     assert_close(fn(**ins), em.reference(y, **ins))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_tensor_core_matmul_keeps_accuracy(dtype):
+    """Tensor-core (mma) contractions: float32 through 3xTF32 stays within float32 tolerance over a
+    long K; half types are exact in TF32."""
+    x = em.input("x", (192, 4096), dtype)
+    w = em.input("w", (4096, 160), dtype)
+    y = x @ w
+    fn = em.compile(y, device="cuda")
+    assert any(l.config.get("mode") == "mma" for l in fn.launches)
+    np_dt = em.dtypes.as_dtype(dtype).np
+    for seed in (0, 1):
+        ins = {"x": rnd(192, 4096, seed=seed).astype(np_dt), "w": rnd(4096, 160, seed=seed + 7).astype(np_dt)}
+        assert_close(fn(**ins), em.reference(y, **ins), dtype)

@@ -31,6 +31,8 @@ def _sources():
             cfgs = [cg.default_config(k)]
             if cg.canonical(k).stages:
                 cfgs += [{"mode": m, "threads": 128, "vec": 8} for m in ("warp", "block", "cols")]
+            if cg.mma_applicable(cg.canonical(k)):
+                cfgs.append({"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2})
             for cfg in cfgs:
                 src = cg.render_kernel(k, cfg)[0]
                 srcs[src] = case.name

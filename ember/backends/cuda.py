@@ -129,6 +129,7 @@ class CUDAExecutor:
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}
         self._ptrs: dict = {}  # binding -> pointers of Ember-owned buffers
+        self._gen: dict = {}  # binding -> generation of its buffers (new when they are reallocated)
         self._graphs: dict = {}
         self._sightings: dict = {}  # pointer sets seen once (graphs are captured on the second)
         self._torch_outputs: dict = {}  # binding -> [(name, shape, torch dtype, device)]
@@ -191,6 +192,7 @@ class CUDAExecutor:
                 else:
                     base[name] = int(bufs[name].handle)
             self._ptrs[key] = base
+            self._gen[key] = self._next_gen = getattr(self, "_next_gen", 0) + 1  # graphs keyed by it
         if not external:
             return base
         ptrs = dict(base)
@@ -210,8 +212,11 @@ class CUDAExecutor:
             out.append((cfg, k, args))
         return out
 
-    def _graph(self, program, ptrs: dict, env: dict):
-        key = (tuple(env[d] for d in program.dims), tuple(ptrs[n] for n in program.buffers))
+    def _graph(self, program, ptrs: dict, env: dict, key=None):
+        """The program captured as a CUDA graph with these pointers (cached under `key`, by default
+        every buffer's pointer)."""
+        if key is None:
+            key = (tuple(env[d] for d in program.dims), tuple(ptrs[n] for n in program.buffers))
         g = self._graphs.get(key)
         if g is None:
             from cuda.core import launch
@@ -235,31 +240,15 @@ class CUDAExecutor:
         """torch's current stream as a cuda.core Stream: with torch tensors in and out, Ember's work is
         queued on it, so it is ordered with torch's work and the call returns without waiting."""
         import torch
-        from cuda.core import Stream
-        h = torch.cuda.current_stream().cuda_stream
+        try:  # the raw handle without torch.cuda.current_stream()'s device-index parsing (~10 us)
+            h = torch._C._cuda_getCurrentRawStream(self.dev.device_id)
+        except AttributeError:
+            h = torch.cuda.current_stream().cuda_stream
         st = self._streams.get(h)
         if st is None:
+            from cuda.core import Stream
             st = self._streams[h] = Stream.from_handle(h)
         return st
-
-    def _launch(self, program, ptrs: dict, env: dict, stream) -> None:
-        """Run the program's kernels with these pointers: a cached graph when this pointer set has been
-        seen before; else direct launches, and the graph is captured on the pointer set's second
-        sighting. (A caller that keeps its outputs alive gets fresh output pointers each call, and a
-        capture per call would cost more than the launches it saves.)"""
-        key = (tuple(env[d] for d in program.dims), tuple(ptrs[n] for n in program.buffers))
-        g = self._graphs.get(key)
-        if g is None and key in self._sightings:
-            g = self._graph(program, ptrs, env)
-        if g is not None:
-            g.launch(stream)
-            return
-        if len(self._sightings) >= 4 * GRAPH_CACHE:
-            self._sightings.pop(next(iter(self._sightings)))
-        self._sightings[key] = None
-        from cuda.core import launch
-        for cfg, k, args in self._launch_args(program, ptrs, env):
-            launch(stream, cfg, k, *args)
 
     def run(self, program, arrays: dict, env: dict) -> list:
         """Numpy in -> numpy out (through Ember's buffers, synchronously); any device array in ->
@@ -278,7 +267,7 @@ class CUDAExecutor:
                 if a.nbytes:
                     _check(driver.cuMemcpyHtoDAsync(ptrs[bn], a.ctypes.data, a.nbytes, s), f"copy of input {name}")
         if external:
-            return self.run_torch(program, {bn: ptrs[bn] for bn in (f"in_{n}" for n in program.inputs)}, env)
+            return self.run_torch(program, tuple(ptrs[f"in_{n}"] for n in program.inputs), env)
         self._poison(program, ptrs, env, s)
         self._graph(program, ptrs, env).launch(stream)
         outs = []
@@ -299,30 +288,50 @@ class CUDAExecutor:
             n = int(sm.evaluate(program.buffers[name].size, env)) * program.buffers[name].dtype.itemsize
             _check(driver.cuMemsetD8Async(ptrs[name], 0xFF, n, s), "poison")
 
-    def run_torch(self, program, in_ptrs: dict, env: dict) -> list:
-        """torch.cuda tensors in (pointers by buffer name, already checked) -> torch.cuda tensors out.
+    def run_torch(self, program, in_ptrs: tuple, env: dict) -> list:
+        """Device pointers of the inputs (in program.inputs order, already checked) -> torch.cuda
+        tensors out.
 
         Outputs are allocated by torch's caching allocator and written in place by the kernels (no
         copy); everything is queued on torch's current stream and the call returns without waiting.
-        In a loop that drops its results torch hands back the same blocks, so the pointer set repeats
-        and the call is one cached graph launch."""
+        A pointer set (inputs and outputs) seen before replays its cached CUDA graph; a new one runs
+        as direct launches and is captured on its second sighting: a caller that keeps its outputs
+        alive gets fresh output pointers every call, and capturing each would cost more than the
+        launches it saves. A loop that drops its results gets torch's same blocks back, so it is one
+        graph launch per call."""
         import torch
         stream = self._torch_stream()
-        out_specs = self._torch_outputs.get(tuple(env[d] for d in program.dims))
+        bkey = tuple(env[d] for d in program.dims)
+        out_specs = self._torch_outputs.get(bkey)
         if out_specs is None:
-            dev = f"cuda:{self.dev.device_id}"
-            out_specs = self._torch_outputs[tuple(env[d] for d in program.dims)] = [
-                (name, program.shape_of(name, env), getattr(torch, program.buffers[name].dtype.name), dev)
+            dev = torch.device("cuda", self.dev.device_id)
+            out_specs = self._torch_outputs[bkey] = [
+                (program.shape_of(name, env), getattr(torch, program.buffers[name].dtype.name), dev)
                 for name in program.outputs]
-        outs, ptrs = [], dict(in_ptrs)
-        for name, shape, dtype, dev in out_specs:
-            o = torch.empty(shape, dtype=dtype, device=dev)
-            if o.numel():
-                ptrs[name] = o.data_ptr()
-            outs.append(o)
-        ptrs = self.pointers(program, None, env, ptrs)
+        outs = [torch.empty(shape, dtype=dtype, device=dev) for shape, dtype, dev in out_specs]
+        ext = in_ptrs + tuple(o.data_ptr() for o in outs)
+        if bkey not in self._ptrs:
+            self.pointers(program, None, env, {})
+        gkey = (bkey, self._gen[bkey], ext)
+        g = self._graphs.get(gkey)
+        if g is not None and not self.poison:
+            g.launch(stream)
+            return outs
+        ptrs = dict(self._ptrs[bkey])
+        names = [f"in_{n}" for n in program.inputs] + list(program.outputs)
+        ptrs.update((n, p) for n, p in zip(names, ext) if p)  # (an empty tensor's pointer is 0)
         self._poison(program, ptrs, env, int(stream.handle))
-        self._launch(program, ptrs, env, stream)
+        if g is None and gkey in self._sightings:
+            g = self._graph(program, ptrs, env, gkey)
+        if g is not None:
+            g.launch(stream)
+            return outs
+        if len(self._sightings) >= 4 * GRAPH_CACHE:
+            self._sightings.pop(next(iter(self._sightings)))
+        self._sightings[gkey] = None
+        from cuda.core import launch
+        for cfg, k, args in self._launch_args(program, ptrs, env):
+            launch(stream, cfg, k, *args)
         return outs
 
     # ---------------------------------------------------------------- timing

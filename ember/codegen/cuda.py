@@ -28,6 +28,7 @@ from ..kernel import ir
 from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical,  # noqa: F401
                                 contraction_of)
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
+from .cuda_mma import MMA_PRELUDE, mma_applicable, render_mma
 
 PRELUDE = r"""
 #define INFINITY __int_as_float(0x7f800000)
@@ -62,9 +63,9 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
   v = (l < NW) ? sm[l] : ident;
   return em_warp_reduce<T, OP>(v);  /* every warp reduces the partials: all threads get the result */
 }
-"""
+""" + MMA_PRELUDE
 
-MODES = ("elementwise", "thread", "warp", "block", "cols")
+MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma")
 
 
 class CudaDialect(Dialect):
@@ -377,12 +378,16 @@ class _KernelWriter:
         max_vec = int(self.cfg.get("vec", 8))
         if mode == "gemm":
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
+        elif mode == "mma":
+            T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
         self.emit(0, f'extern "C" __global__ void __launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
         if mode == "rowlocal":
             grid = self._rowlocal(T)
         elif mode == "gemm":
             grid = self._gemm(c)
             T = self.T
+        elif mode == "mma":
+            grid = render_mma(self, c)
         elif mode == "elementwise":
             grid = self._elementwise(c, T, max_vec)
         elif mode in ("block", "warp", "thread"):
@@ -796,6 +801,10 @@ def default_config(k: ir.Kernel) -> dict:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
         big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
         if big(M, 32) and big(N, 32) and big(K, 8):
+            if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
+                if big(M, 256) and big(N, 256):
+                    return {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4}
+                return {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
             return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20

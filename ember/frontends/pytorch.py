@@ -397,19 +397,32 @@ class TorchFunction:
             else:
                 index.append(None)
         self._tensors, self._index = tensors, index
+        from torch.utils._pytree import tree_flatten, tree_unflatten
+        n_in = graph.in_spec.num_leaves if graph.in_spec is not None else 0
+        self._n_positional = n_in
+        self._positional_only = graph.in_spec is not None and tree_flatten((tuple(range(n_in)), {}))[1] == graph.in_spec
+        n_out = len(graph.outputs)
+        probe = tree_unflatten(list(range(n_out)), graph.out_spec) if graph.out_spec is not None else None
+        self._out_form = "leaf" if probe == 0 and n_out == 1 else "tuple" if probe == tuple(range(n_out)) else "tree"
         self.program = None
         if tensors:
             from ..runtime.compile import compile as em_compile
             self.program = em_compile(tuple(tensors), device=device, search=search, **compile_options)
 
     # ------------------------------------------------------------------ calling
-    def _feed(self, args, kwargs) -> tuple[dict, list]:
-        torch = _torch()
+    def _flatten(self, args, kwargs) -> list:
+        if not kwargs and len(args) == self._n_positional and self._positional_only:
+            return args  # the common case, without pytree's ~20 us
         from torch.utils._pytree import tree_flatten
         flat, spec = tree_flatten((tuple(args), dict(kwargs)))
         if spec != self.graph.in_spec:
             raise TorchImportError(f"called with arguments structured as {spec}, the import was for "
                                    f"{self.graph.in_spec}")
+        return flat
+
+    def _feed(self, args, kwargs) -> tuple[dict, list]:
+        torch = _torch()
+        flat = self._flatten(args, kwargs)
         feed = {}
         for name, kind, ref in self.graph.inputs:
             if kind == "scalar":
@@ -422,12 +435,11 @@ class TorchFunction:
             if not isinstance(t, torch.Tensor):
                 raise TorchImportError(f"input {name!r} must be a torch tensor, got {type(t).__name__}")
             want_dtype, want_shape = self.graph.input_meta[name]
-            if tuple(t.shape) != want_shape:
+            if t.shape != want_shape:
                 raise TorchImportError(f"input {name!r} has shape {tuple(t.shape)}, the model was imported for "
                                        f"{want_shape} (shapes are static: re-import for new shapes)")
             if t.dtype != want_dtype:
                 raise TorchImportError(f"input {name!r} has dtype {t.dtype}, the model was imported for {want_dtype}")
-            t = t.detach()
             if t.dtype in (torch.int64, torch.int16, torch.int8, torch.uint8):
                 if not t.is_cuda and t.numel() and (int(t.max()) > INT32_MAX or int(t.min()) < INT32_MIN):
                     raise TorchImportError(f"input {name!r}: int64 values outside int32 range "
@@ -445,13 +457,10 @@ class TorchFunction:
 
     def __call__(self, *args, **kwargs):
         torch = _torch()
-        from torch.utils._pytree import tree_unflatten
         feed, flat = self._feed(args, kwargs)
         _warn_if_grad(flat)
         results = self.program.call_checked(feed) if self.program is not None else ()  # a tuple: compiled from one
-        out_device = next((t.device for t in feed.values()), None)
-        if out_device is None:
-            out_device = "cuda" if self.device == "cuda" else "cpu"
+        out_device = None
         values = []
         n_out = len(self.graph.outputs)
         for i, idx in enumerate(self._index):
@@ -460,14 +469,25 @@ class TorchFunction:
                 values.append(src)
                 continue
             want = self.graph.out_meta[i][0] if i < n_out else self.graph.mutations[i - n_out][3]
-            t = _to_torch(results[idx], out_device)
+            t = results[idx]
+            if not isinstance(t, torch.Tensor):
+                if out_device is None:
+                    out_device = next((f.device for f in feed.values()), None) or \
+                        ("cuda" if self.device == "cuda" else "cpu")
+                t = _to_torch(t, out_device)
             if t.dtype != want:
                 t = t.to(want)
             values.append(t)
-        with torch.no_grad():
-            for (kind, target, _, _), v in zip(self.graph.mutations, values[n_out:]):
-                dst = self.module.get_buffer(target) if kind == "buffer" else flat[target]
-                dst.copy_(v)
+        if self.graph.mutations:
+            with torch.no_grad():
+                for (kind, target, _, _), v in zip(self.graph.mutations, values[n_out:]):
+                    dst = self.module.get_buffer(target) if kind == "buffer" else flat[target]
+                    dst.copy_(v)
+        if self._out_form == "leaf":
+            return values[0]
+        if self._out_form == "tuple":
+            return tuple(values[:n_out])
+        from torch.utils._pytree import tree_unflatten
         return tree_unflatten(values[:n_out], self.graph.out_spec)
 
     # ------------------------------------------------------------------ inspection

@@ -28,8 +28,11 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
 @tensor_method
 @opmath
 def sigmoid(x: Tensor) -> Tensor:
+    # exp of -|x| never overflows, so neither the value nor its gradient meets inf (1/(1+exp(-x))
+    # differentiates to inf/inf = NaN in float32 for x < -88)
     x = _float(x)
-    return 1.0 / (1.0 + (-x).exp())
+    e = (-where(x < 0, -x, x)).exp()
+    return where(x < 0, e, 1.0) / (1.0 + e)
 
 
 @tensor_method
@@ -82,7 +85,7 @@ swish = silu
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     x = _float(x)
     bx = x * beta
-    soft = (1.0 + bx.exp()).log() * (1.0 / beta)
+    soft = (1.0 + where(bx > threshold, 0.0, bx).exp()).log() * (1.0 / beta)  # no inf in the unused branch
     return where(bx > threshold, x, soft)
 
 
@@ -90,7 +93,7 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 @opmath
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     x = _float(x)
-    return where(x > 0, x, alpha * (x.exp() - 1.0))
+    return where(x > 0, x, alpha * (where(x > 0, 0.0, x).exp() - 1.0))  # no inf in the unused branch
 
 
 @tensor_method

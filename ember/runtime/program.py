@@ -137,7 +137,7 @@ class Program:
         if self.device != "cuda" or self.dims:
             return self(**feed)
         self._last_env = {}
-        return self._pack(self.executor.run_torch(self, {f"in_{n}": feed[n].data_ptr() for n in self.inputs}, {}))
+        return self._pack(self.executor.run_torch(self, tuple(feed[n].data_ptr() for n in self.inputs), {}))
 
     def _pack(self, outs: list):
         if self.output_kind == "single":

@@ -1,6 +1,6 @@
 """Schedule spaces: the knobs each kernel can be rendered with, per device.
 
-CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm),
+CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm / mma),
 threads per block, vector width, whether a row is cached (registers or shared memory), and for
 contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile). Illegal or
 pointless combinations are filtered by rendering: configs that render to the same source are one
@@ -16,6 +16,16 @@ GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
     (128, 128, 16, 8, 8), (64, 64, 8, 4, 4), (32, 64, 16, 2, 4), (64, 32, 16, 4, 2),
     (32, 32, 16, 2, 2), (16, 64, 16, 1, 4), (64, 16, 16, 4, 1), (128, 32, 16, 8, 2), (32, 128, 16, 2, 8),
 ]
+
+
+MMA_TILES = [  # (BM, BN, BK, WM, WN): threads = 32*WM*WN; warp tiles of 32x32 .. 64x32
+    (64, 64, 16, 2, 2), (128, 128, 16, 2, 4), (128, 64, 16, 2, 2), (64, 128, 16, 2, 2),
+    (128, 128, 32, 2, 4), (64, 64, 32, 2, 2), (128, 64, 32, 4, 1), (32, 64, 16, 1, 2),
+]
+
+
+def mma_cfg(t) -> dict:
+    return dict(zip(("BM", "BN", "BK", "WM", "WN"), t), mode="mma")
 
 
 def gemm_cfg(t) -> dict:
@@ -36,6 +46,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
     if cg.contraction_of(c) is not None:
         tiles = GEMM_TILES if level == "full" else GEMM_TILES[:9]
         out += [gemm_cfg(t) for t in tiles]
+        if cg.mma_applicable(c):
+            out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:6])]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:

@@ -1,0 +1,194 @@
+"""Tensor-core contractions: the ``mma`` mode of the CUDA renderer.
+
+The same contraction kernels as the ``gemm`` mode (kernel/structure.py's `Contraction`: a sum over k
+of a(m, k) * b(k, n), with any prologue inside a and b and any epilogue in the store), computed with
+warp-level ``mma.sync.m16n8k8`` TF32 tensor-core instructions (sm_80+):
+
+* BM x BN block tile, WM x WN warps, each warp a (BM/WM) x (BN/WN) tile of 16 x 8 MMA tiles;
+* BK-deep slices of a and b go global -> registers -> shared memory, and the next slice's global
+  loads are issued before the current slice is multiplied (register prefetch), so their latency
+  hides behind the tensor-core work;
+* float32 operands are split into a TF32 high part and a TF32 remainder and multiplied as
+  hi*hi + hi*lo + lo*hi ("3xTF32"), which keeps float32 accuracy (the dropped lo*lo term is below
+  float32's rounding); float16 / bfloat16 operands are exact in TF32 and take one MMA.
+
+Shared memory rows are padded by 8 floats so the fragment reads (lane = 4*row + k) hit 32 distinct
+banks. The accumulator fragment of lane l holds rows l/4 and l/4 + 8, columns 2*(l%4) and +1.
+"""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
+from .clike import compute_type
+
+MMA_PRELUDE = r"""
+__device__ __forceinline__ unsigned em_tf32(float x) { unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
+__device__ __forceinline__ void em_split_tf32(float x, unsigned& hi, unsigned& lo) {
+  hi = em_tf32(x); lo = em_tf32(x - __uint_as_float(hi));
+}
+__device__ __forceinline__ void em_mma_tf32(float* c, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+"""
+
+EXACT_IN_TF32 = (dt.float16, dt.bfloat16)  # 10 / 7 mantissa bits: TF32 (10) holds them exactly
+
+
+def mma_applicable(c: Canon) -> bool:
+    g = contraction_of(c)
+    return g is not None and g.stage.acc.op == "sum" and compute_type(g.stage.acc.dtype) == "float" \
+        and all(v.dtype.is_float and v.dtype != dt.float64 for v in (g.a, g.b))
+
+
+def _passes(g) -> int:
+    return 1 if all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b)) else 3
+
+
+def render_mma(w, c: Canon):
+    """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
+    g = contraction_of(c)
+    if g is None or not mma_applicable(c):
+        raise UnsupportedKernel(f"{w.k.name}: not a float contraction (mma mode)")
+    cfg = w.cfg
+    BM, BN, BK, WM, WN = (int(cfg[x]) for x in ("BM", "BN", "BK", "WM", "WN"))
+    NT = 32 * WM * WN
+    MT, NTW = BM // WM, BN // WN
+    if BM % WM or BN % WN or MT % 16 or NTW % 8 or BK % 8 or NT > 1024:
+        raise UnsupportedKernel(f"mma tile {cfg} is not a whole number of 16x8x8 MMA tiles per warp")
+    MI, NI = MT // 16, NTW // 8
+    if (BM * BK) % NT or (BN * BK) % NT:
+        raise UnsupportedKernel(f"mma tile {cfg}: the {NT} threads do not split the tile loads evenly")
+    w.T = NT
+    I = w.IDX
+    M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
+    passes = _passes(g)
+    w.emit(1, f"__shared__ float As[{BK}][{BM} + 8];")
+    w.emit(1, f"__shared__ float Bs[{BK}][{BN} + 8];")
+    w.emit(1, f"const {I} M_ = {w.idx(M)}, N_ = {w.idx(N)}, K_ = {w.idx(K)};")
+    w.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
+    w.emit(1, f"{I} blk_ = blockIdx.x;")
+    w.emit(1, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
+    w.emit(1, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
+    w.decompose("blk_", g.batch, 1)
+    w.emit(1, "const int tid_ = threadIdx.x, lane_ = tid_ & 31, warp_ = tid_ >> 5;")
+    w.emit(1, f"const int wm_ = (warp_ / {WN}) * {MT}, wn_ = (warp_ % {WN}) * {NTW};")
+    w.emit(1, "const int g_ = lane_ >> 2, t_ = lane_ & 3;")
+    w.emit(1, f"float acc_[{MI}][{NI}][4];")
+    w.emit(1, f"#pragma unroll\n  for (int i = 0; i < {MI}; ++i)\n    #pragma unroll\n    for (int j = 0; j < {NI}; ++j)\n"
+              f"      #pragma unroll\n      for (int r = 0; r < 4; ++r) acc_[i][j][r] = 0.f;")
+    aligned = all(e.is_const for e in (M, N, K)) and M.value % BM == 0 and N.value % BN == 0 and K.value % BK == 0
+    loads = []
+    for name, val, rows, BR, kfast in (("As", g.a, g.m, BM, g.a_k_fastest), ("Bs", g.b, g.n, BN, g.b_k_fastest)):
+        fast_len = BK if kfast else BR
+        lane_loops = g.k if kfast else rows
+        inner_ext = lane_loops[-1][1] if lane_loops else sm.ONE
+        VL = 4 if (aligned and fast_len % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
+                   and (BR * BK) % (NT * 4) == 0) else 1
+        loads.append((name, val, rows, BR, kfast, VL, lane_loops, "bm_" if name == "As" else "bn_",
+                      "M_" if name == "As" else "N_"))
+        w.emit(1, f"float r{name}_[{BR * BK // NT}];")
+
+    def index_math(name, BR, kfast, VL, bidx, ind, k0):
+        w.emit(ind, f"const int e_ = tid_ + i_ * {NT};")
+        if kfast:
+            w.emit(ind, f"const int rr_ = e_ / {BK // VL}, kk_ = (e_ % {BK // VL}) * {VL};")
+        else:
+            w.emit(ind, f"const int rr_ = (e_ % {BR // VL}) * {VL}, kk_ = e_ / {BR // VL};")
+        w.emit(ind, f"const {I} gr_ = {bidx} * {BR} + rr_, gk_ = {k0} + kk_;")
+
+    def load_regs(k0: str, ind: int):
+        for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
+            w.emit(ind, f"#pragma unroll\n{'  ' * ind}for (int i_ = 0; i_ < {BR * BK // (NT * VL)}; ++i_) {{")
+            index_math(name, BR, kfast, VL, bidx, ind + 1, k0)
+            if VL > 1:
+                w.decompose("gr_", rows, ind + 1)
+                w.decompose("gk_", g.k, ind + 1)
+                w.emitted_groups = {}
+                lanes = w.lanes([val], lane_loops[-1][0], VL)
+                w._ind = ind + 1
+                env = w.vr.vals([v for lane in lanes for v in lane], ind + 1)
+                for l, lane in enumerate(lanes):
+                    w.emit(ind + 1, f"r{name}_[i_ * {VL} + {l}] = (float){env[lane[0]]};")
+            else:
+                w.emit(ind + 1, "float x_ = 0.f;")
+                w.emit(ind + 1, f"if (gr_ < {lim} && gk_ < K_) {{")
+                w.decompose("gr_", rows, ind + 2)
+                w.decompose("gk_", g.k, ind + 2)
+                env = w.values([val], ind + 2)
+                w.emit(ind + 2, f"x_ = (float){env[val]};")
+                w.emit(ind + 1, "}")
+                w.emit(ind + 1, f"r{name}_[i_] = x_;")
+            w.emit(ind, "}")
+
+    def store_regs(ind: int):
+        for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
+            w.emit(ind, f"#pragma unroll\n{'  ' * ind}for (int i_ = 0; i_ < {BR * BK // (NT * VL)}; ++i_) {{")
+            index_math(name, BR, kfast, VL, bidx, ind + 1, "0")
+            for l in range(VL):
+                dst = f"{name}[kk_ + {l}][rr_]" if kfast else f"{name}[kk_][rr_ + {l}]"
+                w.emit(ind + 1, f"{dst} = r{name}_[i_ * {VL} + {l}];")
+            w.emit(ind, "}")
+
+    load_regs("(" + I + ")0", 1)
+    store_regs(1)
+    w.emit(1, "__syncthreads();")
+    w.emit(1, f"for ({I} k0_ = 0; k0_ < K_; k0_ += {BK}) {{")
+    w.emit(2, f"const bool more_ = k0_ + {BK} < K_;")
+    w.emit(2, "if (more_) {")
+    load_regs(f"(k0_ + {BK})", 3)
+    w.emit(2, "}")
+    w.emit(2, f"#pragma unroll\n    for (int ks_ = 0; ks_ < {BK}; ks_ += 8) {{")
+    w.emit(3, f"unsigned ah_[{MI}][4], bh_[{NI}][2];")
+    if passes == 3:
+        w.emit(3, f"unsigned al_[{MI}][4], bl_[{NI}][2];")
+    for mi in range(MI):
+        for r in range(4):
+            src = f"As[ks_ + t_ + {4 * (r >> 1)}][wm_ + {mi * 16 + 8 * (r & 1)} + g_]"
+            w.emit(3, f"em_split_tf32({src}, ah_[{mi}][{r}], al_[{mi}][{r}]);" if passes == 3
+                   else f"ah_[{mi}][{r}] = __float_as_uint({src});")
+    for ni in range(NI):
+        for r in range(2):
+            src = f"Bs[ks_ + t_ + {4 * r}][wn_ + {ni * 8} + g_]"
+            w.emit(3, f"em_split_tf32({src}, bh_[{ni}][{r}], bl_[{ni}][{r}]);" if passes == 3
+                   else f"bh_[{ni}][{r}] = __float_as_uint({src});")
+    w.emit(3, f"#pragma unroll\n      for (int i = 0; i < {MI}; ++i)\n        #pragma unroll\n        for (int j = 0; j < {NI}; ++j) {{")
+    if passes == 3:  # small terms first
+        w.emit(5, "em_mma_tf32(acc_[i][j], al_[i], bh_[j]);")
+        w.emit(5, "em_mma_tf32(acc_[i][j], ah_[i], bl_[j]);")
+    w.emit(5, "em_mma_tf32(acc_[i][j], ah_[i], bh_[j]);")
+    w.emit(4, "}")
+    w.emit(2, "}")
+    w.emit(2, "__syncthreads();")
+    w.emit(2, "if (more_) {")
+    store_regs(3)
+    w.emit(3, "__syncthreads();")
+    w.emit(2, "}")
+    w.emit(1, "}")
+    # epilogue: the store's value per output element
+    w.emit(1, f"#pragma unroll\n  for (int i = 0; i < {MI}; ++i) {{")
+    w.emit(2, f"#pragma unroll\n    for (int j = 0; j < {NI}; ++j) {{")
+    w.emit(3, "#pragma unroll\n      for (int r = 0; r < 4; ++r) {")
+    w.emit(4, f"const {I} gm_ = bm_ * {BM} + wm_ + i * 16 + g_ + (r >> 1) * 8, "
+              f"gn_ = bn_ * {BN} + wn_ + j * 8 + 2 * t_ + (r & 1);")
+    w.emit(4, "if (gm_ < M_ && gn_ < N_) {")
+    w.decompose("gm_", g.m, 5)
+    w.decompose("gn_", g.n, 5)
+    w.emit(5, f"const float {g.stage.acc.name} = acc_[i][j][r];")
+    w.store(c.store, None, 1, 5)
+    w.emit(4, "}")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    w.emit(1, "}")
+    tiles = ((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B
+    return sm.minimum(tiles, 2 ** 31 - 1)
+
+
+def uses_mma(source: str) -> bool:
+    return "em_mma_tf32(" in source
+
+
+__all__ = ["MMA_PRELUDE", "mma_applicable", "render_mma", "uses_mma", "ir"]
