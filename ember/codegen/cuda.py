@@ -788,6 +788,22 @@ def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
     return along_rows and not along_red
 
 
+MMA_DEFAULT_TILES = [(128, 128, 16, 2, 4), (128, 64, 16, 2, 2), (64, 64, 16, 2, 2), (32, 64, 16, 1, 2)]
+GPU_SMS = 132  # H100 SXM; the default tile aims for at least one block per SM
+
+
+def _default_mma_tile(M, N, B) -> dict:
+    """The largest tile that still gives every SM a block (a 1024^3 matmul in 128x128 tiles would
+    leave half the H100 idle); symbolic sizes get the largest tile."""
+    pick = MMA_DEFAULT_TILES[0]
+    if all(e.is_const for e in (M, N, B)):
+        for t in MMA_DEFAULT_TILES:
+            pick = t
+            if -(-M.value // t[0]) * -(-N.value // t[1]) * B.value >= GPU_SMS:
+                break
+    return dict(zip(("BM", "BN", "BK", "WM", "WN"), pick), mode="mma")
+
+
 def default_config(k: ir.Kernel) -> dict:
     """The unsearched schedule: elementwise for maps; block/warp/thread by reduction length."""
     from ..kernel.structure import has_locals
@@ -802,9 +818,7 @@ def default_config(k: ir.Kernel) -> dict:
         big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
         if big(M, 32) and big(N, 32) and big(K, 8):
             if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
-                if big(M, 256) and big(N, 256):
-                    return {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4}
-                return {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
+                return _default_mma_tile(M, N, _size(g.batch))
             return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
