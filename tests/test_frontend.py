@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -722,3 +723,26 @@ def test_cuda_int64_indices_and_torch_compile():
     compiled = torch.compile(model, backend="ember")
     with torch.no_grad():
         _cmp(compiled(x).cpu(), model(x).cpu(), "cuda torch.compile")
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_fused_rnn_cell_converters_match_torch_cells(kind):
+    """torch.export on CUDA leaves nn.LSTMCell / nn.GRUCell as aten._thnn_fused_*_cell (gate
+    pre-activations in, states out); the converters must equal the cells' own math."""
+    from ember.frontends import aten
+    torch.manual_seed(0)
+    B, I, H = 3, 5, 7
+    cell = (torch.nn.LSTMCell if kind == "lstm" else torch.nn.GRUCell)(I, H).double()
+    x, h, c = torch.randn(B, I, dtype=torch.float64), torch.randn(B, H, dtype=torch.float64), \
+        torch.randn(B, H, dtype=torch.float64)
+    ig, hg = x @ cell.weight_ih.T, h @ cell.weight_hh.T
+    t = {k: em.tensor(v.detach().numpy()) for k, v in
+         dict(ig=ig, hg=hg, h=h, c=c, bi=cell.bias_ih, bh=cell.bias_hh).items()}
+    if kind == "lstm":
+        hy, cy, _ = aten.CONVERTERS["_thnn_fused_lstm_cell.default"](t["ig"], t["hg"], t["c"], t["bi"], t["bh"])
+        want_h, want_c = cell(x, (h, c))
+        np.testing.assert_allclose(em.reference(cy), want_c.detach().numpy(), rtol=1e-5, atol=1e-6)
+    else:
+        hy, _ = aten.CONVERTERS["_thnn_fused_gru_cell.default"](t["ig"], t["hg"], t["h"], t["bi"], t["bh"])
+        want_h = cell(x, h)
+    np.testing.assert_allclose(em.reference(hy), want_h.detach().numpy(), rtol=1e-5, atol=1e-6)

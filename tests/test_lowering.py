@@ -5,6 +5,7 @@ import pytest
 import ember as em
 from ember.kernel import ir
 from ember.kernel.lower import lower
+from tests.conftest import assert_close
 
 
 def n_kernels(y) -> int:
@@ -99,3 +100,34 @@ def test_verify_rejects_out_of_scope_index():
                     (ir.Store("b0", sm.var("o9", 0, 3), ir.const(1.0, em.float32)),))
     with pytest.raises(ir.KernelVerifyError, match="o9"):
         ir.verify(bad)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, t: ((x - t) ** 2).mean(),
+    lambda x, t: x.max(),
+    lambda x, t: (x * t).sum((0, 1, 2), keepdim=True),
+    lambda x, t: x.abs().sum((0, 2)),
+])
+def test_long_reductions_into_few_values_are_split(make):
+    """A reduction of >= 2^16 elements into a few values runs as a parallel partial stage plus a
+    short final one (two kernels), and stays equal to the reference."""
+    x, t = em.input("x", (64, 8, 1024)), em.input("t", (64, 8, 1024))
+    y = make(x, t)
+    L = lower([y.node])
+    assert len(L.kernels) == 2
+    fn = em.compile(y, device="cpu")
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        ins = {"x": rng.standard_normal((64, 8, 1024)).astype(np.float32),
+               "t": rng.standard_normal((64, 8, 1024)).astype(np.float32)}
+        ins = {k: v for k, v in ins.items() if k in fn.inputs}
+        assert_close(fn(**ins), em.reference(y, **ins))
+
+
+def test_short_or_wide_reductions_are_not_split():
+    """Only long reductions into few values split."""
+    x = em.input("x", (4096, 64))
+    assert len(lower([x.sum().node]).kernels) == 2  # 2^18 elements into one value: split
+    assert len(lower([x.sum(1).node]).kernels) == 1  # 4096 outputs: enough rows already
+    y = em.input("y", (100, 100))
+    assert len(lower([y.sum().node]).kernels) == 1  # 10^4 elements: short

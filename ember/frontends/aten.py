@@ -1432,3 +1432,31 @@ REFUSED: dict[str, str] = {k: _RANDOM_WHY for k in (
 REFUSED.update({k: "its output shape depends on the data (Ember's shapes are static)" for k in (
     "nonzero.default", "masked_select.default", "unique.default", "_unique2.default", "unique_dim.default",
     "unique_consecutive.default")})
+
+
+# ------------------------------------------------------------------------------------------------
+# fused RNN cells (what torch.export leaves of nn.GRUCell / nn.LSTMCell on CUDA)
+
+def _gate_sum(g, bias):
+    return g if bias is None else g + bias
+
+
+@aten("_thnn_fused_lstm_cell.default")
+def _fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    gates = _gate_sum(input_gates, input_bias) + _gate_sum(hidden_gates, hidden_bias)
+    h = gates.shape[1] // 4
+    i, f, g, o = gates.split([h, h, h, h], 1)
+    cy = f.sigmoid() * cx + i.sigmoid() * g.tanh()
+    hy = o.sigmoid() * cy.tanh()
+    return hy, cy, Unsupported("the fused LSTM cell's workspace (saved for backward only)")
+
+
+@aten("_thnn_fused_gru_cell.default")
+def _fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    ig, hg = _gate_sum(input_gates, input_bias), _gate_sum(hidden_gates, hidden_bias)
+    h = ig.shape[1] // 3
+    ir_, iz, in_ = ig.split([h, h, h], 1)
+    hr, hz, hn = hg.split([h, h, h], 1)
+    r, z = (ir_ + hr).sigmoid(), (iz + hz).sigmoid()
+    n = (in_ + r * hn).tanh()
+    return (1.0 - z) * n + z * hx, Unsupported("the fused GRU cell's workspace (saved for backward only)")

@@ -40,6 +40,7 @@ from ..graph import Node
 from ..symbolic import Expr
 from ..view import View, index_name, row_major_strides
 from . import ir
+from .split import split_long_reductions
 
 RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materialises it
 
@@ -564,6 +565,8 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     force = force if force is not None else getattr(outputs, "forced", frozenset())
     local = local if local is not None else getattr(outputs, "local", False)
     outputs = list(outputs)
+    if not force:  # (forced nodes name nodes of this very graph: keep it as it is)
+        outputs = split_long_reductions(outputs)
     order = g.toposort(outputs)
     M = partition(outputs, force, local)
     buffers: dict = {}
