@@ -2,6 +2,7 @@
 or DLPack) and binding named symbolic dimensions from their shapes."""
 from __future__ import annotations
 
+import math
 from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -29,7 +30,23 @@ class DeviceArray:
     def __init__(self, obj, ptr: int, shape: tuple, dtype: np.dtype):
         self.obj, self.ptr, self.shape, self.dtype = obj, ptr, tuple(shape), np.dtype(dtype)
         self.ndim = len(self.shape)
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+_TORCH_DTYPES: dict = {}  # torch dtype -> numpy dtype (on every call's path: no string work there)
+
+
+def _torch_np_dtype(tdtype):
+    hit = _TORCH_DTYPES.get(tdtype)
+    if hit is None:
+        name = str(tdtype).replace("torch.", "")
+        if name not in dt.BY_NAME:
+            raise InputError(f"torch dtype {tdtype} has no Ember equivalent")
+        hit = _TORCH_DTYPES[tdtype] = dt.BY_NAME[name].np
+    return hit
 
 
 def device_array(x) -> DeviceArray | None:
@@ -37,10 +54,7 @@ def device_array(x) -> DeviceArray | None:
     if type(x).__module__.startswith("torch") and getattr(x, "is_cuda", False):
         if not x.is_contiguous():
             raise InputError("CUDA tensor inputs must be contiguous (call .contiguous())")
-        name = str(x.dtype).replace("torch.", "")
-        if name not in dt.BY_NAME:
-            raise InputError(f"torch dtype {x.dtype} has no Ember equivalent")
-        return DeviceArray(x, x.data_ptr(), tuple(x.shape), dt.BY_NAME[name].np)
+        return DeviceArray(x, x.data_ptr(), x.shape, _torch_np_dtype(x.dtype))
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
         if cai.get("strides") not in (None,):
