@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .clike import compute_type
 
@@ -186,9 +185,3 @@ def render_mma(w, c: Canon):
     tiles = ((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B
     return sm.minimum(tiles, 2 ** 31 - 1)
 
-
-def uses_mma(source: str) -> bool:
-    return "em_mma_tf32(" in source
-
-
-__all__ = ["MMA_PRELUDE", "mma_applicable", "render_mma", "uses_mma", "ir"]
