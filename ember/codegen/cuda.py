@@ -426,16 +426,11 @@ class _KernelWriter:
         NT = (BM // TM) * (BN // TN)
         self.T = NT
         I = self.IDX
-        M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
+        M, N, K = _size(g.m), _size(g.n), _size(g.k)
         ct = compute_type(g.stage.acc.dtype)
         self.emit(1, f"__shared__ {ct} As[{BK}][{BM} + 4];")
         self.emit(1, f"__shared__ {ct} Bs[{BK}][{BN} + 4];")
-        self.emit(1, f"const {I} M_ = {self.idx(M)}, N_ = {self.idx(N)}, K_ = {self.idx(K)};")
-        self.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
-        self.emit(1, f"{I} blk_ = blockIdx.x;")
-        self.emit(1, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
-        self.emit(1, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
-        self.decompose("blk_", g.batch, 1)
+        self.tile_origin(g, BM, BN)
         self.emit(1, "const int tid_ = threadIdx.x;")
         self.emit(1, f"const int tx_ = tid_ % {BN // TN}, ty_ = tid_ / {BN // TN};")
         self.emit(1, f"{ct} acc_[{TM}][{TN}];")
@@ -499,8 +494,23 @@ class _KernelWriter:
         self.emit(3, "}")
         self.emit(2, "}")
         self.emit(1, "}")
-        tiles = ((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B
-        return sm.minimum(tiles, 2 ** 31 - 1)
+        return self.tile_grid(g, BM, BN)
+
+    def tile_origin(self, g: Contraction, BM: int, BN: int) -> None:
+        """M_, N_, K_ and the BM x BN output tile (bm_, bn_) and batch entry of this block."""
+        I = self.IDX
+        M, N, K = _size(g.m), _size(g.n), _size(g.k)
+        self.emit(1, f"const {I} M_ = {self.idx(M)}, N_ = {self.idx(N)}, K_ = {self.idx(K)};")
+        self.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
+        self.emit(1, f"{I} blk_ = blockIdx.x;")
+        self.emit(1, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
+        self.emit(1, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
+        self.decompose("blk_", g.batch, 1)
+
+    @staticmethod
+    def tile_grid(g: Contraction, BM: int, BN: int):
+        M, N, B = _size(g.m), _size(g.n), _size(g.batch)
+        return sm.minimum(((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B, 2 ** 31 - 1)
 
     def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int) -> None:
         I = self.IDX
@@ -599,7 +609,7 @@ class _KernelWriter:
         self.emit(1, "const int lane_ = threadIdx.x & 31, wy_ = threadIdx.x >> 5;")
         self.emit(1, f"const {I} nrows_ = {self.idx(nrows)};")
         self.emit(1, f"for ({I} g_ = blockIdx.x; g_ * 32 < nrows_; g_ += gridDim.x) {{")
-        self.emit(2, f"const bool live_ = g_ * 32 + lane_ < nrows_;")
+        self.emit(2, "const bool live_ = g_ * 32 + lane_ < nrows_;")
         self.emit(2, f"const {I} row_ = live_ ? g_ * 32 + lane_ : nrows_ - 1;")
         self.decompose("row_", c.outer, 2)
         for s in c.stages:

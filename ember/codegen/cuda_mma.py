@@ -63,16 +63,11 @@ def render_mma(w, c: Canon):
         raise UnsupportedKernel(f"mma tile {cfg}: the {NT} threads do not split the tile loads evenly")
     w.T = NT
     I = w.IDX
-    M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
+    M, N, K = _size(g.m), _size(g.n), _size(g.k)
     passes = _passes(g)
     w.emit(1, f"__shared__ float As[{BK}][{BM} + 8];")
     w.emit(1, f"__shared__ float Bs[{BK}][{BN} + 8];")
-    w.emit(1, f"const {I} M_ = {w.idx(M)}, N_ = {w.idx(N)}, K_ = {w.idx(K)};")
-    w.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
-    w.emit(1, f"{I} blk_ = blockIdx.x;")
-    w.emit(1, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
-    w.emit(1, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
-    w.decompose("blk_", g.batch, 1)
+    w.tile_origin(g, BM, BN)
     w.emit(1, "const int tid_ = threadIdx.x, lane_ = tid_ & 31, warp_ = tid_ >> 5;")
     w.emit(1, f"const int wm_ = (warp_ / {WN}) * {MT}, wn_ = (warp_ % {WN}) * {NTW};")
     w.emit(1, "const int g_ = lane_ >> 2, t_ = lane_ & 3;")
@@ -182,6 +177,5 @@ def render_mma(w, c: Canon):
     w.emit(3, "}")
     w.emit(2, "}")
     w.emit(1, "}")
-    tiles = ((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B
-    return sm.minimum(tiles, 2 ** 31 - 1)
+    return w.tile_grid(g, BM, BN)
 
