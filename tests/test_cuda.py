@@ -38,10 +38,10 @@ def test_op_suite_on_cuda(case):
 
 @pytest.mark.parametrize("mode", ["thread", "warp", "block", "cols", "block-regs", "block-smem", "warp-regs", "warp-smem", "gemm", "mma"])
 @pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv",
-                                   "matmul_aligned", "sum_middle", "softmax_middle"])
+                                   "matmul_aligned", "sum_middle", "softmax_middle", "int_max_sub"])
 def test_every_reduction_mode_is_correct(mode, graph):
     from ember.runtime.compile import build_program
-    dtype = "bfloat16" if graph == "bf16_gemv" else "float32"
+    dtype = {"bf16_gemv": "bfloat16", "int_max_sub": "int32"}.get(graph, "float32")
     rows, cols, n_out = (256, 128, 64) if graph == "matmul_aligned" else (37, 300, 65)
     x = em.input("x", (rows, cols), dtype)
     w = em.input("w", (cols, n_out), dtype)
@@ -50,7 +50,8 @@ def test_every_reduction_mode_is_correct(mode, graph):
          "argmax": lambda: x.argmax(-1), "bf16_gemv": lambda: x[:1] @ w,
          "matmul_aligned": lambda: em.linear(x, w.T) * 2.0,
          "sum_middle": lambda: x.reshape(37, 3, 100).sum(1) * 2.0,
-         "softmax_middle": lambda: x.reshape(37, 3, 100).softmax(1)}[graph]()
+         "softmax_middle": lambda: x.reshape(37, 3, 100).softmax(1),
+         "int_max_sub": lambda: x - x.max(-1, keepdim=True)}[graph]()
     L = lower([y.node])
     base = mode.split("-")[0]
     cfgs = []
@@ -71,7 +72,7 @@ def test_every_reduction_mode_is_correct(mode, graph):
             cfgs.append(cg.default_config(k))
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
     fn.executor.poison = True
-    ins = {"x": rnd(rows, cols).astype(em.dtypes.as_dtype(dtype).np),
+    ins = {"x": (rnd(rows, cols) * 5).astype(em.dtypes.as_dtype(dtype).np),
            "w": rnd(cols, n_out, seed=1).astype(em.dtypes.as_dtype(dtype).np)}
     ins = {k: v for k, v in ins.items() if k in fn.inputs}
     assert_close(fn(**ins), em.reference(y, **ins), dtype, what=f"{graph}/{mode}")
@@ -159,7 +160,52 @@ def test_search_on_cuda_is_verified_and_cached(tmp_path, monkeypatch):
 
 MMA_TILES = [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
              {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4},
-             {"mode": "mma", "BM": 64, "BN": 128, "BK": 32, "WM": 1, "WN": 4}]
+             {"mode": "mma", "BM": 64, "BN": 128, "BK": 32, "WM": 1, "WN": 4},
+             {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4},
+             {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 2}]
+
+
+@pytest.mark.parametrize("tile", MMA_TILES[3:])
+@pytest.mark.parametrize("shape", [(300, 200, 520), (256, 256, 512)])
+def test_mma_default_tiles_on_ragged_and_aligned_shapes(tile, shape):
+    """The default picker's 64x64-warp tiles: ragged edges (zero-filled slices, guarded epilogue)
+    and tile-divisible shapes (vector loads), against the reference."""
+    from ember.runtime.compile import build_program
+    m, k, n = shape
+    x, w = em.input("x", (m, k)), em.input("w", (n, k))
+    y = em.linear(x, w).relu()
+    L = lower([y.node])
+    fn = build_program(L, "cuda", None, "single", configs=[tile])
+    fn.executor.poison = True
+    for seed in (0, 1):
+        ins = {"x": rnd(m, k, seed=seed), "w": rnd(n, k, seed=seed + 5)}
+        assert_close(fn(**ins), em.reference(y, **ins), what=f"{tile} {shape}")
+
+
+@pytest.mark.parametrize("cluster,threads,cache", [(2, 256, "regs"), (4, 128, "smem"), (8, 64, "regs"),
+                                                   (2, 512, "smem")])
+@pytest.mark.parametrize("graph", ["softmax", "layernorm", "int_max", "rms_bf16"])
+def test_cluster_shares_a_row_across_blocks(cluster, threads, cache, graph):
+    """Rows split over a cluster of blocks whose partial reductions meet in distributed shared
+    memory: 67 rows (more than one row per cluster for some, odd counts), every stage combined in
+    rank order (bitwise equal in every block), against the reference over seeds."""
+    from ember.runtime.compile import build_program
+    dtype = {"int_max": "int32", "rms_bf16": "bfloat16"}.get(graph, "float32")
+    x = em.input("x", (67, 8192), dtype)
+    y = {"softmax": lambda: x.softmax(-1), "layernorm": lambda: em.layer_norm(x, 8192),
+         "int_max": lambda: x - x.max(-1, keepdim=True), "rms_bf16": lambda: em.rms_norm(x, 8192)}[graph]()
+    L = lower([y.node])
+    cfgs = []
+    for k, _ in L.kernels:
+        cfgs.append({"mode": "block", "threads": threads, "vec": 8, "cache": cache, "cluster": cluster}
+                    if cg.canonical(k).stages else cg.default_config(k))
+    fn = build_program(L, "cuda", None, "single", configs=cfgs)
+    assert any(l.config.get("cfg", {}).get("cluster") == cluster for l in fn.launches)
+    fn.executor.poison = True
+    for seed in (0, 1, 2):
+        v = rnd(67, 8192, seed=seed) * 3
+        v = v.astype(np.int32) if dtype == "int32" else v.astype(em.dtypes.as_dtype(dtype).np)
+        assert_close(fn(x=v), em.reference(y, x=v), dtype, what=f"{graph} cluster {cluster}")
 
 
 @pytest.mark.parametrize("tile", [(64, 64, 16, 4, 4), (32, 64, 16, 2, 4)] + MMA_TILES)

@@ -33,8 +33,14 @@ def _sources():
                 cfgs += [{"mode": m, "threads": 128, "vec": 8} for m in ("warp", "block", "cols")]
             if cg.mma_applicable(cg.canonical(k)):
                 cfgs.append({"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2})
-            for cfg in cfgs:
-                src = cg.render_kernel(k, cfg)[0]
+            cached = {"mode": "block", "threads": 32, "vec": 8, "cache": "regs", "cluster": 2}
+            for cfg in cfgs + [cached]:
+                try:
+                    src = cg.render_kernel(k, cfg)[0]
+                except cg.UnsupportedKernel:
+                    if cfg is cached:  # most kernels have no row cache; clusters need one
+                        continue
+                    raise
                 srcs[src] = case.name
     return srcs
 
@@ -65,3 +71,32 @@ def test_reduction_over_a_middle_axis_maps_lanes_to_outputs():
     assert cg.default_config(k)["mode"] != "cols"
     src = cg.render_kernel(lower([x.softmax(1).node]).kernels[0][0], {"mode": "cols", "threads": 256})[0]
     assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+
+
+def test_cluster_row_kernels_compile():
+    """A cluster of blocks sharing one row (distributed shared memory reductions) for the ops that
+    cache their row: several cluster sizes, registers and shared memory, every reduction type."""
+    x = em.input("x", (37, 4096))
+    xi = em.input("xi", (37, 4096), "int32")
+    graphs = {"softmax": x.softmax(-1), "layernorm": em.layer_norm(x, 4096), "log_softmax": x.log_softmax(-1),
+              "int_max_minus": xi - xi.max(-1, keepdim=True), "f64": (lambda y: y - y.sum(-1, keepdim=True))(x.cast("float64"))}
+    n = 0
+    for name, y in graphs.items():
+        k = lower([y.node]).kernels[-1][0]
+        for cfg in ({"cluster": 2, "threads": 256, "cache": "regs"}, {"cluster": 4, "threads": 128, "cache": "smem"},
+                    {"cluster": 8, "threads": 128, "cache": "regs"}):
+            src, launch = cg.render_kernel(k, dict(cfg, mode="block", vec=8))
+            assert "__cluster_dims__" in src and launch["grid"] is not None, name
+            assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0, name
+            n += 1
+    assert n == 15
+
+
+def test_cluster_knob_is_refused_where_it_has_no_meaning():
+    x = em.input("x", (37, 300))
+    k = lower([x.softmax(-1).node]).kernels[-1][0]
+    for cfg in ({"mode": "warp", "threads": 128, "vec": 8, "cache": "regs", "cluster": 2},
+                {"mode": "block", "threads": 128, "vec": 8, "cluster": 2},
+                {"mode": "block", "threads": 128, "vec": 8, "cache": "regs", "cluster": 3}):
+        with pytest.raises(cg.UnsupportedKernel):
+            cg.render_kernel(k, cfg)

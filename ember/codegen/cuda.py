@@ -65,6 +65,33 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
 }
 """ + MMA_PRELUDE
 
+# Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
+CLUSTER_HELPERS = r"""#ifndef EM_CLUSTER_HELPERS
+#define EM_CLUSTER_HELPERS
+__device__ __forceinline__ unsigned em_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+__device__ __forceinline__ void em_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ unsigned em_cluster_addr(const void* p, unsigned rank) {
+  unsigned a, r;
+  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float em_cluster_ld(const float* p, unsigned rank) {
+  float v; asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+__device__ __forceinline__ double em_cluster_ld(const double* p, unsigned rank) {
+  double v; asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+__device__ __forceinline__ int em_cluster_ld(const int* p, unsigned rank) {
+  int v; asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+__device__ __forceinline__ long long em_cluster_ld(const long long* p, unsigned rank) {
+  long long v; asm volatile("ld.shared::cluster.s64 %0, [%1];" : "=l"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+#endif"""
+
 MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma")
 
 
@@ -242,13 +269,24 @@ class _KernelWriter:
         nbytes = buf.dtype.itemsize * vec
         raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
         st = CUDA.storage_type(buf.dtype)
-        if key in self.cached:  # row cache: loaded once into registers, read by every stage
+        if key in self.cached and name is None:  # row cache: loaded once, read by every stage
             name = self.cached[key]
             if key not in self.cached_loaded:
                 load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
                 if valid is not sm.ONE:
                     load = f"({self.idx(valid)} ? {load} : {raw_t}{{}})"
-                self.emit(self._ind, f"{name} = {load};")
+                if "em_dyn_smem" in name:
+                    # a shared-memory cache: the loading stage computes from the register and only
+                    # later stages read the slot back. Re-reading the slot just stored (uint4 store,
+                    # int32 loads) let NVRTC 13.0 hoist the read above the store: the previous row's
+                    # values (wrong int32 row maxima, bench/debug_cluster.py on the H100).
+                    reg = f"g{self.gid}"
+                    self.gid += 1
+                    self.emit(self._ind, f"const {raw_t} {reg} = {load};")
+                    self.emit(self._ind, f"{name} = {reg};")
+                    self.emitted_groups[key] = name = reg
+                else:
+                    self.emit(self._ind, f"{name} = {load};")
                 self.cached_loaded.add(key)
         elif name is None:
             name = f"g{self.gid}"
@@ -380,7 +418,15 @@ class _KernelWriter:
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
-        self.emit(0, f'extern "C" __global__ void __launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
+        self.cluster = int(self.cfg.get("cluster", 1))
+        if self.cluster not in (1, 2, 4, 8):
+            raise UnsupportedKernel(f"cluster of {self.cluster} blocks (1, 2, 4 or 8)")
+        dims = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""
+        if self.cluster > 1:
+            self.emit(0, CLUSTER_HELPERS)
+        self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
+        if self.cluster > 1 and mode != "block":
+            raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
             grid = self._rowlocal(T)
         elif mode == "gemm":
@@ -532,10 +578,21 @@ class _KernelWriter:
         I = self.IDX
         c = plan.canon
         nrows = _size(c.outer)
-        step = T if mode == "block" else 32
+        C = self.cluster
+        step = T * C if mode == "block" else 32  # positions p_ advance by the threads on one row
         if self.cfg.get("cache") == "smem":
             self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
-        if mode == "block":
+        if mode == "block" and C > 1:
+            # a cluster of C blocks shares each row: block r of the cluster takes lanes r*T .. r*T+T-1;
+            # partial reductions meet through distributed shared memory (slots double-buffered by row)
+            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
+                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+                self.emit(1, f"__shared__ {ct} em_cl_{ct.replace(' ', '_')}[{2 * len(c.stages)}];")
+            self.emit(1, "const unsigned crank_ = em_cluster_rank();")
+            self.emit(1, "int par_ = 0;")
+            self.emit(1, f"for ({I} row_ = blockIdx.x / {C}; row_ < {self.idx(nrows)}; row_ += gridDim.x / {C}) {{")
+            lane, grid = f"(crank_ * {T} + threadIdx.x)", sm.minimum(nrows, (2 ** 31 - 1) // C) * C
+        elif mode == "block":
             for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
                 self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
             self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
@@ -554,9 +611,9 @@ class _KernelWriter:
             nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
             raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
             if in_smem:  # each thread re-reads only the slots it wrote: no barrier needed
-                if mode == "block":
-                    slot = f"k_ * {step} + {lane}"
-                    per = nbytes * plan.k * step
+                if mode == "block":  # this block's share of the row
+                    slot = f"k_ * {T} + threadIdx.x"
+                    per = nbytes * plan.k * T
                 else:  # each warp of the block has its own slab
                     slot = f"((threadIdx.x >> 5) * {plan.k} + k_) * 32 + {lane}"
                     per = nbytes * plan.k * step * (T // 32)
@@ -569,27 +626,44 @@ class _KernelWriter:
             raise UnsupportedKernel(f"row cache needs {off} bytes of shared memory (max {SMEM_CACHE_MAX})")
         self.smem_bytes = off
         self.cached_loaded = set()
-        unroll = "#pragma unroll 4" if in_smem else "#pragma unroll"
+        # a row cached in shared memory has many steps per thread: unrolled by the "unroll" knob
+        unroll = f"#pragma unroll {int(self.cfg.get('unroll', 4))}" if in_smem else "#pragma unroll"
         head = (f"{unroll}\n" + "  " * ind + f"for (int k_ = 0; k_ < {plan.k}; ++k_) {{")
         pos = f"const {I} p_ = (({I})k_ * {step} + {lane}) * {plan.vec};"
-        for s in c.stages:
+        for si, s in enumerate(c.stages):
             ct = compute_type(s.acc.dtype)
             op = 0 if s.acc.op == "sum" else 1
             self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
-            self.emit(ind, head)
+            if in_smem and s.acc.op == "max" and not s.acc.dtype.is_float:
+                # the NVRTC 13.0 int32-max miscompile (see _stage_loop) also hits this partly
+                # unrolled loop over shared memory (wrong maxima on the H100); keep it rolled
+                self.emit(ind, head.replace(unroll, "#pragma unroll 1"))
+            else:
+                self.emit(ind, head)
             self.emit(ind + 1, pos)
             self.update(s, "p_", plan.vec, ind + 1)
             self.emit(ind, "}")
             if mode == "block":
                 self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
                                f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
+                if C > 1:  # every block combines the C partials in rank order: identical results
+                    slot = f"em_cl_{ct.replace(' ', '_')}[par_ * {len(c.stages)} + {si}]"
+                    self.emit(ind, f"if (threadIdx.x == 0) {slot} = {s.acc.name};")
+                    self.emit(ind, "em_cluster_sync();")
+                    self.emit(ind, f"{s.acc.name} = em_cluster_ld(&{slot}, 0);")
+                    self.emit(ind, f"#pragma unroll\n{'  ' * ind}for (unsigned r_ = 1; r_ < {C}; ++r_) "
+                                   f"{s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, em_cluster_ld(&{slot}, r_));")
             else:
                 self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
         self.emit(ind, head)
         self.emit(ind + 1, pos)
         self.store(c.store, "p_", plan.vec, ind + 1)
         self.emit(ind, "}")
+        if C > 1 and mode == "block":
+            self.emit(ind, "par_ ^= 1;")
         self.emit(1, "}")
+        if C > 1 and mode == "block":
+            self.emit(1, "em_cluster_sync();  /* no block leaves while the others may read its slots */")
         self.cached = {}
         return grid
 
@@ -642,11 +716,15 @@ class _KernelWriter:
         return sm.minimum((nrows + 31) // 32, 2 ** 31 - 1)
 
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
+        if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):
+            raise UnsupportedKernel("a cluster shares a cached row: block mode with a row cache only")
         if self.cfg.get("cache") and mode in ("block", "warp"):
-            plan = row_cache_plan(self.k, c, T if mode == "block" else 32, max_vec,
+            plan = row_cache_plan(self.k, c, T * self.cluster if mode == "block" else 32, max_vec,
                                   in_smem=self.cfg.get("cache") == "smem")
             if plan is not None:
                 return self._rows_cached(c, mode, T, plan)
+            if self.cluster > 1:
+                raise UnsupportedKernel(f"no row cache for {T} x {self.cluster} threads")
         I = self.IDX
         nrows = _size(c.outer)
         if mode == "block":
@@ -761,14 +839,23 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
     return RowCachePlan(N, vec, steps, canon, shared, regs)
 
 
+CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
+
+
 def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> tuple | None:
-    """(threads, "regs" | "smem"): registers while a row's cache stays small (<= 16 per thread at 256
-    threads, where the rest of the kernel has room), else dynamic shared memory."""
+    """(threads, "regs" | "smem", cluster): registers while a row's cache stays small (<= 16 per
+    thread at 256 threads, where the rest of the kernel has room), else dynamic shared memory; a row
+    that would fill most of an SM's shared memory is split over a cluster of two blocks, so that
+    two half-rows' loads, reductions and stores overlap on each SM (softmax over 32768 floats:
+    0.75-0.78 -> 0.83-0.84 of the copy floor, bench/results/variants-2026-11-21*.json)."""
     if row_cache_plan(k, c, 256, max_vec, max_regs=16) is not None:
-        return 256, "regs"
+        return 256, "regs", 1
     for T in (512, 1024):
-        if row_cache_plan(k, c, T, max_vec, in_smem=True) is not None:
-            return T, "smem"
+        plan = row_cache_plan(k, c, T, max_vec, in_smem=True)
+        if plan is not None:
+            if plan.regs * 4 * T > CLUSTER_ROW_BYTES and row_cache_plan(k, c, 1024, max_vec, in_smem=True):
+                return 512, "smem", 2
+            return T, "smem", 1
     return None
 
 
@@ -798,19 +885,31 @@ def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
     return along_rows and not along_red
 
 
-MMA_DEFAULT_TILES = [(128, 128, 16, 2, 4), (128, 64, 16, 2, 2), (64, 64, 16, 2, 2), (32, 64, 16, 1, 2)]
-GPU_SMS = 132  # H100 SXM; the default tile aims for at least one block per SM
+# (BM, BN, BK, WM, WN) and the TFLOP/s each reached on a float32 4096^3 product on the H100
+# (bench/results/variants-2026-11-21.json): warp tiles of 64x64 reuse each fragment most
+MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8), ((128, 64, 16, 2, 2), 54.3),
+                     ((64, 64, 16, 2, 2), 47.9)]
+GPU_SMS = 132  # H100 SXM
 
 
-def _default_mma_tile(M, N, B) -> dict:
-    """The largest tile that still gives every SM a block (a 1024^3 matmul in 128x128 tiles would
-    leave half the H100 idle); symbolic sizes get the largest tile."""
-    pick = MMA_DEFAULT_TILES[0]
-    if all(e.is_const for e in (M, N, B)):
-        for t in MMA_DEFAULT_TILES:
-            pick = t
-            if -(-M.value // t[0]) * -(-N.value // t[1]) * B.value >= GPU_SMS:
-                break
+def _default_mma_tile(M, N, K, B) -> dict:
+    """The tile with the least estimated time: the padded work over the tile's rate, divided by how
+    much of the last wave is busy (a 1024^3 product in 128x256 tiles would leave three quarters of
+    the H100 idle). A 4-warp block shares its SM with another (two slots per SM). With K <= 64 the
+    product is bound by writing C, and the smallest tile spreads that best. Symbolic sizes get the
+    first tile."""
+    pick = MMA_DEFAULT_TILES[0][0]
+    if all(e.is_const for e in (M, N, K, B)):
+        if K.value <= 64:
+            pick = MMA_DEFAULT_TILES[-1][0]
+        else:
+            def cost(entry):
+                (bm, bn, _, wm, wn), rate = entry
+                tiles = -(-M.value // bm) * -(-N.value // bn) * B.value
+                slots = GPU_SMS * (2 if wm * wn <= 4 else 1)
+                busy = tiles / (-(-tiles // slots) * slots)
+                return tiles * bm * bn / rate / busy
+            pick = min(MMA_DEFAULT_TILES, key=cost)[0]
     return dict(zip(("BM", "BN", "BK", "WM", "WN"), pick), mode="mma")
 
 
@@ -828,7 +927,7 @@ def default_config(k: ir.Kernel) -> dict:
         big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
         if big(M, 32) and big(N, 32) and big(K, 8):
             if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
-                return _default_mma_tile(M, N, _size(g.batch))
+                return _default_mma_tile(M, N, K, _size(g.batch))
             return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
@@ -845,7 +944,8 @@ def default_config(k: ir.Kernel) -> dict:
     if r >= 256:
         t = _cached_threads(k, c, 8)
         if t is not None:
-            return {"mode": "block", "threads": t[0], "vec": 8, "cache": t[1]}
+            cfg = {"mode": "block", "threads": t[0], "vec": 8, "cache": t[1]}
+            return dict(cfg, cluster=t[2]) if t[2] > 1 else cfg
     if r >= 2048 or (r >= 256 and nrows < 1024):
         return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
     if r >= 32:

@@ -65,6 +65,9 @@ def render_mma(w, c: Canon):
     I = w.IDX
     M, N, K = _size(g.m), _size(g.n), _size(g.k)
     passes = _passes(g)
+    smem = 4 * BK * (BM + BN + 16)
+    if smem > 48 * 1024:
+        raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of static shared memory (max 48 KB)")
     w.emit(1, f"__shared__ float As[{BK}][{BM} + 8];")
     w.emit(1, f"__shared__ float Bs[{BK}][{BN} + 8];")
     w.tile_origin(g, BM, BN)

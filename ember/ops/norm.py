@@ -51,8 +51,8 @@ def rms_norm(x: Tensor, normalized_shape, weight: Tensor | None = None, eps: flo
     _check_param("rms_norm", "weight", weight, tuple(x.shape[axes[0]:]))
     cd = _compute_dtype(x)
     if eps is None:  # torch's default: machine epsilon of the input dtype
-        import numpy as np
-        eps = float(np.finfo(x.dtype.np).eps)
+        import ml_dtypes  # numpy's finfo does not know bfloat16 (numpy 2.x); ml_dtypes' knows all
+        eps = float(ml_dtypes.finfo(x.dtype.np).eps)
     xf = x.cast(cd)
     y = xf * ((xf * xf).mean(axes, keepdim=True) + eps).rsqrt()
     if weight is not None:

@@ -1,7 +1,8 @@
 """Schedule spaces: the knobs each kernel can be rendered with, per device.
 
 CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm / mma),
-threads per block, vector width, whether a row is cached (registers or shared memory), and for
+threads per block, vector width, whether a row is cached (registers or shared memory), how many blocks
+of a cluster share a cached row, the unrolling of a shared-memory row's loops, and for
 contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile). Illegal or
 pointless combinations are filtered by rendering: configs that render to the same source are one
 candidate. The CPU renderer has no knobs yet; its search is over structure only.
@@ -18,10 +19,14 @@ GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
 ]
 
 
-MMA_TILES = [  # (BM, BN, BK, WM, WN): threads = 32*WM*WN; warp tiles of 32x32 .. 64x32
-    (64, 64, 16, 2, 2), (128, 128, 16, 2, 4), (128, 64, 16, 2, 2), (64, 128, 16, 2, 2),
-    (128, 128, 32, 2, 4), (64, 64, 32, 2, 2), (128, 64, 32, 4, 1), (32, 64, 16, 1, 2),
+MMA_TILES = [  # (BM, BN, BK, WM, WN): threads = 32*WM*WN; warp tiles of 32x32 .. 64x64
+    (64, 64, 16, 2, 2), (128, 128, 16, 2, 2), (128, 256, 16, 2, 4), (128, 64, 16, 2, 2),
+    (64, 128, 16, 2, 2), (128, 128, 16, 2, 4), (256, 128, 16, 4, 2), (64, 64, 32, 2, 2),
+    (128, 64, 32, 4, 1), (32, 64, 16, 1, 2), (256, 64, 16, 4, 1),
 ]
+# rows shared by a cluster of blocks (distributed shared memory), for rows cached whole
+CLUSTER_ROWS = [(512, "smem", 2), (256, "smem", 4), (256, "regs", 8)]
+CLUSTER_ROWS_FULL = CLUSTER_ROWS + [(1024, "smem", 2), (128, "smem", 8), (512, "regs", 4), (256, "regs", 2)]
 
 
 def mma_cfg(t) -> dict:
@@ -47,7 +52,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
         tiles = GEMM_TILES if level == "full" else GEMM_TILES[:9]
         out += [gemm_cfg(t) for t in tiles]
         if cg.mma_applicable(c):
-            out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:6])]
+            out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:7])]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:
@@ -56,6 +61,10 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
             caches = [False] if mode == "thread" else [False, "regs", "smem"]
             for cache in caches:
                 out.append({"mode": mode, "threads": t, "vec": 8, "cache": cache})
+    for t, cache, cluster in (CLUSTER_ROWS_FULL if level == "full" else CLUSTER_ROWS):
+        out.append({"mode": "block", "threads": t, "vec": 8, "cache": cache, "cluster": cluster})
+    if level == "full":
+        out += [{"mode": "block", "threads": t, "vec": 8, "cache": "smem", "unroll": u} for t in (512, 1024) for u in (8, 16)]
     out += [{"mode": "cols", "threads": t} for t in ((128, 256, 512, 1024) if cg.columns_contiguous(k, c) else (256,))]
     return out
 
