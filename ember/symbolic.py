@@ -115,6 +115,8 @@ class Expr:
 
 
 def _new(op: str, args: tuple, vmin: float, vmax: float, key: str) -> Expr:
+    if vmin == vmax and op not in ("const", "var"):  # a proven single value is that constant: one
+        return const(vmin)                            # form per value (min(0, 0 % -N) is min(0, 0))
     ik = (op, args)
     e = _INTERN.get(ik)
     if e is not None:

@@ -211,6 +211,7 @@ class _KernelWriter:
         self.emitted_groups: dict = {}
         self.cached: dict = {}  # row-cache group key -> register array name
         self.cached_loaded: set = set()
+        self.cache_in_smem = False  # whether self.cached's slots are in shared memory
         self.gid = 0
 
     def emit(self, ind: int, s: str) -> None:
@@ -275,7 +276,7 @@ class _KernelWriter:
                 load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
                 if valid is not sm.ONE:
                     load = f"({self.idx(valid)} ? {load} : {raw_t}{{}})"
-                if "em_dyn_smem" in name:
+                if self.cache_in_smem:
                     # a shared-memory cache: the loading stage computes from the register and only
                     # later stages read the slot back. Re-reading the slot just stored (uint4 store,
                     # int32 loads) let NVRTC 13.0 hoist the read above the store: the previous row's
@@ -582,19 +583,19 @@ class _KernelWriter:
         step = T * C if mode == "block" else 32  # positions p_ advance by the threads on one row
         if self.cfg.get("cache") == "smem":
             self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
+        if mode == "block":
+            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
+                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+                if C > 1:
+                    self.emit(1, f"__shared__ {ct} em_cl_{ct.replace(' ', '_')}[{2 * len(c.stages)}];")
         if mode == "block" and C > 1:
             # a cluster of C blocks shares each row: block r of the cluster takes lanes r*T .. r*T+T-1;
             # partial reductions meet through distributed shared memory (slots double-buffered by row)
-            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
-                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
-                self.emit(1, f"__shared__ {ct} em_cl_{ct.replace(' ', '_')}[{2 * len(c.stages)}];")
             self.emit(1, "const unsigned crank_ = em_cluster_rank();")
             self.emit(1, "int par_ = 0;")
             self.emit(1, f"for ({I} row_ = blockIdx.x / {C}; row_ < {self.idx(nrows)}; row_ += gridDim.x / {C}) {{")
             lane, grid = f"(crank_ * {T} + threadIdx.x)", sm.minimum(nrows, (2 ** 31 - 1) // C) * C
         elif mode == "block":
-            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
-                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
             self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
             lane, grid = "threadIdx.x", sm.minimum(nrows, 2 ** 31 - 1)
         else:
@@ -605,7 +606,7 @@ class _KernelWriter:
             lane, grid = "lane_", sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
         ind = 2
         self.decompose("row_", c.outer, ind)
-        in_smem = self.cfg.get("cache") == "smem"
+        in_smem = self.cache_in_smem = self.cfg.get("cache") == "smem"
         off = 0
         for i, key in enumerate(plan.groups):
             nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
@@ -634,12 +635,7 @@ class _KernelWriter:
             ct = compute_type(s.acc.dtype)
             op = 0 if s.acc.op == "sum" else 1
             self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
-            if in_smem and s.acc.op == "max" and not s.acc.dtype.is_float:
-                # the NVRTC 13.0 int32-max miscompile (see _stage_loop) also hits this partly
-                # unrolled loop over shared memory (wrong maxima on the H100); keep it rolled
-                self.emit(ind, head.replace(unroll, "#pragma unroll 1"))
-            else:
-                self.emit(ind, head)
+            self.emit(ind, head)
             self.emit(ind + 1, pos)
             self.update(s, "p_", plan.vec, ind + 1)
             self.emit(ind, "}")
@@ -665,6 +661,7 @@ class _KernelWriter:
         if C > 1 and mode == "block":
             self.emit(1, "em_cluster_sync();  /* no block leaves while the others may read its slots */")
         self.cached = {}
+        self.cache_in_smem = False
         return grid
 
     def _cols(self, c: Canon, T: int):
