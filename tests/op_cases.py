@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 import ember as em
+from ember.ops import conv as C
 
 try:  # torch is the oracle for tests, never a dependency of Ember itself
     import torch
@@ -342,6 +343,13 @@ _add("cumsum_axisneg1", {"x": S(3, 5, 13)}, lambda x: x.cumsum(-1), lambda x: x.
 _add("cumsum_middle", {"x": S(3, 5, 7)}, lambda x: x.cumsum(dim=1), lambda x: x.cumsum(dim=1))
 _add("cumsum_int", {"x": S(13, dtype="int32", kind="int:-9:9")}, lambda x: x.cumsum(0), lambda x: x.cumsum(0),
      grad=False)
+# longer than ops.reduce.CUMSUM_BLOCK: the blocked scan (ragged last block, two and three levels)
+_add("cumsum_blocked_ragged", {"x": S(3, 1111)}, lambda x: x.cumsum(-1), lambda x: x.cumsum(-1))
+_add("cumsum_blocked_middle", {"x": S(4, 100, 3)}, lambda x: x.cumsum(1), lambda x: x.cumsum(1))
+_add("cumsum_blocked_exact", {"x": S(2, 64)}, lambda x: x.cumsum(1), lambda x: x.cumsum(1))
+_add("cumsum_blocked_three_levels", {"x": S(33 * 32 + 5)}, lambda x: x.cumsum(0), lambda x: x.cumsum(0))
+_add("cumsum_blocked_int", {"x": S(2, 1057, dtype="int32", kind="int:-9:9")}, lambda x: x.cumsum(1),
+     lambda x: x.cumsum(1), grad=False)
 
 # ================================================================================================
 # contractions
@@ -878,6 +886,13 @@ _add("conv2d_kernel_larger_than_input_padded", {"x": S(1, 2, 2, 3), "w": S(3, 2,
 _add("conv_transpose2d_big_padding", {"x": S(1, 2, 5, 6), "w": S(2, 3, 2, 3)},
      lambda x, w: em.conv_transpose2d(x, w, stride=2, padding=(2, 3)),
      lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=(2, 3)))
+# the phase form (dilation 1, stride > 1): kernel a multiple of the stride, and 3D with groups
+_add("conv_transpose2d_k4_s2_phases", {"x": S(2, 5, 7, 9), "w": S(5, 3, 4, 4), "b": S(3)},
+     lambda x, w, b: em.conv_transpose2d(x, w, b, stride=2, padding=1),
+     lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1))
+_add("conv_transpose3d_groups_phases", {"x": S(1, 4, 3, 5, 4), "w": S(4, 3, 3, 2, 3)},
+     lambda x, w: C._conv_transpose(x, w, None, (2, 3, 1), (1, 0, 1), (1, 2, 0), 2, 1, 3),
+     lambda x, w: F.conv_transpose3d(x, w, stride=(2, 3, 1), padding=(1, 0, 1), output_padding=(1, 2, 0), groups=2))
 _add("conv_transpose2d_stride_gt_kernel", {"x": S(1, 2, 3, 4), "w": S(2, 2, 2, 1)},
      lambda x, w: em.conv_transpose2d(x, w, stride=3, output_padding=2),
      lambda x, w: F.conv_transpose2d(x, w, stride=3, output_padding=2))

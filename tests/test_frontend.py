@@ -725,6 +725,46 @@ def test_cuda_int64_indices_and_torch_compile():
         _cmp(compiled(x).cpu(), model(x).cpu(), "cuda torch.compile")
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("case", ["one_kernel", "several_kernels", "same_output_twice"])
+def test_cuda_fast_call_path_matches_torch_and_falls_back(case):
+    """The per-call fast path (positional CUDA tensors straight to the launch; one-kernel programs
+    launched directly, not as a graph) gives torch's results on fresh inputs, with results kept alive
+    (new output pointers each call), and leaves anything unusual to the general path: wrong shapes
+    still raise, non-contiguous inputs and inputs that require grad still work."""
+    torch.manual_seed(0)
+    fns = {"one_kernel": lambda m, x, w: torch.relu(x * w) + 1.0,
+           "several_kernels": lambda m, x, w: torch.softmax(x @ w.T, -1).sum(0),
+           "same_output_twice": lambda m, x, w: (torch.tanh(x - w), torch.tanh(x - w), x.sum(1))}
+    f = Fn(fns[case])
+    shape = (37, 70)
+    x0, w0 = torch.randn(*shape, device="cuda"), torch.randn(*shape, device="cuda")
+    fn = em.from_torch(f, (x0, w0), device="cuda")
+    kept = []
+    with torch.no_grad():
+        for s in SEEDS:
+            g = torch.Generator(device="cuda").manual_seed(s)
+            x, w = (torch.randn(*shape, device="cuda", generator=g) for _ in range(2))
+            out = fn(x, w)
+            kept.append((out, f(x, w)))
+        assert fn._fast is not None, "this import should take the fast path"
+        for i, (out, ref) in enumerate(kept):
+            _cmp([o.cpu() for o in out] if isinstance(out, tuple) else out.cpu(),
+                 [r.cpu() for r in ref] if isinstance(ref, tuple) else ref.cpu(), f"{case} call {i}")
+        xt = torch.randn(shape[1], shape[0], device="cuda").T  # non-contiguous: general path
+        out, ref = fn(xt, w0), f(xt, w0)
+        _cmp([o.cpu() for o in out] if isinstance(out, tuple) else out.cpu(),
+             [r.cpu() for r in ref] if isinstance(ref, tuple) else ref.cpu(), f"{case} non-contiguous")
+        with pytest.raises(TorchImportError, match="shape"):
+            fn(torch.randn(5, 70, device="cuda"), w0)
+    xg = x0.clone().requires_grad_(True)
+    out = fn(xg, w0)  # general path (it warns once per process that outputs carry no grad)
+    with torch.no_grad():
+        ref = f(x0, w0)
+    _cmp([o.cpu() for o in out] if isinstance(out, tuple) else out.cpu(),
+         [r.cpu() for r in ref] if isinstance(ref, tuple) else ref.cpu(), f"{case} requires_grad")
+
+
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_fused_rnn_cell_converters_match_torch_cells(kind):
     """torch.export on CUDA leaves nn.LSTMCell / nn.GRUCell as aten._thnn_fused_*_cell (gate

@@ -133,6 +133,7 @@ class CUDAExecutor:
         self._graphs: dict = {}
         self._sightings: dict = {}  # pointer sets seen once (graphs are captured on the second)
         self._torch_outputs: dict = {}  # binding -> [(name, shape, torch dtype, device)]
+        self._direct: dict = {}  # binding -> one-kernel launch plan (see _direct_plan)
         self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
 
     # ---------------------------------------------------------------- memory
@@ -312,6 +313,19 @@ class CUDAExecutor:
         ext = in_ptrs + tuple(o.data_ptr() for o in outs)
         if bkey not in self._ptrs:
             self.pointers(program, None, env, {})
+        if len(program.launches) == 1 and not self.poison and all(ext):
+            # One kernel: a direct launch starts sooner than a one-node graph (measured on the H100,
+            # bench/launch_latency.py: ~2-3 us less from the call to the kernel's end).
+            direct = self._direct.get(bkey)
+            if direct is None or direct[0] != self._gen[bkey]:
+                direct = self._direct[bkey] = self._direct_plan(program, bkey, env)
+            _, launch, cfg, k, slots, fixed = direct
+            if cfg is not None:
+                args = list(fixed)
+                for pos, i in slots:
+                    args[pos] = ext[i]
+                launch(stream, cfg, k, *args)
+            return outs
         gkey = (bkey, self._gen[bkey], ext)
         g = self._graphs.get(gkey)
         if g is not None and not self.poison:
@@ -333,6 +347,22 @@ class CUDAExecutor:
         for cfg, k, args in self._launch_args(program, ptrs, env):
             launch(stream, cfg, k, *args)
         return outs
+
+    def _direct_plan(self, program, bkey, env: dict) -> tuple:
+        """The one launch of a one-kernel program with the argument slots that take the caller's
+        pointers (inputs, then outputs, as in run_torch's `ext`) marked; the rest are fixed."""
+        from cuda.core import launch
+        names = [f"in_{n}" for n in program.inputs] + list(program.outputs)
+        ptrs = dict(self._ptrs[bkey])
+        marker = {n: -(i + 1) for i, n in enumerate(names)}  # placeholders, never valid pointers
+        ptrs.update(marker)
+        (l,), k = program.launches, self.kernels[0]
+        found = self._launch_args(program, ptrs, env)
+        if not found:  # an empty grid: nothing to launch
+            return (self._gen[bkey], launch, None, None, (), ())
+        (cfg, k, args), = found
+        slots = tuple((pos, -a - 1) for pos, a in enumerate(args[:len(l.args)]) if isinstance(a, int) and a < 0)
+        return (self._gen[bkey], launch, cfg, k, slots, tuple(args))
 
     # ---------------------------------------------------------------- timing
     def _events_time(self, fn, reps: int) -> float:

@@ -21,6 +21,10 @@ A node is materialised when (rules applied to a fixpoint):
 4. it is a non-trivial elementwise computation read through a broadcasting view inside a reduction
    loop (recomputing it per broadcast copy would multiply its cost) — the rule that materialises a
    conv's input activation instead of recomputing it kh·kw·C_out times.
+5. it is a contraction (a sum of a product) read at coordinates that divide or take remainders of
+   the consumer's loop variables (an interleaving or merging view: a transposed conv's phases, a
+   pixel shuffle, a flatten): inlined, its rows and columns would be hidden behind that arithmetic
+   and it could not run as a tiled GEMM; materialised, the view is one cheap copy.
 
 With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
 intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
@@ -43,6 +47,25 @@ from . import ir
 from .split import split_long_reductions
 
 RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materialises it
+
+
+def _is_product_sum(n: Node) -> bool:
+    """A sum of a product of two different operands (a contraction: matmul, conv; not a sum of
+    squares), looking through casts."""
+    if n.op != g.SUM:
+        return False
+    x = n.srcs[0]
+    while x.op == g.CAST:
+        x = x.srcs[0]
+    return x.op == g.MUL and x.srcs[0] is not x.srcs[1]
+
+
+def _splits_dims(e: Expr) -> bool:
+    """Whether a coordinate divides or takes the remainder of a loop variable (the reader sees the
+    producer through a view that interleaves or merges its dimensions)."""
+    if e.op in ("div", "mod") and sm.free_vars(e):
+        return True
+    return any(isinstance(a, Expr) and _splits_dims(a) for a in e.args)
 
 
 def acc_dtype(d: dt.DType) -> dt.DType:
@@ -234,6 +257,9 @@ class KernelBuilder:
             return ir.acc(st.acc, acc_dtype(n.dtype))
         if any(s.node is n for s in self.stages):  # rule 2: same reduction at other coordinates
             self.materialize.add(n)
+            return self.load(n, coords, valid)
+        if n is not self.root and _is_product_sum(n) and any(_splits_dims(c) for c in coords):
+            self.materialize.add(n)  # rule 5: keep a contraction's m/n/k structure visible
             return self.load(n, coords, valid)
         st = self._stage(n, coords, valid)
         self.stage_of[key] = st

@@ -95,14 +95,36 @@ def _val_vars(v: ir.Val) -> set:
     return out
 
 
-def _fastest_is(v: ir.Val, kvar: str) -> bool:
-    """Whether the first load of v has unit stride along kvar (so consecutive threads should walk k)."""
+def _first_load_index(v: ir.Val):
     for x in ir.val_toposort([v]):
         if x.op == "load" and not isinstance(x.args[1], ir.Val):
-            e = x.args[1]
-            X = sm.var(kvar, 0, None)
-            return sm.substitute(e, {kvar: X + 1}) - sm.substitute(e, {kvar: X}) is sm.ONE
-    return True
+            return x.args[1]
+    return None
+
+
+def _unit_run(e, loops: list) -> int:
+    """How many consecutive memory elements index e walks when the given loops (outermost first)
+    advance innermost-first: the innermost loop's extent if its stride is 1, times the next one's
+    while its stride equals the run so far (a flattened, contiguous span). 0 if not unit-stride."""
+    run = 1
+    for var, ext in reversed(loops):
+        X = sm.var(var, 0, None)
+        step = sm.substitute(e, {var: X + 1}) - sm.substitute(e, {var: X})
+        if not (step.is_const and step.value == run and ext.is_const):
+            break
+        run *= ext.value
+    return run if run > 1 else 0
+
+
+def _k_is_fastest(v: ir.Val, kloops: list, rows: list) -> bool:
+    """Whether consecutive GPU threads should walk k (else the operand's rows) when loading v's tiles:
+    the direction with the longer contiguous span in memory. A matmul's a (M, K) walks k; a conv's
+    input walks its output columns (the kernel window's k span is only kw long, the row span is a
+    whole image row or more)."""
+    e = _first_load_index(v)
+    if e is None:
+        return True
+    return _unit_run(e, kloops) >= _unit_run(e, rows)
 
 
 def contraction_of(c: Canon) -> Contraction | None:
@@ -133,7 +155,7 @@ def contraction_of(c: Canon) -> Contraction | None:
     if outer and any(x == outer[-1][0] for x, _ in m):  # the output's fastest dim walks the threads (n)
         a, b, m, n = b, a, n, m
     batch = [(x, e) for x, e in outer if (x, e) not in m and (x, e) not in n]
-    return Contraction(batch, m, n, st.loops, a, b, st, _fastest_is(a, kv[-1]), _fastest_is(b, kv[-1]))
+    return Contraction(batch, m, n, st.loops, a, b, st, _k_is_fastest(a, st.loops, m), _k_is_fastest(b, st.loops, n))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -125,6 +125,8 @@ def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding,
         if op >= s and op >= d:  # torch's rule: the extra rows must lie inside one stride or dilation step
             raise ValueError(f"conv_transpose{nd}d: output_padding {output_padding} must be smaller than either "
                              f"stride {stride} or dilation {dilation}")
+    if all(d == 1 for d in dilation) and any(s > 1 for s in stride):
+        return _conv_transpose_phases(x, w, bias, stride, padding, output_padding, groups, ks, nd)
     for a, s in enumerate(stride):
         x = Tensor(g.apply_view(x.node, lambda v, a=a, s=s: v.dilate(2 + a, s)))
     per = [(0, 0), (0, 0)]
@@ -140,6 +142,50 @@ def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding,
     wt = w.reshape([groups, cg, og] + ks).permute([0, 2, 1] + list(range(3, 3 + nd)))
     wt = wt.reshape([groups * og, cg] + ks).flip(list(range(2, 2 + nd)))
     return _conv(x, wt, bias, 1, 0, dilation, groups, nd)
+
+
+def _conv_transpose_phases(x: Tensor, w: Tensor, bias, stride, padding, output_padding, groups: int, ks: list,
+                           nd: int) -> Tensor:
+    """Transposed conv (dilation 1) as ONE ordinary stride-1 conv over the undilated input whose
+    output channels are (channel, phase) pairs, then an interleave (a view) and a crop.
+
+    Along an axis of stride s, output t = o + padding gets input i through tap k = t - i*s; write
+    t = q*s + r: the taps that reach phase r are k = r + m*s, so y_r[q] = sum_m x[q - m] w[r + m*s],
+    a correlation with M = ceil(K/s) taps (zero taps where r + m*s >= K). Every phase has the same
+    M, so all s^nd phases stack along the output channels of one conv. The zero-insertion form does
+    K^nd taps per output, of which about (K/s)^nd are not zeros; this one does M^nd."""
+    n, cin = x.node.shape[:2]
+    og = w.node.shape[1].value
+    cg = cin.value // groups
+    ms = [-(-k // s) for k, s in zip(ks, stride)]
+    phases = math.prod(stride)
+    ins = [x.node.shape[2 + a] for a in range(nd)]
+    if not all(i.is_const for i in ins):
+        raise ShapeError("conv_transpose: spatial sizes must be static")
+    ins = [i.value for i in ins]
+    outs = [(i - 1) * s - 2 * p + k + op for i, s, p, k, op in zip(ins, stride, padding, ks, output_padding)]
+    qs = [-(-(p + o) // s) for p, o, s in zip(padding, outs, stride)]  # phase rows needed per axis
+    # weight (Cin, Og, K..) -> (G*Og*phases, Cg, M..): taps padded to M*s, split (m, r), m reversed
+    wp = pad_axes(w, [(0, 0), (0, 0)] + [(0, m * s - k) for m, s, k in zip(ms, stride, ks)])
+    split = [groups, cg, og]
+    for m, s in zip(ms, stride):
+        split += [m, s]
+    wp = wp.reshape(split).flip([3 + 2 * a for a in range(nd)])  # (G, Cg, Og, M1, s1, M2, s2, ..)
+    perm = [0, 2] + [4 + 2 * a for a in range(nd)] + [1] + [3 + 2 * a for a in range(nd)]
+    wc = wp.permute(perm).reshape([groups * og * phases, cg] + ms)
+    # input padded M-1 before (the taps reach back M-1 rows) and after to give at least Q rows
+    xp = pad_axes(x, [(0, 0), (0, 0)] + [(m - 1, max(0, q - i)) for m, q, i in zip(ms, qs, ins)])
+    y = _conv(xp, wc, None, 1, 0, 1, groups, nd)  # (N, G*Og*phases, >= Q..)
+    y = y[(slice(None), slice(None)) + tuple(slice(0, q) for q in qs)]
+    y = y.reshape([n, groups, og] + list(stride) + qs)
+    perm = [0, 1, 2]
+    for a in range(nd):
+        perm += [3 + nd + a, 3 + a]
+    y = y.permute(perm).reshape([n, groups * og] + [q * s for q, s in zip(qs, stride)])
+    y = y[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in zip(padding, outs))]
+    if bias is not None:
+        y = y + bias.reshape([1, groups * og] + [1] * nd)
+    return y
 
 
 def conv_transpose1d(x, w, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> Tensor:

@@ -225,18 +225,47 @@ def log_softmax(x: Tensor, axis: int = -1, *, dim=None, dtype=None) -> Tensor:
     return (x - logsumexp(x, a, keepdim=True)).cast(out)
 
 
+CUMSUM_BLOCK = 32  # scan block length: each output reads at most this many inputs per level
+
+
 @tensor_method
 def cumsum(x: Tensor, axis: int = 0, *, dim=None, dtype=None) -> Tensor:
-    """Inclusive prefix sum as a masked contraction: out[i] = sum_j x[j] * (j <= i)."""
+    """Inclusive prefix sum, as a blocked scan of masked contractions (see _scan_last)."""
     if dtype is not None:
         x = x.cast(dtype)
     elif x.dtype.is_bool:
         x = x.cast(dt.int32)
     a = _axes(x, dim if dim is not None else axis)[0]
-    xm = x.movedim(a, -1)
+    return _scan_last(x.movedim(a, -1)).movedim(-1, a)
+
+
+def _masked_scan_last(xm: Tensor) -> Tensor:
+    """out[i] = sum_j x[j] * (j <= i) over the last axis: n*n work, for short axes."""
     n = xm.node.shape[-1]
     sq = list(xm.node.shape) + [n]
     xj = xm.unsqueeze(-2).broadcast_to(sq)  # position (..., i, j) holds x[..., j]
     mask = iota(sq, -1) <= iota(sq, -2)
-    out = sum(where(mask, xj, 0), -1)
-    return out.movedim(-1, a)
+    return sum(where(mask, xj, 0), -1)
+
+
+def _scan_last(xm: Tensor) -> Tensor:
+    """Inclusive prefix sum over the last axis. An axis longer than CUMSUM_BLOCK is cut into blocks
+    (zero-padded to a whole number of them): a masked scan inside each block, the block totals
+    scanned recursively (exclusive: the running total before the block), then added. Work per
+    element is about CUMSUM_BLOCK per level instead of n, and the summation order is a tree, which
+    is no less accurate than torch's."""
+    n = xm.node.shape[-1]
+    if not n.is_const or n.value <= CUMSUM_BLOCK:
+        return _masked_scan_last(xm)
+    b = CUMSUM_BLOCK
+    m = -(-n.value // b)
+    lead = list(xm.node.shape[:-1])
+    if m * b != n.value:
+        from .movement import pad_axes
+        xm = pad_axes(xm, [(0, 0)] * len(lead) + [(0, m * b - n.value)])
+    blocks = xm.reshape(lead + [m, b])
+    local = _masked_scan_last(blocks)  # (..., m, b)
+    totals = local[..., b - 1]  # each block's sum: the last of its inclusive scan
+    before = _scan_last(totals) - totals  # exclusive scan of the block totals
+    out = (local + before.unsqueeze(-1)).reshape(lead + [m * b])
+    return out[..., :n.value] if m * b != n.value else out
