@@ -1,0 +1,131 @@
+"""Host latency of one call, by launch path (not a test).
+
+A tiny ReLU (4096 floats) makes the kernel itself ~2 us, so the CUDA-event time around one call is the
+latency from the call to the kernel's end: what bench/kernelbench.py adds to every problem on top of
+its kernels. Variants: PyTorch eager; Ember's call as shipped; Ember's torch path with the CUDA graph
+replaced by a direct cuda.core launch; a raw cuLaunchKernel (cuda.bindings) with the same kernel; and
+the pieces (torch.empty, the frontend's checks) timed alone in a tight loop.
+
+Usage: python bench/launch_latency.py [--out FILE]"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import time
+
+import numpy as np
+import torch
+
+from ember.frontends import pytorch as fe
+
+
+def event_us(call, reps=200) -> float:
+    ts = []
+    for _ in range(20):
+        call()
+    torch.cuda.synchronize()
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        call()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) * 1e3)
+    return float(np.median(ts))
+
+
+def loop_us(call, n=3000) -> float:
+    for _ in range(50):
+        call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        call()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / n * 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    x = torch.randn(4096, device="cuda")
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    m = M()
+    with torch.no_grad():
+        fn = fe.TorchFunction(m, fe.import_graph(fe.export(m, (x,))), "cuda")
+    prog = fn.program
+    ex = prog.executor
+    fn(x)
+    fn(x)
+    ex.pointers(prog, None, {}, {})
+    ptrs = dict(ex._ptrs[()])
+    (cfg, kern, args), = ex._launch_args(prog, {**ptrs, "in_x": x.data_ptr(), prog.outputs[0]: 0}, {})
+    from cuda.core import launch
+    stream = ex._torch_stream()
+    out_spec = (tuple(x.shape), torch.float32, x.device)
+
+    def direct():
+        o = torch.empty(*out_spec[:1], dtype=torch.float32, device=x.device)
+        launch(stream, cfg, kern, x.data_ptr(), o.data_ptr())
+        return o
+
+    from cuda.bindings import driver
+    handle = driver.CUfunction(int(kern.handle))  # a CUkernel is accepted where a CUfunction is
+    grid, block, smem = cfg.grid, cfg.block, cfg.shmem_size
+    s_handle = int(stream.handle)
+    types = (ctypes.c_void_p, ctypes.c_void_p)
+    nargs = len(args)
+
+    def raw():
+        o = torch.empty(*out_spec[:1], dtype=torch.float32, device=x.device)
+        vals = (x.data_ptr(), o.data_ptr()) + tuple(args[2:])
+        driver.cuLaunchKernel(handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, s_handle,
+                              (vals, types + tuple(ctypes.c_int64 for _ in range(nargs - 2))), 0)
+        return o
+
+    feed = {"x": x}
+    g = next(iter(ex._graphs.values()))
+    g_handle = g.handle if hasattr(g, "handle") else g._handle
+    dev = x.device
+    shape = (4096,)
+    rows = {}
+    for name, call in [("piece: torch.empty(shape, dtype, device obj)", lambda: torch.empty(shape, dtype=torch.float32, device=dev)),
+                       ("piece: x.new_empty(shape)", lambda: x.new_empty(shape)),
+                       ("piece: torch.empty_like(x)", lambda: torch.empty_like(x)),
+                       ("piece: cuda.core Graph.launch", lambda: g.launch(stream)),
+                       ("piece: driver.cuGraphLaunch", lambda: driver.cuGraphLaunch(g_handle, s_handle)),
+                       ("piece: executor._torch_stream()", ex._torch_stream),
+                       ("piece: t.shape == s and dtype and is_cuda and is_contiguous",
+                        lambda: x.shape == shape and x.dtype == torch.float32 and x.is_cuda and x.is_contiguous())]:
+        try:
+            rows[name] = {"loop_us": round(loop_us(call), 2)}
+        except Exception as e:  # noqa: BLE001
+            rows[name] = {"error": f"{type(e).__name__}: {e}"}
+        print(name, rows[name], flush=True)
+    for name, call in [("eager relu", lambda: torch.relu(x)),
+                       ("ember call (as shipped)", lambda: fn(x)),
+                       ("ember program.call_checked", lambda: prog.call_checked(feed)),
+                       ("cuda.core launch + torch.empty", direct),
+                       ("raw cuLaunchKernel + torch.empty", raw),
+                       ("torch.empty alone", lambda: torch.empty(4096, dtype=torch.float32, device=x.device)),
+                       ("frontend _feed alone", lambda: fn._feed((x,), {}))]:
+        try:
+            rows[name] = {"event_us": round(event_us(call), 2), "loop_us": round(loop_us(call), 2)}
+        except Exception as e:  # noqa: BLE001
+            rows[name] = {"error": f"{type(e).__name__}: {e}"}
+        print(name, rows[name], flush=True)
+    res = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"), "torch": torch.__version__,
+           "rows": rows}
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
