@@ -906,6 +906,27 @@ _ALL_GRAD = [pytest.param(c, None, id=c.name, marks=[OP_BUGS[c.name]] if c.name 
              for c in CASES] + [pytest.param(c, "shared", id="shared-" + c.name) for c in _SHARED_GRAD]
 
 
+@pytest.mark.parametrize("case,make", _ALL_GRAD)
+def test_grad_graphs_lower_and_verify(case, make):
+    """Every gradient graph goes through the default lowering and the kernel IR verifier (the CPU
+    side of test_grads_compiled_on_cuda, without a compiler: a backward graph whose kernels would
+    use a variable outside its scope fails here, not first on the GPU)."""
+    from ember.kernel.lower import lower
+    arrays = {k: np.asarray(v) for k, v in (_SHARED.make_inputs if make else make_inputs)(case, 0).items()}
+    ins = {k: em.input(k, a.shape, _em_dtype(a)) for k, a in arrays.items()}
+    outs = [o for o in _as_list(case.ember(**ins)) if o.dtype.is_float]
+    loss = None
+    for o in outs:
+        term = o.cast(em.float32).sum()
+        loss = term if loss is None else loss + term
+    fnames = [k for k, a in arrays.items() if a.dtype.kind == "f" or str(a.dtype) == "bfloat16"]
+    if loss is None or not fnames:
+        pytest.skip("no float output or input")
+    grads = em.grad(loss, [ins[k] for k in fnames])
+    lowered = lower([t.node for t in list(grads) + outs])
+    assert lowered.kernels
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("case,make", _ALL_GRAD)
 def test_grads_compiled_on_cuda(case, make):

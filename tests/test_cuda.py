@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import ember as em
+from ember.ops import conv as C
 from ember.codegen import cuda as cg
 from ember.kernel.lower import lower
 from tests.conftest import assert_close
@@ -99,14 +100,19 @@ def test_torch_cuda_tensors_in_and_out():
     assert_close(out.cpu().numpy(), em.reference(y, x=xt.cpu().numpy()))
 
 
-def test_torch_outputs_written_in_place_across_pointer_sets():
+@pytest.mark.parametrize("kernels", ["one", "several"])
+def test_torch_outputs_written_in_place_across_pointer_sets(kernels):
     """Outputs go straight into torch-allocated tensors: results kept alive (new pointers each call)
-    and results dropped (pointers repeat, the graph is captured on the second sighting) are both right."""
+    and results dropped (pointers repeat: a several-kernel program's graph is captured on the second
+    sighting; a one-kernel program is always a direct launch) are both right."""
     torch = pytest.importorskip("torch")
     x = em.input("x", (37, 130))
     w = em.input("w", (130,))
     y = (x * w).softmax(-1) + x.sum(-1, keepdim=True)
+    if kernels == "several":
+        y = y + y.sum(0, keepdim=True)
     fn = em.compile(y, device="cuda")
+    assert (len(fn.launches) == 1) == (kernels == "one")
     kept = []
     for seed in range(6):
         g = torch.Generator(device="cuda").manual_seed(seed)
@@ -121,7 +127,10 @@ def test_torch_outputs_written_in_place_across_pointer_sets():
         wt = torch.full((130,), float(i), device="cuda")
         got = fn(x=xt, w=wt).cpu().numpy()
         assert_close(got, em.reference(y, x=xt.cpu().numpy(), w=wt.cpu().numpy()))
-    assert fn.executor._graphs, "a repeated pointer set should be replayed as a CUDA graph"
+    if kernels == "several":
+        assert fn.executor._graphs, "a repeated pointer set should be replayed as a CUDA graph"
+    else:
+        assert fn.executor._direct and not fn.executor._graphs, "one kernel: direct launches, no graph"
     mixed = fn(x=xt, w=rnd(130))  # torch and numpy inputs mixed: torch out
     assert isinstance(mixed, torch.Tensor) and mixed.is_cuda
 
@@ -222,6 +231,39 @@ def test_gemm_conv_with_tile_divisible_shapes(tile):
     fn.executor.poison = True
     ins = {"x": rnd(4, 16, 8, 8), "w": rnd(64, 16, 3, 3, seed=1)}
     assert_close(fn(**ins), em.reference(y, **ins))
+
+
+_CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table and packed rows in play
+    "conv2d_ragged": ({"x": (3, 7, 19, 23), "w": (37, 7, 3, 3)}, lambda x, w: em.conv2d(x, w, padding=1)),
+    "conv2d_stride_dil": ({"x": (2, 5, 21, 30), "w": (33, 5, 3, 5)},
+                          lambda x, w: em.conv2d(x, w, stride=(1, 2), padding=2, dilation=(2, 1))),
+    "conv3d": ({"x": (2, 4, 9, 10, 11), "w": (32, 4, 3, 3, 3)}, lambda x, w: C.conv3d(x, w, padding=1)),
+    "conv_transpose2d_phases": ({"x": (3, 8, 13, 11), "w": (8, 40, 4, 4)},
+                                lambda x, w: em.conv_transpose2d(x, w, stride=2, padding=1)),
+    "conv_transpose3d_phases": ({"x": (2, 6, 5, 6, 7), "w": (6, 33, 3, 3, 3)},
+                                lambda x, w: C._conv_transpose(x, w, None, 2, 1, 1, 1, 1, 3)),
+}
+
+
+@pytest.mark.parametrize("tile", [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
+                                  {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4}, None],
+                         ids=["mma64", "mma128x256", "default"])
+@pytest.mark.parametrize("graph", sorted(_CONV_GRAPHS))
+def test_convs_as_implicit_gemm_on_cuda(graph, tile):
+    """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit
+    GEMM: the k split by a shared-memory table, each thread's rows split once into packed fields."""
+    from ember.runtime.compile import build_program
+    shapes, build = _CONV_GRAPHS[graph]
+    xs = {n: em.input(n, s) for n, s in shapes.items()}
+    y = build(**xs)
+    L = lower([y.node])
+    cfgs = [tile if tile and cg.mma_applicable(cg.canonical(k)) else cg.default_config(k) for k, _ in L.kernels]
+    assert any(c.get("mode") == "mma" for c in cfgs), "the conv should be a tensor-core kernel"
+    fn = build_program(L, "cuda", None, "single", configs=cfgs)
+    fn.executor.poison = True
+    for seed in (0, 1):
+        ins = {n: rnd(*s, seed=seed * 7 + i) for i, (n, s) in enumerate(shapes.items())}
+        assert_close(fn(**ins), em.reference(y, **ins), what=f"{graph} seed {seed}")
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -882,6 +882,22 @@ def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
     return along_rows and not along_red
 
 
+def loads_shared_by_columns(c: Canon) -> bool:
+    """Whether no stage load depends on the innermost outer variable: neighbouring outputs read the
+    same values (a scan's masked sums), so one thread per output gets every load as a broadcast and
+    a warp per output would only add shuffles."""
+    if not c.outer or any(not s.loops for s in c.stages):
+        return False
+    o, ext = c.outer[-1]
+    if not (ext.is_const and ext.value >= 32):
+        return False
+    for s in c.stages:
+        for v in ir.val_toposort([s.update.value]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val) and o in sm.free_vars(v.args[1]):
+                return False
+    return True
+
+
 # (BM, BN, BK, WM, WN) and the TFLOP/s each reached on a float32 4096^3 product on the H100
 # (bench/results/variants-2026-11-21.json): warp tiles of 64x64 reuse each fragment most
 MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8), ((128, 64, 16, 2, 2), 54.3),
@@ -936,6 +952,8 @@ def default_config(k: ir.Kernel) -> dict:
         while w < 32 and nrows * w < (1 << 19) and r >= 16 * w:
             w *= 2
         return {"mode": "cols", "threads": 32 * w} if w > 1 else {"mode": "thread", "threads": 128, "vec": 1}
+    if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
+        return {"mode": "thread", "threads": 128, "vec": 1}
     if r <= 1024 and row_cache_plan(k, c, 32, 8) is not None and nrows >= 512:
         return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
     if r >= 256:

@@ -47,6 +47,31 @@ def _passes(g) -> int:
     return 1 if all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b)) else 3
 
 
+KTAB_MAX_BYTES = 16 * 1024  # shared memory the k-split table may take
+
+
+def _k_table(kloops: list, K, smem: int):
+    """Bit fields (shift, mask) packing the k loop variables into one unsigned per k, or None when a
+    table does not pay (one k variable: no divisions) or does not fit (K unknown or large, fields
+    over 32 bits, shared memory over 48 KB with the tiles)."""
+    if len(kloops) < 2 or not K.is_const or 4 * K.value > KTAB_MAX_BYTES or smem + 4 * K.value > 48 * 1024:
+        return None
+    return _bit_fields(kloops)
+
+
+def _bit_fields(loops: list):
+    """(shift, mask) per loop variable packing all of them into 32 bits (the last variable lowest),
+    or None if an extent is unknown or they do not fit."""
+    fields, sh = [], 0
+    for _, ext in reversed(loops):
+        if not ext.is_const:
+            return None
+        bits = max(1, (ext.value - 1).bit_length())
+        fields.append((sh, (1 << bits) - 1))
+        sh += bits
+    return None if sh > 32 else list(reversed(fields))
+
+
 def render_mma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
     g = contraction_of(c)
@@ -89,6 +114,24 @@ def render_mma(w, c: Canon):
                       "M_" if name == "As" else "N_"))
         w.emit(1, f"float r{name}_[{BR * BK // NT}];")
 
+    def unpack(word, loops, fields, ind):
+        for (v, _), (sh, mask) in zip(loops, fields):
+            w.emit(ind, f"const {I} {v} = ({I})(({word} >> {sh}) & {mask}u);")
+
+    def split_rows(name, rows, ind):
+        if name in hoisted:
+            arr, fields = hoisted[name]
+            unpack(f"{arr}[i_]", rows, fields, ind)
+        else:
+            w.decompose("gr_", rows, ind)
+
+    def split_k(ind):
+        if ktab is None:
+            w.decompose("gk_", g.k, ind)
+            return
+        w.emit(ind, "const unsigned pk_ = ktab_[gk_];")
+        unpack("pk_", g.k, ktab, ind)
+
     def index_math(name, BR, kfast, VL, bidx, ind, k0):
         w.emit(ind, f"const int e_ = tid_ + i_ * {NT};")
         if kfast:
@@ -102,8 +145,8 @@ def render_mma(w, c: Canon):
             w.emit(ind, f"#pragma unroll\n{'  ' * ind}for (int i_ = 0; i_ < {BR * BK // (NT * VL)}; ++i_) {{")
             index_math(name, BR, kfast, VL, bidx, ind + 1, k0)
             if VL > 1:
-                w.decompose("gr_", rows, ind + 1)
-                w.decompose("gk_", g.k, ind + 1)
+                split_rows(name, rows, ind + 1)
+                split_k(ind + 1)
                 w.emitted_groups = {}
                 lanes = w.lanes([val], lane_loops[-1][0], VL)
                 w._ind = ind + 1
@@ -113,8 +156,8 @@ def render_mma(w, c: Canon):
             else:
                 w.emit(ind + 1, "float x_ = 0.f;")
                 w.emit(ind + 1, f"if (gr_ < {lim} && gk_ < K_) {{")
-                w.decompose("gr_", rows, ind + 2)
-                w.decompose("gk_", g.k, ind + 2)
+                split_rows(name, rows, ind + 2)
+                split_k(ind + 2)
                 env = w.values([val], ind + 2)
                 w.emit(ind + 2, f"x_ = (float){env[val]};")
                 w.emit(ind + 1, "}")
@@ -129,6 +172,34 @@ def render_mma(w, c: Canon):
                 dst = f"{name}[kk_ + {l}][rr_]" if kfast else f"{name}[kk_][rr_ + {l}]"
                 w.emit(ind + 1, f"{dst} = r{name}_[i_ * {VL} + {l}];")
             w.emit(ind, "}")
+
+    # The tile loads' index arithmetic, not the MMAs, bounds an implicit-GEMM conv: every element
+    # splits its row into (image, y, x) and its k into (channel, ky, kx) with divisions. Rows are
+    # fixed per thread across the k loop, so they are split once, before it; k is split by a table
+    # in shared memory built once per block (bit fields: shifts and masks instead of divisions).
+    ktab = _k_table(g.k, K, smem)
+    if ktab is not None:
+        w.emit(1, f"__shared__ unsigned ktab_[{K.value}];")
+        w.emit(1, f"for (int t0_ = threadIdx.x; t0_ < {K.value}; t0_ += {NT}) {{")
+        w.decompose("t0_", g.k, 2)
+        w.emit(2, "ktab_[t0_] = " + " | ".join(f"((unsigned){v} << {sh})" for (v, _), (sh, _) in zip(g.k, ktab)) + ";")
+        w.emit(1, "}")
+    hoisted = {}
+    for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
+        fields = _bit_fields(rows)
+        if len(rows) > 1 and fields is not None:  # one register per load: the row's fields packed
+            it = BR * BK // (NT * VL)
+            hoisted[name] = (f"rv{name}_", fields)
+            w.emit(1, f"unsigned rv{name}_[{it}];")
+            w.emit(1, f"#pragma unroll\n  for (int i_ = 0; i_ < {it}; ++i_) {{")
+            index_math(name, BR, kfast, VL, bidx, 2, "0")
+            w.emit(2, "{")
+            w.decompose("gr_", rows, 3)
+            w.emit(3, f"rv{name}_[i_] = " + " | ".join(f"((unsigned){v} << {sh})" for (v, _), (sh, _) in zip(rows, fields)) + ";")
+            w.emit(2, "}")
+            w.emit(1, "}")
+    if ktab is not None:
+        w.emit(1, "__syncthreads();")
 
     load_regs("(" + I + ")0", 1)
     store_regs(1)

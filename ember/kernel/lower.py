@@ -251,6 +251,11 @@ class KernelBuilder:
                 return self._localize(n, coords, valid, j)
             self.materialize.add(n)
             return self.load(n, coords, valid)
+        if sm.free_vars(valid) & self.reduce_scope:
+            # needed only where a guard over the enclosing reduce loop holds: a stage hoisted out of
+            # that loop could not evaluate the guard (rule 2's case, reached through a mask)
+            self.materialize.add(n)
+            return self.load(n, coords, valid)
         key = (n, coords)
         st = self.stage_of.get(key)
         if st is not None:
