@@ -44,6 +44,35 @@ def linear_relu(m, n, k):
     return suite.Case(f"linear_relu_{m}x{n}x{k}", "compute", build, flops=2 * m * n * k)
 
 
+def conv(name, xshape, wshape, **kw):
+    """A convolution case (transposed with transposed=True, nd from the input's rank)."""
+    nd = len(xshape) - 2
+
+    def build(em, rng):
+        from ember.ops import conv as C
+        x, w = em.input("x", xshape), em.input("w", wshape)
+        ins = {"x": suite._f(rng, *xshape), "w": suite._f(rng, *wshape, scale=0.1)}
+        tr = kw.get("transposed", False)
+        if tr:
+            y = C._conv_transpose(x, w, None, kw.get("stride", 1), kw.get("padding", 0), 0, 1, 1, nd)
+        else:
+            y = C._conv(x, w, None, kw.get("stride", 1), kw.get("padding", 0), 1, 1, nd)
+
+        def tf(x, w):
+            import torch.nn.functional as F
+            f = getattr(F, f"conv_transpose{nd}d" if tr else f"conv{nd}d")
+            return f(x, w, stride=kw.get("stride", 1), padding=kw.get("padding", 0))
+        return y, ins, tf
+    out = [s for s in xshape]
+    flops = 2 * int(np.prod(wshape)) * out[0] * int(np.prod(out[2:])) * (
+        4 if kw.get("transposed") else 1)  # rough for transposed (output 2x per axis)
+    return suite.Case(name, "compute", build, flops=flops)
+
+
+def _idx_knobs(tile):
+    return [dict(_mma(*tile), ktab=a, packrows=b) for a in (False, True) for b in (False, True)]
+
+
 def _ew(t, items, vec=8):
     return {"mode": "elementwise", "threads": t, "vec": vec, "items": items}
 
@@ -74,6 +103,14 @@ MMA_VARIANTS = [_mma(*t) for t in MMA_TILES]
 
 def cases():
     return [
+        (conv("conv2d_3x3_32x64x128x128_o128", (32, 64, 128, 128), (128, 64, 3, 3), padding=1),
+         _idx_knobs((128, 256, 16, 2, 4)) + _idx_knobs((128, 128, 16, 2, 2))),
+        (conv("conv3d_8x16x32x64x64_o32", (8, 16, 32, 64, 64), (32, 16, 3, 3, 3), padding=1),
+         _idx_knobs((64, 64, 16, 2, 2)) + _idx_knobs((32, 64, 16, 1, 2)) + _idx_knobs((32, 128, 16, 1, 4))),
+        (conv("convT2d_32x64x64x64_o32_k4s2", (32, 64, 64, 64), (64, 32, 4, 4), stride=2, padding=1, transposed=True),
+         _idx_knobs((128, 256, 16, 2, 4)) + _idx_knobs((128, 128, 16, 2, 2))),
+        (conv("convT3d_4x32x16x32x32_o16_k3s2", (4, 32, 16, 32, 32), (32, 16, 3, 3, 3), stride=2, padding=1,
+              transposed=True), _idx_knobs((128, 64, 16, 2, 2)) + _idx_knobs((128, 128, 16, 2, 2))),
         (suite.layernorm(1024, 32768), WIDE_ROW_VARIANTS),
         (suite.softmax(1024, 32768), WIDE_ROW_VARIANTS),
         (linear_relu(2048, 4096, 4096), []),
@@ -87,18 +124,22 @@ def cases():
 def run_variant(y, cfg, tins, ref, bw, nbytes, case):
     from ember.kernel import lower as lowering
     from ember.runtime.compile import build_program
+    from ember.codegen import cuda as cg
     lowered = lowering.lower([y.node])
-    if len(lowered.kernels) != 1 and cfg is not None:
+    if len(lowered.kernels) != 1 and cfg is not None and cfg.get("mode") != "mma":
         return {"cfg": cfg, "error": f"{len(lowered.kernels)} kernels (variants are for one)"}
+    # several kernels: the config is for the contraction, the rest keep their defaults
+    cfgs = [cfg if cfg is not None and (len(lowered.kernels) == 1 or cg.mma_applicable(cg.canonical(k)))
+            else cg.default_config(k) for k, _ in lowered.kernels]
     try:
         fn = em.compile(y, device="cuda") if cfg is None else build_program(
-            lowered, "cuda", None, "single", configs=[cfg])
+            lowered, "cuda", None, "single", configs=cfgs)
         out = fn(**tins)
     except Exception as e:
         return {"cfg": cfg, "error": f"{type(e).__name__}: {str(e)[:300]}"}
     err = float((out.float() - ref.float()).abs().max())
     scale = float(ref.float().abs().max())
-    rec = {"cfg": cfg if cfg is not None else fn.launches[0].config.get("cfg"), "default": cfg is None,
+    rec = {"cfg": cfg if cfg is not None else [l.config.get("cfg") for l in fn.launches], "default": cfg is None,
            "max_abs_err": err, "correct": bool(err <= 1e-4 * (1 + 10 * scale))}
     if rec["correct"]:
         us = time_torch(lambda: fn(**tins), "cuda", reps=30, inner=5)
@@ -123,7 +164,10 @@ def main(argv=None) -> int:
             continue
         y, ins, tf = case.build(em, np.random.default_rng(0))
         tins = {k: to_torch(v, "cuda") for k, v in ins.items()}
-        ref = tf(**tins)
+        flags = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+        ref = tf(**tins)  # the reference in strict float32; eager is timed with PyTorch's defaults
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
         nbytes = sum(v.nbytes for v in ins.values()) + ref.numel() * ref.element_size()
         rec = {"name": case.name, "eager_us": time_torch(lambda: tf(**tins), "cuda"), "variants": []}
         for cfg in [None] + cfgs:

@@ -59,6 +59,12 @@ def _k_table(kloops: list, K, smem: int):
     return _bit_fields(kloops)
 
 
+def _divides(loops: list) -> bool:
+    """Whether splitting a flat index into these loop variables needs a real division (some inner
+    extent is not a power of two)."""
+    return any(not (e.is_const and e.value & (e.value - 1) == 0) for _, e in loops[1:])
+
+
 def _bit_fields(loops: list):
     """(shift, mask) per loop variable packing all of them into 32 bits (the last variable lowest),
     or None if an extent is unknown or they do not fit."""
@@ -177,7 +183,9 @@ def render_mma(w, c: Canon):
     # splits its row into (image, y, x) and its k into (channel, ky, kx) with divisions. Rows are
     # fixed per thread across the k loop, so they are split once, before it; k is split by a table
     # in shared memory built once per block (bit fields: shifts and masks instead of divisions).
-    ktab = _k_table(g.k, K, smem)
+    # knobs "ktab" / "packrows" (default: where a split divides by a non-power of two, which costs
+    # several instructions; powers of two are shifts, cheaper than a shared-memory read)
+    ktab = _k_table(g.k, K, smem) if cfg.get("ktab", _divides(g.k)) else None
     if ktab is not None:
         w.emit(1, f"__shared__ unsigned ktab_[{K.value}];")
         w.emit(1, f"for (int t0_ = threadIdx.x; t0_ < {K.value}; t0_ += {NT}) {{")
@@ -186,7 +194,7 @@ def render_mma(w, c: Canon):
         w.emit(1, "}")
     hoisted = {}
     for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
-        fields = _bit_fields(rows)
+        fields = _bit_fields(rows) if cfg.get("packrows", _divides(rows)) else None
         if len(rows) > 1 and fields is not None:  # one register per load: the row's fields packed
             it = BR * BK // (NT * VL)
             hoisted[name] = (f"rv{name}_", fields)

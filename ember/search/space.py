@@ -3,7 +3,9 @@
 CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm / mma),
 threads per block, vector width, whether a row is cached (registers or shared memory), how many blocks
 of a cluster share a cached row, the unrolling of a shared-memory row's loops, and for
-contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile). Illegal or
+contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile) and, for tensor-core
+tiles, how the tile loads split k and rows into loop variables (a shared-memory table / packed
+registers, or divisions). Illegal or
 pointless combinations are filtered by rendering: configs that render to the same source are one
 candidate. The CPU renderer has no knobs yet; its search is over structure only.
 """
@@ -53,6 +55,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
         out += [gemm_cfg(t) for t in tiles]
         if cg.mma_applicable(c):
             out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:7])]
+            d = cg.default_config(k)
+            if d.get("mode") == "mma":  # the implicit-GEMM index splits: table / packed rows or divisions
+                out += [dict(d, ktab=a, packrows=b) for a in (False, True) for b in (False, True)]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:
