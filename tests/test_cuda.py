@@ -171,7 +171,8 @@ MMA_TILES = [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
              {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4},
              {"mode": "mma", "BM": 64, "BN": 128, "BK": 32, "WM": 1, "WN": 4},
              {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4},
-             {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 2}]
+             {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 2},
+             {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4}]
 
 
 @pytest.mark.parametrize("tile", MMA_TILES[3:])
@@ -246,8 +247,12 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
 
 
 @pytest.mark.parametrize("tile", [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
-                                  {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4}, None],
-                         ids=["mma64", "mma128x256", "default"])
+                                  {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4},
+                                  {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4,
+                                   "ktab": True, "packrows": True},
+                                  {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2,
+                                   "ktab": False, "packrows": True}, None],
+                         ids=["mma64", "mma128x256", "mma32x128-table-packed", "mma64-packed", "default"])
 @pytest.mark.parametrize("graph", sorted(_CONV_GRAPHS))
 def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit

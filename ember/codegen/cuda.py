@@ -900,8 +900,12 @@ def loads_shared_by_columns(c: Canon) -> bool:
 
 # (BM, BN, BK, WM, WN) and the TFLOP/s each reached on a float32 4096^3 product on the H100
 # (bench/results/variants-2026-11-21.json): warp tiles of 64x64 reuse each fragment most
+# 32 x 128 (one warp row): not timed on 4096^3; its rate is set from a conv with 32 output channels
+# (bench/results/variants-conv-2026-11-21d.json: 3.1x the 64x64 tile's useful TFLOP/s there), so the
+# model takes it only where M <= 32 would leave most of a taller tile empty
+MMA_SMALL_TILE = (64, 64, 16, 2, 2)
 MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8), ((128, 64, 16, 2, 2), 54.3),
-                     ((64, 64, 16, 2, 2), 47.9)]
+                     (MMA_SMALL_TILE, 47.9), ((32, 128, 16, 1, 4), 36.0)]
 GPU_SMS = 132  # H100 SXM
 
 
@@ -914,7 +918,7 @@ def _default_mma_tile(M, N, K, B) -> dict:
     pick = MMA_DEFAULT_TILES[0][0]
     if all(e.is_const for e in (M, N, K, B)):
         if K.value <= 64:
-            pick = MMA_DEFAULT_TILES[-1][0]
+            pick = MMA_SMALL_TILE
         else:
             def cost(entry):
                 (bm, bn, _, wm, wn), rate = entry

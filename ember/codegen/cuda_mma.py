@@ -183,8 +183,10 @@ def render_mma(w, c: Canon):
     # splits its row into (image, y, x) and its k into (channel, ky, kx) with divisions. Rows are
     # fixed per thread across the k loop, so they are split once, before it; k is split by a table
     # in shared memory built once per block (bit fields: shifts and masks instead of divisions).
-    # knobs "ktab" / "packrows" (default: where a split divides by a non-power of two, which costs
-    # several instructions; powers of two are shifts, cheaper than a shared-memory read)
+    # knobs "ktab" / "packrows". The table is the default where the k split divides by a non-power
+    # of two (a 3x3 conv: 2-4% faster; powers of two are shifts, cheaper than a shared-memory read).
+    # Packed rows are off by default: they lost 1-4% on three of four convs measured
+    # (bench/results/variants-conv-2026-11-21d.json).
     ktab = _k_table(g.k, K, smem) if cfg.get("ktab", _divides(g.k)) else None
     if ktab is not None:
         w.emit(1, f"__shared__ unsigned ktab_[{K.value}];")
@@ -194,7 +196,7 @@ def render_mma(w, c: Canon):
         w.emit(1, "}")
     hoisted = {}
     for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
-        fields = _bit_fields(rows) if cfg.get("packrows", _divides(rows)) else None
+        fields = _bit_fields(rows) if cfg.get("packrows", False) else None
         if len(rows) > 1 and fields is not None:  # one register per load: the row's fields packed
             it = BR * BK // (NT * VL)
             hoisted[name] = (f"rv{name}_", fields)

@@ -24,7 +24,7 @@ GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
 MMA_TILES = [  # (BM, BN, BK, WM, WN): threads = 32*WM*WN; warp tiles of 32x32 .. 64x64
     (64, 64, 16, 2, 2), (128, 128, 16, 2, 2), (128, 256, 16, 2, 4), (128, 64, 16, 2, 2),
     (64, 128, 16, 2, 2), (128, 128, 16, 2, 4), (256, 128, 16, 4, 2), (64, 64, 32, 2, 2),
-    (128, 64, 32, 4, 1), (32, 64, 16, 1, 2), (256, 64, 16, 4, 1),
+    (128, 64, 32, 4, 1), (32, 64, 16, 1, 2), (256, 64, 16, 4, 1), (32, 128, 16, 1, 4),
 ]
 # rows shared by a cluster of blocks (distributed shared memory), for rows cached whole
 CLUSTER_ROWS = [(512, "smem", 2), (256, "smem", 4), (256, "regs", 8)]
