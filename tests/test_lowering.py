@@ -131,3 +131,33 @@ def test_short_or_wide_reductions_are_not_split():
     assert len(lower([x.sum(1).node]).kernels) == 1  # 4096 outputs: enough rows already
     y = em.input("y", (100, 100))
     assert len(lower([y.sum().node]).kernels) == 1  # 10^4 elements: short
+
+
+def test_two_contractions_over_one_output_are_two_gemm_kernels():
+    """Rule 6: SwiGLU's silu(x @ Wg) * (x @ Wu) is two tiled GEMMs (the second's epilogue reads the
+    first), not one kernel computing two untiled dot products per output."""
+    from ember.kernel.structure import canonical, contraction_of
+    x, wg, wu = em.input("x", (6, 40)), em.input("wg", (24, 40)), em.input("wu", (24, 40))
+    y = em.linear(x, wg).silu() * em.linear(x, wu)
+    L = lower([y.node])
+    assert len(L.kernels) == 2
+    assert all(contraction_of(canonical(k)) is not None for k, _ in L.kernels)
+    fn = em.compile(y, device="cpu")
+    ins = {"x": np.random.default_rng(0).standard_normal((6, 40)).astype(np.float32),
+           "wg": np.random.default_rng(1).standard_normal((24, 40)).astype(np.float32),
+           "wu": np.random.default_rng(2).standard_normal((24, 40)).astype(np.float32)}
+    assert_close(fn(**ins), em.reference(y, **ins))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_transposed_conv_is_one_gemm_over_phases(nd):
+    """Rule 5 with ops/conv.py's phase form: the conv over phases is a plain contraction (no batch
+    dims hidden behind the interleave's div/mod), and the interleave is a separate copy."""
+    from ember.kernel.structure import canonical, contraction_of
+    from ember.ops import conv as C
+    x = em.input("x", (2, 6) + (5,) * nd)
+    w = em.input("w", (6, 40) + (4,) * nd)
+    y = C._conv_transpose(x, w, None, 2, 1, 0, 1, 1, nd)
+    gs = [contraction_of(canonical(k)) for k, _ in lower([y.node]).kernels]
+    gs = [g for g in gs if g is not None]
+    assert len(gs) == 1 and not gs[0].batch, "the conv over phases should be one contraction without batch dims"

@@ -25,6 +25,10 @@ A node is materialised when (rules applied to a fixpoint):
    the consumer's loop variables (an interleaving or merging view: a transposed conv's phases, a
    pixel shuffle, a flatten): inlined, its rows and columns would be hidden behind that arithmetic
    and it could not run as a tiled GEMM; materialised, the view is one cheap copy.
+6. it is one of several contractions over the same whole output in one kernel (SwiGLU's
+   silu(x·Wg) · (x·Wu)): two GEMMs cannot share one tile loop, so all but one are materialised and
+   read by the remaining one's epilogue (inlined, the kernel would be two CUDA-core dot products
+   per output, untiled).
 
 With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
 intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
@@ -376,6 +380,10 @@ class KernelBuilder:
         for st in self.stages:
             if st.deps != O and not (self.root.op in g.REDUCE and st.node is self.root):
                 self.materialize.add(st.node)  # rule 3
+        gemms = [st for st in self.stages if st.deps == O and len(O) >= 2 and _is_product_sum(st.node)]
+        if len(gemms) > 1:  # rule 6: one contraction per kernel; the others are its epilogue's inputs
+            keep = next((st for st in gemms if st.node is self.root), gemms[0])
+            self.materialize.update(st.node for st in gemms if st is not keep)
         self.O = O
         return Analysis(self.root, list(self.stages), set(self.materialize))
 
