@@ -361,12 +361,12 @@ class CUDAExecutor:
         ptrs = dict(self._ptrs[bkey])
         marker = {n: -(i + 1) for i, n in enumerate(names)}  # placeholders, never valid pointers
         ptrs.update(marker)
-        (l,), k = program.launches, self.kernels[0]
+        nargs = len(program.launches[0].args)
         found = self._launch_args(program, ptrs, env)
         if not found:  # an empty grid: nothing to launch
             return (self._gen[bkey], launch, None, None, (), ())
         (cfg, k, args), = found
-        slots = tuple((pos, -a - 1) for pos, a in enumerate(args[:len(l.args)]) if isinstance(a, int) and a < 0)
+        slots = tuple((pos, -a - 1) for pos, a in enumerate(args[:nargs]) if isinstance(a, int) and a < 0)
         return (self._gen[bkey], launch, cfg, k, slots, tuple(args))
 
     # ---------------------------------------------------------------- timing

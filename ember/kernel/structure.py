@@ -105,13 +105,16 @@ def _first_load_index(v: ir.Val):
 def _unit_run(e, loops: list) -> int:
     """How many consecutive memory elements index e walks when the given loops (outermost first)
     advance innermost-first: the innermost loop's extent if its stride is 1, times the next one's
-    while its stride equals the run so far (a flattened, contiguous span). 0 if not unit-stride."""
+    while its stride equals the run so far (a flattened, contiguous span). 0 if not unit-stride; a
+    symbolic extent counts as long (a dynamic-size row is not assumed short)."""
     run = 1
     for var, ext in reversed(loops):
         X = sm.var(var, 0, None)
         step = sm.substitute(e, {var: X + 1}) - sm.substitute(e, {var: X})
-        if not (step.is_const and step.value == run and ext.is_const):
+        if not (step.is_const and step.value == run):
             break
+        if not ext.is_const:
+            return 1 << 30
         run *= ext.value
     return run if run > 1 else 0
 
