@@ -40,12 +40,14 @@ def kernel_us(call, xs, reps=20) -> tuple[float, dict]:
     return sum(per.values()), per
 
 
-def event_us(call, xs, flush, reps=30) -> float:
+def event_us(call, xs=(), flush=None, reps=30) -> float:
+    """Median CUDA-event time (us) around one call, the cache flushed first when `flush` is given."""
     ts = []
     for _ in range(3):
         call(*xs)
     for t in range(reps):
-        flush.fill_(t)
+        if flush is not None:
+            flush.fill_(t)
         torch.cuda.synchronize()
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()

@@ -12,38 +12,17 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
+import sys
 import time
 
-import numpy as np
 import torch
 
 from ember.frontends import pytorch as fe
 
-
-def event_us(call, reps=200) -> float:
-    ts = []
-    for _ in range(20):
-        call()
-    torch.cuda.synchronize()
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        call()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e3)
-    return float(np.median(ts))
-
-
-def loop_us(call, n=3000) -> float:
-    for _ in range(50):
-        call()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        call()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / n * 1e6
+sys.path.insert(0, os.path.dirname(__file__))
+from kernel_vs_host import event_us  # noqa: E402
+from overhead import wall_us as loop_us  # noqa: E402
 
 
 def main():

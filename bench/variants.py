@@ -63,9 +63,9 @@ def conv(name, xshape, wshape, **kw):
             f = getattr(F, f"conv_transpose{nd}d" if tr else f"conv{nd}d")
             return f(x, w, stride=kw.get("stride", 1), padding=kw.get("padding", 0))
         return y, ins, tf
-    out = [s for s in xshape]
-    flops = 2 * int(np.prod(wshape)) * out[0] * int(np.prod(out[2:])) * (
-        4 if kw.get("transposed") else 1)  # rough for transposed (output 2x per axis)
+    # every (input point, tap) pair is one multiply-add: exact for a transposed conv, and for a conv
+    # whose output has the input's spatial size (the stride-1 "same" cases below)
+    flops = 2 * int(np.prod(wshape)) * xshape[0] * int(np.prod(xshape[2:]))
     return suite.Case(name, "compute", build, flops=flops)
 
 
