@@ -66,6 +66,8 @@ from torch.utils._pytree import tree_flatten  # noqa: E402
 
 import ember as em  # noqa: E402
 from ember.frontends import pytorch as fe  # noqa: E402
+from ember import graph as em_graph  # noqa: E402
+from ember.precision import TF32_TOL  # noqa: E402
 
 TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -291,8 +293,13 @@ def run_problem(prob: dict, args, timer: Timer) -> dict:
         t0 = time.perf_counter()
         with torch.no_grad():
             ep = fe.export(ember_model, tuple(xs0))
-            graph = fe.import_graph(ep)
+            graph = fe.import_graph(ep, precision=args.ember_precision)
         rec["import_s"] = round(time.perf_counter() - t0, 3)
+        n_tf32 = sum(em_graph.is_tf32(n) for n in em_graph.toposort([o.node for o in graph.outputs if hasattr(o, "node")]))
+        if n_tf32:  # contractions the user let use TF32: TF32's tolerance for float32 outputs
+            rec["tf32_contractions"] = n_tf32
+            if precision == torch.float32:
+                tol = rec["tolerance"] = TF32_TOL
     except fe.UnsupportedOpError as e:
         rec.update(status="unsupported", error=str(e))
         return rec
@@ -493,6 +500,10 @@ def main(argv=None) -> int:
     p.add_argument("--compile-mode", default=None, help="torch.compile mode (default: inductor default)")
     p.add_argument("--no-tf32", action="store_true", help="baselines in strict float32 (PyTorch's default "
                    "lets cuDNN convolutions use TF32)")
+    p.add_argument("--ember-precision", default="float32", choices=list(fe.PRECISIONS),
+                   help="Ember's float32 contractions: float32 accuracy (default), TF32, or as PyTorch's "
+                   "current TF32 flags have them ('torch': convs in TF32 like cuDNN, matmuls not); problems "
+                   f"with TF32 contractions are checked at tol {TF32_TOL:g}")
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--out", default=None)
     p.add_argument("--verbose", action="store_true")
@@ -535,7 +546,8 @@ def _write(args, recs, trials, warmup, partial: bool):
     result = {"suite": os.path.abspath(args.path), "date": datetime.datetime.now().isoformat(timespec="seconds"),
               "device": args.device, "environment": environment(args.device),
               "args": {k: v for k, v in vars(args).items()}, "trials": trials, "warmup": warmup,
-              "tolerance_rule": "max|out-ref| <= tol + tol*max|ref| vs a float64 reference; tol 1e-4 f32, 1e-2 f16/bf16",
+              "tolerance_rule": "max|out-ref| <= tol + tol*max|ref| vs a float64 reference; tol 1e-4 f32, 1e-2 f16/bf16, "
+                                f"{TF32_TOL:g} for f32 outputs of problems Ember ran with TF32 contractions (--ember-precision)",
               "problems": recs, "summary": summary, "partial": partial}
     out = args.out or os.path.join(HERE, "results", f"kernelbench-{args.device}-{datetime.date.today()}.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

@@ -21,6 +21,7 @@ from .ops.movement import *  # noqa: F401,F403
 from .ops.norm import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .reference import reference
+from .precision import allow_tf32
 from .runtime.compile import compile  # noqa: A001
 from .runtime.program import Program
 from .autograd import grad

@@ -83,8 +83,20 @@ class Data:
         return f"Data({self.name or '?'}:{self.sha[:10]})"
 
 
+class TF32Axes(tuple):
+    """The axes of a float32 SUM of products whose operands may be rounded to TF32 (ember/precision.py).
+    A tuple everywhere axes are read; interning, hashing and saving tell it apart from plain axes."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"tf32{tuple(self)!r}"
+
+
 def _arg_key(arg) -> object:
     """A hashable value for interning that distinguishes 0.0 from -0.0 and 1 from 1.0 from True."""
+    if isinstance(arg, TF32Axes):
+        return ("tf32", tuple(arg))
     if isinstance(arg, float):
         return ("f", arg.hex())
     if isinstance(arg, bool):
@@ -312,7 +324,9 @@ def where_node(c: Node, a: Node, b: Node) -> Node:
     return Node(WHERE, (c, a, b), None, a.dtype, a.shape)
 
 
-def reduce_node(op: str, x: Node, axes: Sequence[int]) -> Node:
+def reduce_node(op: str, x: Node, axes: Sequence[int], tf32: bool = False) -> Node:
+    """op over axes (kept with size 1). tf32: a float32 SUM whose products may be formed from
+    operands rounded to TF32 (the user asked, see ember/precision.py); ignored for other sums."""
     if op not in REDUCE:
         raise GraphError(f"{op} is not a reduction")
     for a in axes:
@@ -324,7 +338,14 @@ def reduce_node(op: str, x: Node, axes: Sequence[int]) -> Node:
     if x.dtype.is_bool and op == SUM:
         raise GraphError("sum of bool: cast to an integer type first")
     shape = tuple(sm.ONE if d in axes else s for d, s in enumerate(x.shape))
+    if tf32 and op == SUM and x.dtype == dt.float32:
+        axes = TF32Axes(axes)
     return Node(op, (x,), axes, x.dtype, shape)
+
+
+def is_tf32(n: Node) -> bool:
+    """n is a SUM marked for TF32 products."""
+    return isinstance(n.arg, TF32Axes)
 
 
 def cast_node(x: Node, dtype: DType) -> Node:
@@ -425,6 +446,8 @@ def _node_json(n: Node, ids: dict) -> dict:
         d["arg"] = {"expr": sm.to_json(a)}
     elif isinstance(a, float):
         d["arg"] = {"float": a.hex()}
+    elif isinstance(a, TF32Axes):
+        d["arg"] = {"axes": list(a), "tf32": True}
     elif isinstance(a, tuple):
         d["arg"] = {"axes": list(a)}
     else:
@@ -459,7 +482,7 @@ def from_json(j: dict) -> dict:
         elif "float" in a:
             arg = float.fromhex(a["float"])
         elif "axes" in a:
-            arg = tuple(a["axes"])
+            arg = TF32Axes(a["axes"]) if a.get("tf32") else tuple(a["axes"])
         else:
             arg = a["value"]
         shape = tuple(sm.from_json(s) for s in d["shape"])

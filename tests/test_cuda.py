@@ -296,3 +296,32 @@ def test_tensor_core_matmul_keeps_accuracy(dtype):
     for seed in (0, 1):
         ins = {"x": rnd(192, 4096, seed=seed).astype(np_dt), "w": rnd(4096, 160, seed=seed + 7).astype(np_dt)}
         assert_close(fn(**ins), em.reference(y, **ins), dtype)
+
+
+@pytest.mark.parametrize("kind", ["matmul", "conv"])
+def test_tf32_on_request_is_one_pass_within_tf32_tolerance(kind):
+    """em.allow_tf32: the contraction runs in one TF32 pass. Its error stays within TF32's bound and
+    is larger than the default's (which keeps float32 accuracy), so the pass count really changed."""
+    from ember.precision import TF32_TOL
+    shapes = {"matmul": {"x": (96, 2048), "w": (2048, 72)}, "conv": {"x": (2, 48, 19, 23), "w": (40, 48, 3, 3)}}[kind]
+
+    def build(x, w):
+        return x @ w if kind == "matmul" else em.conv2d(x, w, padding=1)
+
+    errs = []
+    for tf32 in (False, True):
+        xs = {n: em.input(n, s) for n, s in shapes.items()}
+        if tf32:
+            with em.allow_tf32(kind):
+                y = build(**xs)
+        else:
+            y = build(**xs)
+        fn = em.compile(y, device="cuda")
+        assert any(l.config.get("mode") == "mma" for l in fn.launches)
+        ins = {n: rnd(*s, seed=i + 3) for i, (n, s) in enumerate(shapes.items())}
+        out, ref = np.asarray(fn(**ins), np.float64), np.asarray(em.reference(y, **ins), np.float64)
+        err, scale = float(np.max(np.abs(out - ref))), float(np.max(np.abs(ref)))
+        tol = TF32_TOL if tf32 else 1e-4
+        assert err <= tol + tol * scale, f"tf32={tf32}: {err:.3g} > {tol} + {tol}*{scale:.3g}"
+        errs.append(err)
+    assert errs[1] > 4 * errs[0], f"TF32 error {errs[1]:.3g} vs float32-accurate {errs[0]:.3g}"

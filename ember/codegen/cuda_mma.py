@@ -44,7 +44,9 @@ def mma_applicable(c: Canon) -> bool:
 
 
 def _passes(g) -> int:
-    return 1 if all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b)) else 3
+    """1 where one TF32 product is exact (half-precision operands) or the user allowed TF32
+    (ember/precision.py), else 3 (float32 accuracy)."""
+    return 1 if g.stage.acc.tf32 or all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b)) else 3
 
 
 KTAB_MAX_BYTES = 16 * 1024  # shared memory the k-split table may take
@@ -96,6 +98,7 @@ def render_mma(w, c: Canon):
     I = w.IDX
     M, N, K = _size(g.m), _size(g.n), _size(g.k)
     passes = _passes(g)
+    round_tf32 = passes == 1 and not all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b))
     smem = 4 * BK * (BM + BN + 16)
     if smem > 48 * 1024:
         raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of static shared memory (max 48 KB)")
@@ -176,7 +179,10 @@ def render_mma(w, c: Canon):
             index_math(name, BR, kfast, VL, bidx, ind + 1, "0")
             for l in range(VL):
                 dst = f"{name}[kk_ + {l}][rr_]" if kfast else f"{name}[kk_][rr_ + {l}]"
-                w.emit(ind + 1, f"{dst} = r{name}_[i_ * {VL} + {l}];")
+                src = f"r{name}_[i_ * {VL} + {l}]"
+                # one TF32 pass on float32 operands: round to nearest once here, as cuBLAS/cuDNN do
+                # (the MMA itself would truncate the low mantissa bits: a bias toward zero)
+                w.emit(ind + 1, f"{dst} = {f'__uint_as_float(em_tf32({src}))' if round_tf32 else src};")
             w.emit(ind, "}")
 
     # The tile loads' index arithmetic, not the MMAs, bounds an implicit-GEMM conv: every element

@@ -232,8 +232,37 @@ def _constant(value, name: str) -> Any:
     return value
 
 
-def import_graph(ep, mutable_buffers_as_inputs: bool = True) -> ImportedGraph:
-    """Build the Ember graph of an exported (and decomposed) program."""
+PRECISIONS = ("float32", "tf32", "torch")
+
+
+def tf32_kinds(precision: str) -> tuple:
+    """The contraction kinds that may use TF32 under a from_torch `precision`:
+    "float32" none (float32 accuracy everywhere, the default); "tf32" matmuls and convs; "torch" what
+    PyTorch does now: convs if torch.backends.cudnn.allow_tf32 (True unless changed), matmuls if
+    torch.backends.cuda.matmul.allow_tf32 (False unless changed, e.g. by
+    torch.set_float32_matmul_precision("high"))."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision == "float32":
+        return ()
+    if precision == "tf32":
+        return ("matmul", "conv")
+    torch = _torch()
+    return tuple(k for k, on in (("matmul", torch.backends.cuda.matmul.allow_tf32),
+                                 ("conv", torch.backends.cudnn.allow_tf32)) if on)
+
+
+def import_graph(ep, mutable_buffers_as_inputs: bool = True, precision: str = "float32") -> ImportedGraph:
+    """Build the Ember graph of an exported (and decomposed) program; `precision` as in from_torch."""
+    kinds = tf32_kinds(precision)
+    if not kinds:
+        return _import_graph(ep, mutable_buffers_as_inputs)
+    from ..precision import allow_tf32
+    with allow_tf32(*kinds):
+        return _import_graph(ep, mutable_buffers_as_inputs)
+
+
+def _import_graph(ep, mutable_buffers_as_inputs: bool) -> ImportedGraph:
     torch = _torch()
     from torch.export.graph_signature import InputKind, OutputKind
     sig = ep.graph_signature
@@ -584,13 +613,16 @@ def _as_module(fn):
 
 
 def from_torch(module, example_inputs, device: str | None = None, search: str = "none", *,
-               example_kwargs: dict | None = None, **compile_options) -> TorchFunction:
+               example_kwargs: dict | None = None, precision: str = "float32", **compile_options) -> TorchFunction:
     """Import a torch.nn.Module (or a function of tensors) through torch.export and compile it.
 
     example_inputs: a tuple of positional arguments (a single tensor is accepted too); shapes,
     dtypes and non-tensor values are fixed by them. The module's train/eval mode is honoured:
     BatchNorm in training mode uses batch statistics and updates its running statistics.
     device: "cpu" or "cuda" (default: CUDA if present). search: as em.compile.
+    precision: float32 contractions keep float32 accuracy ("float32", the default), may use TF32
+    ("tf32"), or follow PyTorch's current TF32 flags ("torch": convs in TF32 as cuDNN runs them by
+    default, matmuls not unless torch.backends.cuda.matmul.allow_tf32): see `tf32_kinds`.
     """
     torch = _torch()
     if isinstance(example_inputs, torch.Tensor) or not isinstance(example_inputs, (tuple, list)):
@@ -600,7 +632,7 @@ def from_torch(module, example_inputs, device: str | None = None, search: str = 
     dev = normalize(device)
     with torch.no_grad():
         ep = export(module, tuple(example_inputs), example_kwargs)
-    graph = import_graph(ep)
+    graph = import_graph(ep, precision=precision)
     return TorchFunction(module, graph, dev, search, **compile_options)
 
 
@@ -632,7 +664,9 @@ class _DynamoCompiled:
             concrete = tuple(int(a) if isinstance(a, torch.SymInt) else a for a in args)
             with torch.no_grad():
                 ep = export(self.gm, concrete)
-            fn = TorchFunction(_GraphModuleHolder(self.gm), import_graph(ep), dev, self.search, **self.options)
+            opts = dict(self.options)
+            graph = import_graph(ep, precision=opts.pop("precision", "float32"))
+            fn = TorchFunction(_GraphModuleHolder(self.gm), graph, dev, self.search, **opts)
             self._cache[key] = fn
         out = fn(*args)
         return out
@@ -650,7 +684,7 @@ class _GraphModuleHolder:
 
 def ember_backend(gm, example_inputs, **kwargs):
     """The torch.compile backend: ``torch.compile(model, backend="ember", options={"device": "cpu",
-    "search": "none"})``. Dynamo hands over an FX graph of torch calls; it is exported to ATen and
+    "search": "none", "precision": "float32"})``. Dynamo hands over an FX graph of torch calls; it is exported to ATen and
     imported like `from_torch` (parameters arrive as graph inputs, so they are not baked in)."""
     opts = dict(kwargs.get("options") or {})
     device = opts.pop("device", None)

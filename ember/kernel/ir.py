@@ -113,6 +113,7 @@ class Acc:
     name: str
     op: str  # "sum" | "max"
     dtype: DType  # accumulation dtype
+    tf32: bool = False  # a sum of products whose operands may be rounded to TF32 (ember/precision.py)
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,7 @@ def print_kernel(k: Kernel, with_name: bool = True) -> str:
                 lines.append(f"{pad}for {s.var} in {s.kind}({s.extent}):")
                 go(s.body, ind + 1)
             elif isinstance(s, Acc):
-                lines.append(f"{pad}{s.name}: {s.dtype.name} = {s.op}-identity")
+                lines.append(f"{pad}{s.name}: {s.dtype.name} = {s.op}-identity{' (tf32 products)' if s.tf32 else ''}")
             elif isinstance(s, Local):
                 lines.append(f"{pad}local {s.name}: {s.dtype.name}[{s.size}]")
             elif isinstance(s, (Update, Store)):

@@ -110,6 +110,7 @@ class Stage:
     rvars: list  # (name, extent)
     update: ir.Val | None = None
     deps: frozenset = frozenset()
+    tf32: bool = False  # the SUM was marked for TF32 products (ember/precision.py)
 
 
 @dataclass
@@ -289,7 +290,7 @@ class KernelBuilder:
             rv = f"r{si}_{a}"
             rvars.append((rv, src.shape[a]))
             scoords[a] = sm.index_var(rv, src.shape[a]) if src.shape[a] is not sm.ONE else sm.ZERO
-        st = Stage(n, coords, name, "sum" if n.op == g.SUM else "max", acc_dtype(n.dtype), rvars)
+        st = Stage(n, coords, name, "sum" if n.op == g.SUM else "max", acc_dtype(n.dtype), rvars, tf32=g.is_tf32(n))
         self.reduce_scope |= {rv for rv, _ in rvars}
         self.scope_ext.update({rv: ext for rv, ext in rvars})
         self.in_reduce += 1
@@ -406,7 +407,7 @@ class KernelBuilder:
         for rv, ext in reversed(st.rvars):
             if ext is not sm.ONE:
                 upd = (ir.Loop(rv, ext, "reduce", upd),)
-        return [ir.Acc(st.acc, st.op, st.dtype), *upd]
+        return [ir.Acc(st.acc, st.op, st.dtype, st.tf32), *upd]
 
     def _local_stmts(self, loc: LocalStage) -> list:
         body = (self._stage_stmts(loc.inner) if loc.inner is not None else []) + \

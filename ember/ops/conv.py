@@ -11,6 +11,7 @@ import numpy as np
 from .. import graph as g
 from ..tensor import ShapeError, Tensor, _float, tensor
 from .movement import pad_axes
+from .reduce import contract
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "unfold_windows"]
@@ -89,7 +90,7 @@ def _conv(x: Tensor, w: Tensor, bias, stride, padding, dilation, groups: int, nd
     full = [n, groups, og] + outs + [cg] + ks
     prod = xu.broadcast_to(full) * wr.broadcast_to(full)
     red = tuple(range(3 + nd, 3 + nd + 1 + nd))
-    y = prod.sum(red).reshape([n, o] + outs)
+    y = contract(prod, red, "conv").reshape([n, o] + outs)
     if bias is not None:
         y = y + bias.reshape([1, o.value] + [1] * nd)
     return y

@@ -8,6 +8,7 @@ import re
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..tensor import ShapeError, Tensor, broadcast_shapes, tensor_method
+from .reduce import contract
 
 __all__ = ["matmul", "bmm", "dot", "outer", "linear", "einsum"]
 
@@ -31,7 +32,7 @@ def matmul(a: Tensor, b) -> Tensor:
     batch = broadcast_shapes(a.node.shape[:-2], b.node.shape[:-2])
     a3 = a.unsqueeze(-2).broadcast_to(batch + (m, n, k))            # (..., M, N, K): a[..., m, k]
     b3 = b.transpose(-1, -2).unsqueeze(-3).broadcast_to(batch + (m, n, k))  # b[..., k, n]
-    out = (a3 * b3).sum(-1)
+    out = contract(a3 * b3, -1, "matmul")
     if squeeze_n:
         out = out.squeeze(-1)
     if squeeze_m:
@@ -48,7 +49,7 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 def dot(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"dot needs 1-D tensors, got {a.shape} and {b.shape}")
-    return (a * b).sum()
+    return contract(a * b, None, "matmul")
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
@@ -153,4 +154,4 @@ def einsum(spec: str, *operands: Tensor) -> Tensor:
         prod = prod * x
     prod = prod.broadcast_to([sizes.get(c, sm.ONE) for c in letters])
     red = tuple(range(len(out), len(letters)))
-    return prod.sum(red) if red else prod
+    return contract(prod, red, "matmul") if red else prod

@@ -47,6 +47,16 @@ def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool) -> Tensor:
     return _finish(x, Tensor(g.reduce_node(op, x.node, axes)), axes, keepdim)
 
 
+def contract(prod: Tensor, axes, kind: str) -> Tensor:
+    """prod (a broadcast product) summed over axes: a contraction of `kind` ("matmul" or "conv"),
+    whose products may use TF32 operands where the user allowed it (ember/precision.py)."""
+    from ..precision import tf32_allowed
+    axes = _axes(prod, axes)
+    if prod.ndim == 0 or not axes:
+        return prod
+    return _finish(prod, Tensor(g.reduce_node(g.SUM, prod.node, axes, tf32=tf32_allowed(kind))), axes, False)
+
+
 @tensor_method
 def sum(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, dtype=None) -> Tensor:
     if dtype is not None:
