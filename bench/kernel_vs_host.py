@@ -63,6 +63,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--out")
+    ap.add_argument("--precision", default="float32", choices=list(fe.PRECISIONS), help="Ember's, as from_torch's")
+    ap.add_argument("--top", type=int, default=4, help="kernels listed per implementation")
     a = ap.parse_args()
     flush = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda")
     rows = []
@@ -72,18 +74,18 @@ def main():
         model = mod.Model(*mod.get_init_inputs()).cuda()
         xs = kb.make_inputs(mod, 1, "cuda", torch.float32)
         with torch.no_grad():
-            graph = fe.import_graph(fe.export(copy.deepcopy(model), tuple(xs)))
+            graph = fe.import_graph(fe.export(copy.deepcopy(model), tuple(xs)), precision=a.precision)
             fn = fe.TorchFunction(copy.deepcopy(model), graph, "cuda", "none")
             row = {"problem": os.path.basename(path)}
             for name, call in (("ember", fn), ("eager", model)):
                 k, per = kernel_us(call, xs)
                 row[f"{name}_kernel_us"] = round(k, 1)
                 row[f"{name}_event_us"] = round(event_us(call, xs, flush), 1)
-                row[f"{name}_kernels"] = {n: round(v, 1) for n, v in sorted(per.items(), key=lambda kv: -kv[1])[:4]}
+                row[f"{name}_kernels"] = {n: round(v, 1) for n, v in sorted(per.items(), key=lambda kv: -kv[1])[:a.top]}
         rows.append(row)
         print(json.dumps(row), flush=True)
     res = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d"),
-           "torch": torch.__version__, "rows": rows}
+           "torch": torch.__version__, "precision": a.precision, "rows": rows}
     if a.out:
         with open(a.out, "w") as f:
             json.dump(res, f, indent=1)

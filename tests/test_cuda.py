@@ -241,6 +241,8 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
                                 lambda x, w: em.conv_transpose2d(x, w, stride=2, padding=1)),
     "conv_transpose3d_phases": ({"x": (2, 6, 5, 6, 7), "w": (6, 33, 3, 3, 3)},
                                 lambda x, w: C._conv_transpose(x, w, None, 2, 1, 1, 1, 1, 3)),
+    # few output channels (LeNet's second conv): tensor cores with a partly empty 32-row tile
+    "conv2d_16_channels": ({"x": (17, 6, 36, 35), "w": (16, 6, 5, 5)}, lambda x, w: em.conv2d(x, w)),
 }
 
 
@@ -325,3 +327,23 @@ def test_tf32_on_request_is_one_pass_within_tf32_tolerance(kind):
         assert err <= tol + tol * scale, f"tf32={tf32}: {err:.3g} > {tol} + {tol}*{scale:.3g}"
         errs.append(err)
     assert errs[1] > 4 * errs[0], f"TF32 error {errs[1]:.3g} vs float32-accurate {errs[0]:.3g}"
+
+
+def test_split_k_contraction_on_cuda():
+    """Split-K (kernel/split.py): a batched partial GEMM over chunks of k, then the chunks' sum with
+    the epilogue; float32 and TF32 on request."""
+    from ember.precision import TF32_TOL
+    for tf32 in (False, True):
+        x, w, b = em.input("x", (32, 16384)), em.input("w", (16384, 40)), em.input("b", (40,))
+        if tf32:
+            with em.allow_tf32("matmul"):
+                y = ((x @ w) + b).relu()
+        else:
+            y = ((x @ w) + b).relu()
+        fn = em.compile(y, device="cuda")
+        assert len(fn.launches) == 2 and fn.launches[0].config.get("mode") == "mma"
+        fn.executor.poison = True
+        ins = {"x": rnd(32, 16384, seed=1), "w": rnd(16384, 40, seed=2), "b": rnd(40, seed=3)}
+        out, ref = np.asarray(fn(**ins), np.float64), np.asarray(em.reference(y, **ins), np.float64)
+        tol = TF32_TOL if tf32 else 1e-4
+        assert np.max(np.abs(out - ref)) <= tol + tol * np.max(np.abs(ref))

@@ -161,3 +161,53 @@ def test_transposed_conv_is_one_gemm_over_phases(nd):
     gs = [contraction_of(canonical(k)) for k, _ in lower([y.node]).kernels]
     gs = [g for g in gs if g is not None]
     assert len(gs) == 1 and not gs[0].batch, "the conv over phases should be one contraction without batch dims"
+
+
+def test_contractions_with_few_outputs_and_long_k_are_split():
+    """Split-K: (32 x 16384) @ (16384 x 48) is a batched partial GEMM over chunks of k (the chunk a
+    batch dimension both operands read) and a short sum over the chunks with the epilogue; a
+    contraction with enough output tiles, or a short k, is one kernel."""
+    from ember.kernel.structure import canonical, contraction_of
+    x, w, b = em.input("x", (32, 16384)), em.input("w", (16384, 48)), em.input("b", (48,))
+    with em.allow_tf32("matmul"):
+        y = ((x @ w) + b).relu()
+    L = lower([y.node])
+    assert len(L.kernels) == 2
+    part = contraction_of(canonical(L.kernels[0][0]))
+    assert part is not None and np.prod([e.value for _, e in part.batch]) > 1 and part.stage.acc.tf32
+    fn = em.compile(y, device="cpu")
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        ins = {"x": rng.standard_normal((32, 16384)).astype(np.float32),
+               "w": rng.standard_normal((16384, 48)).astype(np.float32),
+               "b": rng.standard_normal(48).astype(np.float32)}
+        assert_close(fn(**ins), em.reference(y, **ins))
+    assert len(lower([(em.input("p", (2048, 2048)) @ em.input("q", (2048, 2048))).node]).kernels) == 1
+    assert len(lower([(em.input("p", (32, 2048)) @ em.input("q", (2048, 48))).node]).kernels) == 1
+
+
+def test_recurrent_state_is_not_recomputed_by_every_later_step():
+    """Rule 7: an unrolled recurrence whose state feeds two kernels per step (the next step and a
+    reduction) has kernels of bounded size: the state is materialised instead of re-derived from
+    the start in every step's kernels (an LSTM's cost was quadratic in its steps)."""
+    from ember.kernel.lower import INLINE_MAX
+
+    def unrolled(steps):
+        xs = [em.input(f"x{t}", (8, 16)) for t in range(steps)]
+        c, outs = em.input("c0", (8, 16)), []
+        for x in xs:
+            c = c * x.sigmoid() + (x * 0.5).tanh() * (1.0 - x.sigmoid())
+            outs.append(c.tanh().sum(-1))
+        return [c] + outs
+
+    def biggest(steps):
+        L = lower([t.node for t in unrolled(steps)])
+        return max(len(ir.print_kernel(k).splitlines()) for k, _ in L.kernels)
+
+    assert biggest(24) <= biggest(6) + INLINE_MAX
+    ys = unrolled(10)
+    fn = em.compile(ys, device="cpu")
+    rng = np.random.default_rng(0)
+    ins = {n: rng.standard_normal((8, 16)).astype(np.float32) for n in fn.inputs}
+    for out, ref in zip(fn(**ins), em.reference(ys, **ins)):
+        assert_close(out, ref)

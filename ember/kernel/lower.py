@@ -29,6 +29,10 @@ A node is materialised when (rules applied to a fixpoint):
    silu(x·Wg) · (x·Wu)): two GEMMs cannot share one tile loop, so all but one are materialised and
    read by the remaining one's epilogue (inlined, the kernel would be two CUDA-core dot products
    per output, untiled).
+7. it is inlined into more than one kernel and its inlined expression (up to materialised nodes)
+   holds more than INLINE_MAX operations: recomputing a long expression in every consumer made an
+   unrolled LSTM quadratic, each step re-deriving its cell state from the last materialised one
+   (see `_recomputed`).
 
 With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
 intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
@@ -574,6 +578,52 @@ def analyzed_builder(root: Node, M: set, buffer_of, kidx: int, sizes: dict | Non
     return b, b.analyze()
 
 
+INLINE_MAX = 64  # operations an expression inlined into several kernels may hold (rule 7)
+
+
+def _recomputed(order: list, M: set) -> set:
+    """Rule 7: nodes inlined into more than one kernel whose inlined expression (distinct operations
+    up to materialised nodes) is longer than INLINE_MAX. Of those, the lowest are returned: once
+    they are materialised, the expressions above them are short again. An erf-based GELU read by a
+    layernorm's kernels stays inlined (~50 operations); a recurrence's state, which grows by a
+    step's worth of operations per step, is cut every step or two."""
+    def inlined(n) -> bool:
+        return n not in M and n.op not in g.LEAVES
+
+    def long(n) -> bool:
+        seen, stack = set(), [n]
+        while stack and len(seen) <= INLINE_MAX:
+            x = stack.pop()
+            if x not in seen:
+                seen.add(x)
+                stack.extend(s for s in x.srcs if inlined(s))
+        return len(seen) > INLINE_MAX
+
+    readers: dict = {}
+    for r in order:
+        if r in M and r.op not in g.LEAVES:
+            for n in _region(r, inlined):
+                readers[n] = readers.get(n, 0) + 1
+    many = [n for n in order if readers.get(n, 0) > 1 and long(n)]
+    low: set = set()
+    for n in many:  # sources first: a node whose region holds no chosen node is a lowest one
+        if not (_region(n, inlined) & low):
+            low.add(n)
+    return low
+
+
+def _region(r, inlined) -> set:
+    """The nodes inlined into root r's kernel."""
+    seen: set = set()
+    stack = [s for s in r.srcs if inlined(s)]
+    while stack:
+        n = stack.pop()
+        if n not in seen:
+            seen.add(n)
+            stack.extend(s for s in n.srcs if inlined(s))
+    return seen
+
+
 def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
     """The set of materialised nodes (fixpoint of the rules in the module docstring), including any
     nodes the caller forces (a searched kernel boundary). With `local`, intermediates read along one
@@ -593,6 +643,8 @@ def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
                     reached.setdefault(st.node, set()).add(r)
         new |= {n for n, rs in reached.items() if len(rs) > 1}
         new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
+        if not new:
+            new = _recomputed(order, M)
         if not new:
             return M
         M |= new

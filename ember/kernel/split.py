@@ -8,6 +8,12 @@ The reduced axes are moved last and flattened (a view: index arithmetic, no copy
 set of axes split the same way. The search has the same rewrite as an e-graph rule with other
 factors (search/rules.py: split-reduction); this pass makes it the default for the cases where not
 splitting is always slow.
+
+Contractions split the same way (split-K) when their output is too small to give a GPU's SMs work
+and their reduction is long: VGG's classifier, (32 x 32768) @ (32768 x 512), is 4 to 8 output
+tiles; split in 64, it runs as 64 times as many tiles of a batched GEMM (the chunk index is a batch
+dimension both operands read), then a short sum over the chunks (with the epilogue fused into it).
+A TF32 mark (ember/precision.py) stays on the partial contraction.
 """
 from __future__ import annotations
 
@@ -20,6 +26,37 @@ CHUNKS = (1024, 512, 256, 128, 64)  # S: the first that divides the length, with
 MIN_CHUNK = 1024
 
 
+# split-K: a contraction with fewer than TILES_WANTED tiles of TILE outputs and a reduction of at
+# least K_SPLIT_MIN is split into the fewest power-of-two chunks (each >= K_CHUNK_MIN long) that
+# give TILES_WANTED tiles (about two per SM of an H100's 132)
+TILE = 64 * 64
+TILES_WANTED = 256
+K_SPLIT_MIN = 4096
+K_CHUNK_MIN = 512
+
+
+def _is_contraction(n: g.Node) -> bool:
+    x = n.srcs[0]
+    while x.op == g.CAST:
+        x = x.srcs[0]
+    return n.op == g.SUM and x.op == g.MUL and x.srcs[0] is not x.srcs[1]
+
+
+def _chunks(n: g.Node, L: int) -> int | None:
+    outs = n.numel.value
+    if _is_contraction(n):
+        tiles = -(-outs // TILE)
+        if L < K_SPLIT_MIN or tiles >= TILES_WANTED:
+            return None
+        S = 2
+        while tiles * S < TILES_WANTED and L % (2 * S) == 0 and L // (2 * S) >= K_CHUNK_MIN:
+            S *= 2
+        return S if L % S == 0 and L // S >= K_CHUNK_MIN else None
+    if L < SPLIT_MIN_LEN or outs > SPLIT_MAX_OUT:
+        return None
+    return next((s for s in CHUNKS if L % s == 0 and L // s >= MIN_CHUNK), None)
+
+
 def _split(n: g.Node) -> g.Node | None:
     src = n.srcs[0]
     axes = tuple(n.arg)
@@ -28,16 +65,14 @@ def _split(n: g.Node) -> g.Node | None:
     L = 1
     for a in axes:
         L *= src.shape[a].value
-    if L < SPLIT_MIN_LEN or n.numel.value > SPLIT_MAX_OUT:
-        return None
-    S = next((s for s in CHUNKS if L % s == 0 and L // s >= MIN_CHUNK), None)
+    S = _chunks(n, L)
     if S is None:
         return None
     keep = [i for i in range(src.ndim) if i not in axes]
     order = keep + list(axes)
     shape = [src.shape[i] for i in keep] + [sm.const(S), sm.const(L // S)]
     v = g.apply_view(src, lambda vw: vw.permute(order).reshape(shape))
-    inner = g.reduce_node(n.op, v, (len(keep) + 1,))
+    inner = g.reduce_node(n.op, v, (len(keep) + 1,), tf32=g.is_tf32(n))
     outer = g.reduce_node(n.op, inner, (len(keep),))
     return g.apply_view(outer, lambda vw: vw.reshape(n.shape))
 
