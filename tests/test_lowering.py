@@ -184,6 +184,8 @@ def test_contractions_with_few_outputs_and_long_k_are_split():
         assert_close(fn(**ins), em.reference(y, **ins))
     assert len(lower([(em.input("p", (2048, 2048)) @ em.input("q", (2048, 2048))).node]).kernels) == 1
     assert len(lower([(em.input("p", (32, 2048)) @ em.input("q", (2048, 48))).node]).kernels) == 1
+    # a sum of an elementwise product (no operand broadcast along an output axis) is no GEMM
+    assert len(lower([(em.input("p", (32, 16384)) * em.input("q", (32, 16384))).sum(-1).node]).kernels) == 1
 
 
 def test_recurrent_state_is_not_recomputed_by_every_later_step():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .. import graph as g
 from .. import symbolic as sm
+from ..view import index_name
 
 SPLIT_MIN_LEN = 1 << 16  # reductions at least this long ...
 SPLIT_MAX_OUT = 64  # ... into at most this many values
@@ -26,27 +27,44 @@ CHUNKS = (1024, 512, 256, 128, 64)  # S: the first that divides the length, with
 MIN_CHUNK = 1024
 
 
-# split-K: a contraction with fewer than TILES_WANTED tiles of TILE outputs and a reduction of at
-# least K_SPLIT_MIN is split into the fewest power-of-two chunks (each >= K_CHUNK_MIN long) that
-# give TILES_WANTED tiles (about two per SM of an H100's 132)
+# split-K: a contraction with fewer than TILES_FEW tiles of TILE outputs (most of an H100's 132 SMs
+# idle) and a reduction of at least K_SPLIT_MIN is split into the fewest power-of-two chunks (each
+# >= K_CHUNK_MIN long) that give TILES_WANTED tiles (about two per SM)
 TILE = 64 * 64
+TILES_FEW = 64
 TILES_WANTED = 256
 K_SPLIT_MIN = 4096
 K_CHUNK_MIN = 512
 
 
 def _is_contraction(n: g.Node) -> bool:
+    """A sum of a product whose two operands are each broadcast along some output axis (a GEMM's
+    shape: matmul, conv). A sum of an elementwise product (cross entropy's one-hot times
+    log-probabilities) has no such axes and splits, if at all, as a plain reduction."""
     x = n.srcs[0]
     while x.op == g.CAST:
         x = x.srcs[0]
-    return n.op == g.SUM and x.op == g.MUL and x.srcs[0] is not x.srcs[1]
+    if n.op != g.SUM or x.op != g.MUL or x.srcs[0] is x.srcs[1]:
+        return False
+    kept = [d for d in range(x.ndim) if d not in n.arg and not (x.shape[d].is_const and x.shape[d].value == 1)]
+
+    def broadcast_axes(op: g.Node) -> set:
+        while op.op == g.CAST:
+            op = op.srcs[0]
+        if op.op != g.VIEW:
+            return set()
+        used = sm.free_vars(op.arg.index)
+        return {d for d in kept if index_name(d) not in used}
+
+    a, b = (broadcast_axes(s) for s in x.srcs)
+    return bool(a) and bool(b) and a != b
 
 
 def _chunks(n: g.Node, L: int) -> int | None:
     outs = n.numel.value
     if _is_contraction(n):
         tiles = -(-outs // TILE)
-        if L < K_SPLIT_MIN or tiles >= TILES_WANTED:
+        if L < K_SPLIT_MIN or tiles >= TILES_FEW:
             return None
         S = 2
         while tiles * S < TILES_WANTED and L % (2 * S) == 0 and L // (2 * S) >= K_CHUNK_MIN:
