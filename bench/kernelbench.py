@@ -22,9 +22,9 @@ problem:
    then per trial the inputs are refilled in place from alternating input sets (so an output can
    never be replayed from an earlier call: the content changes under the same pointers), the L2
    cache is flushed (CUDA, 256 MB write), the device synchronised, then CUDA events on the current
-   stream around one call; the median is reported. Ember's call is host-synchronous, so its work is
-   inside the events whatever stream it uses; the wall time with a device-wide synchronise is
-   recorded as well and a disagreement is flagged. After timing, the outputs of the last two trials
+   stream around one call; the median is reported. Ember queues its work on torch's current stream,
+   so the events bracket it; the wall time with a device-wide synchronise is recorded as well and a
+   disagreement is flagged. After timing, the outputs of the last two trials
    (two different input sets) are checked against the references of the sets they were computed
    from, so a replayed output fails. On the CPU the host clock is used.
 5. Metrics per level: fast_p = fraction of *all* problems of the level that are correct and faster
