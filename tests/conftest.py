@@ -10,6 +10,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from ember.runtime.devices import cuda_available  # noqa: E402
 
+try:  # property tests: a fixed example sequence in CI (a failure reproduces from the same commit);
+    # random exploration elsewhere (EMBER_FUZZ_EXAMPLES widens it)
+    from hypothesis import settings as _hyp_settings
+    _hyp_settings.register_profile("ci", derandomize=True, print_blob=True)
+    if os.environ.get("CI"):
+        _hyp_settings.load_profile("ci")
+except ImportError:  # pragma: no cover
+    pass
+
 HAVE_CUDA = cuda_available()
 
 

@@ -155,3 +155,19 @@ def test_from_torch_precision_follows_torch_flags():
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
     with pytest.raises(ValueError, match="precision must be one of"):
         fe.tf32_kinds("bf16")
+
+
+def test_egraph_round_trip_keeps_marks_apart():
+    """A plain and a TF32-marked sum over the same axes in one e-graph region decode as they came
+    in: the axes table must not conflate the two (equal as tuples)."""
+    pytest.importorskip("egglog")
+    from ember.search.egraph import Region
+    a, b = em.input("a", (6, 40)), em.input("b", (40, 5))
+    plain = a @ b
+    with em.allow_tf32("matmul"):
+        marked = a @ b
+    for outs in ([plain.node, marked.node], [marked.node, plain.node]):
+        region = Region(outs, rules=[])
+        for cand in region.candidates(2):
+            assert [any(g.is_tf32(n) for n in g.toposort([o])) for o in cand] == \
+                   [any(g.is_tf32(n) for n in g.toposort([o])) for o in outs]

@@ -105,7 +105,14 @@ class Tables:
         return self._id(self.views, "view", v)
 
     def axes_id(self, a: tuple) -> int:
-        return self._id(self.axes, "axes", a)
+        # a TF32-marked tuple equals the plain one: key by the interning key, or a float32 sum could
+        # decode as a TF32 one (ember/precision.py)
+        k = ("axes", g._arg_key(a))
+        i = self._ids.get(k)
+        if i is None:
+            i = self._ids[k] = len(self.axes)
+            self.axes.append(a)
+        return i
 
 
 def _scalar_of(n: Node):
@@ -187,7 +194,8 @@ class Decoder:
         elif op == "where":
             n = g.where_node(*(self.node(a) for a in args))
         elif op == "reduce":
-            n = g.reduce_node(args[0], self.node(args[2]), t.axes[args[1]])
+            axes = t.axes[args[1]]
+            n = g.reduce_node(args[0], self.node(args[2]), axes, tf32=isinstance(axes, g.TF32Axes))
         elif op == "view":
             n = g.view_node(self.node(args[1]), t.views[args[0]])
         elif op == "gather":

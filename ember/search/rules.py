@@ -84,7 +84,7 @@ def _split_reductions(outputs):
         shp = list(src.shape)
         split = shp[:a] + [sm.const(f), sm.const(L.value // f)] + shp[a + 1:]
         v = g.apply_view(src, lambda vw: vw.reshape(split))
-        inner = g.reduce_node(n.op, v, (a + 1,))
+        inner = g.reduce_node(n.op, v, (a + 1,), tf32=g.is_tf32(n))
         outer = g.reduce_node(n.op, inner, (a,))
         back = g.apply_view(outer, lambda vw: vw.reshape(n.shape))
         out.append((n, back))
