@@ -43,10 +43,14 @@ def mma_applicable(c: Canon) -> bool:
         and all(v.dtype.is_float and v.dtype != dt.float64 for v in (g.a, g.b))
 
 
+def _exact_in_tf32(g) -> bool:
+    return all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b))
+
+
 def _passes(g) -> int:
     """1 where one TF32 product is exact (half-precision operands) or the user allowed TF32
     (ember/precision.py), else 3 (float32 accuracy)."""
-    return 1 if g.stage.acc.tf32 or all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b)) else 3
+    return 1 if g.stage.acc.tf32 or _exact_in_tf32(g) else 3
 
 
 KTAB_MAX_BYTES = 16 * 1024  # shared memory the k-split table may take
@@ -98,7 +102,7 @@ def render_mma(w, c: Canon):
     I = w.IDX
     M, N, K = _size(g.m), _size(g.n), _size(g.k)
     passes = _passes(g)
-    round_tf32 = passes == 1 and not all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b))
+    round_tf32 = passes == 1 and not _exact_in_tf32(g)
     smem = 4 * BK * (BM + BN + 16)
     if smem > 48 * 1024:
         raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of static shared memory (max 48 KB)")

@@ -590,21 +590,12 @@ def _recomputed(order: list, M: set) -> set:
     def inlined(n) -> bool:
         return n not in M and n.op not in g.LEAVES
 
-    def long(n) -> bool:
-        seen, stack = set(), [n]
-        while stack and len(seen) <= INLINE_MAX:
-            x = stack.pop()
-            if x not in seen:
-                seen.add(x)
-                stack.extend(s for s in x.srcs if inlined(s))
-        return len(seen) > INLINE_MAX
-
     readers: dict = {}
     for r in order:
         if r in M and r.op not in g.LEAVES:
             for n in _region(r, inlined):
                 readers[n] = readers.get(n, 0) + 1
-    many = [n for n in order if readers.get(n, 0) > 1 and long(n)]
+    many = [n for n in order if readers.get(n, 0) > 1 and len(_region(n, inlined, INLINE_MAX)) >= INLINE_MAX]
     low: set = set()
     for n in many:  # sources first: a node whose region holds no chosen node is a lowest one
         if not (_region(n, inlined) & low):
@@ -612,11 +603,12 @@ def _recomputed(order: list, M: set) -> set:
     return low
 
 
-def _region(r, inlined) -> set:
-    """The nodes inlined into root r's kernel."""
+def _region(r, inlined, limit: int | None = None) -> set:
+    """The nodes inlined into root r's kernel (r itself excluded); with `limit`, the walk stops once
+    it has found that many."""
     seen: set = set()
     stack = [s for s in r.srcs if inlined(s)]
-    while stack:
+    while stack and (limit is None or len(seen) < limit):
         n = stack.pop()
         if n not in seen:
             seen.add(n)

@@ -87,8 +87,8 @@ class Tables:
         self.axes: list = []
         self._ids: dict = {}
 
-    def _id(self, table: list, kind: str, v) -> int:
-        k = (kind, v)
+    def _id(self, table: list, kind: str, v, key=None) -> int:
+        k = (kind, v if key is None else key)
         i = self._ids.get(k)
         if i is None:
             i = self._ids[k] = len(table)
@@ -107,12 +107,7 @@ class Tables:
     def axes_id(self, a: tuple) -> int:
         # a TF32-marked tuple equals the plain one: key by the interning key, or a float32 sum could
         # decode as a TF32 one (ember/precision.py)
-        k = ("axes", g._arg_key(a))
-        i = self._ids.get(k)
-        if i is None:
-            i = self._ids[k] = len(self.axes)
-            self.axes.append(a)
-        return i
+        return self._id(self.axes, "axes", a, g._arg_key(a))
 
 
 def _scalar_of(n: Node):
