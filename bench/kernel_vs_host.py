@@ -69,12 +69,8 @@ def main():
     flush = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda")
     rows = []
     for path in a.paths:
-        mod, _ = kb.load(path, 1.0)
-        torch.manual_seed(42)
-        model = mod.Model(*mod.get_init_inputs()).cuda()
-        xs = kb.make_inputs(mod, 1, "cuda", torch.float32)
+        model, xs, graph = kb.problem_graph(path, a.precision)
         with torch.no_grad():
-            graph = fe.import_graph(fe.export(copy.deepcopy(model), tuple(xs)), precision=a.precision)
             fn = fe.TorchFunction(copy.deepcopy(model), graph, "cuda", "none")
             row = {"problem": os.path.basename(path)}
             for name, call in (("ember", fn), ("eager", model)):

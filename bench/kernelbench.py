@@ -130,6 +130,18 @@ def make_inputs(mod, seed: int, device: str, precision):
     return [_to(x, device, precision) for x in mod.get_inputs()]
 
 
+def problem_graph(path: str, precision: str = "float32", device: str = "cuda"):
+    """A problem file's module (seed 42), its first input set on `device` and its Ember graph: what
+    the one-problem tools (kernel_vs_host, profile_problem, knob_sweep) start from."""
+    mod, _ = load(path, 1.0)
+    torch.manual_seed(42)
+    model = mod.Model(*mod.get_init_inputs()).to(device)
+    xs = make_inputs(mod, 1, device, torch.float32)
+    with torch.no_grad():
+        graph = fe.import_graph(fe.export(copy.deepcopy(model), tuple(xs)), precision=precision)
+    return model, xs, graph
+
+
 def trial_seeds(n: int) -> list:
     g = torch.Generator().manual_seed(42)
     return [int(s) for s in torch.randint(0, 2 ** 31 - 1, (n,), generator=g)]

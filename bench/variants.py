@@ -88,6 +88,14 @@ def _mma(bm, bn, bk, wm, wn):
     return {"mode": "mma", "BM": bm, "BN": bn, "BK": bk, "WM": wm, "WN": wn}
 
 
+def _pipe_knobs(tile):
+    """The k loop's knobs (codegen/cuda_mma.py): `kslice` (one k variable fastest, the rest fixed per
+    slice), unconditional prefetch (`pf`), two shared-memory stages."""
+    kws = ({}, {"pf": True}, {"stages": 2}, {"kslice": True}, {"kslice": True, "pf": True},
+           {"kslice": True, "stages": 2}, {"kslice": True, "pf": True, "stages": 2})
+    return [dict(_mma(*tile), **kw) for kw in kws]
+
+
 def _unrolled(t, cluster, unroll):
     return dict(_block(t, "smem", cluster), unroll=unroll)
 
@@ -99,6 +107,24 @@ MMA_TILES = [(128, 128, 16, 2, 4), (128, 64, 16, 2, 2), (64, 64, 16, 2, 2), (128
              (256, 128, 16, 4, 2), (128, 128, 16, 2, 2), (64, 128, 16, 1, 2), (128, 64, 16, 2, 1),
              (64, 256, 16, 1, 4), (256, 64, 16, 4, 1), (128, 256, 16, 4, 4), (64, 128, 16, 2, 2)]
 MMA_VARIANTS = [_mma(*t) for t in MMA_TILES]
+
+
+def pipe_cases():
+    """Convolutions and GEMMs for the k-loop pipeline knobs (run with --tf32 for PyTorch's conv precision)."""
+    return [
+        (conv("conv2d_3x3_32x64x128x128_o128", (32, 64, 128, 128), (128, 64, 3, 3), padding=1),
+         _pipe_knobs((128, 256, 16, 2, 4)) + _pipe_knobs((128, 128, 16, 2, 2))),
+        (conv("conv2d_3x3_32x64x128x128_o64", (32, 64, 128, 128), (64, 64, 3, 3), padding=1),
+         _pipe_knobs((64, 64, 16, 2, 2)) + _pipe_knobs((64, 128, 16, 2, 2)) + _pipe_knobs((64, 256, 16, 2, 4))),
+        (conv("conv2d_3x3_32x128x32x32_o128", (32, 128, 32, 32), (128, 128, 3, 3), padding=1),
+         _pipe_knobs((128, 128, 16, 2, 2)) + _pipe_knobs((64, 64, 16, 2, 2))),
+        (conv("conv3d_8x16x32x64x64_o32", (8, 16, 32, 64, 64), (32, 16, 3, 3, 3), padding=1),
+         _pipe_knobs((32, 128, 16, 1, 4)) + _pipe_knobs((64, 64, 16, 2, 2))),
+        (conv("conv2d_1x1_32x256x64x64_o256", (32, 256, 64, 64), (256, 256, 1, 1)),
+         _pipe_knobs((128, 256, 16, 2, 4)) + _pipe_knobs((128, 128, 16, 2, 2))),
+        (linear_relu(2048, 4096, 4096), _pipe_knobs((128, 256, 16, 2, 4)) + _pipe_knobs((128, 128, 16, 2, 2))),
+        (suite.matmul(1031, 3079, 2053), _pipe_knobs((128, 128, 16, 2, 2))),
+    ]
 
 
 def cases():
@@ -121,7 +147,7 @@ def cases():
     ]
 
 
-def run_variant(y, cfg, tins, ref, bw, nbytes, case):
+def run_variant(y, cfg, tins, ref, bw, nbytes, case, tol=1e-4):
     from ember.kernel import lower as lowering
     from ember.runtime.compile import build_program
     from ember.codegen import cuda as cg
@@ -140,7 +166,7 @@ def run_variant(y, cfg, tins, ref, bw, nbytes, case):
     err = float((out.float() - ref.float()).abs().max())
     scale = float(ref.float().abs().max())
     rec = {"cfg": cfg if cfg is not None else [l.config.get("cfg") for l in fn.launches], "default": cfg is None,
-           "max_abs_err": err, "correct": bool(err <= 1e-4 * (1 + 10 * scale))}
+           "max_abs_err": err, "correct": bool(err <= tol * (1 + 10 * scale))}
     if rec["correct"]:
         us = time_torch(lambda: fn(**tins), "cuda", reps=30, inner=5)
         rec["us"] = us
@@ -154,15 +180,24 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "results", f"variants-{datetime.date.today()}.json"))
     ap.add_argument("--only", default=None)
+    ap.add_argument("--pipe", action="store_true", help="the k-loop pipeline cases (pipe_cases)")
+    ap.add_argument("--tf32", action="store_true",
+                    help="contractions built under em.allow_tf32 (checked at TF32's tolerance; eager keeps "
+                         "PyTorch's defaults: TF32 convs, float32 matmuls)")
     args = ap.parse_args(argv)
+    from ember.precision import TF32_TOL
     import torch
     bw = copy_bandwidth("cuda")
     res = {"suite": "variants", "device": device_name("cuda"), "date": str(datetime.date.today()),
-           "versions": versions("cuda"), "copy_bandwidth_GBps": bw / 1e9, "cases": []}
-    for case, cfgs in cases():
+           "versions": versions("cuda"), "copy_bandwidth_GBps": bw / 1e9, "tf32": args.tf32, "cases": []}
+    for case, cfgs in (pipe_cases() if args.pipe else cases()):
         if args.only and args.only not in case.name:
             continue
-        y, ins, tf = case.build(em, np.random.default_rng(0))
+        if args.tf32:
+            with em.allow_tf32("conv", "matmul"):
+                y, ins, tf = case.build(em, np.random.default_rng(0))
+        else:
+            y, ins, tf = case.build(em, np.random.default_rng(0))
         tins = {k: to_torch(v, "cuda") for k, v in ins.items()}
         flags = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
         torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
@@ -171,7 +206,7 @@ def main(argv=None) -> int:
         nbytes = sum(v.nbytes for v in ins.values()) + ref.numel() * ref.element_size()
         rec = {"name": case.name, "eager_us": time_torch(lambda: tf(**tins), "cuda"), "variants": []}
         for cfg in [None] + cfgs:
-            v = run_variant(y, cfg, tins, ref, bw, nbytes, case)
+            v = run_variant(y, cfg, tins, ref, bw, nbytes, case, TF32_TOL if args.tf32 else 1e-4)
             rec["variants"].append(v)
             t = f"{v['us']:9.1f} us  {v.get('frac_of_floor', 0):.2f} floor  {v['tflops']:6.1f} TF  " \
                 f"{rec['eager_us'] / v['us']:.2f}x eager" \

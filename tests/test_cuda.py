@@ -243,7 +243,10 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
                                 lambda x, w: C._conv_transpose(x, w, None, 2, 1, 1, 1, 1, 3)),
     # few output channels (LeNet's second conv): tensor cores with a partly empty 32-row tile
     "conv2d_16_channels": ({"x": (17, 6, 36, 35), "w": (16, 6, 5, 5)}, lambda x, w: em.conv2d(x, w)),
+    # 32 input channels: `kslice` can walk the channel fastest (BK = 16 divides 32)
+    "conv2d_32_in": ({"x": (3, 32, 13, 17), "w": (40, 32, 3, 3)}, lambda x, w: em.conv2d(x, w, padding=1)),
 }
+_MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
 
 
 @pytest.mark.parametrize("tile", [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
@@ -251,17 +254,25 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
                                   {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4,
                                    "ktab": True, "packrows": True},
                                   {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2,
-                                   "ktab": False, "packrows": True}, None],
-                         ids=["mma64", "mma128x256", "mma32x128-table-packed", "mma64-packed", "default"])
+                                   "ktab": False, "packrows": True}, None,
+                                  dict(_MMA64, stages=2), dict(_MMA64, pf=True),
+                                  dict(_MMA64, kslice=True, pf=True, stages=2)],
+                         ids=["mma64", "mma128x256", "mma32x128-table-packed", "mma64-packed", "default",
+                              "mma64-2stages", "mma64-prefetch", "mma64-kslice-pf-2stages"])
 @pytest.mark.parametrize("graph", sorted(_CONV_GRAPHS))
 def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit
     GEMM: the k split by a shared-memory table, each thread's rows split once into packed fields."""
+    from ember.codegen.cuda_mma import kslice_var
     from ember.runtime.compile import build_program
     shapes, build = _CONV_GRAPHS[graph]
     xs = {n: em.input(n, s) for n, s in shapes.items()}
     y = build(**xs)
     L = lower([y.node])
+    if tile and tile.get("kslice") and not any(
+            cg.mma_applicable(cg.canonical(k)) and kslice_var(cg.contraction_of(cg.canonical(k)), 16)
+            for k, _ in L.kernels):
+        pytest.skip("no k variable that a 16-deep slice divides")
     cfgs = [tile if tile and cg.mma_applicable(cg.canonical(k)) else cg.default_config(k) for k, _ in L.kernels]
     assert any(c.get("mode") == "mma" for c in cfgs), "the conv should be a tensor-core kernel"
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
@@ -269,6 +280,25 @@ def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     for seed in (0, 1):
         ins = {n: rnd(*s, seed=seed * 7 + i) for i, (n, s) in enumerate(shapes.items())}
         assert_close(fn(**ins), em.reference(y, **ins), what=f"{graph} seed {seed}")
+
+
+@pytest.mark.parametrize("knobs", [{"pf": True}, {"stages": 2}, {"pf": True, "stages": 2}],
+                         ids=["prefetch", "2stages", "prefetch-2stages"])
+@pytest.mark.parametrize("shape", [(128, 256, 64), (131, 257, 75)], ids=["aligned", "ragged"])
+def test_matmul_pipeline_knobs_on_cuda(shape, knobs):
+    """The mma k loop's pipeline knobs on a plain GEMM, with tiles that divide it (the unguarded,
+    vectorised loads; the prefetch of the last slice reloads it) and with ragged edges (guarded)."""
+    from ember.runtime.compile import build_program
+    m, n, k = shape
+    a, b = em.input("a", (m, k)), em.input("b", (k, n))
+    y = (a @ b).relu()
+    L = lower([y.node])
+    cfgs = [dict(_MMA64, **knobs) if cg.mma_applicable(cg.canonical(kk)) else cg.default_config(kk) for kk, _ in L.kernels]
+    fn = build_program(L, "cuda", None, "single", configs=cfgs)
+    fn.executor.poison = True
+    for seed in (0, 1, 2):
+        ins = {"a": rnd(m, k, seed=seed), "b": rnd(k, n, seed=seed + 5)}
+        assert_close(fn(**ins), em.reference(y, **ins), what=f"{shape} {knobs} seed {seed}")
 
 
 @pytest.mark.parametrize("causal", [False, True])

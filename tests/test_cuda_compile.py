@@ -9,6 +9,7 @@ import pytest
 
 import ember as em
 from ember.codegen import cuda as cg
+from ember.codegen.cuda_mma import kslice_var
 from ember.kernel.lower import lower
 
 pytest.importorskip("cuda.core")
@@ -32,7 +33,11 @@ def _sources():
             if cg.canonical(k).stages:
                 cfgs += [{"mode": m, "threads": 128, "vec": 8} for m in ("warp", "block", "cols")]
             if cg.mma_applicable(cg.canonical(k)):
-                cfgs.append({"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2})
+                mma = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
+                # and the k loop's pipeline knobs: prefetch with two stages; one k variable fastest
+                cfgs += [mma, dict(mma, pf=True, stages=2)]
+                if kslice_var(cg.contraction_of(cg.canonical(k)), 16) is not None:
+                    cfgs.append(dict(mma, kslice=True))
             cached = {"mode": "block", "threads": 32, "vec": 8, "cache": "regs", "cluster": 2}
             for cfg in cfgs + [cached]:
                 try:

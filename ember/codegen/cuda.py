@@ -905,7 +905,10 @@ def loads_shared_by_columns(c: Canon) -> bool:
 # model takes it only where M <= 32 would leave most of a taller tile empty
 MMA_SMALL_TILE = (64, 64, 16, 2, 2)
 MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8), ((128, 64, 16, 2, 2), 54.3),
-                     (MMA_SMALL_TILE, 47.9), ((32, 128, 16, 1, 4), 36.0)]
+                     ((64, 128, 16, 2, 2), 55.0), (MMA_SMALL_TILE, 47.9), ((32, 128, 16, 1, 4), 36.0)]
+# 64x128's rate is set between 64x64's and 128x128's from whole problems, not from the 4096^3 GEMM:
+# convs with 64 output channels ran 11-14% faster in it than in 64x64, a 2048x1024x8192 product 11%
+# faster than in 128x64 (bench/results/knob-sweep-2026-11-22.json)
 GPU_SMS = 132  # H100 SXM
 
 
@@ -930,6 +933,27 @@ def _default_mma_tile(M, N, K, B) -> dict:
     return dict(zip(("BM", "BN", "BK", "WM", "WN"), pick), mode="mma")
 
 
+def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
+    """The k loop's default knobs (codegen/cuda_mma.py), as measured on whole KernelBench problems
+    (bench/results/knob-sweep-2026-11-22*.json):
+
+    * a plain GEMM (one k variable) in the 8-warp 128x256 tile whose tiles divide it prefetches
+      unconditionally (`pf`): 3-14% on the square, batched, MLP and linear-chain GEMMs. In 64x64
+      tiles it lost (the GRU loop 20%, K = 32 11%), and with ragged edges 23% (guarded loads);
+    * an implicit-GEMM conv (several k variables) in one TF32 pass (ember/precision.py, or half
+      operands) double-buffers shared memory (`stages`): AlexNet's stem 19%, the MobileNet blocks
+      14%, the rest within 2% except transposed convs (2-5% slower). In three passes (float32
+      accuracy) it lost: transposed convs 26%, MobileNet 12%."""
+    from .cuda_mma import one_pass
+    M, N, K = (_size(x) for x in (g.m, g.n, g.k))
+    if len(g.k) > 1:
+        return dict(cfg, stages=2) if one_pass(g) else cfg
+    if all(e.is_const for e in (M, N, K)) and M.value % cfg["BM"] == 0 and N.value % cfg["BN"] == 0 \
+            and K.value % cfg["BK"] == 0 and cfg["BM"] * cfg["BN"] >= 128 * 256:
+        return dict(cfg, pf=True)
+    return cfg
+
+
 def default_config(k: ir.Kernel) -> dict:
     """The unsearched schedule: elementwise for maps; block/warp/thread by reduction length."""
     from ..kernel.structure import has_locals
@@ -944,12 +968,12 @@ def default_config(k: ir.Kernel) -> dict:
         big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
         if big(M, 32) and big(N, 32) and big(K, 8):
             if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
-                return _default_mma_tile(M, N, K, _size(g.batch))
+                return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch)))
             return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
         # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
         # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far
         if mma_applicable(c) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
-            return _default_mma_tile(M, N, K, _size(g.batch))
+            return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch)))
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)

@@ -47,20 +47,25 @@ def _exact_in_tf32(g) -> bool:
     return all(v.dtype in EXACT_IN_TF32 for v in (g.a, g.b))
 
 
+def one_pass(g) -> bool:
+    """Whether one TF32 product suffices: half-precision operands (exact in TF32) or the user
+    allowed TF32 (ember/precision.py); else three keep float32 accuracy."""
+    return bool(g.stage.acc.tf32) or _exact_in_tf32(g)
+
+
 def _passes(g) -> int:
-    """1 where one TF32 product is exact (half-precision operands) or the user allowed TF32
-    (ember/precision.py), else 3 (float32 accuracy)."""
-    return 1 if g.stage.acc.tf32 or _exact_in_tf32(g) else 3
+    return 1 if one_pass(g) else 3
 
 
 KTAB_MAX_BYTES = 16 * 1024  # shared memory the k-split table may take
+MMA_SMEM_MAX = 200 * 1024  # the tiles' shared memory (H100: 227 KB per block, less the k table)
 
 
-def _k_table(kloops: list, K, smem: int):
+def _k_table(kloops: list, K, static_smem: int):
     """Bit fields (shift, mask) packing the k loop variables into one unsigned per k, or None when a
     table does not pay (one k variable: no divisions) or does not fit (K unknown or large, fields
-    over 32 bits, shared memory over 48 KB with the tiles)."""
-    if len(kloops) < 2 or not K.is_const or 4 * K.value > KTAB_MAX_BYTES or smem + 4 * K.value > 48 * 1024:
+    over 32 bits, static shared memory over 48 KB with the tiles)."""
+    if len(kloops) < 2 or not K.is_const or 4 * K.value > KTAB_MAX_BYTES or static_smem + 4 * K.value > 48 * 1024:
         return None
     return _bit_fields(kloops)
 
@@ -84,6 +89,13 @@ def _bit_fields(loops: list):
     return None if sh > 32 else list(reversed(fields))
 
 
+def kslice_var(g, BK: int):
+    """The k variable to walk fastest under `kslice`: the longest one whose extent BK divides (so a
+    BK slice never crosses it), or None. With a single k variable there is nothing to gain."""
+    fits = [(e.value, v) for v, e in g.k if e.is_const and e.value % BK == 0]
+    return max(fits)[1] if len(g.k) > 1 and fits else None
+
+
 def render_mma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
     g = contraction_of(c)
@@ -103,11 +115,24 @@ def render_mma(w, c: Canon):
     M, N, K = _size(g.m), _size(g.n), _size(g.k)
     passes = _passes(g)
     round_tf32 = passes == 1 and not _exact_in_tf32(g)
-    smem = 4 * BK * (BM + BN + 16)
-    if smem > 48 * 1024:
-        raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of static shared memory (max 48 KB)")
-    w.emit(1, f"__shared__ float As[{BK}][{BM} + 8];")
-    w.emit(1, f"__shared__ float Bs[{BK}][{BN} + 8];")
+    stages = int(cfg.get("stages", 1))
+    if stages not in (1, 2):
+        raise UnsupportedKernel(f"mma stages={stages} (1 or 2 shared-memory buffers)")
+    tile_bytes = 4 * BK * (BM + BN + 16)
+    smem = stages * tile_bytes
+    if smem > MMA_SMEM_MAX:
+        raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of shared memory (max {MMA_SMEM_MAX})")
+    # buffer s of stage s: As(s)[k][m], Bs(s)[k][n]; over 48 KB the tiles go to dynamic shared memory
+    dynamic = smem > 48 * 1024 or stages > 1
+    if dynamic:
+        w.smem_bytes = smem
+        w.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
+        w.emit(1, f"float (*As_)[{BK}][{BM} + 8] = reinterpret_cast<float (*)[{BK}][{BM} + 8]>(em_dyn_smem);")
+        w.emit(1, f"float (*Bs_)[{BK}][{BN} + 8] = reinterpret_cast<float (*)[{BK}][{BN} + 8]>"
+                  f"(em_dyn_smem + {stages * 4 * BK * (BM + 8)});")
+    else:
+        w.emit(1, f"__shared__ float As_[1][{BK}][{BM} + 8];")
+        w.emit(1, f"__shared__ float Bs_[1][{BK}][{BN} + 8];")
     w.tile_origin(g, BM, BN)
     w.emit(1, "const int tid_ = threadIdx.x, lane_ = tid_ & 31, warp_ = tid_ >> 5;")
     w.emit(1, f"const int wm_ = (warp_ / {WN}) * {MT}, wn_ = (warp_ % {WN}) * {NTW};")
@@ -116,10 +141,17 @@ def render_mma(w, c: Canon):
     w.emit(1, f"#pragma unroll\n  for (int i = 0; i < {MI}; ++i)\n    #pragma unroll\n    for (int j = 0; j < {NI}; ++j)\n"
               f"      #pragma unroll\n      for (int r = 0; r < 4; ++r) acc_[i][j][r] = 0.f;")
     aligned = all(e.is_const for e in (M, N, K)) and M.value % BM == 0 and N.value % BN == 0 and K.value % BK == 0
+    # `kslice`: walk k with one k variable (`cvar`, whose extent BK divides) fastest, the others fixed
+    # over a slice. The sum's order changes, not its terms. A slice's other k variables are then one
+    # division per slice instead of a split per element (a 3x3 conv: the channel inner, the filter
+    # tap fixed per slice, as CUTLASS's implicit GEMM walks it).
+    cvar = kslice_var(g, BK) if cfg.get("kslice", False) else None
+    if cfg.get("kslice", False) and cvar is None:
+        raise UnsupportedKernel(f"kslice needs two or more k variables, one with an extent that {BK} divides (k: {g.k})")
     loads = []
     for name, val, rows, BR, kfast in (("As", g.a, g.m, BM, g.a_k_fastest), ("Bs", g.b, g.n, BN, g.b_k_fastest)):
         fast_len = BK if kfast else BR
-        lane_loops = g.k if kfast else rows
+        lane_loops = ([kv for kv in g.k if kv[0] == cvar] if cvar else g.k) if kfast else rows
         inner_ext = lane_loops[-1][1] if lane_loops else sm.ONE
         VL = 4 if (aligned and fast_len % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
                    and (BR * BK) % (NT * 4) == 0) else 1
@@ -139,6 +171,10 @@ def render_mma(w, c: Canon):
             w.decompose("gr_", rows, ind)
 
     def split_k(ind):
+        if cvar is not None:
+            for v, _ in g.k:
+                w.emit(ind, f"const {I} {v} = " + (f"c0_ + kk_;" if v == cvar else f"kv_{v};"))
+            return
         if ktab is None:
             w.decompose("gk_", g.k, ind)
             return
@@ -154,6 +190,11 @@ def render_mma(w, c: Canon):
         w.emit(ind, f"const {I} gr_ = {bidx} * {BR} + rr_, gk_ = {k0} + kk_;")
 
     def load_regs(k0: str, ind: int):
+        if cvar is not None:  # the slice's fixed k variables, and where the fast one starts
+            w.emit(ind, "{")
+            ext = dict(g.k)[cvar]
+            w.emit(ind, f"const {I} c0_ = {k0} % {w.idx(ext)};")
+            w.decompose(f"{k0} / {w.idx(ext)}", [(f"kv_{v}", e) for v, e in g.k if v != cvar], ind)
         for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
             w.emit(ind, f"#pragma unroll\n{'  ' * ind}for (int i_ = 0; i_ < {BR * BK // (NT * VL)}; ++i_) {{")
             index_math(name, BR, kfast, VL, bidx, ind + 1, k0)
@@ -176,13 +217,15 @@ def render_mma(w, c: Canon):
                 w.emit(ind + 1, "}")
                 w.emit(ind + 1, f"r{name}_[i_] = x_;")
             w.emit(ind, "}")
+        if cvar is not None:
+            w.emit(ind, "}")
 
-    def store_regs(ind: int):
+    def store_regs(ind: int, buf: str):
         for name, val, rows, BR, kfast, VL, lane_loops, bidx, lim in loads:
             w.emit(ind, f"#pragma unroll\n{'  ' * ind}for (int i_ = 0; i_ < {BR * BK // (NT * VL)}; ++i_) {{")
             index_math(name, BR, kfast, VL, bidx, ind + 1, "0")
             for l in range(VL):
-                dst = f"{name}[kk_ + {l}][rr_]" if kfast else f"{name}[kk_][rr_ + {l}]"
+                dst = f"{name}_[{buf}][kk_ + {l}][rr_]" if kfast else f"{name}_[{buf}][kk_][rr_ + {l}]"
                 src = f"r{name}_[i_ * {VL} + {l}]"
                 # one TF32 pass on float32 operands: round to nearest once here, as cuBLAS/cuDNN do
                 # (the MMA itself would truncate the low mantissa bits: a bias toward zero)
@@ -197,7 +240,7 @@ def render_mma(w, c: Canon):
     # of two (a 3x3 conv: 2-4% faster; powers of two are shifts, cheaper than a shared-memory read).
     # Packed rows are off by default: they lost 1-4% on three of four convs measured
     # (bench/results/variants-conv-2026-11-21d.json).
-    ktab = _k_table(g.k, K, smem) if cfg.get("ktab", _divides(g.k)) else None
+    ktab = _k_table(g.k, K, 0 if dynamic else smem) if cvar is None and cfg.get("ktab", _divides(g.k)) else None
     if ktab is not None:
         w.emit(1, f"__shared__ unsigned ktab_[{K.value}];")
         w.emit(1, f"for (int t0_ = threadIdx.x; t0_ < {K.value}; t0_ += {NT}) {{")
@@ -221,26 +264,39 @@ def render_mma(w, c: Canon):
     if ktab is not None:
         w.emit(1, "__syncthreads();")
 
+    # The k loop. `pf` issues the next slice's global loads unconditionally (the last iteration
+    # reloads its own slice, in bounds and unused), so the loads and the MMAs share one basic block
+    # and ptxas can interleave them; behind `if (more_)` they ran as a clump before the MMAs, which
+    # waited (bench/results/ncu-conv-2026-11-22.txt). `stages` = 2 double-buffers shared memory:
+    # the next slice is stored into the other buffer while this one is read, one barrier per slice.
+    pf = bool(cfg.get("pf", False))
+    cur = "s_" if stages == 2 else "0"
     load_regs("(" + I + ")0", 1)
-    store_regs(1)
+    store_regs(1, "0")
     w.emit(1, "__syncthreads();")
+    if stages == 2:
+        w.emit(1, "int s_ = 0;")
     w.emit(1, f"for ({I} k0_ = 0; k0_ < K_; k0_ += {BK}) {{")
     w.emit(2, f"const bool more_ = k0_ + {BK} < K_;")
-    w.emit(2, "if (more_) {")
-    load_regs(f"(k0_ + {BK})", 3)
-    w.emit(2, "}")
+    if pf:
+        w.emit(2, f"const {I} kn_ = more_ ? k0_ + {BK} : k0_;")
+        load_regs("kn_", 2)
+    else:
+        w.emit(2, "if (more_) {")
+        load_regs(f"(k0_ + {BK})", 3)
+        w.emit(2, "}")
     w.emit(2, f"#pragma unroll\n    for (int ks_ = 0; ks_ < {BK}; ks_ += 8) {{")
     w.emit(3, f"unsigned ah_[{MI}][4], bh_[{NI}][2];")
     if passes == 3:
         w.emit(3, f"unsigned al_[{MI}][4], bl_[{NI}][2];")
     for mi in range(MI):
         for r in range(4):
-            src = f"As[ks_ + t_ + {4 * (r >> 1)}][wm_ + {mi * 16 + 8 * (r & 1)} + g_]"
+            src = f"As_[{cur}][ks_ + t_ + {4 * (r >> 1)}][wm_ + {mi * 16 + 8 * (r & 1)} + g_]"
             w.emit(3, f"em_split_tf32({src}, ah_[{mi}][{r}], al_[{mi}][{r}]);" if passes == 3
                    else f"ah_[{mi}][{r}] = __float_as_uint({src});")
     for ni in range(NI):
         for r in range(2):
-            src = f"Bs[ks_ + t_ + {4 * r}][wn_ + {ni * 8} + g_]"
+            src = f"Bs_[{cur}][ks_ + t_ + {4 * r}][wn_ + {ni * 8} + g_]"
             w.emit(3, f"em_split_tf32({src}, bh_[{ni}][{r}], bl_[{ni}][{r}]);" if passes == 3
                    else f"bh_[{ni}][{r}] = __float_as_uint({src});")
     w.emit(3, f"#pragma unroll\n      for (int i = 0; i < {MI}; ++i)\n        #pragma unroll\n        for (int j = 0; j < {NI}; ++j) {{")
@@ -250,11 +306,22 @@ def render_mma(w, c: Canon):
     w.emit(5, "em_mma_tf32(acc_[i][j], ah_[i], bh_[j]);")
     w.emit(4, "}")
     w.emit(2, "}")
-    w.emit(2, "__syncthreads();")
-    w.emit(2, "if (more_) {")
-    store_regs(3)
-    w.emit(3, "__syncthreads();")
-    w.emit(2, "}")
+    if stages == 2:
+        if not pf:
+            w.emit(2, "if (more_) {")
+        store_regs(3 if not pf else 2, "s_ ^ 1")
+        if not pf:
+            w.emit(2, "}")
+        w.emit(2, "s_ ^= 1;")
+        w.emit(2, "__syncthreads();")
+    else:
+        w.emit(2, "__syncthreads();")
+        if not pf:
+            w.emit(2, "if (more_) {")
+        store_regs(3 if not pf else 2, "0")
+        w.emit(3 if not pf else 2, "__syncthreads();")
+        if not pf:
+            w.emit(2, "}")
     w.emit(1, "}")
     # epilogue: the store's value per output element
     w.emit(1, f"#pragma unroll\n  for (int i = 0; i < {MI}; ++i) {{")

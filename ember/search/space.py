@@ -5,7 +5,8 @@ threads per block, vector width, whether a row is cached (registers or shared me
 of a cluster share a cached row, the unrolling of a shared-memory row's loops, and for
 contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile) and, for tensor-core
 tiles, how the tile loads split k and rows into loop variables (a shared-memory table / packed
-registers, or divisions). Illegal or
+registers, or divisions) and the k loop's pipeline (unconditional prefetch, one or two shared-memory
+stages, which k variable runs fastest). Illegal or
 pointless combinations are filtered by rendering: configs that render to the same source are one
 candidate. The CPU renderer has no knobs yet; its search is over structure only.
 """
@@ -58,6 +59,10 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
             d = cg.default_config(k)
             if d.get("mode") == "mma":  # the implicit-GEMM index splits: table / packed rows or divisions
                 out += [dict(d, ktab=a, packrows=b) for a in (False, True) for b in (False, True)]
+                # the k loop's pipeline: prefetch, shared-memory stages, which k variable runs fastest
+                out += [dict(d, pf=p, stages=st) for p in (False, True) for st in (1, 2)]
+                if level == "full":
+                    out += [dict(d, kslice=True, stages=st) for st in (1, 2)]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:

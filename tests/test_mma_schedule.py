@@ -1,0 +1,71 @@
+"""The tensor-core kernel's k-loop knobs, without a GPU: which defaults a contraction gets, and what
+each knob renders (tests/test_cuda.py runs them on the device; test_cuda_compile compiles them)."""
+import pytest
+
+import ember as em
+from ember.codegen import cuda as cg
+from ember.codegen.cuda_mma import kslice_var
+from ember.kernel.lower import lower
+
+MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
+
+
+def _mma_kernel(y):
+    ks = [k for k, _ in lower([y.node]).kernels if cg.mma_applicable(cg.canonical(k))]
+    assert len(ks) == 1
+    return ks[0]
+
+
+def _conv():
+    return em.conv2d(em.input("x", (8, 32, 40, 40)), em.input("w", (64, 32, 3, 3)), padding=1)
+
+
+def test_default_knobs_follow_the_contraction():
+    """Convs (several k variables) in one TF32 pass get two shared-memory stages, float32-accurate
+    ones (three passes) one; a GEMM in 128x256 tiles that divide it prefetches unconditionally; a
+    ragged GEMM (guarded loads) or one in small tiles does not."""
+    with em.allow_tf32("conv"):
+        conv = cg.default_config(_mma_kernel(_conv()))
+    assert conv.get("stages") == 2 and not conv.get("pf")
+    assert cg.default_config(_mma_kernel(_conv())).get("stages", 1) == 1
+    aligned = cg.default_config(_mma_kernel(em.input("a", (2048, 1024)) @ em.input("b", (1024, 4096))))
+    assert aligned.get("pf") is True and aligned.get("stages", 1) == 1
+    ragged = cg.default_config(_mma_kernel(em.input("a", (1031, 2053)) @ em.input("b", (2053, 3079))))
+    assert not ragged.get("pf") and ragged.get("stages", 1) == 1
+    small = cg.default_config(_mma_kernel(em.input("a", (256, 512)) @ em.input("b", (512, 3072))))
+    assert (small["BM"], small["BN"]) != (128, 256) and not small.get("pf")
+
+
+def test_64_output_channels_take_the_64x128_tile():
+    y = em.conv2d(em.input("x", (32, 64, 128, 128)), em.input("w", (64, 64, 3, 3)), padding=1)
+    cfg = cg.default_config(_mma_kernel(y))
+    assert (cfg["BM"], cfg["BN"]) == (64, 128)
+
+
+def test_pipeline_knobs_render():
+    k = _mma_kernel(_conv())
+    plain, _ = cg.render_kernel(k, MMA64)
+    assert "if (more_) {" in plain and "em_dyn_smem" not in plain
+    pf, _ = cg.render_kernel(k, dict(MMA64, pf=True))
+    assert "kn_ = more_ ?" in pf and pf.count("if (more_) {") == 0
+    two, launch = cg.render_kernel(k, dict(MMA64, stages=2))
+    assert "em_dyn_smem" in two and "s_ ^= 1;" in two
+    assert launch["smem"] == 2 * 4 * 16 * (64 + 64 + 16)  # two buffers of both tiles
+    ks, _ = cg.render_kernel(k, dict(MMA64, kslice=True))
+    assert "ktab_" not in ks and "c0_ + kk_" in ks
+
+
+def test_kslice_picks_a_k_variable_the_slice_divides():
+    g = cg.contraction_of(cg.canonical(_mma_kernel(_conv())))
+    v = kslice_var(g, 16)
+    assert dict(g.k)[v].value == 32  # the input channel; the 3-wide filter taps do not divide
+    gemm = cg.contraction_of(cg.canonical(_mma_kernel(em.input("a", (64, 64)) @ em.input("b", (64, 64)))))
+    assert kslice_var(gemm, 16) is None  # one k variable: nothing to reorder
+    odd = em.conv2d(em.input("x", (2, 7, 9, 9)), em.input("w", (64, 7, 3, 3)))
+    with pytest.raises(cg.UnsupportedKernel, match="kslice"):
+        cg.render_kernel(_mma_kernel(odd), dict(MMA64, kslice=True))
+
+
+def test_bad_stage_count_is_refused():
+    with pytest.raises(cg.UnsupportedKernel, match="stages"):
+        cg.render_kernel(_mma_kernel(_conv()), dict(MMA64, stages=3))
