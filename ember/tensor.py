@@ -232,6 +232,14 @@ class Tensor:
         a, b = _operands(_float(self), o)
         return b * a.reciprocal()
 
+    def __floordiv__(self, o) -> "Tensor":
+        """Floor division, like Python // and torch.floor_divide (integers stay integers)."""
+        return _divide_rounded(*_operands(self, o), "floor")
+
+    def __rfloordiv__(self, o) -> "Tensor":
+        a, b = _operands(self, o)
+        return _divide_rounded(b, a, "floor")
+
     def __mod__(self, o) -> "Tensor":
         """Floored remainder (sign of the divisor), like Python % and torch.remainder."""
         a, b = _operands(self, o)
@@ -483,6 +491,33 @@ def _no_bool(what: str, x: Tensor) -> None:
 def _need_bool(what: str, x: Tensor) -> None:
     if not x.dtype.is_bool:
         raise TypeError(f"{what} needs bool tensors, got {x.dtype.name}")
+
+
+def _divide_rounded(a: Tensor, b: Tensor, mode: str) -> Tensor:
+    """a / b rounded toward -inf ("floor") or toward 0 ("trunc"), as torch.div(rounding_mode=...).
+
+    Ember divides by multiplying with a reciprocal, which can land an exact quotient an ulp below
+    an integer (floor(7 * (1/7)) could be 0). So, as PyTorch's CPU kernel does: the truncated
+    remainder is taken first, (a - fmod(a, b)) / b is then an integer up to rounding, and the
+    rounding is undone by snapping to the nearest integer. Integers divide through float64: exact
+    for int32 (and int64 up to 2**53); a zero divisor gives a / b for floats (+-inf, NaN) and 0 for
+    integers (PyTorch raises; a kernel cannot, and numpy, the reference, gives 0 too)."""
+    _no_bool("division", a)
+    if a.dtype.is_float or b.dtype.is_float:
+        a, b = _float(a), _float(b)
+        A, B, mod = a, b, a.fmod(b)
+    else:
+        A, B, mod = a.cast(dt.float64), b.cast(dt.float64), a.fmod(b).cast(dt.float64)
+    q = (A - mod) / B  # an integer up to the reciprocal's rounding
+    if mode == "floor":
+        q = where((mod != 0) & ((B < 0) != (mod < 0)), q - 1, q)
+    elif mode != "trunc":
+        raise ValueError(f"rounding mode {mode!r} (floor or trunc)")
+    f = q.floor()
+    q = where(q - f > 0.5, f + 1, f)
+    if a.dtype.is_float:
+        return where(B == 0, A / B, q).cast(a.dtype)
+    return where(B == 0, 0, q).cast(a.dtype)
 
 
 def _float(x) -> Tensor:

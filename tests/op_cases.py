@@ -257,6 +257,15 @@ _add("rremainder_scalar", {"a": S(5, 13, kind="positive")}, lambda a: 5.0 % a, l
 _add("remainder_int", {"a": S(5, 13, dtype="int32", kind="int:-20:20"), "b": S(13, dtype="int32", kind="int:1:6")},
      lambda a, b: (a % b, a % -b, a.fmod(b), a.fmod(-b)),
      lambda a, b: (a % b, a % -b, torch.fmod(a, b), torch.fmod(a, -b)), grad=False)
+_add("floordiv_tt", {"a": S(5, 13), "b": S(13, kind="positive")}, lambda a, b: ((a * 5) // b, (a * 5) // -b),
+     lambda a, b: ((a * 5) // b, (a * 5) // -b), grad=False)
+# exact integer quotients: a reciprocal-multiply could land an ulp below and floor to one less
+_add("floordiv_exact", {"a": S(5, 13, kind="int:-9:10"), "b": S(13, kind="int:1:8")},
+     lambda a, b: ((a * b) // b, (a * 7) // 7.0, 1.0 // (b * 0.25)), lambda a, b: ((a * b) // b, (a * 7) // 7.0, 1.0 // (b * 0.25)),
+     grad=False)
+_add("floordiv_int", {"a": S(5, 13, dtype="int32", kind="int:-40:40"), "b": S(13, dtype="int32", kind="int:1:6")},
+     lambda a, b: (a // b, a // -b, a // 3, 100 // b, (a * b) // b),
+     lambda a, b: (a // b, a // -b, a // 3, 100 // b, (a * b) // b), grad=False)
 
 # ================================================================================================
 # reductions over any axes, with keepdim and negative axes

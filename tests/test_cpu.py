@@ -160,3 +160,17 @@ def test_debug_levels_and_dot(capsys):
     assert "input()" in out and "for o0 in parallel" in out and "void k0_" in out
     dot = em.graph.to_dot([y.node])
     assert dot.startswith("digraph ember") and "->" in dot
+
+
+def test_integer_remainder_by_zero_or_minus_one_does_not_trap():
+    """C's % traps (SIGFPE) on a zero divisor and on INT_MIN % -1: the kernels give 0 there, as
+    numpy's fmod (the reference) does, instead of killing the process."""
+    a = em.input("a", (6,), "int32")
+    b = em.input("b", (6,), "int32")
+    y = (a.fmod(b), a % b, a // b)
+    fn = em.compile(y, device="cpu")
+    av = np.array([5, -7, -2 ** 31, 9, 2 ** 31 - 1, 0], np.int32)
+    bv = np.array([0, 0, -1, -1, 3, 0], np.int32)
+    for got, ref in zip(fn(a=av, b=bv), em.reference(y, a=av, b=bv)):
+        np.testing.assert_array_equal(got[[0, 1, 3, 4, 5]], ref[[0, 1, 3, 4, 5]])
+    assert fn(a=av, b=bv)[0][2] == 0  # INT_MIN fmod -1

@@ -112,7 +112,8 @@ ELEMENTWISE = {
                                       a.masked_fill(a < 0, 0.25), torch.lerp(a, b, 0.3), torch.addcmul(a, a, b, value=0.5)),
                      [R(7, 13), R(7, 13)]),
     "rounding": (lambda m, a, b: (a.floor(), a.ceil(), a.round(), a.trunc(), torch.remainder(a, 0.7),
-                                  torch.fmod(a, 0.7), a // b, torch.frac(a)), [R(5, 9, lo=-5, hi=5), P(5, 9)]),
+                                  torch.fmod(a, 0.7), a // b, torch.frac(a), torch.div(a, b, rounding_mode="trunc"),
+                                  torch.div(a, b, rounding_mode="floor")), [R(5, 9, lo=-5, hi=5), P(5, 9)]),
     "compare_logic": (lambda m, a, b: ((a > b), (a <= b), (a == a), (a != b), (a > 0) & (b > 0), (a > 0) | (b < 0),
                                        ~(a > 0), torch.logical_xor(a > 0, b > 0), (a > 0).float() * b),
                       [R(4, 6), R(4, 6)]),
@@ -786,3 +787,18 @@ def test_fused_rnn_cell_converters_match_torch_cells(kind):
         hy, _ = aten.CONVERTERS["_thnn_fused_gru_cell.default"](t["ig"], t["hg"], t["h"], t["bi"], t["bh"])
         want_h = cell(x, h)
     np.testing.assert_allclose(em.reference(hy), want_h.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_integer_division_stays_exact_and_integral():
+    """aten's floor/trunc divisions and remainders of int64 tensors: integral results, exact for
+    negative operands (torch's floor rounds toward -inf, trunc toward 0)."""
+    class M(torch.nn.Module):
+        def forward(self, i, j):
+            return i // 3, torch.div(i, j, rounding_mode="trunc"), torch.div(i, j, rounding_mode="floor"), i % j
+
+    g = torch.Generator().manual_seed(0)
+    i = torch.randint(-1000, 1000, (4, 9), generator=g)
+    j = torch.randint(1, 7, (4, 9), generator=g) * torch.where(torch.rand(4, 9, generator=g) > 0.5, 1, -1)
+    fn = em.from_torch(M(), (i, j), device="cpu")
+    for got, want in zip(fn(i, j), M()(i, j)):
+        assert got.dtype == want.dtype and torch.equal(got, want)

@@ -140,7 +140,11 @@ class ValueRenderer:
         if op == "mul":
             return f"({x[0]} * {x[1]})"
         if op == "mod":
-            return f"fmod{f}({x[0]}, {x[1]})" if d.is_float else f"({x[0]} % {x[1]})"
+            if d.is_float:
+                return f"fmod{f}({x[0]}, {x[1]})"
+            # C's % traps on a zero divisor and on INT_MIN % -1 (SIGFPE on x86): both give 0, as
+            # numpy's fmod (the reference) does; x % -1 is 0 anyway
+            return f"(({x[1]}) == 0 || ({x[1]}) == -1 ? ({ct})0 : ({x[0]}) % ({x[1]}))"
         if op == "lt":
             return f"({x[0]} < {x[1]})"
         if op == "max":

@@ -155,13 +155,10 @@ def _div(a, b):
 
 @aten("div.Tensor_mode", "div.Scalar_mode")
 def _div_mode(a, b, rounding_mode=None):
-    q = a / b
     if rounding_mode is None:
-        return q
-    r = q.trunc() if rounding_mode == "trunc" else q.floor()
-    if not any(isinstance(v, float) or (isinstance(v, Tensor) and v.dtype.is_float) for v in (a, b)):
-        r = r.cast(dt.int32)  # integer floor/trunc division stays integral (the importer restores width)
-    return r
+        return a / b
+    from ..tensor import _divide_rounded, _operands
+    return _divide_rounded(*_operands(a, b), rounding_mode)  # integers stay integral
 
 
 @aten("floor_divide.default", "floor_divide.Scalar")
