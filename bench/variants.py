@@ -9,6 +9,7 @@ JSON records every variant's time and fraction of the copy floor.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -193,10 +194,7 @@ def main(argv=None) -> int:
     for case, cfgs in (pipe_cases() if args.pipe else cases()):
         if args.only and args.only not in case.name:
             continue
-        if args.tf32:
-            with em.allow_tf32("conv", "matmul"):
-                y, ins, tf = case.build(em, np.random.default_rng(0))
-        else:
+        with em.allow_tf32("conv", "matmul") if args.tf32 else contextlib.nullcontext():
             y, ins, tf = case.build(em, np.random.default_rng(0))
         tins = {k: to_torch(v, "cuda") for k, v in ins.items()}
         flags = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32

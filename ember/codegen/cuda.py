@@ -28,7 +28,7 @@ from ..kernel import ir
 from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical,  # noqa: F401
                                 contraction_of)
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
-from .cuda_mma import MMA_PRELUDE, mma_applicable, render_mma
+from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma
 
 PRELUDE = r"""
 #define INFINITY __int_as_float(0x7f800000)
@@ -944,7 +944,6 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
       operands) double-buffers shared memory (`stages`): AlexNet's stem 19%, the MobileNet blocks
       14%, the rest within 2% except transposed convs (2-5% slower). In three passes (float32
       accuracy) it lost: transposed convs 26%, MobileNet 12%."""
-    from .cuda_mma import one_pass
     M, N, K = (_size(x) for x in (g.m, g.n, g.k))
     if len(g.k) > 1:
         return dict(cfg, stages=2) if one_pass(g) else cfg

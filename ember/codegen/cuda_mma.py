@@ -144,7 +144,8 @@ def render_mma(w, c: Canon):
     # `kslice`: walk k with one k variable (`cvar`, whose extent BK divides) fastest, the others fixed
     # over a slice. The sum's order changes, not its terms. A slice's other k variables are then one
     # division per slice instead of a split per element (a 3x3 conv: the channel inner, the filter
-    # tap fixed per slice, as CUTLASS's implicit GEMM walks it).
+    # tap fixed per slice, as CUTLASS's implicit GEMM walks NHWC). A search knob only: on NCHW convs
+    # the taps of one channel then no longer share L1 lines (1.6x slower; conv3d 8% faster).
     cvar = kslice_var(g, BK) if cfg.get("kslice", False) else None
     if cfg.get("kslice", False) and cvar is None:
         raise UnsupportedKernel(f"kslice needs two or more k variables, one with an extent that {BK} divides (k: {g.k})")
@@ -173,7 +174,7 @@ def render_mma(w, c: Canon):
     def split_k(ind):
         if cvar is not None:
             for v, _ in g.k:
-                w.emit(ind, f"const {I} {v} = " + (f"c0_ + kk_;" if v == cvar else f"kv_{v};"))
+                w.emit(ind, f"const {I} {v} = " + ("c0_ + kk_;" if v == cvar else f"kv_{v};"))
             return
         if ktab is None:
             w.decompose("gk_", g.k, ind)
