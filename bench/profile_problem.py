@@ -4,8 +4,8 @@
         --section SpeedOfLight --section WarpStateStats python3 bench/profile_problem.py PATH --precision torch
 
 Ember's kernels are named k<index>_<op>; the first calls compile and warm up, so skip them in the
-profiler. `--config JSON` replaces the default schedule of every tensor-core (mma) kernel, to profile
-a variant."""
+profiler. `--overlay JSON` is laid over the default schedule of every tensor-core (mma) kernel, as
+bench/knob_sweep.py does, to profile a variant."""
 from __future__ import annotations
 
 import argparse
@@ -25,12 +25,12 @@ def main():
     ap.add_argument("path")
     ap.add_argument("--precision", default="float32", choices=list(fe.PRECISIONS))
     ap.add_argument("--calls", type=int, default=3)
-    ap.add_argument("--config", default=None, help="JSON schedule for the mma kernels")
+    ap.add_argument("--overlay", default=None, help="JSON knobs laid over the mma kernels' defaults")
     a = ap.parse_args()
-    if a.config:
+    if a.overlay:
+        from knob_sweep import with_overlay
         from ember.codegen import cuda as cg
-        override, default = json.loads(a.config), cg.default_config
-        cg.default_config = lambda k: dict(override) if default(k).get("mode") == "mma" else default(k)
+        cg.default_config = with_overlay(json.loads(a.overlay))
     model, xs, graph = kb.problem_graph(a.path, a.precision)
     with torch.no_grad():
         fn = fe.TorchFunction(model, graph, "cuda", "none")

@@ -502,12 +502,9 @@ def _divide_rounded(a: Tensor, b: Tensor, mode: str) -> Tensor:
     rounding is undone by snapping to the nearest integer. Integers divide through float64: exact
     for int32 (and int64 up to 2**53); a zero divisor gives a / b for floats (+-inf, NaN) and 0 for
     integers (PyTorch raises; a kernel cannot, and numpy, the reference, gives 0 too)."""
-    _no_bool("division", a)
-    if a.dtype.is_float or b.dtype.is_float:
-        a, b = _float(a), _float(b)
-        A, B, mod = a, b, a.fmod(b)
-    else:
-        A, B, mod = a.cast(dt.float64), b.cast(dt.float64), a.fmod(b).cast(dt.float64)
+    _no_bool("division", a)  # a and b share one dtype (_operands)
+    work = a.dtype if a.dtype.is_float else dt.float64
+    A, B, mod = a.cast(work), b.cast(work), a.fmod(b).cast(work)
     q = (A - mod) / B  # an integer up to the reciprocal's rounding
     if mode == "floor":
         q = where((mod != 0) & ((B < 0) != (mod < 0)), q - 1, q)

@@ -31,7 +31,7 @@ from ..ops import linalg as L
 from ..ops import loss as LS
 from ..ops import movement as M
 from ..ops import norm as N
-from ..tensor import Tensor, _as_tensor, _float, full, iota, where
+from ..tensor import Tensor, _as_tensor, _divide_rounded, _float, _operands, full, iota, where
 from ..tensor import pow as em_pow
 
 CONVERTERS: dict[str, Callable] = {}
@@ -157,7 +157,6 @@ def _div(a, b):
 def _div_mode(a, b, rounding_mode=None):
     if rounding_mode is None:
         return a / b
-    from ..tensor import _divide_rounded, _operands
     return _divide_rounded(*_operands(a, b), rounding_mode)  # integers stay integral
 
 
