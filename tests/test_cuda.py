@@ -245,6 +245,11 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
     "conv2d_16_channels": ({"x": (17, 6, 36, 35), "w": (16, 6, 5, 5)}, lambda x, w: em.conv2d(x, w)),
     # 32 input channels: `kslice` can walk the channel fastest (BK = 16 divides 32)
     "conv2d_32_in": ({"x": (3, 32, 13, 17), "w": (40, 32, 3, 3)}, lambda x, w: em.conv2d(x, w, padding=1)),
+    # tiles that divide it: the weights' 16-byte loads through the flat k index, unguarded
+    "conv2d_aligned": ({"x": (2, 16, 8, 16), "w": (64, 16, 3, 3)}, lambda x, w: em.conv2d(x, w, padding=1)),
+    # a GEMM over a (6, 10) block of k: both operands through the flat k index, no k table
+    "gemm_two_k": ({"x": (37, 6, 10), "w": (6, 10, 45)},
+                   lambda x, w: (x.reshape(37, 6, 10, 1) * w.reshape(1, 6, 10, 45)).sum((1, 2))),
 }
 _MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
 
@@ -256,9 +261,9 @@ _MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
                                   {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2,
                                    "ktab": False, "packrows": True}, None,
                                   dict(_MMA64, stages=2), dict(_MMA64, pf=True),
-                                  dict(_MMA64, kslice=True, pf=True, stages=2)],
+                                  dict(_MMA64, kslice=True, pf=True, stages=2), dict(_MMA64, flatk=False)],
                          ids=["mma64", "mma128x256", "mma32x128-table-packed", "mma64-packed", "default",
-                              "mma64-2stages", "mma64-prefetch", "mma64-kslice-pf-2stages"])
+                              "mma64-2stages", "mma64-prefetch", "mma64-kslice-pf-2stages", "mma64-no-flatk"])
 @pytest.mark.parametrize("graph", sorted(_CONV_GRAPHS))
 def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit

@@ -766,6 +766,34 @@ def test_cuda_fast_call_path_matches_torch_and_falls_back(case):
          [r.cpu() for r in ref] if isinstance(ref, tuple) else ref.cpu(), f"{case} requires_grad")
 
 
+@pytest.mark.cuda
+def test_cuda_outputs_shaped_like_inputs_and_not_from_threads():
+    """Outputs of an input's shape and dtype are allocated with torch.empty_like, others with
+    torch.empty: both must give torch's results, also from threads that never touched CUDA before."""
+    import threading
+    f = Fn(lambda m, x, w: (torch.sigmoid(x) * w, (x * w).sum(1)))
+    x0, w0 = torch.randn(33, 65, device="cuda"), torch.randn(33, 65, device="cuda")
+    fn = em.from_torch(f, (x0, w0), device="cuda")
+    results = {}
+
+    def work(seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        x, w = (torch.randn(33, 65, device="cuda", generator=g) for _ in range(2))
+        with torch.no_grad():
+            results[seed] = (fn(x, w), f(x, w))
+        torch.cuda.synchronize()
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in SEEDS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == sorted(SEEDS)
+    for s, (out, ref) in results.items():
+        assert out[0].is_contiguous() and out[0].shape == ref[0].shape
+        _cmp([o.cpu() for o in out], [r.cpu() for r in ref], f"thread seed {s}")
+
+
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_fused_rnn_cell_converters_match_torch_cells(kind):
     """torch.export on CUDA leaves nn.LSTMCell / nn.GRUCell as aten._thnn_fused_*_cell (gate

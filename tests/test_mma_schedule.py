@@ -4,7 +4,9 @@ import pytest
 
 import ember as em
 from ember.codegen import cuda as cg
-from ember.codegen.cuda_mma import kslice_var
+from ember import symbolic as sm
+from ember.codegen.cuda_mma import FLAT_K, flat_k, kslice_var
+from ember.kernel import ir
 from ember.kernel.lower import lower
 
 MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
@@ -69,3 +71,33 @@ def test_kslice_picks_a_k_variable_the_slice_divides():
 def test_bad_stage_count_is_refused():
     with pytest.raises(cg.UnsupportedKernel, match="stages"):
         cg.render_kernel(_mma_kernel(_conv()), dict(MMA64, stages=3))
+
+
+def test_flat_k_for_operands_that_walk_k_contiguously():
+    """A conv's weights (OIHW: channel, ky, kx contiguous) are loaded through the flat k index, with
+    vector loads along k when the tile divides the problem; its input is not (a k step jumps rows
+    and planes: a division stays). With `flatk` off both split k per element."""
+    y = em.conv2d(em.input("x", (2, 16, 8, 16)), em.input("w", (64, 16, 3, 3)), padding=1)
+    k = _mma_kernel(y)
+    g = cg.contraction_of(cg.canonical(k))
+    flat = [flat_k(g, v) is not None for v in (g.a, g.b)]
+    assert sorted(flat) == [False, True], flat
+    fv = flat_k(g, g.a if flat[0] else g.b)
+    loads = [x for x in ir.val_toposort([fv]) if x.op == "load"]
+    assert loads and all(sm.free_vars(x.args[1]) & {FLAT_K} for x in loads)
+    on, _ = cg.render_kernel(k, MMA64)
+    off, _ = cg.render_kernel(k, dict(MMA64, flatk=False))
+    assert on.count("uint4") > off.count("uint4")  # the weights' 16-byte loads along k
+    assert on.count("ktab_[") < off.count("ktab_[")  # only the input still reads the k table
+
+
+def test_flat_k_on_both_operands_drops_the_k_table():
+    """A contraction over two k variables that both operands store contiguously (a GEMM written over
+    a (6, 10) block of k) needs no k split at all."""
+    a, b = em.input("a", (37, 6, 10)), em.input("b", (6, 10, 45))
+    y = (a.reshape(37, 6, 10, 1) * b.reshape(1, 6, 10, 45)).sum((1, 2))
+    k = _mma_kernel(y)
+    g = cg.contraction_of(cg.canonical(k))
+    assert len(g.k) == 2 and all(flat_k(g, v) is not None for v in (g.a, g.b))
+    src, _ = cg.render_kernel(k, dict(MMA64, ktab=True))
+    assert "ktab_" not in src

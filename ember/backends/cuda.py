@@ -132,7 +132,7 @@ class CUDAExecutor:
         self._gen: dict = {}  # binding -> generation of its buffers (new when they are reallocated)
         self._graphs: dict = {}
         self._sightings: dict = {}  # pointer sets seen once (graphs are captured on the second)
-        self._torch_outputs: dict = {}  # binding -> [(name, shape, torch dtype, device)]
+        self._torch_outputs: dict = {}  # binding -> [(like input, shape, torch dtype, device)]
         self._direct: dict = {}  # binding -> one-kernel launch plan (see _direct_plan)
         self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
 
@@ -237,10 +237,15 @@ class CUDAExecutor:
         for cfg, k, args in self._launch_args(program, ptrs, env):
             launch(self.stream, cfg, k, *args)
 
+    @functools.cached_property
+    def _torch(self):
+        import torch  # only once torch tensors come in: Ember runs on CUDA without torch
+        return torch
+
     def _torch_stream(self):
         """torch's current stream as a cuda.core Stream: with torch tensors in and out, Ember's work is
         queued on it, so it is ordered with torch's work and the call returns without waiting."""
-        import torch
+        torch = self._torch
         try:  # the raw handle without torch.cuda.current_stream()'s device-index parsing (~10 us)
             h = torch._C._cuda_getCurrentRawStream(self.dev.device_id)
         except AttributeError:
@@ -289,35 +294,62 @@ class CUDAExecutor:
             n = int(sm.evaluate(program.buffers[name].size, env)) * program.buffers[name].dtype.itemsize
             _check(driver.cuMemsetD8Async(ptrs[name], 0xFF, n, s), "poison")
 
-    def run_torch(self, program, in_ptrs: tuple, env: dict) -> list:
+    def run_torch(self, program, in_ptrs: tuple, env: dict, like: tuple = ()) -> list:
         """Device pointers of the inputs (in program.inputs order, already checked) -> torch.cuda
-        tensors out.
+        tensors out. `like`, when given, holds the input tensors themselves (same order): an output
+        of an input's shape and dtype is allocated with torch.empty_like, ~3 us cheaper than
+        torch.empty (bench/results/launch-latency-2026-11-21d-final.json).
 
         Outputs are allocated by torch's caching allocator and written in place by the kernels (no
         copy); everything is queued on torch's current stream and the call returns without waiting.
         A pointer set (inputs and outputs) seen before replays its cached CUDA graph; a new one runs
-        as direct launches and is captured on its second sighting: a caller that keeps its outputs
-        alive gets fresh output pointers every call, and capturing each would cost more than the
-        launches it saves. A loop that drops its results gets torch's same blocks back, so it is one
-        graph launch per call."""
+        as direct launches (a one-kernel program's from a plan made once) and is captured on its
+        second sighting: a caller that keeps its outputs alive gets fresh output pointers every call,
+        and capturing each would cost more than the launches it saves. A loop that drops its results
+        gets torch's same blocks back, so it is one graph launch per call. (cuLaunchKernel called
+        through ctypes was measured too: 7-10 us per launch against a graph launch's 4 us,
+        bench/results/launch-latency-2026-11-22.json.)"""
         import torch
-        stream = self._torch_stream()
         bkey = tuple(env[d] for d in program.dims)
         out_specs = self._torch_outputs.get(bkey)
         if out_specs is None:
-            dev = torch.device("cuda", self.dev.device_id)
-            out_specs = self._torch_outputs[bkey] = [
-                (program.shape_of(name, env), getattr(torch, program.buffers[name].dtype.name), dev)
-                for name in program.outputs]
-        outs = [torch.empty(shape, dtype=dtype, device=dev) for shape, dtype, dev in out_specs]
+            out_specs = self._torch_outputs[bkey] = self._torch_output_specs(program, env)
+        if like:
+            outs = [torch.empty_like(like[j], memory_format=torch.contiguous_format) if j >= 0
+                    else torch.empty(shape, dtype=dtype, device=dev) for j, shape, dtype, dev in out_specs]
+        else:
+            outs = [torch.empty(shape, dtype=dtype, device=dev) for _, shape, dtype, dev in out_specs]
         ext = in_ptrs + tuple(o.data_ptr() for o in outs)
         if bkey not in self._ptrs:
             self.pointers(program, None, env, {})
         gkey = (bkey, self._gen[bkey], ext)
         g = self._graphs.get(gkey)
         if g is not None and not self.poison:
-            g.launch(stream)
+            g.launch(self._torch_stream())
             return outs
+        return self._launch_torch(program, bkey, env, gkey, g, outs)
+
+    def run_torch_static(self, program, ins: tuple) -> list:
+        """run_torch for a program without dims whose inputs are checked contiguous CUDA tensors (the
+        PyTorch frontend's fast path), with the replay of a pointer set seen before taken first: the
+        hot path of a loop that calls one model, a few microseconds of Python shorter."""
+        specs, gen = self._torch_outputs.get(()), self._gen.get(())
+        if specs is None or gen is None or self.poison:
+            return self.run_torch(program, tuple(t.data_ptr() for t in ins), {}, ins)
+        torch = self._torch
+        outs = [torch.empty_like(ins[j], memory_format=torch.contiguous_format) if j >= 0
+                else torch.empty(shape, dtype=dtype, device=dev) for j, shape, dtype, dev in specs]
+        gkey = ((), gen, tuple(t.data_ptr() for t in ins) + tuple(o.data_ptr() for o in outs))
+        g = self._graphs.get(gkey)
+        if g is not None:
+            g.launch(self._torch_stream())
+            return outs
+        return self._launch_torch(program, (), {}, gkey, None, outs)
+
+    def _launch_torch(self, program, bkey: tuple, env: dict, gkey: tuple, g, outs: list) -> list:
+        """run_torch's launches for a pointer set `gkey` (binding, generation, pointers) without a
+        graph to replay (or with poisoning on)."""
+        ext = gkey[2]
         if len(program.launches) == 1 and not self.poison and all(ext) and gkey not in self._sightings:
             # a new pointer set of a one-kernel program: one launch from a plan made once (a graph
             # replay costs less host time, bench/results/overhead-cuda-2026-11-21d.json, so a set
@@ -325,14 +357,16 @@ class CUDAExecutor:
             direct = self._direct.get(bkey)
             if direct is None or direct[0] != self._gen[bkey]:
                 direct = self._direct[bkey] = self._direct_plan(program, bkey, env)
-            _, launch, cfg, k, slots, fixed = direct
+            _, cfg, k, slots, fixed = direct
             if cfg is not None:
                 args = list(fixed)
                 for pos, i in slots:
                     args[pos] = ext[i]
-                launch(stream, cfg, k, *args)
+                from cuda.core import launch
+                launch(self._torch_stream(), cfg, k, *args)
             self._remember(gkey)
             return outs
+        stream = self._torch_stream()
         ptrs = dict(self._ptrs[bkey])
         names = [f"in_{n}" for n in program.inputs] + list(program.outputs)
         ptrs.update((n, p) for n, p in zip(names, ext) if p)  # (an empty tensor's pointer is 0)
@@ -348,6 +382,19 @@ class CUDAExecutor:
             launch(stream, cfg, k, *args)
         return outs
 
+    def _torch_output_specs(self, program, env: dict) -> list:
+        """(index of an input of the same shape and dtype or -1, shape, torch dtype, device) per output."""
+        import torch
+        dev = torch.device("cuda", self.dev.device_id)
+        ins = [(tuple(program.shape_of(f"in_{n}", env)), program.buffers[f"in_{n}"].dtype.name)
+               for n in program.inputs]
+        specs = []
+        for name in program.outputs:
+            shape, dt = tuple(program.shape_of(name, env)), program.buffers[name].dtype.name
+            j = ins.index((shape, dt)) if (shape, dt) in ins else -1
+            specs.append((j, shape, getattr(torch, dt), dev))
+        return specs
+
     def _remember(self, gkey) -> None:
         if len(self._sightings) >= 4 * GRAPH_CACHE:
             self._sightings.pop(next(iter(self._sightings)))
@@ -356,7 +403,6 @@ class CUDAExecutor:
     def _direct_plan(self, program, bkey, env: dict) -> tuple:
         """The one launch of a one-kernel program with the argument slots that take the caller's
         pointers (inputs, then outputs, as in run_torch's `ext`) marked; the rest are fixed."""
-        from cuda.core import launch
         names = [f"in_{n}" for n in program.inputs] + list(program.outputs)
         ptrs = dict(self._ptrs[bkey])
         marker = {n: -(i + 1) for i, n in enumerate(names)}  # placeholders, never valid pointers
@@ -364,10 +410,10 @@ class CUDAExecutor:
         nargs = len(program.launches[0].args)
         found = self._launch_args(program, ptrs, env)
         if not found:  # an empty grid: nothing to launch
-            return (self._gen[bkey], launch, None, None, (), ())
+            return (self._gen[bkey], None, None, (), ())
         (cfg, k, args), = found
         slots = tuple((pos, -a - 1) for pos, a in enumerate(args[:nargs]) if isinstance(a, int) and a < 0)
-        return (self._gen[bkey], launch, cfg, k, slots, tuple(args))
+        return (self._gen[bkey], cfg, k, slots, tuple(args))
 
     # ---------------------------------------------------------------- timing
     def _events_time(self, fn, reps: int) -> float:

@@ -170,24 +170,6 @@ def _reduce_vec(k: ir.Kernel, stage: StageInfo, max_vec: int) -> int:
     return 1
 
 
-def _subst_val(v: ir.Val, m: dict, memo: dict) -> ir.Val:
-    r = memo.get(v)
-    if r is not None:
-        return r
-    if v.op == "load":
-        b, idx, valid = v.args
-        idx = _subst_val(idx, m, memo) if isinstance(idx, ir.Val) else sm.substitute(idx, m)
-        r = ir.Val("load", (b, idx, sm.substitute(valid, m)), v.dtype)
-    elif v.op == "index":
-        r = ir.index(sm.substitute(v.args[0], m), v.dtype)
-    elif v.srcs:
-        r = ir.Val(v.op, tuple(_subst_val(a, m, memo) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
-    else:
-        r = v
-    memo[v] = r
-    return r
-
-
 # ------------------------------------------------------------------------------------------------
 # rendering
 
@@ -242,7 +224,7 @@ class _KernelWriter:
         for l in range(vec):
             m = {var: sm.var(var, 0, None) + l} if l else {}
             memo: dict = {}
-            out.append([_subst_val(v, m, memo) if l else v for v in vals])
+            out.append([ir.substitute(v, m, memo) if l else v for v in vals])
         # group contiguous loads across lanes
         base_loads = {v for v in ir.val_toposort(vals) if v.op == "load" and not isinstance(v.args[1], ir.Val)}
         for v in base_loads:
@@ -255,7 +237,7 @@ class _KernelWriter:
                 continue
             key = (b, idx, valid)
             for l in range(vec):
-                lv = _subst_val(v, {var: sm.var(var, 0, None) + l}, {}) if l else v
+                lv = ir.substitute(v, {var: sm.var(var, 0, None) + l}, {}) if l else v
                 self.vec_groups[lv] = (key, l, vec)
         return out
 
@@ -808,10 +790,10 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
     P = sm.index_var("p_", N)
     stages = []
     for st in c.stages:
-        v = _subst_val(st.update.value, {st.loops[0][0]: P}, {})
+        v = ir.substitute(st.update.value, {st.loops[0][0]: P}, {})
         stages.append(StageInfo(st.acc, [("p_", n)], ir.Update(st.update.name, st.update.op, v)))
     o = c.inner[0][0]
-    store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), _subst_val(c.store.value, {o: P}, {}))
+    store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), ir.substitute(c.store.value, {o: P}, {}))
     canon = Canon(c.outer, stages, [("p_", n)], store)
     uses: dict = {}
     for stmt_val in [st.update.value for st in stages] + [store.value]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .. import dtypes as dt
 from .. import symbolic as sm
+from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .clike import compute_type
 
@@ -96,6 +97,44 @@ def kslice_var(g, BK: int):
     return max(fits)[1] if len(g.k) > 1 and fits else None
 
 
+FLAT_K = "gk_"  # the kernel's flat k index (k0_ + the element's offset in the slice)
+
+
+def _splits(e, name: str) -> bool:
+    """Whether expression `e` divides or takes a remainder of something that involves `name`
+    (an add node's args hold (term, coefficient) pairs: every nested Expr is searched)."""
+    if isinstance(e, (tuple, list)):
+        return any(_splits(a, name) for a in e)
+    if not isinstance(e, sm.Expr) or e.is_const:
+        return False
+    if e.op in ("div", "mod") and name in sm.free_vars(e):
+        return True
+    return any(_splits(a, name) for a in e.args)
+
+
+def flat_k(g, val):
+    """Operand `val` with its k variables written through the one flat k index (FLAT_K), where every
+    load index and guard of it then simplifies to a form without a division of that index: the
+    operand walks k contiguously (a conv's OIHW weights over (channel, ky, kx)). Such an operand
+    needs no k split per element and can take vector loads along k. None where a division is left
+    (a conv's input: its k walk jumps by rows and planes) or with one k variable (nothing to gain)."""
+    if len(g.k) < 2:
+        return None
+    K = _size(g.k)
+    gk = sm.var(FLAT_K, 0, K.value - 1 if K.is_const else None)
+    m, stride = {}, sm.ONE
+    for i, (v, e) in reversed(list(enumerate(g.k))):
+        q = gk if stride is sm.ONE else sm.floordiv(gk, stride)
+        m[v] = q if i == 0 else sm.mod(q, e)
+        stride = stride * e
+    fv = ir.substitute(val, m)
+    for x in ir.val_toposort([fv]):
+        exprs = [x.args[1], x.args[2]] if x.op == "load" else [x.args[0]] if x.op == "index" else []
+        if any(_splits(e, FLAT_K) for e in exprs):
+            return None
+    return fv
+
+
 def render_mma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
     g = contraction_of(c)
@@ -149,10 +188,20 @@ def render_mma(w, c: Canon):
     cvar = kslice_var(g, BK) if cfg.get("kslice", False) else None
     if cfg.get("kslice", False) and cvar is None:
         raise UnsupportedKernel(f"kslice needs two or more k variables, one with an extent that {BK} divides (k: {g.k})")
+    # An operand that walks k contiguously is loaded through the flat k index (`flatk`, default on):
+    # no k split per element, and vector loads along k where the rows align.
+    flat = {}
+    if cvar is None and cfg.get("flatk", True):
+        for name, val in (("As", g.a), ("Bs", g.b)):
+            fv = flat_k(g, val)
+            if fv is not None:
+                flat[name] = fv
     loads = []
     for name, val, rows, BR, kfast in (("As", g.a, g.m, BM, g.a_k_fastest), ("Bs", g.b, g.n, BN, g.b_k_fastest)):
         fast_len = BK if kfast else BR
-        lane_loops = ([kv for kv in g.k if kv[0] == cvar] if cvar else g.k) if kfast else rows
+        val = flat.get(name, val)
+        k_loops = [(FLAT_K, K)] if name in flat else g.k
+        lane_loops = ([kv for kv in g.k if kv[0] == cvar] if cvar else k_loops) if kfast else rows
         inner_ext = lane_loops[-1][1] if lane_loops else sm.ONE
         VL = 4 if (aligned and fast_len % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
                    and (BR * BK) % (NT * 4) == 0) else 1
@@ -171,7 +220,9 @@ def render_mma(w, c: Canon):
         else:
             w.decompose("gr_", rows, ind)
 
-    def split_k(ind):
+    def split_k(name, ind):
+        if name in flat:  # its loads index by gk_ itself
+            return
         if cvar is not None:
             for v, _ in g.k:
                 w.emit(ind, f"const {I} {v} = " + ("c0_ + kk_;" if v == cvar else f"kv_{v};"))
@@ -201,7 +252,7 @@ def render_mma(w, c: Canon):
             index_math(name, BR, kfast, VL, bidx, ind + 1, k0)
             if VL > 1:
                 split_rows(name, rows, ind + 1)
-                split_k(ind + 1)
+                split_k(name, ind + 1)
                 w.emitted_groups = {}
                 lanes = w.lanes([val], lane_loops[-1][0], VL)
                 w._ind = ind + 1
@@ -212,7 +263,7 @@ def render_mma(w, c: Canon):
                 w.emit(ind + 1, "float x_ = 0.f;")
                 w.emit(ind + 1, f"if (gr_ < {lim} && gk_ < K_) {{")
                 split_rows(name, rows, ind + 2)
-                split_k(ind + 2)
+                split_k(name, ind + 2)
                 env = w.values([val], ind + 2)
                 w.emit(ind + 2, f"x_ = (float){env[val]};")
                 w.emit(ind + 1, "}")
@@ -241,7 +292,8 @@ def render_mma(w, c: Canon):
     # of two (a 3x3 conv: 2-4% faster; powers of two are shifts, cheaper than a shared-memory read).
     # Packed rows are off by default: they lost 1-4% on three of four convs measured
     # (bench/results/variants-conv-2026-11-21d.json).
-    ktab = _k_table(g.k, K, 0 if dynamic else smem) if cvar is None and cfg.get("ktab", _divides(g.k)) else None
+    ktab = _k_table(g.k, K, 0 if dynamic else smem) \
+        if cvar is None and len(flat) < 2 and cfg.get("ktab", _divides(g.k)) else None
     if ktab is not None:
         w.emit(1, f"__shared__ unsigned ktab_[{K.value}];")
         w.emit(1, f"for (int t0_ = threadIdx.x; t0_ < {K.value}; t0_ += {NT}) {{")

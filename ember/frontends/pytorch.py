@@ -495,7 +495,7 @@ class TorchFunction:
         prog = self.program
         if (prog is None or self.device != "cuda" or prog.dims or not self._positional_only
                 or self.graph.mutations or self._out_form == "tree"
-                or not hasattr(prog.executor, "run_torch")):
+                or not hasattr(prog.executor, "run_torch_static")):
             return None
         checks, where = [], {}
         for name, kind, ref in self.graph.inputs:
@@ -524,7 +524,7 @@ class TorchFunction:
             if not (isinstance(t, torch.Tensor) and t.shape == shape and t.dtype == dtype and t.is_cuda
                     and t.is_contiguous()) or (grad and t.requires_grad):
                 return None
-        outs = self.program.executor.run_torch(self.program, tuple(args[p].data_ptr() for p in order), {})
+        outs = self.program.executor.run_torch_static(self.program, tuple(args[p] for p in order))
         self.program._last_env = {}
         if self._out_form == "leaf":
             return outs[index[0]]

@@ -191,6 +191,27 @@ def val_toposort(roots: Iterable[Val]) -> list:
     """Values reachable from roots, each after its sources (the graph's traversal: Val has .srcs)."""
     return toposort(roots)
 
+def substitute(v: Val, mapping: dict, memo: dict | None = None) -> Val:
+    """`v` with the index variables named in `mapping` replaced by expressions, in every load index,
+    load guard and index value (`memo` shares the work across calls on one mapping)."""
+    memo = {} if memo is None else memo
+    r = memo.get(v)
+    if r is not None:
+        return r
+    if v.op == "load":
+        b, idx, valid = v.args
+        idx = substitute(idx, mapping, memo) if isinstance(idx, Val) else sm.substitute(idx, mapping)
+        r = Val("load", (b, idx, sm.substitute(valid, mapping)), v.dtype)
+    elif v.op == "index":
+        r = index(sm.substitute(v.args[0], mapping), v.dtype)
+    elif v.srcs:
+        r = Val(v.op, tuple(substitute(a, mapping, memo) if isinstance(a, Val) else a for a in v.args), v.dtype)
+    else:
+        r = v
+    memo[v] = r
+    return r
+
+
 def loads_of(k: Kernel) -> list:
     out = []
     for s in walk_stmts(k.body):

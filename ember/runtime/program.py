@@ -133,11 +133,12 @@ class Program:
         """Like calling the program, for callers that already checked input names, shapes and dtypes
         (the PyTorch frontend): contiguous torch.cuda tensors of a static-shape CUDA program go
         straight to the executor's torch path — the per-call host cost is then mostly torch's own
-        output allocation and one graph launch."""
+        output allocation and one launch (a graph launch for several kernels)."""
         if self.device != "cuda" or self.dims:
             return self(**feed)
         self._last_env = {}
-        return self._pack(self.executor.run_torch(self, tuple(feed[n].data_ptr() for n in self.inputs), {}))
+        ins = tuple(feed[n] for n in self.inputs)
+        return self._pack(self.executor.run_torch(self, tuple(t.data_ptr() for t in ins), {}, ins))
 
     def _pack(self, outs: list):
         if self.output_kind == "single":

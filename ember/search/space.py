@@ -61,6 +61,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
                 out += [dict(d, ktab=a, packrows=b) for a in (False, True) for b in (False, True)]
                 # the k loop's pipeline: prefetch, shared-memory stages, which k variable runs fastest
                 out += [dict(d, pf=p, stages=st) for p in (False, True) for st in (1, 2)]
+                out.append(dict(d, flatk=not d.get("flatk", True)))  # operands walking k contiguously
                 if level == "full":
                     out += [dict(d, kslice=True, stages=st) for st in (1, 2)]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
