@@ -261,9 +261,11 @@ _MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
                                   {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2,
                                    "ktab": False, "packrows": True}, None,
                                   dict(_MMA64, stages=2), dict(_MMA64, pf=True),
-                                  dict(_MMA64, kslice=True, pf=True, stages=2), dict(_MMA64, flatk=False)],
+                                  dict(_MMA64, kslice=True, pf=True, stages=2), dict(_MMA64, flatk=False),
+                                  dict(_MMA64, a_kfast=True, b_kfast=True)],
                          ids=["mma64", "mma128x256", "mma32x128-table-packed", "mma64-packed", "default",
-                              "mma64-2stages", "mma64-prefetch", "mma64-kslice-pf-2stages", "mma64-no-flatk"])
+                              "mma64-2stages", "mma64-prefetch", "mma64-kslice-pf-2stages", "mma64-no-flatk",
+                              "mma64-k-walks"])
 @pytest.mark.parametrize("graph", sorted(_CONV_GRAPHS))
 def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit

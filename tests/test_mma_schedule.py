@@ -101,3 +101,18 @@ def test_flat_k_on_both_operands_drops_the_k_table():
     assert len(g.k) == 2 and all(flat_k(g, v) is not None for v in (g.a, g.b))
     src, _ = cg.render_kernel(k, dict(MMA64, ktab=True))
     assert "ktab_" not in src
+
+
+def test_strided_conv_input_walks_its_rows_by_default():
+    """A strided conv's input runs along k in memory (the filter row) but gets no vector loads that
+    way; by default its tile loads walk the rows instead (one row per thread for the whole k loop).
+    The knob can still force the k walk."""
+    y = em.conv2d(em.input("x", (2, 8, 20, 40)), em.input("w", (64, 8, 3, 5)), stride=(1, 2), padding=2,
+                  dilation=(2, 1))
+    k = _mma_kernel(y)
+    g = cg.contraction_of(cg.canonical(k))
+    assert g.b_k_fastest
+    default, _ = cg.render_kernel(k, MMA64)
+    rows, _ = cg.render_kernel(k, dict(MMA64, b_kfast=False))
+    kwalk, _ = cg.render_kernel(k, dict(MMA64, b_kfast=True))
+    assert default == rows != kwalk

@@ -62,6 +62,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
                 # the k loop's pipeline: prefetch, shared-memory stages, which k variable runs fastest
                 out += [dict(d, pf=p, stages=st) for p in (False, True) for st in (1, 2)]
                 out.append(dict(d, flatk=not d.get("flatk", True)))  # operands walking k contiguously
+                out += [dict(d, b_kfast=f) for f in (False, True)]  # the input tile's walk (one is the default)
                 if level == "full":
                     out += [dict(d, kslice=True, stages=st) for st in (1, 2)]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
