@@ -767,7 +767,7 @@ def test_cuda_fast_call_path_matches_torch_and_falls_back(case):
 
 
 @pytest.mark.cuda
-def test_cuda_outputs_shaped_like_inputs_and_not_from_threads():
+def test_cuda_outputs_like_an_input_or_not_from_fresh_threads():
     """Outputs of an input's shape and dtype are allocated with torch.empty_like, others with
     torch.empty: both must give torch's results, also from threads that never touched CUDA before."""
     import threading

@@ -307,18 +307,13 @@ class CUDAExecutor:
         second sighting: a caller that keeps its outputs alive gets fresh output pointers every call,
         and capturing each would cost more than the launches it saves. A loop that drops its results
         gets torch's same blocks back, so it is one graph launch per call. (cuLaunchKernel called
-        through ctypes was measured too: 7-10 us per launch against a graph launch's 4 us,
+        through ctypes was measured too: 7-19 us per launch against a graph launch's 4-9 us,
         bench/results/launch-latency-2026-11-22.json.)"""
-        import torch
         bkey = tuple(env[d] for d in program.dims)
         out_specs = self._torch_outputs.get(bkey)
         if out_specs is None:
             out_specs = self._torch_outputs[bkey] = self._torch_output_specs(program, env)
-        if like:
-            outs = [torch.empty_like(like[j], memory_format=torch.contiguous_format) if j >= 0
-                    else torch.empty(shape, dtype=dtype, device=dev) for j, shape, dtype, dev in out_specs]
-        else:
-            outs = [torch.empty(shape, dtype=dtype, device=dev) for _, shape, dtype, dev in out_specs]
+        outs = self._torch_outs(out_specs, like)
         ext = in_ptrs + tuple(o.data_ptr() for o in outs)
         if bkey not in self._ptrs:
             self.pointers(program, None, env, {})
@@ -336,9 +331,7 @@ class CUDAExecutor:
         specs, gen = self._torch_outputs.get(()), self._gen.get(())
         if specs is None or gen is None or self.poison:
             return self.run_torch(program, tuple(t.data_ptr() for t in ins), {}, ins)
-        torch = self._torch
-        outs = [torch.empty_like(ins[j], memory_format=torch.contiguous_format) if j >= 0
-                else torch.empty(shape, dtype=dtype, device=dev) for j, shape, dtype, dev in specs]
+        outs = self._torch_outs(specs, ins)
         gkey = ((), gen, tuple(t.data_ptr() for t in ins) + tuple(o.data_ptr() for o in outs))
         g = self._graphs.get(gkey)
         if g is not None:
@@ -382,9 +375,15 @@ class CUDAExecutor:
             launch(stream, cfg, k, *args)
         return outs
 
+    def _torch_outs(self, specs: list, like: tuple) -> list:
+        """The outputs allocated by torch (see _torch_output_specs); `like`: the input tensors, or ()."""
+        torch = self._torch
+        return [torch.empty_like(like[j], memory_format=torch.contiguous_format) if like and j >= 0
+                else torch.empty(shape, dtype=dtype, device=dev) for j, shape, dtype, dev in specs]
+
     def _torch_output_specs(self, program, env: dict) -> list:
         """(index of an input of the same shape and dtype or -1, shape, torch dtype, device) per output."""
-        import torch
+        torch = self._torch
         dev = torch.device("cuda", self.dev.device_id)
         ins = [(tuple(program.shape_of(f"in_{n}", env)), program.buffers[f"in_{n}"].dtype.name)
                for n in program.inputs]

@@ -191,6 +191,7 @@ def val_toposort(roots: Iterable[Val]) -> list:
     """Values reachable from roots, each after its sources (the graph's traversal: Val has .srcs)."""
     return toposort(roots)
 
+
 def substitute(v: Val, mapping: dict, memo: dict | None = None) -> Val:
     """`v` with the index variables named in `mapping` replaced by expressions, in every load index,
     load guard and index value (`memo` shares the work across calls on one mapping)."""
