@@ -1,5 +1,6 @@
-"""Schedule knobs laid over the default schedule of every tensor-core kernel of whole KernelBench
-problems, timed side by side (one process, one device; not a test).
+"""Schedule knobs laid over the default schedule of every tensor-core kernel (or, with an overlay's
+"_on" key, every kernel of that default mode) of whole KernelBench problems, timed side by side (one
+process, one device; not a test).
 
     python bench/knob_sweep.py kernelbench/level1/02_matmul_rectangular.py ... \
         --knobs '[{"pf": true}, {"stages": 2}, {"BM": 64, "BN": 128, "WM": 2, "WN": 2}]' --precision torch
@@ -31,9 +32,14 @@ DEFAULT = cg.default_config
 
 
 def with_overlay(overlay):
+    """Default configs with `overlay` laid over those of mode overlay["_on"] ("mma" when absent;
+    "*": every kernel)."""
+    overlay = dict(overlay or {})
+    on = overlay.pop("_on", "mma")
+
     def cfg(k):
         d = DEFAULT(k)
-        return dict(d, **overlay) if overlay and d.get("mode") == "mma" else d
+        return dict(d, **overlay) if overlay and (on == "*" or d.get("mode") == on) else d
     return cfg
 
 
@@ -70,7 +76,7 @@ def main():
                     rec["correct"] = err <= tol * (1 + scale)
                     if rec["correct"]:
                         rec["us"] = time_torch(lambda: fn(*xs), "cuda")
-                    rec["configs"] = [l.config.get("cfg") for l in fn.program.launches if l.config.get("mode") == "mma"]
+                    rec["configs"] = [l.config.get("cfg") for l in fn.program.launches]
             except Exception as e:  # an overlay a kernel cannot take is a result, not a crash
                 rec["error"] = f"{type(e).__name__}: {str(e)[:200]}"
             finally:

@@ -192,16 +192,19 @@ def test_mma_default_tiles_on_ragged_and_aligned_shapes(tile, shape):
 
 @pytest.mark.parametrize("cluster,threads,cache", [(2, 256, "regs"), (4, 128, "smem"), (8, 64, "regs"),
                                                    (2, 512, "smem")])
-@pytest.mark.parametrize("graph", ["softmax", "layernorm", "int_max", "rms_bf16"])
+@pytest.mark.parametrize("graph", ["softmax", "layernorm", "int_max", "rms_bf16", "argmax_ties", "var"])
 def test_cluster_shares_a_row_across_blocks(cluster, threads, cache, graph):
     """Rows split over a cluster of blocks whose partial reductions meet in distributed shared
     memory: 67 rows (more than one row per cluster for some, odd counts), every stage combined in
-    rank order (bitwise equal in every block), against the reference over seeds."""
+    rank order (bitwise equal in every block), against the reference over seeds. argmax and var
+    have one value per row (stages share the cached row; the first thread of the first block
+    stores); argmax's rows hold many ties (the first index must win)."""
     from ember.runtime.compile import build_program
     dtype = {"int_max": "int32", "rms_bf16": "bfloat16"}.get(graph, "float32")
     x = em.input("x", (67, 8192), dtype)
     y = {"softmax": lambda: x.softmax(-1), "layernorm": lambda: em.layer_norm(x, 8192),
-         "int_max": lambda: x - x.max(-1, keepdim=True), "rms_bf16": lambda: em.rms_norm(x, 8192)}[graph]()
+         "int_max": lambda: x - x.max(-1, keepdim=True), "rms_bf16": lambda: em.rms_norm(x, 8192),
+         "argmax_ties": lambda: em.argmax(x.floor(), -1), "var": lambda: em.var(x, -1)}[graph]()
     L = lower([y.node])
     cfgs = []
     for k, _ in L.kernels:

@@ -84,7 +84,8 @@ def test_cluster_row_kernels_compile():
     x = em.input("x", (37, 4096))
     xi = em.input("xi", (37, 4096), "int32")
     graphs = {"softmax": x.softmax(-1), "layernorm": em.layer_norm(x, 4096), "log_softmax": x.log_softmax(-1),
-              "int_max_minus": xi - xi.max(-1, keepdim=True), "f64": (lambda y: y - y.sum(-1, keepdim=True))(x.cast("float64"))}
+              "int_max_minus": xi - xi.max(-1, keepdim=True), "f64": (lambda y: y - y.sum(-1, keepdim=True))(x.cast("float64")),
+              "argmax (one value per row)": em.argmax(x, -1), "var (one value per row)": em.var(x, -1)}
     n = 0
     for name, y in graphs.items():
         k = lower([y.node]).kernels[-1][0]
@@ -94,7 +95,23 @@ def test_cluster_row_kernels_compile():
             assert "__cluster_dims__" in src and launch["grid"] is not None, name
             assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0, name
             n += 1
-    assert n == 15
+    assert n == 21
+
+
+def test_reductions_to_one_value_per_row_read_their_row_once():
+    """argmax (a max, then the first index reaching it) and var (a mean, then squared deviations):
+    both stages walk the same row, which the default schedule keeps in registers (one global read
+    per element instead of two: argmax over 4096-float rows 9% faster on the H100,
+    bench/results/knob-sweep-2026-11-22e-rows.json); the first thread stores the row's value."""
+    x = em.input("x", (64, 4096))
+    for y in (em.argmax(x, -1), em.var(x, -1)):
+        k = lower([y.node]).kernels[-1][0]
+        cfg = cg.default_config(k)
+        assert cfg.get("cache") == "regs", cfg
+        src = cg.render_kernel(k, cfg)[0]
+        assert src.count("reinterpret_cast<const uint4*>(&b1[") == 1, src
+        assert "if (threadIdx.x == 0)" in src
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
 
 
 def test_cluster_knob_is_refused_where_it_has_no_meaning():

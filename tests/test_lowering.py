@@ -73,6 +73,27 @@ def test_reduction_read_twice_by_different_kernels_is_materialised_once():
     assert len(temps) == 1 and len(L.kernels) == 3
 
 
+@pytest.mark.parametrize("groups", [4, 1])
+def test_group_statistics_are_computed_once_per_group_not_per_channel(groups):
+    """GroupNorm's mean and variance are read at channel // (C / groups) by a kernel over channels:
+    inlined, each group's statistics would be recomputed by every channel of the group (8x the
+    reads on KernelBench's GroupNorm). They get kernels of one output per (batch, group). With one
+    group the statistics depend on the batch alone: one kernel over the batch, as LayerNorm."""
+    C = 16
+    x = em.input("x", (3, C, 9, 7))
+    y = em.group_norm(x, groups)
+    L = lower([y.node])
+    stat_sizes = sorted(int(b.size.value) for b in L.buffers.values() if b.kind == "temp")
+    if groups > 1:
+        assert stat_sizes == [3 * groups, 3 * groups] and len(L.kernels) == 3
+    else:
+        assert stat_sizes == [] and len(L.kernels) == 1
+    xs = np.random.default_rng(1).standard_normal((3, C, 9, 7)).astype(np.float32)
+    import torch
+    ref = torch.nn.functional.group_norm(torch.from_numpy(xs), groups).numpy()
+    assert_close(em.compile(y, device="cpu")(x=xs), ref)
+
+
 def test_conv_input_activation_materialised_not_recomputed():
     x = em.input("x", (1, 3, 9, 9))
     w = em.tensor(np.random.randn(4, 3, 3, 3).astype(np.float32))

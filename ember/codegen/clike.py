@@ -30,6 +30,11 @@ class Dialect:
         """A compute-type value rounded to the precision of narrow float d, still in compute type."""
         raise NotImplementedError
 
+    def unary(self, op: str, x: str, ct: str) -> str | None:
+        """The dialect's own form of a unary math op (log2, recip) in compute type ct, or None for the
+        portable C form."""
+        return None
+
 
 def compute_type(d: dt.DType) -> str:
     if d.is_float:
@@ -129,6 +134,9 @@ class ValueRenderer:
                     return r
             return self.load(v, env)
         x = [env[s] for s in v.srcs]
+        own = self.d.unary(op, x[0], ct) if len(x) == 1 else None
+        if own is not None:
+            return own
         if op in ("exp2", "log2", "sin", "sqrt"):
             return f"{op}{f}({x[0]})"
         if op == "recip":

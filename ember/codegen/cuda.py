@@ -41,6 +41,7 @@ __device__ __forceinline__ float em_h2f(unsigned short h) { float f; asm("cvt.f3
 __device__ __forceinline__ unsigned short em_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float em_bf2f(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 __device__ __forceinline__ unsigned short em_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float em_rcp(float x) { float r; asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float em_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ double em_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ int em_maxi(int a, int b) { return a > b ? a : b; }
@@ -117,6 +118,15 @@ class CudaDialect(Dialect):
 
     def round_through(self, val: str, d: dt.DType) -> str:
         return f"em_h2f(em_f2h({val}))" if d == dt.float16 else f"em_bf2f(em_f2bf({val}))"
+
+    # float 1/x through the SFU's approximation (PTX rcp.approx.f32: 1 ulp, subnormals kept, the IEEE
+    # special values): CUDA's IEEE division is a software sequence with a slow-path branch, and in a
+    # GEMM epilogue such as Mish's (tanh and softplus: two reciprocals per element) it costs more
+    # than the k loop. 1 ulp stays far below DESIGN.md's float32 tolerance. log2 keeps log2f (1 ulp):
+    # lg2.approx's absolute error of 2^-22 near 1 would undo log1p's correction (log(u) * x / (u-1)
+    # needs log(u) accurate relative to u - 1; tests/op_cases.py's log1p_tiny caught it).
+    def unary(self, op: str, x: str, ct: str) -> str | None:
+        return f"em_rcp({x})" if op == "recip" and ct == "float" else None
 
 
 CUDA = CudaDialect()
@@ -633,10 +643,15 @@ class _KernelWriter:
                                    f"{s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, em_cluster_ld(&{slot}, r_));")
             else:
                 self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
-        self.emit(ind, head)
-        self.emit(ind + 1, pos)
-        self.store(c.store, "p_", plan.vec, ind + 1)
-        self.emit(ind, "}")
+        if c.inner:
+            self.emit(ind, head)
+            self.emit(ind + 1, pos)
+            self.store(c.store, "p_", plan.vec, ind + 1)
+            self.emit(ind, "}")
+        else:  # one value per row: every thread holds it after the reduction, the row's first stores
+            self.emit(ind, f"if ({lane} == 0) {{")
+            self.store(c.store, None, 1, ind + 1)
+            self.emit(ind, "}")
         if C > 1 and mode == "block":
             self.emit(ind, "par_ ^= 1;")
         self.emit(1, "}")
@@ -780,10 +795,11 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
                    in_smem: bool = False) -> RowCachePlan | None:
     """Whether every stage and the tail walk the same row (one loop of the same static length), and the
     loads they share fit in registers: then the row is read from memory once instead of once per stage
-    (softmax: 3 reads -> 1)."""
-    if not c.stages or len(c.inner) != 1 or any(len(st.loops) != 1 for st in c.stages):
+    (softmax: 3 reads -> 1). A kernel with one value per row (argmax: a max, then the first index
+    reaching it) has no tail loop: its stages share the row and one thread stores."""
+    if not c.stages or len(c.inner) > 1 or any(len(st.loops) != 1 for st in c.stages):
         return None
-    n = c.inner[0][1]
+    n = c.inner[0][1] if c.inner else c.stages[0].loops[0][1]
     if not n.is_const or any(st.loops[0][1] is not n for st in c.stages):
         return None
     N = n.value
@@ -792,9 +808,12 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
     for st in c.stages:
         v = ir.substitute(st.update.value, {st.loops[0][0]: P}, {})
         stages.append(StageInfo(st.acc, [("p_", n)], ir.Update(st.update.name, st.update.op, v)))
-    o = c.inner[0][0]
-    store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), ir.substitute(c.store.value, {o: P}, {}))
-    canon = Canon(c.outer, stages, [("p_", n)], store)
+    if c.inner:
+        o = c.inner[0][0]
+        store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), ir.substitute(c.store.value, {o: P}, {}))
+    else:
+        store = c.store
+    canon = Canon(c.outer, stages, [("p_", n)] if c.inner else [], store)
     uses: dict = {}
     for stmt_val in [st.update.value for st in stages] + [store.value]:
         for v in ir.val_toposort([stmt_val]):
@@ -803,7 +822,12 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
     shared = [key for key, u in uses.items() if len(u) >= 2]
     if not shared:
         return None
-    vec = _store_vec(k, store, [("p_", n)], max_vec)
+    if c.inner:
+        vec = _store_vec(k, store, [("p_", n)], max_vec)
+    else:  # the widest load of every shared group that divides the row (16 bytes at most)
+        vec = max_vec
+        while vec > 1 and (N % vec or any(k.buffer(key[0]).dtype.itemsize * vec > 16 for key in shared)):
+            vec //= 2
     while vec > 1 and not all(_lanes_contiguous(key[1], "p_", vec) and key[2] is sm.ONE for key in shared):
         vec //= 2
     if vec == 1 or N % (T * vec):

@@ -16,8 +16,9 @@ A node is materialised when (rules applied to a fixpoint):
 1. it is a graph output, or the data operand of a gather (which reads arbitrary positions);
 2. it is a reduction read by more than one kernel, or at more than one coordinate tuple, or inside
    another reduction's loop at coordinates that depend on that loop (a nested reduction);
-3. it is a reduction whose dependence set differs from the kernel's O (recomputing it per point of a
-   larger O would multiply its cost);
+3. it is a reduction whose dependence set differs from the kernel's O, or that depends on O only
+   through coarser coordinates (GroupNorm's statistics at channel // 8 in a kernel over channels):
+   recomputing it per point of a larger O would multiply its cost;
 4. it is a non-trivial elementwise computation read through a broadcasting view inside a reduction
    loop (recomputing it per broadcast copy would multiply its cost) — the rule that materialises a
    conv's input activation instead of recomputing it kh·kw·C_out times.
@@ -54,6 +55,9 @@ from ..view import View, index_name, row_major_strides
 from . import ir
 from .split import split_long_reductions
 
+# rule 3 also materialises a reduction whose every result would be recomputed this many times by
+# the kernel's parallel points (its coordinates coarser than the kernel's loops)
+REDUNDANT_MIN = 2
 RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materialises it
 
 
@@ -385,12 +389,31 @@ class KernelBuilder:
         for st in self.stages:
             if st.deps != O and not (self.root.op in g.REDUCE and st.node is self.root):
                 self.materialize.add(st.node)  # rule 3
+            elif st.node is not self.root and self._recomputations(st, O) >= REDUNDANT_MIN:
+                self.materialize.add(st.node)  # rule 3, through a coarser index (GroupNorm's c // 8)
         gemms = [st for st in self.stages if st.deps == O and len(O) >= 2 and _is_product_sum(st.node)]
         if len(gemms) > 1:  # rule 6: one contraction per kernel; the others are its epilogue's inputs
             keep = next((st for st in gemms if st.node is self.root), gemms[0])
             self.materialize.update(st.node for st in gemms if st is not keep)
         self.O = O
         return Analysis(self.root, list(self.stages), set(self.materialize))
+
+    def _recomputations(self, st: Stage, O: set) -> int:
+        """How many points of the kernel's parallel loops over O evaluate each distinct result of
+        stage st: 1 when its coordinates tell O's points apart; 8 for GroupNorm's statistics read
+        at channel // 8 by a kernel over channels (bounded by the coordinates' value ranges)."""
+        points = 1
+        for name, ext, _ in self.out_vars:
+            if name in O:
+                if not ext.is_const:
+                    return 1
+                points *= ext.value
+        distinct = 1
+        for c in st.coords:
+            if c.vmax - c.vmin >= points:
+                return 1
+            distinct *= int(c.vmax - c.vmin) + 1
+        return points // max(distinct, 1)
 
     def _analyze_local(self) -> Analysis:
         """A row kernel with local arrays: every stage (but a reduction root, which becomes the tail's
