@@ -41,6 +41,15 @@ __device__ __forceinline__ float em_h2f(unsigned short h) { float f; asm("cvt.f3
 __device__ __forceinline__ unsigned short em_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float em_bf2f(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 __device__ __forceinline__ unsigned short em_f2bf(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float em_lg2(float x) {
+  float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  const float f = x - 1.0f;  /* exact near 1 */
+  /* log(1 + f) / f = 1 - f/2 + f^2/3 - f^3/4 + f^4/5 - f^5/6 + f^6/7, in Estrin's form (depth 4) */
+  const float f2 = f * f;
+  const float q = fmaf(f2 * f2, fmaf(f2, 1.0f / 7.0f, fmaf(f, -1.0f / 6.0f, 0.2f)),
+                       fmaf(f2, fmaf(f, -0.25f, 1.0f / 3.0f), fmaf(f, -0.5f, 1.0f)));
+  return fabsf(f) < 0.0625f ? f * q * 1.4426950408889634f : r;
+}
 __device__ __forceinline__ float em_rcp(float x) { float r; asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float em_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ double em_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
@@ -119,14 +128,20 @@ class CudaDialect(Dialect):
     def round_through(self, val: str, d: dt.DType) -> str:
         return f"em_h2f(em_f2h({val}))" if d == dt.float16 else f"em_bf2f(em_f2bf({val}))"
 
-    # float 1/x through the SFU's approximation (PTX rcp.approx.f32: 1 ulp, subnormals kept, the IEEE
-    # special values): CUDA's IEEE division is a software sequence with a slow-path branch, and in a
-    # GEMM epilogue such as Mish's (tanh and softplus: two reciprocals per element) it costs more
-    # than the k loop. 1 ulp stays far below DESIGN.md's float32 tolerance. log2 keeps log2f (1 ulp):
-    # lg2.approx's absolute error of 2^-22 near 1 would undo log1p's correction (log(u) * x / (u-1)
-    # needs log(u) accurate relative to u - 1; tests/op_cases.py's log1p_tiny caught it).
+    # float log2 and 1/x through the SFU's approximations. rcp.approx.f32: 1 ulp, subnormals kept,
+    # the IEEE special values (no refinement steps or slow-path branch). lg2.approx.f32 has an
+    # absolute error of 2^-22 on [0.5, 2]: relative to a log near 0 that is large, and it undid
+    # log1p's correction (log(u) * x / (u - 1) needs log(u) accurate relative to u - 1; tests/
+    # op_cases.py's log1p_tiny caught it on the H100). em_lg2 therefore takes the series of
+    # log(1 + f) for |x - 1| < 1/16 (7 terms: truncation below 0.2 ulp); elsewhere |log2 x| > 0.087
+    # and the error is within 2.7e-6 relative, orders below DESIGN.md's float32 tolerance. log2f is
+    # a 10-step dependent polynomial with range handling: in Mish's conv epilogue (two logs per
+    # element) the approximation made the whole kernel 30% faster
+    # (bench/results/epilogue-approx-2026-11-22e.json).
     def unary(self, op: str, x: str, ct: str) -> str | None:
-        return f"em_rcp({x})" if op == "recip" and ct == "float" else None
+        if ct != "float":
+            return None
+        return {"log2": f"em_lg2({x})", "recip": f"em_rcp({x})"}.get(op)
 
 
 CUDA = CudaDialect()
