@@ -55,13 +55,34 @@ def test_layernorm_plus_residual_is_one_kernel():
 
 
 def test_attention_kernel_count():
-    """Scores (q·kᵀ), row max, row sum, probabilities, p·v: the default lowering keeps the scores in
-    memory (flash-style fusion is the search's job); probabilities are materialised because their exp
-    would otherwise be recomputed for every output column (rule 4)."""
+    """Scores (q·kᵀ); one row kernel for the softmax (max, sum and probabilities); p·v. The default
+    lowering keeps the scores in memory (flash-style fusion is the search's job); probabilities are
+    materialised because their exp would otherwise be recomputed for every output column (rule 4)."""
     q = em.input("q", (2, 4, 9, 16))
     k = em.input("k", (2, 2, 11, 16))
     v = em.input("v", (2, 2, 11, 16))
-    assert n_kernels(em.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)) == 5
+    assert n_kernels(em.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)) == 3
+
+
+@pytest.mark.parametrize("row_op", ["softmax", "layernorm"])
+def test_row_op_after_a_matmul_is_one_kernel(row_op):
+    """A matmul read by softmax's max and sum loops is materialised (rule 2); the softmax's own
+    reductions then depend on the rows alone and stay in one row kernel with the normalisation:
+    two kernels, not four (the matmul's dependences on columns must not count once it is in
+    memory). Checked against numpy."""
+    q, k = em.input("q", (3, 5, 8)), em.input("k", (3, 7, 8))
+    s = em.matmul(q, k.transpose(1, 2)) * 0.3
+    y = s.softmax(-1) if row_op == "softmax" else em.layer_norm(s, 7)
+    assert n_kernels(y) == 2
+    rng = np.random.default_rng(0)
+    qs, ks = rng.standard_normal((3, 5, 8)).astype(np.float32), rng.standard_normal((3, 7, 8)).astype(np.float32)
+    sc = (qs @ ks.transpose(0, 2, 1)) * 0.3
+    if row_op == "softmax":
+        e = np.exp(sc - sc.max(-1, keepdims=True))
+        ref = e / e.sum(-1, keepdims=True)
+    else:
+        ref = (sc - sc.mean(-1, keepdims=True)) / np.sqrt(sc.var(-1, keepdims=True) + 1e-5)
+    assert_close(em.compile(y, device="cpu")(q=qs, k=ks), ref)
 
 
 def test_reduction_read_twice_by_different_kernels_is_materialised_once():

@@ -383,10 +383,16 @@ class KernelBuilder:
             return self._analyze_local()
         O = set()
         for st in self.stages:
-            O |= st.deps
+            # a stage already materialised (rule 2 found it also read inside another stage's loop:
+            # a batched matmul feeding softmax) is read from memory: its dependences must not widen
+            # O and push the softmax's own max and sum out of the kernel by rule 3
+            if st.node not in self.materialize:
+                O |= st.deps
         if self.root.op in g.REDUCE:
             O = {name for name, _, _ in self.out_vars}
         for st in self.stages:
+            if st.node in self.materialize:
+                continue
             if st.deps != O and not (self.root.op in g.REDUCE and st.node is self.root):
                 self.materialize.add(st.node)  # rule 3
             elif st.node is not self.root and self._recomputations(st, O) >= REDUNDANT_MIN:
