@@ -219,6 +219,24 @@ def test_cluster_shares_a_row_across_blocks(cluster, threads, cache, graph):
         assert_close(fn(x=v), em.reference(y, x=v), dtype, what=f"{graph} cluster {cluster}")
 
 
+def test_row_cached_in_exactly_48kb_of_dynamic_shared_memory():
+    """Three 4096-float rows cached in shared memory take 48 KB of dynamic shared memory, and the
+    block reduction's static array puts the kernel just past the 48 KB a kernel gets without opting
+    in: the launch failed with CUDA_ERROR_INVALID_VALUE (KernelBench's linear + residual + LayerNorm)
+    until every kernel with dynamic shared memory opted in."""
+    from ember.runtime.compile import build_program
+    x, r, z = (em.input(n, (5, 4096)) for n in "xrz")
+    y = em.layer_norm(x + r * z, 4096).relu()
+    L = lower([y.node])
+    cfg = {"mode": "block", "threads": 512, "vec": 8, "cache": "smem"}
+    fn = build_program(L, "cuda", None, "single", configs=[cfg])
+    assert fn.launches[0].config["smem"] == 48 * 1024
+    fn.executor.poison = True
+    for seed in (0, 1):
+        ins = {n: rnd(5, 4096, seed=seed + i) for i, n in enumerate("xrz")}
+        assert_close(fn(**ins), em.reference(y, **ins))
+
+
 @pytest.mark.parametrize("tile", [(64, 64, 16, 4, 4), (32, 64, 16, 2, 4)] + MMA_TILES)
 def test_gemm_conv_with_tile_divisible_shapes(tile):
     """A 3x3 conv as an implicit GEMM whose M, N, K divide the tiles (K = 16*3*3 = 144 = 9*16): the

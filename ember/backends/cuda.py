@@ -123,8 +123,8 @@ class CUDAExecutor:
         cubins = compile_kernels(program.source, device_arch())
         self.kernels = [load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel) for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
-            if int(l.config.get("smem", 0)) > 48 * 1024:
-                set_max_dynamic_smem(k, int(l.config["smem"]))
+            if int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds
+                set_max_dynamic_smem(k, int(l.config["smem"]))  # dynamic + static (48 KB + a reduction's 128 B failed)
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}
