@@ -170,7 +170,8 @@ MMA_TILES = [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
              {"mode": "mma", "BM": 64, "BN": 128, "BK": 32, "WM": 1, "WN": 4},
              {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4},
              {"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 2},
-             {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4}]
+             {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4},
+             {"mode": "mma", "BM": 64, "BN": 256, "BK": 16, "WM": 1, "WN": 4, "stages": 2}]
 
 
 @pytest.mark.parametrize("tile", MMA_TILES[3:])

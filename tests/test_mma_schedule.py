@@ -44,6 +44,27 @@ def test_64_output_channels_take_the_64x128_tile():
     assert (cfg["BM"], cfg["BN"]) == (64, 128)
 
 
+def test_one_pass_convs_with_64_channels_take_one_warp_row_of_64x64_warp_tiles():
+    """In one TF32 pass, a conv with 64 output channels, a light epilogue and at least 4 tiles per
+    SM takes 64 x 256 in one row of 4 warps; a Mish epilogue (latency-bound at the tile's occupancy),
+    a conv with few tiles, or float32 accuracy (three passes, not measured) keep 64 x 128."""
+    x, w = em.input("x", (32, 64, 128, 128)), em.input("w", (64, 64, 3, 3))
+    b = em.input("b", (64, 1, 1))
+
+    def tile(y):
+        cfg = cg.default_config(_mma_kernel(y))
+        return cfg["BM"], cfg["BN"], cfg["WM"], cfg["WN"]
+    with em.allow_tf32("conv"):
+        assert tile((em.conv2d(x, w, padding=1) + b).relu()) == (64, 256, 1, 4)
+        mish = em.conv2d(x, w, padding=1)
+        for _ in range(2):
+            mish = mish * (mish.exp() + 1).log().tanh()
+        assert tile(mish) == (64, 128, 2, 2)
+        few = em.conv2d(em.input("x2", (2, 64, 56, 56)), w, padding=1)
+        assert tile(few)[2:] == (2, 2)
+    assert tile((em.conv2d(x, w, padding=1) + b).relu()) == (64, 128, 2, 2)
+
+
 def test_pipeline_knobs_render():
     k = _mma_kernel(_conv())
     plain, _ = cg.render_kernel(k, MMA64)
