@@ -372,9 +372,9 @@ class Tensor:
 
         float64: Kahan's (u - 1) * x / log(u) with u = exp(x) rounded. Narrower floats: the Taylor
         polynomial through x^8/8! where |x| < 1/2 (truncation below 1.1e-8 relative, under float32's
-        half ulp), exp(x) - 1 elsewhere (at most ~2 ulp lost to the subtraction there). The
-        polynomial is eight multiply-adds where Kahan's form needs a logarithm and a division:
-        ELU, whose kernel is otherwise bound by memory, was bound by those."""
+        half ulp), exp(x) - 1 elsewhere (~2 ulp lost to the subtraction there, on top of exp's own
+        error: 9 ulp at most over 1e5 float32 samples on the CPU). The polynomial is eight
+        multiply-adds where Kahan's form needs a logarithm and a division."""
         x = _float(self)
         u = x.exp()
         if x.dtype == dt.float64:

@@ -134,10 +134,10 @@ class CudaDialect(Dialect):
     # log1p's correction (log(u) * x / (u - 1) needs log(u) accurate relative to u - 1; tests/
     # op_cases.py's log1p_tiny caught it on the H100). em_lg2 therefore takes the series of
     # log(1 + f) for |x - 1| < 1/16 (7 terms: truncation below 0.2 ulp); elsewhere |log2 x| > 0.087
-    # and the error is within 2.7e-6 relative, orders below DESIGN.md's float32 tolerance. log2f is
-    # a 10-step dependent polynomial with range handling: in Mish's conv epilogue (two logs per
-    # element) the approximation made the whole kernel 30% faster
-    # (bench/results/epilogue-approx-2026-11-22e.json).
+    # and the error is at most 21 ulp (bench/results/math-accuracy-2026-11-22e.json), orders below
+    # DESIGN.md's float32 tolerance. log2f is a 10-step dependent polynomial with range handling: in
+    # Mish's conv epilogue (two logs per element) plain lg2.approx made the kernel 30% faster
+    # (bench/results/epilogue-approx-2026-11-22e.json), em_lg2 about 25% (0.94 -> 0.70 ms).
     def unary(self, op: str, x: str, ct: str) -> str | None:
         if ct != "float":
             return None
