@@ -24,9 +24,11 @@ GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
 
 MMA_TILES = [  # (BM, BN, BK, WM, WN): threads = 32*WM*WN; warp tiles of 32x32 .. 64x64
     (64, 64, 16, 2, 2), (128, 128, 16, 2, 2), (128, 256, 16, 2, 4), (128, 64, 16, 2, 2),
-    (64, 128, 16, 2, 2), (128, 128, 16, 2, 4), (256, 128, 16, 4, 2), (64, 64, 32, 2, 2),
-    (128, 64, 32, 4, 1), (32, 64, 16, 1, 2), (256, 64, 16, 4, 1), (32, 128, 16, 1, 4),
+    (64, 128, 16, 2, 2), (128, 128, 16, 2, 4), (256, 128, 16, 4, 2),
+    (64, 256, 16, 1, 4),  # one warp row of 64x64 warp tiles (the default for light 64-channel convs)
+    (64, 64, 32, 2, 2), (128, 64, 32, 4, 1), (32, 64, 16, 1, 2), (256, 64, 16, 4, 1), (32, 128, 16, 1, 4),
 ]
+MMA_FAST = 8  # the first tiles, tried by search="fast"
 # rows shared by a cluster of blocks (distributed shared memory), for rows cached whole
 CLUSTER_ROWS = [(512, "smem", 2), (256, "smem", 4), (256, "regs", 8)]
 CLUSTER_ROWS_FULL = CLUSTER_ROWS + [(1024, "smem", 2), (128, "smem", 8), (512, "regs", 4), (256, "regs", 2)]
@@ -55,7 +57,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
         tiles = GEMM_TILES if level == "full" else GEMM_TILES[:9]
         out += [gemm_cfg(t) for t in tiles]
         if cg.mma_applicable(c):
-            out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:7])]
+            out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:MMA_FAST])]
             d = cg.default_config(k)
             if d.get("mode") == "mma":  # the implicit-GEMM index splits: table / packed rows or divisions
                 out += [dict(d, ktab=a, packrows=b) for a in (False, True) for b in (False, True)]
