@@ -1,5 +1,6 @@
 """Schedule knobs laid over the default schedule of every tensor-core kernel (or, with an overlay's
-"_on" key, every kernel of that default mode) of whole KernelBench problems, timed side by side (one
+"_on" key, every kernel of that default mode; with a "_split" key, the split pass's constants, e.g.
+{"_split": {"K_CHUNK_MIN": 128}}) of whole KernelBench problems, timed side by side (one
 process, one device; not a test).
 
     python bench/knob_sweep.py kernelbench/level1/02_matmul_rectangular.py ... \
@@ -43,6 +44,18 @@ def with_overlay(overlay):
     return cfg
 
 
+def set_split_constants(values: dict) -> dict:
+    """Set the split pass's constants (kernel/split.py: when a reduction or contraction is split, and
+    into how many chunks) for one variant; returns the previous values, to restore."""
+    from ember.kernel import split
+    old = {k: getattr(split, k) for k in values}
+    for k, v in values.items():
+        if not hasattr(split, k):
+            raise SystemExit(f"kernel/split.py has no constant {k!r}")
+        setattr(split, k, v)
+    return old
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
@@ -63,7 +76,9 @@ def main():
         tol = TF32_TOL if a.precision != "float32" else 1e-4
         row = {"problem": os.path.basename(path), "eager_us": eager_us, "variants": []}
         for ov in overlays:
-            cg.default_config = with_overlay(ov)
+            ov_cfg = dict(ov or {})
+            restore = set_split_constants(ov_cfg.pop("_split", {}))
+            cg.default_config = with_overlay(ov_cfg)
             rec = {"overlay": ov}
             try:
                 with torch.no_grad():
@@ -81,6 +96,7 @@ def main():
                 rec["error"] = f"{type(e).__name__}: {str(e)[:200]}"
             finally:
                 cg.default_config = DEFAULT
+                set_split_constants(restore)
             row["variants"].append(rec)
             t = f"{rec['us']:9.1f} us {eager_us / rec['us']:.2f}x eager" if "us" in rec else rec.get("error", f"WRONG {rec.get('max_abs_err')}")
             print(f"{row['problem'][:34]:34s} {json.dumps(ov)[:60]:60s} {t}", flush=True)

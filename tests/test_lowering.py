@@ -225,7 +225,11 @@ def test_contractions_with_few_outputs_and_long_k_are_split():
                "b": rng.standard_normal(48).astype(np.float32)}
         assert_close(fn(**ins), em.reference(y, **ins))
     assert len(lower([(em.input("p", (2048, 2048)) @ em.input("q", (2048, 2048))).node]).kernels) == 1
-    assert len(lower([(em.input("p", (32, 2048)) @ em.input("q", (2048, 48))).node]).kernels) == 1
+    assert len(lower([(em.input("p", (32, 256)) @ em.input("q", (256, 48))).node]).kernels) == 1
+    # a decoder's down projection: 32 tiles of 64 x 64 on a 132-SM GPU, k 1344 -> 8 chunks of 168
+    L = lower([(em.input("p", (256, 1344)) @ em.input("q", (1344, 512))).node])
+    part = contraction_of(canonical(L.kernels[0][0]))
+    assert len(L.kernels) == 2 and np.prod([e.value for _, e in part.batch]) == 8
     # a sum of an elementwise product (no operand broadcast along an output axis) is no GEMM
     assert len(lower([(em.input("p", (32, 16384)) * em.input("q", (32, 16384))).sum(-1).node]).kernels) == 1
 

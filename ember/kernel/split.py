@@ -27,14 +27,19 @@ CHUNKS = (1024, 512, 256, 128, 64)  # S: the first that divides the length, with
 MIN_CHUNK = 1024
 
 
-# split-K: a contraction with fewer than TILES_FEW tiles of TILE outputs (most of an H100's 132 SMs
-# idle) and a reduction of at least K_SPLIT_MIN is split into the fewest power-of-two chunks (each
-# >= K_CHUNK_MIN long) that give TILES_WANTED tiles (about two per SM)
+# split-K: a contraction with fewer than TILES_FEW tiles of TILE outputs (fewer blocks than an H100
+# has SMs) and a reduction of at least K_SPLIT_MIN is split into the fewest power-of-two chunks (each
+# >= K_CHUNK_MIN long) that give TILES_WANTED tiles (about two per SM). A tensor-core tile with one
+# block per SM issues an instruction every ~4 cycles (ncu: one warp per scheduler, nothing to hide
+# its latencies), so its time is its k loop's length: a decoder block's (256 x 1344) @ (1344 x 512)
+# took 48 us on 32 SMs. Measured on the H100 (bench/results/split-k-2026-11-22f.json): with these
+# constants the batch-64 MLP 32.0 -> 17.7 us, a 256-token decoder block 195 -> 159 us; split where
+# chunks are 64 long, or up to 264 tiles, the GRU and LSTM loops lost 20%.
 TILE = 64 * 64
-TILES_FEW = 64
+TILES_FEW = 132
 TILES_WANTED = 256
-K_SPLIT_MIN = 4096
-K_CHUNK_MIN = 512
+K_SPLIT_MIN = 512
+K_CHUNK_MIN = 128
 
 
 def _is_contraction(n: g.Node) -> bool:
