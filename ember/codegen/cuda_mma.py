@@ -179,7 +179,13 @@ def render_mma(w, c: Canon):
     w.emit(1, f"float acc_[{MI}][{NI}][4];")
     w.emit(1, f"#pragma unroll\n  for (int i = 0; i < {MI}; ++i)\n    #pragma unroll\n    for (int j = 0; j < {NI}; ++j)\n"
               f"      #pragma unroll\n      for (int r = 0; r < 4; ++r) acc_[i][j][r] = 0.f;")
-    aligned = all(e.is_const for e in (M, N, K)) and M.value % BM == 0 and N.value % BN == 0 and K.value % BK == 0
+    # An operand's tile loads go unguarded (and may take vector loads) where its tiles never cross
+    # its edges: rows a multiple of its block tile, k of BK. Per operand: (256 x 512) @ (512 x 1344)
+    # in 64 x 128 tiles keeps vector loads on a's side though 1344 is no multiple of 128.
+    k_whole = K.is_const and K.value % BK == 0
+
+    def aligned(R, BR: int) -> bool:
+        return k_whole and R.is_const and R.value % BR == 0
     # `kslice`: walk k with one k variable (`cvar`, whose extent BK divides) fastest, the others fixed
     # over a slice. The sum's order changes, not its terms. A slice's other k variables are then one
     # division per slice instead of a split per element (a 3x3 conv: the channel inner, the filter
@@ -202,7 +208,7 @@ def render_mma(w, c: Canon):
         """The loop the lanes of a vector load run along, and the vector width (1: scalar loads)."""
         lane_loops = ([kv for kv in g.k if kv[0] == cvar] if cvar else k_loops) if kfast else rows
         inner_ext = lane_loops[-1][1] if lane_loops else sm.ONE
-        VL = 4 if (aligned and (BK if kfast else BR) % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
+        VL = 4 if (aligned(_size(rows), BR) and (BK if kfast else BR) % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
                    and (BR * BK) % (NT * 4) == 0) else 1
         return lane_loops, VL
 

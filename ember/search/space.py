@@ -26,9 +26,12 @@ MMA_TILES = [  # (BM, BN, BK, WM, WN): threads = 32*WM*WN; warp tiles of 32x32 .
     (64, 64, 16, 2, 2), (128, 128, 16, 2, 2), (128, 256, 16, 2, 4), (128, 64, 16, 2, 2),
     (64, 128, 16, 2, 2), (128, 128, 16, 2, 4), (256, 128, 16, 4, 2),
     (64, 256, 16, 1, 4),  # one warp row of 64x64 warp tiles (the default for light 64-channel convs)
-    (64, 64, 32, 2, 2), (128, 64, 32, 4, 1), (32, 64, 16, 1, 2), (256, 64, 16, 4, 1), (32, 128, 16, 1, 4),
+    # 2-warp tiles: twice the blocks of 64x64 where a small product leaves SMs idle (a 256-token
+    # decoder block's GEMMs: 6-7% faster over the block, bench/results/split-k-2026-11-22f.json)
+    (32, 64, 16, 1, 2), (64, 32, 16, 2, 1),
+    (64, 64, 32, 2, 2), (128, 64, 32, 4, 1), (256, 64, 16, 4, 1), (32, 128, 16, 1, 4),
 ]
-MMA_FAST = 8  # the first tiles, tried by search="fast"
+MMA_FAST = 10  # the first tiles, tried by search="fast"
 # rows shared by a cluster of blocks (distributed shared memory), for rows cached whole
 CLUSTER_ROWS = [(512, "smem", 2), (256, "smem", 4), (256, "regs", 8)]
 CLUSTER_ROWS_FULL = CLUSTER_ROWS + [(1024, "smem", 2), (128, "smem", 8), (512, "regs", 4), (256, "regs", 2)]
