@@ -70,3 +70,19 @@ def test_cpu_schedule_knobs_are_searched(cache_dir):
     assert tried >= 2, fn.meta["search"]
     av = np.random.default_rng(4).standard_normal((64, 96)).astype(np.float32)
     assert_close(fn(a=av), em.reference(y, a=av))
+
+
+@pytest.mark.parametrize("times, kept", [((100.0, 99.0), True), ((100.0, 101.0), True), ((90.0, 100.0), False)])
+def test_default_lowering_stays_unless_the_winner_is_clearly_faster(cache_dir, monkeypatch, times, kept):
+    """The final choice times the winner against the default lowering in alternation; a winner
+    inside KEEP_MARGIN of it (timing noise) leaves the default program in place."""
+    from ember.search import driver
+    monkeypatch.setattr(driver, "_confirm", lambda prog, default, arrays, env: times)
+    y = graph()
+    fn = em.compile(y, device="cpu", search="fast", time_limit=10, progress=False)
+    assert ("default kept" in fn.meta["search"]) == kept, fn.meta["search"]
+    xv = np.random.default_rng(3).standard_normal((6, 300)).astype(np.float32)
+    assert_close(fn(x=xv), em.reference(y, x=xv))
+    again = em.compile(y, device="cpu", search="fast", time_limit=10, progress=False)
+    assert "from cache" in again.meta["search"]
+    assert_close(again(x=xv), em.reference(y, x=xv))
