@@ -116,6 +116,13 @@ def load_kernel(cubin: bytes, name: str):
 
 class CUDAExecutor:
     shared_uploads: dict | None = None  # set by the search: constants uploaded once for all candidates
+    # True: independent launches (runtime/concurrency.py) become parallel branches of the captured
+    # graph. Off by default: measured on the H100 (bench/results/graph-branches-2026-11-22f.json) the
+    # decoder block ran 5% slower with its two parallel pairs (w1 / w3 projections and their sums),
+    # and the arena's buffer reuse orders most other independent kernels (the q / k / v projections'
+    # partial sums share memory), so little runs in parallel. Memory planning that keeps parallel
+    # kernels' buffers apart comes first.
+    concurrent = False
 
     def __init__(self, program):
         self.dev = device()
@@ -201,7 +208,7 @@ class CUDAExecutor:
         return ptrs
 
     # ---------------------------------------------------------------- launching
-    def _launch_args(self, program, ptrs: dict, env: dict) -> list:
+    def _launch_args(self, program, ptrs: dict, env: dict, with_launch: bool = False) -> list:
         from cuda.core import LaunchConfig
         out = []
         for l, k in zip(program.launches, self.kernels):
@@ -210,7 +217,7 @@ class CUDAExecutor:
                 continue
             cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
             args = [ptrs[a] for a in l.args] + [np.int64(env[d]) for d in l.dims]
-            out.append((cfg, k, args))
+            out.append((cfg, k, args, l) if with_launch else (cfg, k, args))
         return out
 
     def _graph(self, program, ptrs: dict, env: dict, key=None):
@@ -221,10 +228,23 @@ class CUDAExecutor:
         g = self._graphs.get(key)
         if g is None:
             from cuda.core import launch
+            from cuda.core.graph import GraphBuilder
+            from ..runtime.concurrency import launch_accesses, launch_levels
+            items = self._launch_args(program, ptrs, env, with_launch=True)
+            levels = launch_levels(launch_accesses(program, ptrs, env, [it[3] for it in items])) \
+                if self.concurrent else [[j] for j in range(len(items))]
             gb = self.stream.create_graph_builder()
             gb.begin_building()
-            for cfg, k, args in self._launch_args(program, ptrs, env):
-                launch(gb, cfg, k, *args)
+            for level in levels:  # the launches of a level are independent: parallel branches
+                if len(level) == 1:
+                    cfg, k, args, _ = items[level[0]]
+                    launch(gb, cfg, k, *args)
+                    continue
+                branches = gb.split(len(level))
+                for b, j in zip(branches, level):
+                    cfg, k, args, _ = items[j]
+                    launch(b, cfg, k, *args)
+                gb = GraphBuilder.join(*branches)
             g = gb.end_building().complete()
             g.upload(self.stream)
             if len(self._graphs) >= GRAPH_CACHE:

@@ -37,7 +37,8 @@ def build_program(lowered: lowering.LoweredGraph, device: str, output_names, out
     launches = []
     for (k, args), cfg in zip(lowered.kernels, cfgs):
         stats = {"bytes": sm.to_json(kernel_bytes(k)), "flops": sm.to_json(kernel_flops(k))}
-        launches.append(Launch(k.name, [args[p.name] for p in k.buffers], list(k.dims), stats, cfg))
+        launches.append(Launch(k.name, [args[p.name] for p in k.buffers], list(k.dims), stats, cfg,
+                               [args[p.name] for p in k.buffers if p.role == "out"]))
     data = {n: b.node.arg.array for n, b in lowered.buffers.items() if b.kind == "data"}
     meta = dict(meta or {})
     meta["kernels_ir"] = "\n".join(str(k) for k, _ in lowered.kernels)

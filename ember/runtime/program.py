@@ -46,6 +46,7 @@ class Launch:
     dims: list  # dimension names, in parameter order
     stats: dict = field(default_factory=dict)  # bytes / flops as symbolic expressions (JSON form)
     config: dict = field(default_factory=dict)  # backend-specific (GPU grid/block as JSON exprs)
+    writes: list | None = None  # the args it stores to (None: unknown, every arg counts as written)
 
 
 def _json_shape(shape) -> list:
@@ -208,8 +209,8 @@ class Program:
     def to_bytes(self) -> bytes:
         meta = {
             "format": FORMAT, "version": VERSION, "device": self.device, "source": self.source,
-            "launches": [{"kernel": l.kernel, "args": l.args, "dims": l.dims, "stats": l.stats, "config": l.config}
-                         for l in self.launches],
+            "launches": [{"kernel": l.kernel, "args": l.args, "dims": l.dims, "stats": l.stats, "config": l.config,
+                          "writes": l.writes} for l in self.launches],
             "buffers": [{"name": b.name, "dtype": b.dtype.name, "shape": _json_shape(b.shape), "kind": b.kind}
                         for b in self.buffers.values()],
             "outputs": self.outputs, "inputs": self.inputs, "dims": self.dims,
@@ -242,7 +243,7 @@ class Program:
                 if b.kind == "data":
                     arr = np.load(io.BytesIO(z.read(f"data/{name}.npy")), allow_pickle=False)
                     data[name] = arr.view(b.dtype.np) if b.dtype == dt.bfloat16 else arr
-        launches = [Launch(l["kernel"], l["args"], l["dims"], l.get("stats", {}), l.get("config", {}))
+        launches = [Launch(l["kernel"], l["args"], l["dims"], l.get("stats", {}), l.get("config", {}), l.get("writes"))
                     for l in meta["launches"]]
         p = Program(meta["device"], meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
                     meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"))
