@@ -48,10 +48,11 @@ def set_split_constants(values: dict) -> dict:
     """Set the split pass's constants (kernel/split.py: when a reduction or contraction is split, and
     into how many chunks) for one variant; returns the previous values, to restore."""
     from ember.kernel import split
+    unknown = [k for k in values if not hasattr(split, k)]
+    if unknown:
+        raise SystemExit(f"kernel/split.py has no constant(s) {unknown}")
     old = {k: getattr(split, k) for k in values}
     for k, v in values.items():
-        if not hasattr(split, k):
-            raise SystemExit(f"kernel/split.py has no constant {k!r}")
         setattr(split, k, v)
     return old
 

@@ -13,6 +13,8 @@ launches of one level are independent of each other and can run concurrently (th
 captures each level as parallel branches of its graph)."""
 from __future__ import annotations
 
+from .. import symbolic as sm
+
 
 def _overlap(a: list, b: list) -> bool:
     return any(s0 < e1 and s1 < e0 for s0, e0 in a for s1, e1 in b)
@@ -38,8 +40,6 @@ def launch_levels(accesses: list) -> list:
 def launch_accesses(program, ptrs: dict, env: dict, launches: list) -> list:
     """(reads, writes) byte ranges of each launch in `launches` (Launch objects of `program`), from
     the pointers `ptrs` (buffer name -> device address) and the dims binding `env`."""
-    from .. import symbolic as sm
-
     def rng(name):
         b = program.buffers[name]
         n = int(sm.evaluate(b.size, env)) * b.dtype.itemsize
