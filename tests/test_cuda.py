@@ -39,7 +39,8 @@ def test_op_suite_on_cuda(case):
 
 @pytest.mark.parametrize("mode", ["thread", "warp", "block", "cols", "block-regs", "block-smem", "warp-regs", "warp-smem", "gemm", "mma"])
 @pytest.mark.parametrize("graph", ["softmax", "layernorm", "matmul_bias_gelu", "max", "argmax", "bf16_gemv",
-                                   "matmul_aligned", "sum_middle", "softmax_middle", "int_max_sub"])
+                                   "matmul_aligned", "sum_middle", "softmax_middle", "int_max_sub",
+                                   "sum_of_keepdim_sum"])
 def test_every_reduction_mode_is_correct(mode, graph):
     from ember.runtime.compile import build_program
     dtype = {"bf16_gemv": "bfloat16", "int_max_sub": "int32"}.get(graph, "float32")
@@ -52,7 +53,9 @@ def test_every_reduction_mode_is_correct(mode, graph):
          "matmul_aligned": lambda: em.linear(x, w.T) * 2.0,
          "sum_middle": lambda: x.reshape(37, 3, 100).sum(1) * 2.0,
          "softmax_middle": lambda: x.reshape(37, 3, 100).softmax(1),
-         "int_max_sub": lambda: x - x.max(-1, keepdim=True)}[graph]()
+         "int_max_sub": lambda: x - x.max(-1, keepdim=True),
+         # a reduction over a size-1 axis is a stage without loops (once summed per thread)
+         "sum_of_keepdim_sum": lambda: x.sum(-1, keepdim=True).mean(-1) + x.max(-1, keepdim=True).sum(-1)}[graph]()
     L = lower([y.node])
     base = mode.split("-")[0]
     cfgs = []

@@ -571,7 +571,12 @@ class _KernelWriter:
         R = _size(s.loops)
         lv = s.loops[-1][0] if s.loops else None
         if not s.loops:
-            self.update(s, None, 1, ind)
+            # a reduction over size-1 axes is one update: only the thread that would take
+            # iteration 0 of the loop applies it, or the threads' combine (a sum) counts it once
+            # per thread (a sum of a keepdim sum over 256 threads was 256x too large on the H100)
+            self.emit(ind, f"if (({start}) == 0) {{")
+            self.update(s, None, 1, ind + 1)
+            self.emit(ind, "}")
             return
         if s.acc.op == "max" and not s.acc.dtype.is_float:
             # NVRTC 13.0 (the H100 image's) miscompiles a fully unrolled int32 max over negated loads
