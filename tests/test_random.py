@@ -155,3 +155,34 @@ def test_rand_cuda_source_compiles_with_nvrtc():
     assert any("em_philox_uniform" in s for s in srcs)
     for src in srcs:
         assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+
+
+def test_nn_dropout_in_training_draws_a_fresh_reproducible_mask_each_step():
+    from ember import nn
+
+    def build():
+        return nn.Sequential(nn.Linear(6, 32, seed=1), nn.Dropout(0.5, seed=3), nn.Linear(32, 1, seed=2))
+
+    x = em.input("x", (8, 6), em.float32)
+    model = build().train()
+    y = model(x)
+    xs = np.random.default_rng(0).standard_normal((8, 6)).astype(np.float32)
+    step = {k: np.array(k, np.float32) for k in (1, 2)}
+    h = model[1](model[0](x))
+    masks = [em.reference(h, x=xs, step=step[k]) == 0 for k in (1, 2)]
+    assert 0 < masks[0].mean() < 1 and not np.array_equal(masks[0], masks[1])  # a new mask each step
+    assert np.array_equal(_bits(em.reference(y, x=xs, step=step[1])), _bits(em.reference(y, x=xs, step=step[1])))
+
+    batch = {"x": xs, "t": np.random.default_rng(1).standard_normal((8, 1)).astype(np.float32)}
+
+    def loss(m, b):
+        return ((m(b["x"]) - b["t"]) ** 2).mean()
+
+    compiled = em.compile_train(build().train(), loss, em.optim.SGD(lr=0.05), batch, device="cpu")
+    twin = em.compile_train(build().train(), loss, em.optim.SGD(lr=0.05), batch, device="cpu")
+    got = [compiled(batch) for _ in range(4)]
+    want = [twin.run_reference(batch) for _ in range(4)]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert len(set(got)) == 4
+    for k, v in compiled.parameters().items():
+        np.testing.assert_allclose(v, twin.parameters()[k], rtol=1e-5, atol=1e-6)
