@@ -16,7 +16,7 @@ gradient), as in PyTorch.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import graph as g
 from .. import primitives as P
@@ -24,7 +24,7 @@ from ..graph import Node
 from ..tensor import Tensor, _as_tensor, full
 from .unview import unview
 
-__all__ = ["grad", "unview", "GradError", "backward"]
+__all__ = ["GradError", "backward", "grad", "unview"]
 
 
 class GradError(ValueError):

@@ -3,14 +3,13 @@ sum that un-viewing rewrites (`_Pending`), and simplifications of index expressi
 variables and named dimensions that the canonical simplifier (ember/symbolic) stops short of."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import graph as g
 from .. import symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr, sym
 from ..view import View, index_name, row_major_strides
-
 
 # ------------------------------------------------------------------------------------------------
 # views over nodes
@@ -49,7 +48,7 @@ def _estimate(e: Expr) -> float:
 class _Pending:
     """grad_source_flat[j] = sum over i in ``shape`` with valid(i) and index(i) == j of node[i]."""
 
-    __slots__ = ("node", "shape", "index", "valid")
+    __slots__ = ("index", "node", "shape", "valid")
 
     def __init__(self, node: Node, shape: list, index: Expr, valid: Expr):
         self.node, self.shape, self.index, self.valid = node, list(shape), index, valid

@@ -11,8 +11,15 @@ from .. import symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr, sym
 from ..view import index_name, row_major_strides
-from .indexing import (_Pending, _const_multiple, _estimate, _exact_quotient, _index_names, _remap,
-                       _var)
+from .indexing import (
+    _const_multiple,
+    _estimate,
+    _exact_quotient,
+    _index_names,
+    _Pending,
+    _remap,
+    _var,
+)
 
 
 def _abs(st: Expr) -> Expr:

@@ -35,7 +35,7 @@ expression, cost N·M for a view of M elements over N. It is always correct, onl
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import graph as g
 from .. import symbolic as sm
@@ -44,7 +44,7 @@ from ..symbolic import Expr, sym
 from ..tensor import full
 from ..view import View, index_name, row_major_strides
 from .indexing import _Pending, _remap, _resimplify, _var
-from .invert import _Plan, _atoms, _divide, _invert, _plan
+from .invert import _atoms, _divide, _invert, _Plan, _plan
 
 
 def _normalize(p: _Pending) -> _Pending | None:

@@ -17,7 +17,8 @@ import itertools
 
 from .. import dtypes as dt
 from ..ops.random import dropout
-from ..tensor import Tensor, broadcast_shapes, full, input as _input, where
+from ..tensor import Tensor, broadcast_shapes, full, where
+from ..tensor import input as _input
 from .module import Module
 
 TRAIN_STEP_INPUT = "step"  # the name of compile_train's update-number input (train.py: step_name)

@@ -7,7 +7,7 @@ each call without recompiling); so may the offset.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import dtypes as dt
 from .. import graph as g
@@ -16,7 +16,7 @@ from ..symbolic import sym
 from ..tensor import Tensor, full, opmath, tensor_method, where
 from ..view import index_name, row_major_strides
 
-__all__ = ["rand", "dropout"]
+__all__ = ["dropout", "rand"]
 
 
 def _int64_scalar(v, what: str) -> Tensor:

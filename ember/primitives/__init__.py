@@ -11,7 +11,7 @@ dtype           the dtype rule: ``dtype(*source dtypes) -> result dtype``, raisi
 numpy           the reference implementation of an elementwise op: ``numpy(node, *source arrays)`` (floats
                 arrive as float64, integers in their own width, booleans as numpy bools)
 vjp             the vector-Jacobian rule: ``vjp(node, grad, live)`` yields (source, gradient node) for the
-                sources in ``live`` (autograd.py drives it)
+                sources in ``live`` (ember/autograd drives it)
 c, cuda         how the C-like renderers write the op: a template (``{x0}``, ``{x1}``… the operands, ``{ct}``
                 the compute type, ``{f}`` "f" for float math functions, ``{max}`` the max helper) or a
                 function ``(operands, ct, dtype, dialect) -> str``; ``cuda`` maps a compute type to a
@@ -32,8 +32,8 @@ package plus its test cases in tests/op_cases.py (docs/architecture.md, "Primiti
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..dtypes import DType
 
@@ -117,6 +117,6 @@ def helpers(fn_qualifiers: str) -> str:
 
 
 # the rows, one module per group
-from . import structural as _structural  # noqa: E402,F401  (leaves, reductions, movement)
-from . import elementwise as _elementwise  # noqa: E402,F401
-from . import random as _random  # noqa: E402,F401
+from . import elementwise as _elementwise  # noqa: F401
+from . import random as _random  # noqa: F401
+from . import structural as _structural  # noqa: F401  (leaves, reductions, movement)
