@@ -17,8 +17,8 @@ data       VIEW (index arithmetic over the source's flat buffer, see view.py), G
 Each primitive is one row of the primitives table (ember/primitives): its kind, dtype rule, reference
 and C forms, gradient, cost and e-graph name; the constructors below check arguments against it.
 
-WHERE is one primitive beyond the original design's list, added on purpose: masks with -inf (causal attention,
-max-pool padding) cannot be expressed with add/mul without NaNs.
+WHERE is one primitive beyond the original design's list, added on purpose: masks with -inf (causal
+attention, max-pool padding) cannot be expressed with add/mul without NaNs.
 
 Nodes are immutable and interned: building the same node twice returns the same object, so ``is``
 is structural equality and common subexpressions are shared automatically. ``node.key`` is a stable

@@ -84,9 +84,6 @@ def eval_view(src: np.ndarray, v, env: dict) -> np.ndarray:
     return np.broadcast_to(_view(src, src.shape, v, env), _dims(v.shape, env)).copy()
 
 
-_cast = cast_array
-
-
 def _sum(x: np.ndarray, axes: tuple, full: tuple, dtype) -> np.ndarray:
     """keepdims sum of a compressed array over `axes` of the full shape `full`."""
     real = tuple(a for a in axes if x.shape[a] != 1)
@@ -197,6 +194,6 @@ def reference(y, /, **inputs):
     if missing:
         raise ReferenceError(f"symbolic dimension(s) {missing} are not fixed by any input's shape")
     vals = evaluate(nodes, arrays, env)
-    out = [_cast(v, n.dtype).astype(n.dtype.np) if n.dtype.is_float else v.astype(n.dtype.np)
+    out = [cast_array(v, n.dtype).astype(n.dtype.np) if n.dtype.is_float else v.astype(n.dtype.np)
            for v, n in zip(vals, nodes)]
     return pack(out)
