@@ -19,6 +19,7 @@ from .ops.linalg import *  # noqa: F401,F403
 from .ops.loss import *  # noqa: F401,F403
 from .ops.movement import *  # noqa: F401,F403
 from .ops.norm import *  # noqa: F401,F403
+from .ops.random import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .reference import reference
 from .precision import allow_tf32

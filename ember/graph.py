@@ -6,15 +6,19 @@ Primitives (every high-level op is a composition of these):
 leaves     INPUT (named, possibly symbolic shape), CONST (a scalar), DATA (a constant array, e.g. a
            weight), IOTA (an integer tensor whose value is a symbolic expression of its indices)
 unary      EXP2, LOG2, SIN, SQRT, RECIP
-binary     ADD, MUL, MOD (truncated, like C fmod / %), LT (-> bool)
+binary     ADD, MUL, MOD (truncated, like C fmod / %), LT (-> bool), PHILOX (counter-based random:
+           int64 seed, int64 counter -> uniform float32 in [0, 1), see primitives/random.py)
 ternary    WHERE (select: IEEE-safe, unlike c*a + (1-c)*b, which turns 0*inf into NaN)
 reduce     SUM, MAX over a set of axes (reduced axes stay, with size 1)
 data       VIEW (index arithmetic over the source's flat buffer, see view.py), GATHER (flat take),
            CAST
 =========  ==========================================================================================
 
-WHERE is one primitive beyond DESIGN.md's list, added on purpose: masks with -inf (causal attention,
-max-pool padding) cannot be expressed with add/mul without NaNs.
+Each primitive is one row of the primitives table (ember/primitives): its kind, dtype rule, reference
+and C forms, gradient, cost and e-graph name; the constructors below check arguments against it.
+
+WHERE is one primitive beyond the original design's list, added on purpose: masks with -inf (causal
+attention, max-pool padding) cannot be expressed with add/mul without NaNs.
 
 Nodes are immutable and interned: building the same node twice returns the same object, so ``is``
 is structural equality and common subexpressions are shared automatically. ``node.key`` is a stable
@@ -29,28 +33,30 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import dtypes as dt
+from . import primitives as P
 from . import symbolic as sm
 from .dtypes import DType
+from .primitives import GraphError
 from .symbolic import Expr, sym
 from .view import View
 
+# op names and kinds come from the primitives table (ember/primitives): one row per primitive
 INPUT, CONST, DATA, IOTA = "input", "const", "data", "iota"
 EXP2, LOG2, SIN, SQRT, RECIP = "exp2", "log2", "sin", "sqrt", "recip"
 ADD, MUL, MOD, LT = "add", "mul", "mod", "lt"
 WHERE = "where"
 SUM, MAX = "sum", "max"
 VIEW, GATHER, CAST = "view", "gather", "cast"
+PHILOX = "philox"
 
-LEAVES = (INPUT, CONST, DATA, IOTA)
-UNARY = (EXP2, LOG2, SIN, SQRT, RECIP)
-BINARY = (ADD, MUL, MOD, LT)
-REDUCE = (SUM, MAX)
-ELEMENTWISE = UNARY + BINARY + (WHERE, CAST)
-ALL_OPS = LEAVES + UNARY + BINARY + (WHERE,) + REDUCE + (VIEW, GATHER, CAST)
-
-
-class GraphError(ValueError):
-    """A graph that cannot be built (shape or dtype mismatch, bad argument)."""
+LEAVES = P.names("leaf")
+UNARY = P.names("unary")
+BINARY = P.names("binary")
+REDUCE = P.names("reduce")
+ELEMENTWISE = UNARY + BINARY + P.names("select") + P.names("cast")
+ALL_OPS = tuple(P.GRAPH)
+assert set(ALL_OPS) >= {INPUT, CONST, DATA, IOTA, EXP2, LOG2, SIN, SQRT, RECIP, ADD, MUL, MOD, LT, WHERE, SUM,
+                        MAX, VIEW, GATHER, CAST, PHILOX}
 
 
 class Data:
@@ -289,9 +295,7 @@ def iota_node(shape: Sequence, expr: Expr, dtype: DType = dt.int32) -> Node:
 def unary(op: str, x: Node) -> Node:
     if op not in UNARY:
         raise GraphError(f"{op} is not a unary primitive")
-    if not x.dtype.is_float:
-        raise GraphError(f"{op} needs a floating-point input, got {x.dtype.name}")
-    return Node(op, (x,), None, x.dtype, x.shape)
+    return Node(op, (x,), None, P.GRAPH[op].dtype(x.dtype), x.shape)
 
 
 def _same_shape(op: str, *xs: Node) -> None:
@@ -307,21 +311,16 @@ def binary(op: str, a: Node, b: Node) -> Node:
     _same_shape(op, a, b)
     if a.dtype != b.dtype:
         raise GraphError(f"{op}: dtypes differ ({a.dtype.name} vs {b.dtype.name}); cast first")
-    if op in (ADD, MOD) and a.dtype.is_bool:
-        raise GraphError(f"{op} is not defined on bool (use logical ops)")
-    out = dt.bool_ if op == LT else a.dtype
-    if op in (ADD, MUL) and a is not b and a.key > b.key:  # commutative: one canonical order
+    row = P.GRAPH[op]
+    out = row.dtype(a.dtype, b.dtype)
+    if row.commutative and a is not b and a.key > b.key:  # one canonical order
         a, b = b, a
     return Node(op, (a, b), None, out, a.shape)
 
 
 def where_node(c: Node, a: Node, b: Node) -> Node:
     _same_shape(WHERE, c, a, b)
-    if not c.dtype.is_bool:
-        raise GraphError(f"where: condition must be bool, got {c.dtype.name}")
-    if a.dtype != b.dtype:
-        raise GraphError(f"where: branch dtypes differ ({a.dtype.name} vs {b.dtype.name})")
-    return Node(WHERE, (c, a, b), None, a.dtype, a.shape)
+    return Node(WHERE, (c, a, b), None, P.GRAPH[WHERE].dtype(c.dtype, a.dtype, b.dtype), a.shape)
 
 
 def reduce_node(op: str, x: Node, axes: Sequence[int], tf32: bool = False) -> Node:

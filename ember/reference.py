@@ -14,9 +14,11 @@ import numpy as np
 
 from . import dtypes as dt
 from . import graph as g
+from . import primitives as P
 from . import symbolic as sm
 from .arrays import bind_dims, check_inputs
 from .graph import Node
+from .primitives.elementwise import cast_array
 from .tensor import Tensor
 
 
@@ -82,17 +84,6 @@ def eval_view(src: np.ndarray, v, env: dict) -> np.ndarray:
     return np.broadcast_to(_view(src, src.shape, v, env), _dims(v.shape, env)).copy()
 
 
-def _cast(x: np.ndarray, to: dt.DType) -> np.ndarray:
-    if to.is_int and x.dtype.kind == "f":
-        with np.errstate(invalid="ignore"):
-            x = np.trunc(x)
-    if to.is_bool:
-        return x != 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = x.astype(to.np)
-    return y.astype(np.float64) if to.is_float else y
-
-
 def _sum(x: np.ndarray, axes: tuple, full: tuple, dtype) -> np.ndarray:
     """keepdims sum of a compressed array over `axes` of the full shape `full`."""
     real = tuple(a for a in axes if x.shape[a] != 1)
@@ -146,26 +137,8 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
             elif op == g.IOTA:
                 genv, dims = _grid(n.shape, env)
                 v = _nd(sm.evaluate(n.arg, genv), nd).astype(n.dtype.np).astype(_compute_dtype(n.dtype))
-            elif op == g.EXP2:
-                v = np.exp2(s[0])
-            elif op == g.LOG2:
-                v = np.log2(s[0])
-            elif op == g.SIN:
-                v = np.sin(s[0])
-            elif op == g.SQRT:
-                v = np.sqrt(s[0])
-            elif op == g.RECIP:
-                v = 1.0 / s[0]
-            elif op == g.ADD:
-                v = s[0] + s[1]
-            elif op == g.MUL:
-                v = np.logical_and(s[0], s[1]) if n.dtype.is_bool else s[0] * s[1]
-            elif op == g.MOD:
-                v = np.fmod(s[0], s[1])
-            elif op == g.LT:
-                v = s[0] < s[1]
-            elif op == g.WHERE:
-                v = np.where(s[0], s[1], s[2])
+            elif P.GRAPH[op].numpy is not None:  # elementwise: the primitive's own numpy form
+                v = P.GRAPH[op].numpy(n, *s)
             elif op == g.SUM:
                 full = _dims(n.srcs[0].shape, env)
                 acc = _compute_dtype(n.dtype) if n.dtype.is_float else np.int64
@@ -191,8 +164,6 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
                     bad = idx[(idx < 0) | (idx >= data.size)][0]
                     raise IndexError(f"gather index {bad} out of range for a source of {data.size} elements")
                 v = data[idx]
-            elif op == g.CAST:
-                v = _cast(s[0], n.dtype)
             else:  # pragma: no cover
                 raise ReferenceError(f"unknown op {op}")
             vals[n] = _nd(v, nd)
@@ -223,6 +194,6 @@ def reference(y, /, **inputs):
     if missing:
         raise ReferenceError(f"symbolic dimension(s) {missing} are not fixed by any input's shape")
     vals = evaluate(nodes, arrays, env)
-    out = [_cast(v, n.dtype).astype(n.dtype.np) if n.dtype.is_float else v.astype(n.dtype.np)
+    out = [cast_array(v, n.dtype).astype(n.dtype.np) if n.dtype.is_float else v.astype(n.dtype.np)
            for v, n in zip(vals, nodes)]
     return pack(out)

@@ -190,12 +190,15 @@ def test_batchnorm_without_running_stats_uses_batch_stats():
 # ------------------------------------------------------------------------------------------------
 # dropout
 
-def test_dropout_eval_is_identity_and_train_needs_noise():
-    d = nn.Dropout(0.3)
+def test_dropout_eval_is_identity_and_train_draws_from_the_step():
+    d = nn.Dropout(0.3, seed=5)
     x = em.input("x", (4, 5))
     assert d.eval()(x) is x
-    with pytest.raises(NotImplementedError, match="noise"):
-        d.train()(x)
+    y = d.train()(x)  # the mask: philox(seed, step * 2^32 + flat index), step a graph input
+    assert sorted(n.arg for n in em.graph.inputs_of([y.node])) == ["step", "x"]
+    xs = np.ones((4, 5), np.float32)
+    want = em.dropout(x, 0.3, seed=5, offset=3 << 32)
+    np.testing.assert_array_equal(em.reference(y, x=xs, step=np.array(3, np.float32)), em.reference(want, x=xs))
     assert nn.Dropout(0.0)(x) is x
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         nn.Dropout(1.5)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from .. import dtypes as dt
+from .. import primitives as P
 from .. import symbolic as sm
 from ..kernel import ir
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
@@ -49,7 +50,7 @@ static inline double em_maxd(double a, double b) { return (a > b || a != a) ? a 
 static inline long long em_maxi(long long a, long long b) { return a > b ? a : b; }
 #pragma omp declare reduction(emmaxf : float : omp_out = em_maxf(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(emmaxd : double : omp_out = em_maxd(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
-"""
+""" + P.helpers("static inline")  # the primitives' own helpers (philox)
 
 OMP_MIN_WORK = 1 << 15  # below this many inner iterations a kernel runs on one thread
 

@@ -8,11 +8,13 @@ narrow type explicitly.
 from __future__ import annotations
 
 from .. import dtypes as dt
+from .. import primitives as P
 from .. import symbolic as sm
 from ..kernel import ir
 
 
 class Dialect:
+    name = "c"  # which of a primitive's forms applies (ember/primitives: Primitive.render)
     restrict = "restrict"
 
     def storage_type(self, d: dt.DType) -> str:
@@ -29,11 +31,6 @@ class Dialect:
     def round_through(self, val: str, d: dt.DType) -> str:
         """A compute-type value rounded to the precision of narrow float d, still in compute type."""
         raise NotImplementedError
-
-    def unary(self, op: str, x: str, ct: str) -> str | None:
-        """The dialect's own form of a unary math op (log2, recip) in compute type ct, or None for the
-        portable C form."""
-        return None
 
 
 def compute_type(d: dt.DType) -> str:
@@ -120,7 +117,6 @@ class ValueRenderer:
     def expr(self, v: ir.Val, env: dict) -> str:
         op, a, d = v.op, v.args, v.dtype
         ct = compute_type(d)
-        f = "f" if ct == "float" else ""
         if op == "const":
             return literal(a[0], d)
         if op == "acc":
@@ -133,39 +129,8 @@ class ValueRenderer:
                 if r is not None:
                     return r
             return self.load(v, env)
-        x = [env[s] for s in v.srcs]
-        own = self.d.unary(op, x[0], ct) if len(x) == 1 else None
-        if own is not None:
-            return own
-        if op in ("exp2", "log2", "sin", "sqrt"):
-            return f"{op}{f}({x[0]})"
-        if op == "recip":
-            return f"(({ct})1 / {x[0]})"
-        if op == "neg":
-            return f"(-{x[0]})"
-        if op == "add":
-            return f"({x[0]} + {x[1]})"
-        if op == "mul":
-            return f"({x[0]} * {x[1]})"
-        if op == "mod":
-            if d.is_float:
-                return f"fmod{f}({x[0]}, {x[1]})"
-            # C's % traps on a zero divisor and on INT_MIN % -1 (SIGFPE on x86): both give 0, as
-            # numpy's fmod (the reference) does; x % -1 is 0 anyway
-            return f"(({x[1]}) == 0 || ({x[1]}) == -1 ? ({ct})0 : ({x[0]}) % ({x[1]}))"
-        if op == "lt":
-            return f"({x[0]} < {x[1]})"
-        if op == "max":
-            return f"{max_fn(ct)}({x[0]}, {x[1]})"
-        if op == "where":
-            return f"({x[0]} ? {x[1]} : {x[2]})"
-        if op == "cast":
-            if d.is_bool:
-                return f"({x[0]} != 0)"
-            if d in (dt.float16, dt.bfloat16):
-                return self.d.round_through(f"(float)({x[0]})", d)
-            return f"({ct})({x[0]})"
-        raise AssertionError(op)  # pragma: no cover
+        # an arithmetic op: its row in the primitives table says how to write it
+        return P.ALU[op].render(self.d.name, [env[s] for s in v.srcs], ct, d, self.d)
 
     def store(self, buf: str, val: str) -> str:
         if buf in self.locals:

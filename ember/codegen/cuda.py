@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import dtypes as dt
+from .. import primitives as P
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical,  # noqa: F401
@@ -73,7 +74,7 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
   v = (l < NW) ? sm[l] : ident;
   return em_warp_reduce<T, OP>(v);  /* every warp reduces the partials: all threads get the result */
 }
-""" + MMA_PRELUDE
+""" + MMA_PRELUDE + P.helpers("static __device__ __forceinline__")  # the primitives' own helpers (philox)
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
 CLUSTER_HELPERS = r"""#ifndef EM_CLUSTER_HELPERS
@@ -106,6 +107,7 @@ MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma")
 
 
 class CudaDialect(Dialect):
+    name = "cuda"  # float log2 and 1/x take the SFU forms of their primitives' rows (ember/primitives)
     restrict = "__restrict__"
 
     def storage_type(self, d: dt.DType) -> str:
@@ -127,21 +129,6 @@ class CudaDialect(Dialect):
 
     def round_through(self, val: str, d: dt.DType) -> str:
         return f"em_h2f(em_f2h({val}))" if d == dt.float16 else f"em_bf2f(em_f2bf({val}))"
-
-    # float log2 and 1/x through the SFU's approximations. rcp.approx.f32: 1 ulp, subnormals kept,
-    # the IEEE special values (no refinement steps or slow-path branch). lg2.approx.f32 has an
-    # absolute error of 2^-22 on [0.5, 2]: relative to a log near 0 that is large, and it undid
-    # log1p's correction (log(u) * x / (u - 1) needs log(u) accurate relative to u - 1; tests/
-    # op_cases.py's log1p_tiny caught it on the H100). em_lg2 therefore takes the series of
-    # log(1 + f) for |x - 1| < 1/16 (7 terms: truncation below 0.2 ulp); elsewhere |log2 x| > 0.087
-    # and the error is at most 21 ulp (bench/results/math-accuracy-2026-11-22e.json), orders below
-    # DESIGN.md's float32 tolerance. log2f is a 10-step dependent polynomial with range handling: in
-    # Mish's conv epilogue (two logs per element) plain lg2.approx made the kernel 30% faster
-    # (bench/results/epilogue-approx-2026-11-22e.json), em_lg2 about 25% (0.94 -> 0.70 ms).
-    def unary(self, op: str, x: str, ct: str) -> str | None:
-        if ct != "float":
-            return None
-        return {"log2": f"em_lg2({x})", "recip": f"em_rcp({x})"}.get(op)
 
 
 CUDA = CudaDialect()

@@ -25,6 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .. import primitives as P
 from .. import symbolic as sm
 from ..graph import toposort
 from ..dtypes import DType
@@ -33,9 +34,10 @@ from ..symbolic import Expr
 # ------------------------------------------------------------------------------------------------
 # scalar values
 
-UNARY_OPS = ("exp2", "log2", "sin", "sqrt", "recip", "neg")
-BINARY_OPS = ("add", "mul", "mod", "lt", "max")
-VAL_OPS = ("load", "const", "index", "acc") + UNARY_OPS + BINARY_OPS + ("where", "cast")
+# the arithmetic ops are the primitives table's kernel ops (ember/primitives: ALU)
+UNARY_OPS = P.alu_names(1)
+BINARY_OPS = P.alu_names(2)
+VAL_OPS = ("load", "const", "index", "acc") + tuple(P.ALU)
 
 _INTERN: "weakref.WeakValueDictionary[tuple, Val]" = weakref.WeakValueDictionary()
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 
 from .. import dtypes as dt
 from .. import graph as g
+from .. import primitives as P
 from .. import symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr
@@ -373,7 +374,7 @@ class KernelBuilder:
         if n in seen or self.is_buffer(n) or n.op in (g.CONST, g.IOTA) or n.op in g.REDUCE:
             return 0
         seen.add(n)
-        w = {g.EXP2: 4, g.LOG2: 4, g.SIN: 4, g.SQRT: 2, g.RECIP: 2}.get(n.op, 0 if n.op == g.VIEW else 1)
+        w = P.GRAPH[n.op].cost  # the primitive's recompute cost (ember/primitives)
         return w + sum(self.cost(s, seen) for s in n.srcs)
 
     # ---------------------------------------------------------------- analysis and build
