@@ -16,7 +16,9 @@ gradient), as in PyTorch.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from .. import graph as g
 from .. import primitives as P
@@ -100,8 +102,18 @@ def backward(root: Node, seed: Node, wrt: Sequence[Node]) -> dict:
     return done
 
 
+@functools.cache
+def _kit() -> SimpleNamespace:
+    """What the table's rules build gradients with: the Tensor API and autograd's view and gather
+    inverses (the table sits below both in the pipeline, so they are handed to it, not imported)."""
+    from ..tensor import where
+    from .gather import gather_vjp
+    return SimpleNamespace(Tensor=Tensor, full=full, where=where, cast_node=g.cast_node, unview=unview,
+                           gather_vjp=gather_vjp)
+
+
 def _vjp(n: Node, gn: Node, live: set):
     """(source, gradient for that source) for each live source of n: the primitive's own rule."""
     rule = P.GRAPH[n.op].vjp
     if rule is not None:  # leaves, comparisons and the random primitive pass nothing back
-        yield from rule(n, gn, live)
+        yield from rule(n, gn, live, _kit())

@@ -10,7 +10,7 @@ arity           number of sources
 dtype           the dtype rule: ``dtype(*source dtypes) -> result dtype``, raising GraphError on a bad input
 numpy           the reference implementation of an elementwise op: ``numpy(node, *source arrays)`` (floats
                 arrive as float64, integers in their own width, booleans as numpy bools)
-vjp             the vector-Jacobian rule: ``vjp(node, grad, live)`` yields (source, gradient node) for the
+vjp             the vector-Jacobian rule: ``vjp(node, grad, live, kit)`` yields (source, gradient node) for
                 sources in ``live`` (ember/autograd drives it)
 c, cuda         how the C-like renderers write the op: a template (``{x0}``, ``{x1}``… the operands, ``{ct}``
                 the compute type, ``{f}`` "f" for float math functions, ``{max}`` the max helper) or a

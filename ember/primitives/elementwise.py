@@ -17,8 +17,8 @@ WHERE       where(c, g, 0), where(c, 0, g)           (nothing to the condition)
 CAST        g cast back to the source dtype; nothing flows to or from integers and booleans
 ==========  ===================================================================================
 
-The rules build ordinary graph nodes through the Tensor API, imported when a rule runs (the Tensor
-API is built on the graph, which reads this table).
+The rules build ordinary graph nodes through the Tensor API, which autograd hands them as `kit`
+(the Tensor API is built on the graph, which reads this table, so the table cannot import it).
 """
 from __future__ import annotations
 
@@ -73,22 +73,21 @@ def _select(c: dt.DType, a: dt.DType, b: dt.DType) -> dt.DType:
 def _unary_vjp(formula):
     """A rule for a unary op: formula(G, X, OUT) -> Tensor, with G the incoming gradient, X the source
     and OUT the op's value (Tensors)."""
-    def vjp(n, gn, live):
+    def vjp(n, gn, live, kit):
         x = n.srcs[0]
         if x in live:
-            from ..tensor import Tensor
-            yield x, formula(Tensor(gn), Tensor(x), Tensor(n)).node
+            yield x, formula(kit.Tensor(gn), kit.Tensor(x), kit.Tensor(n)).node
     return vjp
 
 
-def _add_vjp(n, gn, live):
+def _add_vjp(n, gn, live, kit):
     for s in n.srcs:
         if s in live:
             yield s, gn
 
 
-def _mul_vjp(n, gn, live):
-    from ..tensor import Tensor
+def _mul_vjp(n, gn, live, kit):
+    Tensor = kit.Tensor
     a, b = n.srcs
     if a in live:
         yield a, (Tensor(gn) * Tensor(b)).node
@@ -96,8 +95,8 @@ def _mul_vjp(n, gn, live):
         yield b, (Tensor(gn) * Tensor(a)).node
 
 
-def _mod_vjp(n, gn, live):
-    from ..tensor import Tensor
+def _mod_vjp(n, gn, live, kit):
+    Tensor = kit.Tensor
     a, b = n.srcs
     if a in live:
         yield a, gn
@@ -107,21 +106,19 @@ def _mod_vjp(n, gn, live):
         yield b, (-(Tensor(gn) * trunc)).node
 
 
-def _where_vjp(n, gn, live):
-    from ..tensor import Tensor, full, where
+def _where_vjp(n, gn, live, kit):
     c, a, b = n.srcs
-    zero = full(n.shape, 0.0, n.dtype)
+    zero = kit.full(n.shape, 0.0, n.dtype)
     if a in live:
-        yield a, where(Tensor(c), Tensor(gn), zero).node
+        yield a, kit.where(kit.Tensor(c), kit.Tensor(gn), zero).node
     if b in live:
-        yield b, where(Tensor(c), zero, Tensor(gn)).node
+        yield b, kit.where(kit.Tensor(c), zero, kit.Tensor(gn)).node
 
 
-def _cast_vjp(n, gn, live):
-    from .. import graph as g
+def _cast_vjp(n, gn, live, kit):
     x = n.srcs[0]
     if x in live and x.dtype.is_float:
-        yield x, g.cast_node(gn, x.dtype)
+        yield x, kit.cast_node(gn, x.dtype)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,18 +19,17 @@ from __future__ import annotations
 from . import Primitive, register
 
 
-def _sum_vjp(n, gn, live):
+def _sum_vjp(n, gn, live, kit):
     x = n.srcs[0]
     if x in live:
-        from ..tensor import Tensor
-        yield x, Tensor(gn).broadcast_to(x.shape).node
+        yield x, kit.Tensor(gn).broadcast_to(x.shape).node
 
 
-def _max_vjp(n, gn, live):
+def _max_vjp(n, gn, live, kit):
     x = n.srcs[0]
     if x not in live:
         return
-    from ..tensor import Tensor, full, where
+    Tensor, full, where = kit.Tensor, kit.full, kit.where
     X, out = Tensor(x), Tensor(n)
     # every position equal to the max shares g evenly (torch's amax). x <= max always, so
     # "not x < max" is the equality test (NaN maxima mark every position, as NaN poisons anyway)
@@ -40,18 +39,16 @@ def _max_vjp(n, gn, live):
     yield x, where(hit, share, full(x.shape, 0.0, x.dtype)).node
 
 
-def _view_vjp(n, gn, live):
+def _view_vjp(n, gn, live, kit):
     x = n.srcs[0]
     if x in live:
-        from ..autograd.unview import unview
-        yield x, unview(gn, n.arg, x.shape)
+        yield x, kit.unview(gn, n.arg, x.shape)
 
 
-def _gather_vjp(n, gn, live):
+def _gather_vjp(n, gn, live, kit):
     data, index = n.srcs
     if data in live:
-        from ..autograd.gather import gather_vjp
-        yield data, gather_vjp(gn, data, index)
+        yield data, kit.gather_vjp(gn, data, index)
 
 
 INPUT = register(Primitive("input", "leaf", 0, cost=0))
