@@ -128,6 +128,11 @@ def default_preset(kind: str) -> Target:
     return preset(_KINDS[kind].default_preset)
 
 
+def available(kind: str) -> bool:
+    """Whether a device of `kind` is here (a driver and a device: CUDA needs both)."""
+    return kind in _KINDS and _KINDS[kind].available()
+
+
 def default_target() -> Target:
     for kind in _ORDER:
         if _KINDS[kind].available():
