@@ -57,7 +57,7 @@ def _default_config(k, target):
 
 def _space(k, level, target):
     from ..search.space import cuda_space
-    return cuda_space(k, level)
+    return cuda_space(k, level, target)
 
 
 def _refine(cfg):
