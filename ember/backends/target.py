@@ -163,6 +163,15 @@ def get_target(device: Any = None) -> Target:
     return hit
 
 
+def set_target(device: str, target: Target) -> None:
+    """Make `get_target(device)` return `target` from now on (benchmarks sweeping a target's values)."""
+    kind, _, idx = device.strip().lower().partition(":")
+    if kind in _KINDS:
+        _DETECTED[(kind, int(idx or 0))] = target
+    else:
+        _PRESETS[kind] = target
+
+
 def with_device_values(base: Target, **measured) -> Target:
     """`base` (a preset) with the values read from a device; None values keep the preset's. The
     split-K threshold follows the SM count (fewer tiles than SMs leave SMs idle)."""
