@@ -210,9 +210,6 @@ MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8),
 # 64x128's rate is set between 64x64's and 128x128's from whole problems, not from the 4096^3 GEMM:
 # convs with 64 output channels ran 11-14% faster in it than in 64x64, a 2048x1024x8192 product 11%
 # faster than in 128x64 (bench/results/knob-sweep-2026-11-22.json)
-GPU_SMS = H100_SMS  # (kept for callers of the old name; the schedules read the Target's)
-
-
 def _default_mma_tile(M, N, K, B, target=None) -> dict:
     """The tile with the least estimated time: the padded work over the tile's rate, divided by how
     much of the last wave is busy (a 1024^3 product in 128x256 tiles would leave three quarters of
