@@ -74,8 +74,14 @@ def _compile(args) -> int:
 def _inspect(path: str) -> int:
     import zipfile
     if zipfile.is_zipfile(path):
+        import json
+
+        from .backends.target import available, default_preset
         from .runtime.program import Program
-        prog = Program.load(path)
+        with zipfile.ZipFile(path) as z:
+            kind = json.loads(z.read("program.json")).get("device", "cpu")
+        # printing needs no device: without one, the program is read for its kind's preset
+        prog = Program.load(path, device=kind if available(kind) else default_preset(kind).preset)
         print(prog.report())
         print(prog.source)
         return 0

@@ -109,6 +109,12 @@ def test_a_preset_compiles_without_its_device(no_gpu, tmp_path):
         fn(a=np.zeros((37, 64), np.float32))
     with pytest.raises(em.DeviceError, match="no CUDA driver"):
         em.Program.load(tmp_path / "p.zip")
+    loaded = em.Program.load(tmp_path / "p.zip", device="h100")
+    assert loaded.source == fn.source and loaded.target is fn.target
+    with pytest.raises(em.DeviceError, match="no CUDA driver"):
+        loaded(a=np.zeros((37, 64), np.float32))
+    from ember.cli import main
+    assert main(["inspect", str(tmp_path / "p.zip")]) == 0  # printing a program needs no GPU
     with pytest.raises(em.DeviceError, match="preset with no device"):
         em.compile((a @ w).relu(), device="h100", search="fast")
     pytest.importorskip("cuda.core")

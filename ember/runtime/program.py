@@ -271,7 +271,8 @@ class Program:
         target = _resolve_target(device or meta["device"])
         p = Program(target.kind, meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
                     meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"), target)
-        p.executor  # noqa: B018 - compiled and loaded now, as before (errors surface at load)
+        if target.present:
+            p.executor  # noqa: B018 - compiled and loaded now (errors surface at load)
         return p
 
 
