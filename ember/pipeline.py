@@ -60,7 +60,7 @@ def build_program(lowered: lowering.LoweredGraph, device, output_names, output_k
     meta["kernels_ir"] = "\n".join(str(k) for k, _ in lowered.kernels)
     p = Program(target.kind, source, launches, buffers, lowered.outputs, lowered.inputs, lowered.dims, data,
                 output_names, output_kind, meta, target)
-    if target.present:
+    if target.runnable:
         p.executor  # noqa: B018 - compile and load now: a candidate that cannot build fails here
     return p
 
@@ -81,7 +81,7 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
         from .graph import graph_str
         print(graph_str(nodes))
     if search != "none":
-        if not target.present:
+        if not target.runnable:
             raise DeviceError(f"search={search!r} times candidates on the device, and {target} is a preset "
                               "with no device here: compile with search='none' to generate code only")
         from .search.driver import search_program

@@ -71,6 +71,12 @@ class Target:
     def name(self) -> str:
         return self.kind
 
+    @property
+    def runnable(self) -> bool:
+        """Whether programs for this target can run here: read from a device that is here, or a
+        preset whose kind of device is here (an "h100" program on a machine with a GPU)."""
+        return self.present or available(self.kind)
+
     def identity(self) -> str:
         """What a cached search result is valid for (a GPU's name, a CPU model and compiler)."""
         return self.identity_of(self) if self.identity_of else f"{self.kind}:{self.preset}"

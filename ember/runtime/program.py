@@ -271,7 +271,7 @@ class Program:
         target = _resolve_target(device or meta["device"])
         p = Program(target.kind, meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
                     meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"), target)
-        if target.present:
+        if target.runnable:
             p.executor  # noqa: B018 - compiled and loaded now (errors surface at load)
         return p
 
