@@ -12,7 +12,7 @@ once here from the device the user names and passed on; no stage below compares 
 from __future__ import annotations
 
 from . import symbolic as sm
-from .backends.target import DeviceError, Target, get_target  # noqa: F401 (DeviceError: re-exported)
+from .backends.target import DeviceError, Target, get_target
 from .kernel import lower as lowering
 from .kernel.stats import kernel_bytes, kernel_flops
 from .runtime.program import BufferSpec, Launch, Program

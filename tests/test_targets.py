@@ -165,8 +165,8 @@ def test_cuda_schedules_read_the_targets_shared_memory():
 def test_mma_tile_model_reads_the_sm_count():
     """The tile choice divides by how busy the last wave keeps the SMs: with the SM count changed the
     model sees other waves. Its choice on the H100 preset is the one without a target."""
-    from ember.codegen.cuda_schedule import _default_mma_tile
     from ember import symbolic as sm
+    from ember.codegen.cuda_schedule import _default_mma_tile
     M, N, K, B = (sm.const(v) for v in (1024, 1024, 1024, 1))
     h100 = em.get_target("h100")
     assert _default_mma_tile(M, N, K, B, h100) == _default_mma_tile(M, N, K, B)
@@ -179,7 +179,8 @@ def test_mma_tile_model_reads_the_sm_count():
 
 
 def _imports(path: str) -> set:
-    tree = ast.parse(open(os.path.join(ROOT, path)).read())
+    with open(os.path.join(ROOT, path)) as f:
+        tree = ast.parse(f.read())
     out = set()
     pkg = os.path.dirname(path).replace("/", ".")
     for node in ast.walk(tree):

@@ -5,12 +5,19 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from .target import DeviceError, SplitPolicy, Target, register_kind, register_preset, with_device_values
+from .target import (
+    DeviceError,
+    SplitPolicy,
+    Target,
+    register_kind,
+    register_preset,
+    with_device_values,
+)
 
 KB = 1024
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cuda_probe() -> tuple:
     """(True, "") when a CUDA driver and at least one GPU are usable, else (False, why)."""
     try:
@@ -97,7 +104,7 @@ def _precompile(k, cfgs, target):
     def one(src):
         try:
             compile_cuda(src, target.arch)
-        except Exception:  # noqa: BLE001 - reported when the candidate is built
+        except Exception:  # noqa: BLE001,S110 - reported when the candidate is built
             pass
     with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2)) as pool:
         list(pool.map(one, srcs))

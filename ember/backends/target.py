@@ -23,10 +23,11 @@ plus an import of it at the end of this file.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..kernel.split import SplitPolicy  # noqa: F401 (a Target's split thresholds; re-exported)
+from ..kernel.split import SplitPolicy
 from ..runtime.program import set_target_resolver
 
 
@@ -81,7 +82,7 @@ class Target:
         """What a cached search result is valid for (a GPU's name, a CPU model and compiler)."""
         return self.identity_of(self) if self.identity_of else f"{self.kind}:{self.preset}"
 
-    def replace(self, **changes) -> "Target":
+    def replace(self, **changes) -> Target:
         return dataclasses.replace(self, **changes)
 
     def __str__(self) -> str:
@@ -189,7 +190,7 @@ def with_device_values(base: Target, **measured) -> Target:
 
 
 # the backends register themselves (a new backend: one module, imported here)
-from . import cpu_target as _cpu_target  # noqa: E402,F401
-from . import cuda_target as _cuda_target  # noqa: E402,F401
+from . import cpu_target as _cpu_target  # noqa: F401
+from . import cuda_target as _cuda_target  # noqa: F401
 
 set_target_resolver(get_target)  # Program.load finds its target (and so its executor) here

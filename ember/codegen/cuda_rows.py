@@ -195,7 +195,7 @@ class RowMappings:
             for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
                 self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
             self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
-            lane_start, lane_step, ind = "({})threadIdx.x".format(I), T, 2
+            lane_start, lane_step, ind = f"({I})threadIdx.x", T, 2
             grid = sm.minimum(nrows, 2 ** 31 - 1)
         elif mode == "warp":
             W = T // 32

@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 from .. import symbolic as sm
 from ..kernel import ir
-from ..kernel.structure import Canon, Contraction, StageInfo, _size, canonical, contraction_of
+from ..kernel.structure import (
+    Canon,
+    Contraction,
+    StageInfo,
+    _size,
+    canonical,
+    contraction_of,
+)
 from .cuda_mma import mma_applicable, one_pass
 
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
@@ -291,7 +298,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     g = contraction_of(c)
     if g is not None:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
-        big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
+        big = lambda e, n: (not e.is_const) or e.value >= n
         if big(M, 32) and big(N, 32) and big(K, 8):
             if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
