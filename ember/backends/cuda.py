@@ -63,8 +63,12 @@ def compile_cuda(source: str, arch: str = "sm_90") -> bytes:
     return cubin
 
 
-@functools.lru_cache(maxsize=None)
 def device(index: int = 0):
+    return _device(int(index))
+
+
+@functools.lru_cache(maxsize=None)
+def _device(index: int):  # one cache entry per GPU, whether called as device() or device(0)
     from cuda.core import Device
     dev = Device(index)
     dev.set_current()
