@@ -162,6 +162,27 @@ def test_cuda_schedules_read_the_targets_shared_memory():
         cg.render_kernel(mk, tile, small)
 
 
+def test_cuda_schedules_follow_the_targets_features():
+    """A GPU without TF32 tensor cores (sm_75) gets CUDA-core GEMM tiles and refuses the mma mode; one
+    without clusters (sm_80) caches a wide row in one block and refuses the cluster knob."""
+    h100 = em.get_target("h100")
+    turing = tg.with_device_values(h100, arch="sm_75", compute_capability=(7, 5), tensor_cores=())
+    ampere = tg.with_device_values(h100, arch="sm_80", compute_capability=(8, 0), tensor_cores=("mma.sync.tf32",))
+    a, w, _ = _matmul(1024, 512, 1024)
+    (mk, _), = lower([(a @ w).node]).kernels
+    assert cg.default_config(mk, h100)["mode"] == "mma" and cg.default_config(mk, turing)["mode"] == "gemm"
+    assert "__global__" in cg.render_kernel(mk, None, turing)[0]
+    with pytest.raises(UnsupportedKernel, match="tensor cores"):
+        cg.render_kernel(mk, {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}, turing)
+    x = em.input("x", (1024, 32768), em.float32)
+    k = lower([x.softmax(-1).node]).kernels[-1][0]
+    cfg = cg.default_config(k, ampere)
+    assert cfg.get("cache") == "smem" and cfg.get("cluster", 1) == 1
+    assert "__global__" in cg.render_kernel(k, cfg, ampere)[0]
+    with pytest.raises(UnsupportedKernel, match="clusters"):
+        cg.render_kernel(k, cg.default_config(k, h100), ampere)
+
+
 def test_mma_tile_model_reads_the_sm_count():
     """The tile choice divides by how busy the last wave keeps the SMs: with the SM count changed the
     model sees other waves. Its choice on the H100 preset is the one without a target."""

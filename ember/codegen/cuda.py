@@ -28,7 +28,8 @@ from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 from .cuda_rows import RowMappings
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
-from .cuda_schedule import SMEM_CACHE_MAX, _lanes_contiguous, _store_vec, default_config, tuning
+from .cuda_schedule import (SMEM_CACHE_MAX, _lanes_contiguous, _store_vec, default_config, has_clusters,
+                            has_tensor_cores, tuning)
 # the schedule's public names, importable from here as before the split (tests, bench/)
 from .cuda_schedule import (MMA_CONV_M64_TILE, MMA_DEFAULT_TILES, MMA_SMALL_TILE, RowCachePlan,  # noqa: F401
                             columns_contiguous, epilogue_ops, loads_shared_by_columns, row_cache_plan)
@@ -385,6 +386,10 @@ class _KernelWriter(RowMappings):
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
         self.cluster = int(self.cfg.get("cluster", 1))
+        if self.cluster > 1 and not has_clusters(self.target):
+            raise UnsupportedKernel(f"{self.target} has no thread-block clusters (sm_90 and later)")
+        if mode == "mma" and not has_tensor_cores(self.target):
+            raise UnsupportedKernel(f"{self.target} has no TF32 tensor cores (sm_80 and later)")
         if self.cluster not in (1, 2, 4, 8):
             raise UnsupportedKernel(f"cluster of {self.cluster} blocks (1, 2, 4 or 8)")
         dims = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""

@@ -59,7 +59,8 @@ def _passes(g) -> int:
 
 
 KTAB_MAX_BYTES = 16 * 1024  # shared memory the k-split table may take
-MMA_SMEM_MAX = 200 * 1024  # the tiles' shared memory on the H100 (227 KB per block, less the k table); a Target's own: tuning["mma_smem_max"]
+# the tiles' shared memory on the H100 (227 KB per block, less the k table); a Target's: tuning["mma_smem_max"]
+MMA_SMEM_MAX = 200 * 1024
 
 
 def _k_table(kloops: list, K, static_smem: int):

@@ -34,6 +34,16 @@ def sm_count(target) -> int:
     return H100_SMS if target is None else target.sm_count
 
 
+def has_tensor_cores(target) -> bool:
+    """Whether the target runs the warp-level TF32 MMAs the `mma` mode renders (sm_80 and later)."""
+    return target is None or "mma.sync.tf32" in target.tensor_cores
+
+
+def has_clusters(target) -> bool:
+    """Whether the target has thread-block clusters (sm_90: `__cluster_dims__`, distributed shared memory)."""
+    return target is None or (target.compute_capability or (0, 0)) >= (9, 0)
+
+
 # ------------------------------------------------------------------------------------------------
 # vectorisation analysis
 
@@ -158,7 +168,7 @@ def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int, target=None) -> tuple 
         plan = row_cache_plan(k, c, T, max_vec, in_smem=True, target=target)
         if plan is not None:
             if plan.regs * 4 * T > tuning(target, "cluster_row_bytes", CLUSTER_ROW_BYTES) and \
-                    row_cache_plan(k, c, 1024, max_vec, in_smem=True, target=target):
+                    has_clusters(target) and row_cache_plan(k, c, 1024, max_vec, in_smem=True, target=target):
                 return 512, "smem", 2
             return T, "smem", 1
     return None
@@ -300,13 +310,13 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
         big = lambda e, n: (not e.is_const) or e.value >= n
         if big(M, 32) and big(N, 32) and big(K, 8):
-            if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
+            if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
                 return _mma_pipeline(g, _conv_m64_tile(g, c, tile, target))
             return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
         # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
         # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far
-        if mma_applicable(c) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
+        if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
             return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch), target))
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
