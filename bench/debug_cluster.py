@@ -8,7 +8,7 @@ sys.path.insert(0, ".")
 import ember as em  # noqa: E402
 from ember.codegen import cuda as cg  # noqa: E402
 from ember.kernel.lower import lower  # noqa: E402
-from ember.runtime.compile import build_program  # noqa: E402
+from ember.pipeline import build_program  # noqa: E402
 
 for dtype in ("int32", "float32"):
     x = em.input("x", (67, 8192), dtype)

@@ -38,22 +38,33 @@ def with_overlay(overlay):
     overlay = dict(overlay or {})
     on = overlay.pop("_on", "mma")
 
-    def cfg(k):
-        d = DEFAULT(k)
+    def cfg(k, target=None):
+        d = DEFAULT(k, target)
         return dict(d, **overlay) if overlay and (on == "*" or d.get("mode") == on) else d
     return cfg
 
 
+# the split pass's constants by their names before targets (kernel/split.py), and their SplitPolicy fields
+SPLIT_FIELDS = {"SPLIT_MIN_LEN": "min_len", "SPLIT_MAX_OUT": "max_out", "CHUNKS": "chunks", "MIN_CHUNK": "min_chunk",
+                "TILE": "tile", "TILES_FEW": "tiles_few", "TILES_WANTED": "tiles_wanted", "K_SPLIT_MIN": "k_min",
+                "K_CHUNK_MIN": "k_chunk_min"}
+
+
 def set_split_constants(values: dict) -> dict:
-    """Set the split pass's constants (kernel/split.py: when a reduction or contraction is split, and
-    into how many chunks) for one variant; returns the previous values, to restore."""
-    from ember.kernel import split
-    unknown = [k for k in values if not hasattr(split, k)]
+    """Set the split pass's thresholds (the CUDA target's SplitPolicy, kernel/split.py: when a reduction
+    or contraction is split, and into how many chunks) for one variant; returns the previous values,
+    to restore. Names: SplitPolicy's fields or the old constant names (SPLIT_FIELDS)."""
+    import dataclasses
+
+    from ember.backends import target as tg
+    from ember.kernel.split import SplitPolicy
+    fields = {SPLIT_FIELDS.get(k, k): v for k, v in values.items()}
+    unknown = [k for k in fields if k not in {f.name for f in dataclasses.fields(SplitPolicy)}]
     if unknown:
-        raise SystemExit(f"kernel/split.py has no constant(s) {unknown}")
-    old = {k: getattr(split, k) for k in values}
-    for k, v in values.items():
-        setattr(split, k, v)
+        raise SystemExit(f"SplitPolicy (kernel/split.py) has no field(s) {unknown}")
+    t = tg.get_target("cuda")
+    old = {k: getattr(t.split, k) for k in fields}
+    tg.set_target("cuda", t.replace(split=dataclasses.replace(t.split, **fields)))
     return old
 
 

@@ -150,7 +150,7 @@ def cases():
 
 def run_variant(y, cfg, tins, ref, bw, nbytes, case, tol=1e-4):
     from ember.kernel import lower as lowering
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     from ember.codegen import cuda as cg
     lowered = lowering.lower([y.node])
     if len(lowered.kernels) != 1 and cfg is not None and cfg.get("mode") != "mma":

@@ -23,10 +23,11 @@ from .ops.random import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .reference import reference
 from .precision import allow_tf32
-from .runtime.compile import compile  # noqa: A001
+from .pipeline import compile  # noqa: A001
+from .backends.target import DeviceError, Target, get_target
 from .runtime.program import Program
 from .autograd import grad
-from .train import compile_train
+from .train import compile_train as _compile_train
 from .arrays import InputError
 from .graph import GraphError
 from .frontends import from_torch, register_torch_backend
@@ -37,6 +38,12 @@ if "torch" in _sys.modules:  # torch already loaded: make torch.compile(backend=
         register_torch_backend()
     except Exception:  # noqa: BLE001 - a broken torch install must not break `import ember`
         pass
+
+def compile_train(model, loss_fn, optimizer, example_batch, **options):
+    return _compile_train(model, loss_fn, optimizer, example_batch, compile_fn=compile, **options)
+
+
+compile_train.__doc__ = _compile_train.__doc__
 
 bool = bool_  # noqa: A001  (em.bool, like torch.bool)
 

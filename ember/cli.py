@@ -9,7 +9,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="ember", description="Ember: a search-based deep-learning compiler")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="compile and check an MLP and a small decoder on the default device")
-    d.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present, else cpu)")
+    d.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if present, else cpu)")
     d.add_argument("--search", default="none", choices=["none", "fast", "full"])
     b = sub.add_parser("bench", help="run a benchmark suite (see bench/)")
     b.add_argument("suite", help="cpu | gpu | kernelbench PATH")
@@ -19,10 +19,21 @@ def main(argv=None) -> int:
     c = sub.add_parser("compile", help="compile a saved graph (em.save_graph) into a program file")
     c.add_argument("graph", help="a graph JSON written by em.save_graph")
     c.add_argument("-o", "--out", required=True, help="program file to write (load with em.Program.load)")
-    c.add_argument("--device", default=None)
+    c.add_argument("--device", default=None, help="cpu, cuda, cuda:N, or a preset (h100: code for sm_90, no GPU needed)")
     c.add_argument("--search", default="none", choices=["none", "fast", "full"])
     c.add_argument("--time-limit", type=float, default=None, help="search time limit (s)")
     args = p.parse_args(argv)
+    try:
+        return _run(args)
+    except Exception as e:  # noqa: BLE001 - only the errors a user causes print as one line
+        from .backends.target import DeviceError
+        if isinstance(e, DeviceError):
+            print(f"ember: error: {e}", file=sys.stderr)
+            return 2
+        raise
+
+
+def _run(args) -> int:
     if args.cmd == "demo":
         from .demo import run
         return run(args.device, args.search)
@@ -63,8 +74,14 @@ def _compile(args) -> int:
 def _inspect(path: str) -> int:
     import zipfile
     if zipfile.is_zipfile(path):
+        import json
+
+        from .backends.target import available, default_preset
         from .runtime.program import Program
-        prog = Program.load(path)
+        with zipfile.ZipFile(path) as z:
+            kind = json.loads(z.read("program.json")).get("device", "cpu")
+        # printing needs no device: without one, the program is read for its kind's preset
+        prog = Program.load(path, device=kind if available(kind) else default_preset(kind).preset)
         print(prog.report())
         print(prog.source)
         return 0

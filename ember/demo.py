@@ -61,8 +61,7 @@ def _check(name: str, y, fn, inputs: dict) -> bool:
 
 def run(device: str | None = None, search: str = "none") -> int:
     import ember as em
-    from .runtime.devices import normalize
-    dev = normalize(device)
+    dev = em.get_target(device)
     print(f"Ember {em.__version__} demo on {dev}")
     rng = np.random.default_rng(0)
     ok = True

@@ -204,21 +204,24 @@ def _find_data_nodes(nodes: list, holders: list) -> dict:
     return found
 
 
+_MODULE_METHODS = ("named_parameters", "named_buffers", "named_modules", "buffer_updates", "get_buffer",
+                   "load_state_dict")
+
+
 def make_module_train_step(model, loss_fn: Callable, optimizer: Optimizer, batch: Mapping, *,
                            lr_name: str = "lr", step_name: str = "step") -> TrainStep:
     """The training-step graph of an ``nn.Module``: ``loss_fn(model, batch_tensors)`` must return the
     0-d loss (``batch_tensors``: name -> graph input, built from ``batch``, a dict of arrays or of
     (shape, dtype)). Every parameter with ``requires_grad`` that the loss reads is trained; one it does
     not read is left unchanged (torch skips parameters without a gradient)."""
-    from .nn.batchnorm import _BatchNorm
-    from .nn.module import Module
-    if not isinstance(model, Module):
+    # duck-typed (train.py imports neither nn nor the runtime): what the step needs of a module
+    if not all(callable(getattr(model, a, None)) for a in _MODULE_METHODS):
         raise TypeError(f"model must be an ember.nn.Module, got {type(model).__name__} "
                         "(for a function of parameter dicts use make_train_step)")
     if not callable(loss_fn):
         raise TypeError("loss_fn must be a function (model, batch) -> 0-d loss Tensor")
     for name, m in model.named_modules():
-        if isinstance(m, _BatchNorm) and m.training and m.track_running_stats and m.momentum is None:
+        if m.training and getattr(m, "track_running_stats", False) and getattr(m, "momentum", 0) is None:
             raise NotImplementedError(f"{name or 'model'}: BatchNorm with momentum=None (a cumulative average "
                                       "whose factor changes every step) cannot be compiled into a fixed step "
                                       "graph; give it a momentum")
@@ -309,7 +312,8 @@ class CompiledTrainStep:
         self._counters = {k: np.asarray(v) for k, v in (counters or {}).items()}
         self._read = set(program.inputs)
         feed = train_step.initial_feed(params, buffers)
-        self._on_device = program.device == "cuda" and _torch_cuda() is not None
+        target = getattr(program, "target", None)
+        self._on_device = bool(target is not None and target.device_memory) and _torch_cuda() is not None
         self.feed = {k: self._to_device(v) for k, v in feed.items()}
 
     def _to_device(self, a):
@@ -387,17 +391,16 @@ class CompiledTrainStep:
         return model
 
 
-def compile_step(train_step: TrainStep, params: Mapping[str, np.ndarray], device: str | None = None,
-                 search: str = "none", buffers: Mapping | None = None, lr: float | None = None,
-                 **options) -> CompiledTrainStep:
-    """Compile a `TrainStep` graph (from make_train_step) with `em.compile` and wrap it."""
-    from .runtime.compile import compile as em_compile
-    program = em_compile(train_step.outputs, device=device, search=search, **options)
+def compile_step(train_step: TrainStep, params: Mapping[str, np.ndarray], device=None,
+                 search: str = "none", buffers: Mapping | None = None, lr: float | None = None, *,
+                 compile_fn: Callable, **options) -> CompiledTrainStep:
+    """Compile a `TrainStep` graph (from make_train_step) with `compile_fn` (em.compile) and wrap it."""
+    program = compile_fn(train_step.outputs, device=device, search=search, **options)
     return CompiledTrainStep(train_step, program, params, buffers, lr=lr)
 
 
 def compile_train(model, loss_fn: Callable, optimizer: Optimizer, example_batch: Mapping, *,
-                  device: str | None = None, search: str = "none", lr: float | None = None,
+                  device=None, search: str = "none", lr: float | None = None, compile_fn: Callable,
                   **options) -> CompiledTrainStep:
     """Compile one training step of ``model`` — forward, backward and the optimizer update as one graph,
     fused and (with ``search=``) searched together — and return a `CompiledTrainStep`.
@@ -408,8 +411,7 @@ def compile_train(model, loss_fn: Callable, optimizer: Optimizer, example_batch:
     current parameters are the starting point; it is not modified until ``write_back()``.
     """
     ts = make_module_train_step(model, loss_fn, optimizer, example_batch)
-    from .runtime.compile import compile as em_compile
-    program = em_compile(ts.outputs, device=device, search=search, **options)
+    program = compile_fn(ts.outputs, device=device, search=search, **options)
     params = {k: p.data for k, p in model.named_parameters() if k in ts.param_inputs}
     buffers = {k: b.data for k, b in model.named_buffers() if k in ts.buffer_inputs}
     counters = {k: model.get_buffer(k).data for k in ts.counters}

@@ -8,7 +8,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-from ember.runtime.devices import cuda_available  # noqa: E402
+from ember.backends.target import available  # noqa: E402
 
 try:  # property tests: a fixed example sequence in CI (a failure reproduces from the same commit);
     # random exploration elsewhere (EMBER_FUZZ_EXAMPLES widens it)
@@ -19,7 +19,7 @@ try:  # property tests: a fixed example sequence in CI (a failure reproduces fro
 except ImportError:  # pragma: no cover
     pass
 
-HAVE_CUDA = cuda_available()
+HAVE_CUDA = available("cuda")
 
 
 def pytest_collection_modifyitems(config, items):

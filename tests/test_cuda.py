@@ -42,7 +42,7 @@ def test_op_suite_on_cuda(case):
                                    "matmul_aligned", "sum_middle", "softmax_middle", "int_max_sub",
                                    "sum_of_keepdim_sum"])
 def test_every_reduction_mode_is_correct(mode, graph):
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     dtype = {"bf16_gemv": "bfloat16", "int_max_sub": "int32"}.get(graph, "float32")
     rows, cols, n_out = (256, 128, 64) if graph == "matmul_aligned" else (37, 300, 65)
     x = em.input("x", (rows, cols), dtype)
@@ -203,7 +203,7 @@ MMA_TILES = [{"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2},
 def test_mma_default_tiles_on_ragged_and_aligned_shapes(tile, shape):
     """The default picker's 64x64-warp tiles: ragged edges (zero-filled slices, guarded epilogue)
     and tile-divisible shapes (vector loads), against the reference."""
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     m, k, n = shape
     x, w = em.input("x", (m, k)), em.input("w", (n, k))
     y = em.linear(x, w).relu()
@@ -224,7 +224,7 @@ def test_cluster_shares_a_row_across_blocks(cluster, threads, cache, graph):
     rank order (bitwise equal in every block), against the reference over seeds. argmax and var
     have one value per row (stages share the cached row; the first thread of the first block
     stores); argmax's rows hold many ties (the first index must win)."""
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     dtype = {"int_max": "int32", "rms_bf16": "bfloat16"}.get(graph, "float32")
     x = em.input("x", (67, 8192), dtype)
     y = {"softmax": lambda: x.softmax(-1), "layernorm": lambda: em.layer_norm(x, 8192),
@@ -249,7 +249,7 @@ def test_row_cached_in_exactly_48kb_of_dynamic_shared_memory():
     block reduction's static array puts the kernel just past the 48 KB a kernel gets without opting
     in: the launch failed with CUDA_ERROR_INVALID_VALUE (KernelBench's linear + residual + LayerNorm)
     until every kernel with dynamic shared memory opted in."""
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     x, r, z = (em.input(n, (5, 4096)) for n in "xrz")
     y = em.layer_norm(x + r * z, 4096).relu()
     L = lower([y.node])
@@ -266,7 +266,7 @@ def test_row_cached_in_exactly_48kb_of_dynamic_shared_memory():
 def test_gemm_conv_with_tile_divisible_shapes(tile):
     """A 3x3 conv as an implicit GEMM whose M, N, K divide the tiles (K = 16*3*3 = 144 = 9*16): the
     innermost k variable (kw, extent 3) must not take 4-wide vector steps."""
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     x, w = em.input("x", (4, 16, 8, 8)), em.input("w", (64, 16, 3, 3))
     y = em.conv2d(x, w, padding=1)
     L = lower([y.node])
@@ -317,7 +317,7 @@ def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit
     GEMM: the k split by a shared-memory table, each thread's rows split once into packed fields."""
     from ember.codegen.cuda_mma import kslice_var
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     shapes, build = _CONV_GRAPHS[graph]
     xs = {n: em.input(n, s) for n, s in shapes.items()}
     y = build(**xs)
@@ -341,7 +341,7 @@ def test_convs_as_implicit_gemm_on_cuda(graph, tile):
 def test_matmul_pipeline_knobs_on_cuda(shape, knobs):
     """The mma k loop's pipeline knobs on a plain GEMM, with tiles that divide it (the unguarded,
     vectorised loads; the prefetch of the last slice reloads it) and with ragged edges (guarded)."""
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     m, n, k = shape
     a, b = em.input("a", (m, k)), em.input("b", (k, n))
     y = (a @ b).relu()
@@ -357,7 +357,7 @@ def test_matmul_pipeline_knobs_on_cuda(shape, knobs):
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_with_scores_on_chip_on_cuda(causal):
     """The local lowering's one-kernel attention (scores and probabilities in shared memory)."""
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     q, k, v = em.input("q", (2, 4, 33, 32)), em.input("k", (2, 2, 47, 32)), em.input("v", (2, 2, 47, 32))
     y = em.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
     L = lower([y.node], local=True)

@@ -6,7 +6,7 @@ import pytest
 
 import ember as em
 from ember.kernel.lower import lower
-from ember.runtime.compile import build_program
+from ember.pipeline import build_program
 from tests.conftest import assert_close
 
 op_cases = pytest.importorskip("tests.op_cases")

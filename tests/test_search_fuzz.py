@@ -49,6 +49,6 @@ def test_every_extracted_candidate_equals_the_reference(seed):
     c = cands[-1]
     cu = {n.arg for n in em.graph.inputs_of(list(c))}
     from ember.kernel.lower import lower
-    from ember.runtime.compile import build_program
+    from ember.pipeline import build_program
     fn = build_program(lower(c), "cpu", None, "single")
     assert_close(fn(**{k: v for k, v in ins.items() if k in cu}), ref, what=f"seed {seed} compiled")

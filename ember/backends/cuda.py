@@ -63,25 +63,29 @@ def compile_cuda(source: str, arch: str = "sm_90") -> bytes:
     return cubin
 
 
+def device(index: int = 0):
+    return _device(int(index))
+
+
 @functools.lru_cache(maxsize=None)
-def device():
+def _device(index: int):  # one cache entry per GPU, whether called as device() or device(0)
     from cuda.core import Device
-    dev = Device(0)
+    dev = Device(index)
     dev.set_current()
     return dev
 
 
-def device_arch() -> str:
-    return f"sm_{device().arch}"
+def device_arch(index: int = 0) -> str:
+    return f"sm_{device(index).arch}"
 
 
-def set_max_dynamic_smem(kernel, nbytes: int) -> None:
+def set_max_dynamic_smem(kernel, nbytes: int, dev=None) -> None:
     """Allow a kernel more than 48 KB of dynamic shared memory (opt-in, per kernel)."""
     from cuda.bindings import driver
     attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     h = kernel.handle
     if isinstance(h, driver.CUkernel):
-        _check(driver.cuKernelSetAttribute(attr, nbytes, h, device().device_id), "cuKernelSetAttribute")
+        _check(driver.cuKernelSetAttribute(attr, nbytes, h, (dev or device()).device_id), "cuKernelSetAttribute")
     else:
         _check(driver.cuFuncSetAttribute(h, attr, nbytes), "cuFuncSetAttribute")
 
@@ -125,13 +129,14 @@ class CUDAExecutor:
     concurrent = False
 
     def __init__(self, program):
-        self.dev = device()
+        target = program.target
+        self.dev = device(target.index if target is not None else 0)
         self.stream = self.dev.create_stream()
-        cubins = compile_kernels(program.source, device_arch())
+        cubins = compile_kernels(program.source, target.arch if target is not None else device_arch())
         self.kernels = [load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel) for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
             if int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds
-                set_max_dynamic_smem(k, int(l.config["smem"]))  # dynamic + static (48 KB + a reduction's 128 B failed)
+                set_max_dynamic_smem(k, int(l.config["smem"]), self.dev)  # dynamic + static (48 KB + a reduction's 128 B failed)
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}

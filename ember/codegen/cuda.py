@@ -20,8 +20,6 @@ even); arithmetic runs in float; MAX propagates NaN like the primitive.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .. import dtypes as dt
 from .. import primitives as P
 from .. import symbolic as sm
@@ -29,7 +27,13 @@ from ..kernel import ir
 from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical,  # noqa: F401
                                 contraction_of)
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
-from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma
+from .cuda_rows import RowMappings
+from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
+from .cuda_schedule import (SMEM_CACHE_MAX, _lanes_contiguous, _store_vec, default_config, has_clusters,
+                            has_tensor_cores, tuning)
+# the schedule's public names, importable from here as before the split (tests, bench/)
+from .cuda_schedule import (MMA_CONV_M64_TILE, MMA_DEFAULT_TILES, MMA_SMALL_TILE, RowCachePlan,  # noqa: F401
+                            columns_contiguous, epilogue_ops, loads_shared_by_columns, row_cache_plan)
 
 PRELUDE = r"""
 #define INFINITY __int_as_float(0x7f800000)
@@ -136,53 +140,6 @@ CUDA = CudaDialect()
 
 
 # ------------------------------------------------------------------------------------------------
-# vectorisation analysis
-
-
-def _lanes_contiguous(e: sm.Expr, var: str, vec: int) -> bool:
-    """e(var + l) == e(var) + l for l < vec, and e(var) is a multiple of vec when var is."""
-    base = sm.substitute(e, {var: sm.var("_q", 0, None) * vec})
-    if (base % vec) is not sm.ZERO:
-        return False
-    x = sm.var(var, 0, None)
-    e0 = sm.substitute(e, {var: x})
-    return all(sm.substitute(e, {var: x + l}) - e0 is sm.const(l) for l in range(1, vec))
-
-
-def _store_vec(k: ir.Kernel, st: ir.Store, loops: list, max_vec: int) -> int:
-    """Largest vec (power of two, 16 bytes max) for which the innermost loop splits evenly and the
-    store is contiguous and aligned."""
-    if not loops:
-        return 1
-    var, ext = loops[-1]
-    if not ext.is_const:
-        return 1
-    item = k.buffer(st.buffer).dtype.itemsize
-    vec = max_vec
-    while vec > 1:
-        if ext.value % vec == 0 and vec * item <= 16 and _lanes_contiguous(st.index, var, vec):
-            return vec
-        vec //= 2
-    return 1
-
-
-def _reduce_vec(k: ir.Kernel, stage: StageInfo, max_vec: int) -> int:
-    if not stage.loops:
-        return 1
-    var, ext = stage.loops[-1]
-    if not ext.is_const:
-        return 1
-    vec = max_vec
-    while vec > 1:
-        if ext.value % vec == 0:
-            loads = [v for v in ir.val_toposort([stage.update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)]
-            if any(_lanes_contiguous(v.args[1], var, vec) and v.dtype.itemsize * vec <= 16 for v in loads):
-                return vec
-        vec //= 2
-    return 1
-
-
-# ------------------------------------------------------------------------------------------------
 # rendering
 
 
@@ -193,10 +150,12 @@ def index_type(k: ir.Kernel) -> str:
     return "long long"
 
 
-class _KernelWriter:
-    def __init__(self, k: ir.Kernel, cfg: dict):
+class _KernelWriter(RowMappings):
+    def __init__(self, k: ir.Kernel, cfg: dict, target=None):
         self.k = k
         self.cfg = cfg
+        self.target = target  # None: the H100 preset's limits
+        self.smem_max = tuning(target, "smem_cache_max", SMEM_CACHE_MAX)
         self.names = {d: f"d_{d}" for d in k.dims}
         self.lines: list = []
         self.IDX = index_type(k)
@@ -362,8 +321,8 @@ class _KernelWriter:
                 ptrs.append(f"{ct}* {it.local.name} = reinterpret_cast<{ct}*>(em_dyn_smem + {off});")
                 self.vr.locals[it.local.name] = it.local.dtype
                 off += (it.local.size * it.local.dtype.itemsize + 15) // 16 * 16
-        if off > SMEM_CACHE_MAX:
-            raise UnsupportedKernel(f"local arrays need {off} bytes of shared memory (max {SMEM_CACHE_MAX})")
+        if off > self.smem_max:
+            raise UnsupportedKernel(f"local arrays need {off} bytes of shared memory (max {self.smem_max})")
         self.smem_bytes = off
         self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
         for p in ptrs:
@@ -414,6 +373,10 @@ class _KernelWriter:
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
         self.cluster = int(self.cfg.get("cluster", 1))
+        if self.cluster > 1 and not has_clusters(self.target):
+            raise UnsupportedKernel(f"{self.target} has no thread-block clusters (sm_90 and later)")
+        if mode == "mma" and not has_tensor_cores(self.target):
+            raise UnsupportedKernel(f"{self.target} has no TF32 tensor cores (sm_80 and later)")
         if self.cluster not in (1, 2, 4, 8):
             raise UnsupportedKernel(f"cluster of {self.cluster} blocks (1, 2, 4 or 8)")
         dims = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""
@@ -553,503 +516,23 @@ class _KernelWriter:
         M, N, B = _size(g.m), _size(g.n), _size(g.batch)
         return sm.minimum(((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B, 2 ** 31 - 1)
 
-    def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int) -> None:
-        I = self.IDX
-        R = _size(s.loops)
-        lv = s.loops[-1][0] if s.loops else None
-        if not s.loops:
-            # a reduction over size-1 axes is one update: only the thread that would take
-            # iteration 0 of the loop applies it, or the threads' combine (a sum) counts it once
-            # per thread (a sum of a keepdim sum over 256 threads was 256x too large on the H100)
-            self.emit(ind, f"if (({start}) == 0) {{")
-            self.update(s, None, 1, ind + 1)
-            self.emit(ind, "}")
-            return
-        if s.acc.op == "max" and not s.acc.dtype.is_float:
-            # NVRTC 13.0 (the H100 image's) miscompiles a fully unrolled int32 max over negated loads
-            # (bench/debug_sass.py: every unrolled variant wrong, `unroll 1` right); keep it rolled
-            self.emit(ind, "#pragma unroll 1")
-        self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
-        self.decompose("r_", s.loops, ind + 1)
-        self.update(s, lv, vec, ind + 1)
-        self.emit(ind, "}")
-
-    def _rows_cached(self, c: Canon, mode: str, T: int, plan: RowCachePlan):
-        I = self.IDX
-        c = plan.canon
-        nrows = _size(c.outer)
-        C = self.cluster
-        step = T * C if mode == "block" else 32  # positions p_ advance by the threads on one row
-        if self.cfg.get("cache") == "smem":
-            self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
-        if mode == "block":
-            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
-                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
-                if C > 1:
-                    self.emit(1, f"__shared__ {ct} em_cl_{ct.replace(' ', '_')}[{2 * len(c.stages)}];")
-        if mode == "block" and C > 1:
-            # a cluster of C blocks shares each row: block r of the cluster takes lanes r*T .. r*T+T-1;
-            # partial reductions meet through distributed shared memory (slots double-buffered by row)
-            self.emit(1, "const unsigned crank_ = em_cluster_rank();")
-            self.emit(1, "int par_ = 0;")
-            self.emit(1, f"for ({I} row_ = blockIdx.x / {C}; row_ < {self.idx(nrows)}; row_ += gridDim.x / {C}) {{")
-            lane, grid = f"(crank_ * {T} + threadIdx.x)", sm.minimum(nrows, (2 ** 31 - 1) // C) * C
-        elif mode == "block":
-            self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
-            lane, grid = "threadIdx.x", sm.minimum(nrows, 2 ** 31 - 1)
-        else:
-            W = T // 32
-            self.emit(1, "const int lane_ = threadIdx.x & 31;")
-            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); row_ < {self.idx(nrows)}; "
-                         f"row_ += ({I})gridDim.x * {W}) {{")
-            lane, grid = "lane_", sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
-        ind = 2
-        self.decompose("row_", c.outer, ind)
-        in_smem = self.cache_in_smem = self.cfg.get("cache") == "smem"
-        off = 0
-        for i, key in enumerate(plan.groups):
-            nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
-            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
-            if in_smem:  # each thread re-reads only the slots it wrote: no barrier needed
-                if mode == "block":  # this block's share of the row
-                    slot = f"k_ * {T} + threadIdx.x"
-                    per = nbytes * plan.k * T
-                else:  # each warp of the block has its own slab
-                    slot = f"((threadIdx.x >> 5) * {plan.k} + k_) * 32 + {lane}"
-                    per = nbytes * plan.k * step * (T // 32)
-                self.cached[key] = f"reinterpret_cast<{raw_t}*>(em_dyn_smem + {off})[{slot}]"
-                off += per
-            else:
-                self.cached[key] = f"rc{i}[k_]"
-                self.emit(ind, f"{raw_t} rc{i}[{plan.k}];")
-        if off > SMEM_CACHE_MAX:
-            raise UnsupportedKernel(f"row cache needs {off} bytes of shared memory (max {SMEM_CACHE_MAX})")
-        self.smem_bytes = off
-        self.cached_loaded = set()
-        # a row cached in shared memory has many steps per thread: unrolled by the "unroll" knob
-        unroll = f"#pragma unroll {int(self.cfg.get('unroll', 4))}" if in_smem else "#pragma unroll"
-        head = (f"{unroll}\n" + "  " * ind + f"for (int k_ = 0; k_ < {plan.k}; ++k_) {{")
-        pos = f"const {I} p_ = (({I})k_ * {step} + {lane}) * {plan.vec};"
-        for si, s in enumerate(c.stages):
-            ct = compute_type(s.acc.dtype)
-            op = 0 if s.acc.op == "sum" else 1
-            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
-            self.emit(ind, head)
-            self.emit(ind + 1, pos)
-            self.update(s, "p_", plan.vec, ind + 1)
-            self.emit(ind, "}")
-            if mode == "block":
-                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
-                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
-                if C > 1:  # every block combines the C partials in rank order: identical results
-                    slot = f"em_cl_{ct.replace(' ', '_')}[par_ * {len(c.stages)} + {si}]"
-                    self.emit(ind, f"if (threadIdx.x == 0) {slot} = {s.acc.name};")
-                    self.emit(ind, "em_cluster_sync();")
-                    self.emit(ind, f"{s.acc.name} = em_cluster_ld(&{slot}, 0);")
-                    self.emit(ind, f"#pragma unroll\n{'  ' * ind}for (unsigned r_ = 1; r_ < {C}; ++r_) "
-                                   f"{s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, em_cluster_ld(&{slot}, r_));")
-            else:
-                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
-        if c.inner:
-            self.emit(ind, head)
-            self.emit(ind + 1, pos)
-            self.store(c.store, "p_", plan.vec, ind + 1)
-            self.emit(ind, "}")
-        else:  # one value per row: every thread holds it after the reduction, the row's first stores
-            self.emit(ind, f"if ({lane} == 0) {{")
-            self.store(c.store, None, 1, ind + 1)
-            self.emit(ind, "}")
-        if C > 1 and mode == "block":
-            self.emit(ind, "par_ ^= 1;")
-        self.emit(1, "}")
-        if C > 1 and mode == "block":
-            self.emit(1, "em_cluster_sync();  /* no block leaves while the others may read its slots */")
-        self.cached = {}
-        self.cache_in_smem = False
-        return grid
-
-    def _cols(self, c: Canon, T: int):
-        """Lane x of warp y: outer point 32*g + x, reduction steps y, y + W, ... (W warps); partial
-        results meet in shared memory. Lanes past the last point compute on a clamped point and
-        store nothing, so every thread reaches the barriers."""
-        if T % 32 or not 32 <= T <= 1024:
-            raise UnsupportedKernel("cols mode needs 32..1024 threads, a multiple of 32")
-        if not c.stages:
-            raise UnsupportedKernel("cols mode is for kernels with reductions")
-        I, W = self.IDX, T // 32
-        nrows = _size(c.outer)
-        types = sorted({compute_type(s.acc.dtype) for s in c.stages})
-        for ct in types:
-            self.emit(1, f"__shared__ {ct} em_col_{ct.replace(' ', '_')}[{W}][33];")
-        self.emit(1, "const int lane_ = threadIdx.x & 31, wy_ = threadIdx.x >> 5;")
-        self.emit(1, f"const {I} nrows_ = {self.idx(nrows)};")
-        self.emit(1, f"for ({I} g_ = blockIdx.x; g_ * 32 < nrows_; g_ += gridDim.x) {{")
-        self.emit(2, "const bool live_ = g_ * 32 + lane_ < nrows_;")
-        self.emit(2, f"const {I} row_ = live_ ? g_ * 32 + lane_ : nrows_ - 1;")
-        self.decompose("row_", c.outer, 2)
-        for s in c.stages:
-            ct = compute_type(s.acc.dtype)
-            op = 0 if s.acc.op == "sum" else 1
-            smem = f"em_col_{ct.replace(' ', '_')}"
-            self.emit(2, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
-            self._stage_loop(s, "wy_", str(W), 1, 2)
-            self.emit(2, f"{smem}[wy_][lane_] = {s.acc.name};")
-            self.emit(2, "__syncthreads();")
-            self.emit(2, "if (wy_ == 0) {")
-            self.emit(3, f"for (int y_ = 1; y_ < {W}; y_++) {s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, {smem}[y_][lane_]);")
-            self.emit(3, f"{smem}[0][lane_] = {s.acc.name};")
-            self.emit(2, "}")
-            self.emit(2, "__syncthreads();")
-            self.emit(2, f"{s.acc.name} = {smem}[0][lane_];")
-            self.emit(2, "__syncthreads();  /* all have read the result before the next stage reuses it */")
-        if c.inner:
-            self.emit(2, f"for ({I} j_ = wy_; j_ < {self.idx(_size(c.inner))}; j_ += {W}) {{")
-            self.decompose("j_", c.inner, 3)
-            self.emit(3, "if (live_) {")
-            self.store(c.store, None, 1, 4)
-            self.emit(3, "}")
-            self.emit(2, "}")
-        else:
-            self.emit(2, "if (wy_ == 0 && live_) {")
-            self.store(c.store, None, 1, 3)
-            self.emit(2, "}")
-        self.emit(1, "}")
-        return sm.minimum((nrows + 31) // 32, 2 ** 31 - 1)
-
-    def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
-        if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):
-            raise UnsupportedKernel("a cluster shares a cached row: block mode with a row cache only")
-        if self.cfg.get("cache") and mode in ("block", "warp"):
-            plan = row_cache_plan(self.k, c, T * self.cluster if mode == "block" else 32, max_vec,
-                                  in_smem=self.cfg.get("cache") == "smem")
-            if plan is not None:
-                return self._rows_cached(c, mode, T, plan)
-            if self.cluster > 1:
-                raise UnsupportedKernel(f"no row cache for {T} x {self.cluster} threads")
-        I = self.IDX
-        nrows = _size(c.outer)
-        if mode == "block":
-            W = T // 32
-            if T % 32 or T < 32:
-                raise UnsupportedKernel("block mode needs a multiple of 32 threads")
-            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
-                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
-            self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
-            lane_start, lane_step, ind = "({})threadIdx.x".format(I), T, 2
-            grid = sm.minimum(nrows, 2 ** 31 - 1)
-        elif mode == "warp":
-            W = T // 32
-            self.emit(1, "const int lane_ = threadIdx.x & 31;")
-            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); row_ < {self.idx(nrows)}; "
-                         f"row_ += ({I})gridDim.x * {W}) {{")
-            lane_start, lane_step, ind = f"({I})lane_", 32, 2
-            grid = sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
-        else:
-            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {self.idx(nrows)}; "
-                         f"row_ += ({I})gridDim.x * {T}) {{")
-            lane_start, lane_step, ind = "0", 1, 2
-            grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
-        self.decompose("row_", c.outer, ind)
-        for s in c.stages:
-            ct = compute_type(s.acc.dtype)
-            op = 0 if s.acc.op == "sum" else 1
-            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
-            vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
-            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
-            self._stage_loop(s, start, f"{lane_step * vec}", vec, ind)
-            if mode == "block":
-                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
-                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
-            elif mode == "warp":
-                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
-        if c.inner:
-            vec = _store_vec(self.k, c.store, c.inner, max_vec) if mode != "thread" else 1
-            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
-            self.emit(ind, f"for ({I} j_ = {start}; j_ < {self.idx(_size(c.inner))}; j_ += {lane_step * vec}) {{")
-            self.decompose("j_", c.inner, ind + 1)
-            self.store(c.store, c.inner[-1][0], vec, ind + 1)
-            self.emit(ind, "}")
-        else:
-            guard = {"block": "threadIdx.x == 0", "warp": "lane_ == 0", "thread": None}[mode]
-            if guard:
-                self.emit(ind, f"if ({guard}) {{")
-                self.store(c.store, None, 1, ind + 1)
-                self.emit(ind, "}")
-            else:
-                self.store(c.store, None, 1, ind)
-        self.emit(1, "}")
-        return grid
+_RENDERED: dict = {}  # (id(kernel), config, target) -> (kernel, source, launch): the search renders a lot
 
 
-# ------------------------------------------------------------------------------------------------
-# row cache: one read of the row for every stage
+def _target_key(target) -> tuple | None:
+    return None if target is None else (target.kind, target.preset, target.index, target.arch, target.sm_count)
 
 
-@dataclass
-class RowCachePlan:
-    n: int  # row length shared by every stage and the tail
-    vec: int
-    k: int  # unrolled steps per thread
-    canon: Canon  # stages and tail rewritten over the shared position variable p_
-    groups: list  # (buffer, index, valid) loaded once per row
-    regs: int  # 32-bit registers per thread holding the cache
-
-
-SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may use (H100: 227 KB per block)
-
-
-def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int = 32,
-                   in_smem: bool = False) -> RowCachePlan | None:
-    """Whether every stage and the tail walk the same row (one loop of the same static length), and the
-    loads they share fit in registers: then the row is read from memory once instead of once per stage
-    (softmax: 3 reads -> 1). A kernel with one value per row (argmax: a max, then the first index
-    reaching it) has no tail loop: its stages share the row and one thread stores."""
-    if not c.stages or len(c.inner) > 1 or any(len(st.loops) != 1 for st in c.stages):
-        return None
-    n = c.inner[0][1] if c.inner else c.stages[0].loops[0][1]
-    if not n.is_const or any(st.loops[0][1] is not n for st in c.stages):
-        return None
-    N = n.value
-    P = sm.index_var("p_", N)
-    stages = []
-    for st in c.stages:
-        v = ir.substitute(st.update.value, {st.loops[0][0]: P}, {})
-        stages.append(StageInfo(st.acc, [("p_", n)], ir.Update(st.update.name, st.update.op, v)))
-    if c.inner:
-        o = c.inner[0][0]
-        store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), ir.substitute(c.store.value, {o: P}, {}))
-    else:
-        store = c.store
-    canon = Canon(c.outer, stages, [("p_", n)] if c.inner else [], store)
-    uses: dict = {}
-    for stmt_val in [st.update.value for st in stages] + [store.value]:
-        for v in ir.val_toposort([stmt_val]):
-            if v.op == "load" and not isinstance(v.args[1], ir.Val) and "p_" in sm.free_vars(v.args[1]):
-                uses.setdefault(v.args, set()).add(id(stmt_val))
-    shared = [key for key, u in uses.items() if len(u) >= 2]
-    if not shared:
-        return None
-    if c.inner:
-        vec = _store_vec(k, store, [("p_", n)], max_vec)
-    else:  # the widest load of every shared group that divides the row (16 bytes at most)
-        vec = max_vec
-        while vec > 1 and (N % vec or any(k.buffer(key[0]).dtype.itemsize * vec > 16 for key in shared)):
-            vec //= 2
-    while vec > 1 and not all(_lanes_contiguous(key[1], "p_", vec) and key[2] is sm.ONE for key in shared):
-        vec //= 2
-    if vec == 1 or N % (T * vec):
-        return None
-    steps = N // (T * vec)
-    regs = sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in shared) * steps
-    if in_smem:
-        if regs * 4 * T > SMEM_CACHE_MAX:
-            return None
-    elif steps > 32 or regs > max_regs:
-        return None
-    return RowCachePlan(N, vec, steps, canon, shared, regs)
-
-
-CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
-
-
-def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int) -> tuple | None:
-    """(threads, "regs" | "smem", cluster): registers while a row's cache stays small (<= 16 per
-    thread at 256 threads, where the rest of the kernel has room), else dynamic shared memory; a row
-    that would fill most of an SM's shared memory is split over a cluster of two blocks, so that
-    two half-rows' loads, reductions and stores overlap on each SM (softmax over 32768 floats:
-    0.75-0.78 -> 0.83-0.84 of the copy floor, bench/results/variants-2026-11-21*.json)."""
-    if row_cache_plan(k, c, 256, max_vec, max_regs=16) is not None:
-        return 256, "regs", 1
-    for T in (512, 1024):
-        plan = row_cache_plan(k, c, T, max_vec, in_smem=True)
-        if plan is not None:
-            if plan.regs * 4 * T > CLUSTER_ROW_BYTES and row_cache_plan(k, c, 1024, max_vec, in_smem=True):
-                return 512, "smem", 2
-            return T, "smem", 1
-    return None
-
-
-# ------------------------------------------------------------------------------------------------
-# schedules
-
-
-def _unit_stride(e: sm.Expr, var: str) -> bool:
-    x = sm.var(var, 0, None)
-    return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x}) is sm.ONE
-
-
-def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
-    """Whether the reductions read memory along the outer points rather than along the reduction:
-    some stage load is contiguous in the innermost outer variable and none in the innermost
-    reduction variable (a sum over a middle axis). Lanes should then take outer points (cols mode)."""
-    if not c.outer or any(not s.loops for s in c.stages):
-        return False
-    o = c.outer[-1][0]
-    along_rows = along_red = False
-    for s in c.stages:
-        rv = s.loops[-1][0]
-        for v in ir.val_toposort([s.update.value]):
-            if v.op == "load" and not isinstance(v.args[1], ir.Val):
-                along_rows |= _unit_stride(v.args[1], o)
-                along_red |= _unit_stride(v.args[1], rv)
-    return along_rows and not along_red
-
-
-def loads_shared_by_columns(c: Canon) -> bool:
-    """Whether no stage load depends on the innermost outer variable: neighbouring outputs read the
-    same values (a scan's masked sums), so one thread per output gets every load as a broadcast and
-    a warp per output would only add shuffles."""
-    if not c.outer or any(not s.loops for s in c.stages):
-        return False
-    o, ext = c.outer[-1]
-    if not (ext.is_const and ext.value >= 32):
-        return False
-    for s in c.stages:
-        for v in ir.val_toposort([s.update.value]):
-            if v.op == "load" and not isinstance(v.args[1], ir.Val) and o in sm.free_vars(v.args[1]):
-                return False
-    return True
-
-
-# (BM, BN, BK, WM, WN) and the TFLOP/s each reached on a float32 4096^3 product on the H100
-# (bench/results/variants-2026-11-21.json): warp tiles of 64x64 reuse each fragment most
-# 32 x 128 (one warp row): not timed on 4096^3; its rate is set from a conv with 32 output channels
-# (bench/results/variants-conv-2026-11-21d.json: 3.1x the 64x64 tile's useful TFLOP/s there), so the
-# model takes it only where M <= 32 would leave most of a taller tile empty
-MMA_SMALL_TILE = (64, 64, 16, 2, 2)
-MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8), ((128, 64, 16, 2, 2), 54.3),
-                     ((64, 128, 16, 2, 2), 55.0), (MMA_SMALL_TILE, 47.9), ((32, 128, 16, 1, 4), 36.0)]
-# 64x128's rate is set between 64x64's and 128x128's from whole problems, not from the 4096^3 GEMM:
-# convs with 64 output channels ran 11-14% faster in it than in 64x64, a 2048x1024x8192 product 11%
-# faster than in 128x64 (bench/results/knob-sweep-2026-11-22.json)
-GPU_SMS = 132  # H100 SXM
-
-
-def _default_mma_tile(M, N, K, B) -> dict:
-    """The tile with the least estimated time: the padded work over the tile's rate, divided by how
-    much of the last wave is busy (a 1024^3 product in 128x256 tiles would leave three quarters of
-    the H100 idle). A 4-warp block shares its SM with another (two slots per SM). With K <= 64 the
-    product is bound by writing C, and the smallest tile spreads that best. Symbolic sizes get the
-    first tile."""
-    pick = MMA_DEFAULT_TILES[0][0]
-    if all(e.is_const for e in (M, N, K, B)):
-        if K.value <= 64:
-            pick = MMA_SMALL_TILE
-        else:
-            def cost(entry):
-                (bm, bn, _, wm, wn), rate = entry
-                tiles = -(-M.value // bm) * -(-N.value // bn) * B.value
-                slots = GPU_SMS * (2 if wm * wn <= 4 else 1)
-                busy = tiles / (-(-tiles // slots) * slots)
-                return tiles * bm * bn / rate / busy
-            pick = min(MMA_DEFAULT_TILES, key=cost)[0]
-    return dict(zip(("BM", "BN", "BK", "WM", "WN"), pick), mode="mma")
-
-
-# A conv with at most 64 output channels (M) fills a 64-row tile; 64 x 256 in one warp row gives each
-# of its 4 warps a 64x64 warp tile (the best fragment reuse) where 64 x 128 in 2 x 2 warps gives 32x64.
-# Measured on the H100 (bench/results/conv-m64-tile-2026-11-22e.json, default against default with
-# the rule off, one machine): conv + ReLU + bias 8-10% faster, conv + BN + ReLU 13-17%, conv +
-# HardSwish + avgpool 10-14%, conv + min + tanh 11%. Its 252 registers leave 2 blocks per SM: an
-# epilogue of many operations (two Mish, ~60 per element) then runs latency-bound and lost 70%
-# (knob-sweep-2026-11-22e-tiles.json), so the tile is taken only under a light epilogue; and with
-# fewer than 4 tiles per SM the last partial wave costs more than the tile saves (the ResNet blocks'
-# 392-tile convs: 10-15% slower with it).
-MMA_CONV_M64_TILE = (64, 256, 16, 1, 4)
-LIGHT_EPILOGUE_OPS = 12
-
-
-def epilogue_ops(c: Canon) -> int:
-    """ALU operations per output element in a contraction kernel's store (its epilogue)."""
-    return sum(1 for v in ir.val_toposort([c.store.value]) if v.op not in ("load", "const", "acc", "index"))
-
-
-def _conv_m64_tile(g: Contraction, c: Canon, cfg: dict) -> dict:
-    M, N, B = _size(g.m), _size(g.n), _size(g.batch)
-    if (len(g.k) > 1 and one_pass(g) and all(e.is_const for e in (M, N, B)) and 32 < M.value <= 64
-            and (cfg["BM"], cfg["BN"]) == (64, 128) and -(-N.value // 256) * B.value >= 4 * GPU_SMS
-            and epilogue_ops(c) <= LIGHT_EPILOGUE_OPS):
-        return dict(cfg, **dict(zip(("BM", "BN", "BK", "WM", "WN"), MMA_CONV_M64_TILE)))
-    return cfg
-
-
-def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
-    """The k loop's default knobs (codegen/cuda_mma.py), as measured on whole KernelBench problems
-    (bench/results/knob-sweep-2026-11-22*.json):
-
-    * a plain GEMM (one k variable) in the 8-warp 128x256 tile whose tiles divide it prefetches
-      unconditionally (`pf`): 3-14% on the square, batched, MLP and linear-chain GEMMs. In 64x64
-      tiles it lost (the GRU loop 20%, K = 32 11%), and with ragged edges 23% (guarded loads);
-    * an implicit-GEMM conv (several k variables) in one TF32 pass (ember/precision.py, or half
-      operands) double-buffers shared memory (`stages`): AlexNet's stem 19%, the MobileNet blocks
-      14%, the rest within 2% except transposed convs (2-5% slower). In three passes (float32
-      accuracy) it lost: transposed convs 26%, MobileNet 12%."""
-    M, N, K = (_size(x) for x in (g.m, g.n, g.k))
-    if len(g.k) > 1:
-        return dict(cfg, stages=2) if one_pass(g) else cfg
-    if all(e.is_const for e in (M, N, K)) and M.value % cfg["BM"] == 0 and N.value % cfg["BN"] == 0 \
-            and K.value % cfg["BK"] == 0 and cfg["BM"] * cfg["BN"] >= 128 * 256:
-        return dict(cfg, pf=True)
-    return cfg
-
-
-def default_config(k: ir.Kernel) -> dict:
-    """The unsearched schedule: elementwise for maps; block/warp/thread by reduction length."""
-    from ..kernel.structure import has_locals
-    if has_locals(k):
-        return {"mode": "rowlocal", "threads": 256}
-    c = canonical(k)
-    if not c.stages:
-        return {"mode": "elementwise", "threads": 256, "vec": 8}
-    g = contraction_of(c)
-    if g is not None:
-        M, N, K = (_size(x) for x in (g.m, g.n, g.k))
-        big = lambda e, n: (not e.is_const) or e.value >= n  # noqa: E731
-        if big(M, 32) and big(N, 32) and big(K, 8):
-            if mma_applicable(c):  # tensor cores (TF32; 3 passes keep float32 accuracy)
-                return _mma_pipeline(g, _conv_m64_tile(g, c, _default_mma_tile(M, N, K, _size(g.batch))))
-            return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
-        # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
-        # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far
-        if mma_applicable(c) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
-            return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch)))
-    R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
-    r = R.value if R.is_const else 1 << 20
-    rows = _size(c.outer)
-    nrows = rows.value if rows.is_const else 1 << 20
-    if r >= 16 and columns_contiguous(k, c):
-        # enough threads in flight to cover memory latency: ~2^19 across the GPU
-        w = 1
-        while w < 32 and nrows * w < (1 << 19) and r >= 16 * w:
-            w *= 2
-        return {"mode": "cols", "threads": 32 * w} if w > 1 else {"mode": "thread", "threads": 128, "vec": 1}
-    if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
-        return {"mode": "thread", "threads": 128, "vec": 1}
-    if r <= 1024 and row_cache_plan(k, c, 32, 8) is not None and nrows >= 512:
-        return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
-    if r >= 256:
-        t = _cached_threads(k, c, 8)
-        if t is not None:
-            cfg = {"mode": "block", "threads": t[0], "vec": 8, "cache": t[1]}
-            return dict(cfg, cluster=t[2]) if t[2] > 1 else cfg
-    if r >= 2048 or (r >= 256 and nrows < 1024):
-        return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
-    if r >= 32:
-        return {"mode": "warp", "threads": 128, "vec": 8}
-    return {"mode": "thread", "threads": 128, "vec": 1}
-
-
-_RENDERED: dict = {}  # (id(kernel), config) -> (kernel, source, launch): the search renders a lot
-
-
-def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
+def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[str, dict]:
+    """(source, launch geometry) of kernel `k` under schedule `cfg` (default: `default_config`) for
+    `target` (None: the H100 preset)."""
     import json
-    cfg = dict(cfg or default_config(k))
-    key = (id(k), json.dumps(cfg, sort_keys=True))
+    cfg = dict(cfg or default_config(k, target))
+    key = (id(k), json.dumps(cfg, sort_keys=True), _target_key(target))
     hit = _RENDERED.get(key)
     if hit is not None and hit[0] is k:
         return hit[1], dict(hit[2])
-    src, launch = _KernelWriter(k, cfg).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
+    src, launch = _KernelWriter(k, cfg, target).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
     launch["cfg"] = cfg
     if len(_RENDERED) > 20000:
         _RENDERED.clear()
@@ -1060,13 +543,13 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None) -> tuple[str, dict]:
 KERNEL_MARK = "// ==== ember kernel "
 
 
-def render_program(kernels: list, configs: list | None = None) -> tuple[str, list]:
+def render_program(kernels: list, configs: list | None = None, target=None) -> tuple[str, list]:
     """The program's CUDA source (the prelude, then each kernel after a marker line, so the runtime
     can compile and cache every kernel as its own module) and per kernel its launch geometry."""
     parts, launches, seen = [PRELUDE], [], {}
     for i, (k, _) in enumerate(kernels):
         cfg = configs[i] if configs else None
-        src, launch = render_kernel(k, cfg)
+        src, launch = render_kernel(k, cfg, target)
         if k.name in seen and seen[k.name] != src:
             raise ValueError(f"two different kernels named {k.name}")
         if k.name not in seen:

@@ -59,7 +59,8 @@ def _passes(g) -> int:
 
 
 KTAB_MAX_BYTES = 16 * 1024  # shared memory the k-split table may take
-MMA_SMEM_MAX = 200 * 1024  # the tiles' shared memory (H100: 227 KB per block, less the k table)
+# the tiles' shared memory on the H100 (227 KB per block, less the k table); a Target's: tuning["mma_smem_max"]
+MMA_SMEM_MAX = 200 * 1024
 
 
 def _k_table(kloops: list, K, static_smem: int):
@@ -159,8 +160,9 @@ def render_mma(w, c: Canon):
         raise UnsupportedKernel(f"mma stages={stages} (1 or 2 shared-memory buffers)")
     tile_bytes = 4 * BK * (BM + BN + 16)
     smem = stages * tile_bytes
-    if smem > MMA_SMEM_MAX:
-        raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of shared memory (max {MMA_SMEM_MAX})")
+    smem_max = MMA_SMEM_MAX if w.target is None else w.target.tuning.get("mma_smem_max", MMA_SMEM_MAX)
+    if smem > smem_max:
+        raise UnsupportedKernel(f"mma tile {cfg} needs {smem} bytes of shared memory (max {smem_max})")
     # buffer s of stage s: As(s)[k][m], Bs(s)[k][n]; over 48 KB the tiles go to dynamic shared memory
     dynamic = smem > 48 * 1024 or stages > 1
     if dynamic:

@@ -18,7 +18,7 @@
    dtypes restored out; CUDA tensors zero-copy on CUDA).
 
 torch is imported only here (PyTorch is optional for the rest of Ember). This module imports the
-compiler (`ember.runtime.compile`) only inside `TorchFunction`, the user-facing wrapper; the graph
+compiler (`ember.pipeline`) only inside `TorchFunction`, the user-facing wrapper; the graph
 import itself uses nothing below the Tensor API.
 """
 from __future__ import annotations
@@ -409,10 +409,11 @@ class TorchFunction:
     are read from the module on each call and written back, as in PyTorch.
     """
 
-    def __init__(self, module, graph: ImportedGraph, device: str, search: str = "none", **compile_options):
+    def __init__(self, module, graph: ImportedGraph, device, search: str = "none", **compile_options):
+        from ..backends.target import get_target
         self.module = module
         self.graph = graph
-        self.device = device
+        self.device = get_target(device)  # a Target (backends/target.py)
         self.search = search
         tensors, index = [], []
         seen: dict = {}
@@ -435,7 +436,7 @@ class TorchFunction:
         self._out_form = "leaf" if probe == 0 and n_out == 1 else "tuple" if probe == tuple(range(n_out)) else "tree"
         self.program = None
         if tensors:
-            from ..runtime.compile import compile as em_compile
+            from ..pipeline import compile as em_compile
             self.program = em_compile(tuple(tensors), device=device, search=search, **compile_options)
 
     # ------------------------------------------------------------------ calling
@@ -474,7 +475,7 @@ class TorchFunction:
                     raise TorchImportError(f"input {name!r}: int64 values outside int32 range "
                                            "(Ember narrows integer inputs to int32)")
                 t = t.to(torch.int32)
-            if self.device == "cuda":
+            if self.device.device_memory:
                 if not t.is_cuda:
                     t = t.cuda()
                 t = t.contiguous()
@@ -493,7 +494,7 @@ class TorchFunction:
         None where any of that does not hold."""
         torch = _torch()
         prog = self.program
-        if (prog is None or self.device != "cuda" or prog.dims or not self._positional_only
+        if (prog is None or not self.device.device_memory or prog.dims or not self._positional_only
                 or self.graph.mutations or self._out_form == "tree"
                 or not hasattr(prog.executor, "run_torch_static")):
             return None
@@ -556,7 +557,7 @@ class TorchFunction:
             if not isinstance(t, torch.Tensor):
                 if out_device is None:
                     out_device = next((f.device for f in feed.values()), None) or \
-                        ("cuda" if self.device == "cuda" else "cpu")
+                        ("cuda" if self.device.device_memory else "cpu")
                 t = _to_torch(t, out_device)
             if t.dtype != want:
                 t = t.to(want)
@@ -628,8 +629,8 @@ def from_torch(module, example_inputs, device: str | None = None, search: str = 
     if isinstance(example_inputs, torch.Tensor) or not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     module = _as_module(module)
-    from ..runtime.devices import normalize
-    dev = normalize(device)
+    from ..backends.target import get_target
+    dev = get_target(device)  # an unknown or absent device fails here, before the export
     with torch.no_grad():
         ep = export(module, tuple(example_inputs), example_kwargs)
     graph = import_graph(ep, precision=precision)

@@ -54,23 +54,13 @@ from ..graph import Node
 from ..symbolic import Expr
 from ..view import View, index_name, row_major_strides
 from . import ir
+from .contraction import is_contraction
 from .split import split_long_reductions
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
 REDUNDANT_MIN = 2
 RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materialises it
-
-
-def _is_product_sum(n: Node) -> bool:
-    """A sum of a product of two different operands (a contraction: matmul, conv; not a sum of
-    squares), looking through casts."""
-    if n.op != g.SUM:
-        return False
-    x = n.srcs[0]
-    while x.op == g.CAST:
-        x = x.srcs[0]
-    return x.op == g.MUL and x.srcs[0] is not x.srcs[1]
 
 
 def _splits_dims(e: Expr) -> bool:
@@ -277,7 +267,7 @@ class KernelBuilder:
         if any(s.node is n for s in self.stages):  # rule 2: same reduction at other coordinates
             self.materialize.add(n)
             return self.load(n, coords, valid)
-        if n is not self.root and _is_product_sum(n) and any(_splits_dims(c) for c in coords):
+        if n is not self.root and is_contraction(n) and any(_splits_dims(c) for c in coords):
             self.materialize.add(n)  # rule 5: keep a contraction's m/n/k structure visible
             return self.load(n, coords, valid)
         st = self._stage(n, coords, valid)
@@ -398,7 +388,7 @@ class KernelBuilder:
                 self.materialize.add(st.node)  # rule 3
             elif st.node is not self.root and self._recomputations(st, O) >= REDUNDANT_MIN:
                 self.materialize.add(st.node)  # rule 3, through a coarser index (GroupNorm's c // 8)
-        gemms = [st for st in self.stages if st.deps == O and len(O) >= 2 and _is_product_sum(st.node)]
+        gemms = [st for st in self.stages if st.deps == O and len(O) >= 2 and is_contraction(st.node)]
         if len(gemms) > 1:  # rule 6: one contraction per kernel; the others are its epilogue's inputs
             keep = next((st for st in gemms if st.node is self.root), gemms[0])
             self.materialize.update(st.node for st in gemms if st is not keep)
@@ -673,14 +663,15 @@ def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
 
 
-def lower(outputs: list, output_names: list | None = None, force=None, local=None) -> LoweredGraph:
+def lower(outputs: list, output_names: list | None = None, force=None, local=None, target=None) -> LoweredGraph:
     """Partition the graph rooted at `outputs` (nodes) into kernels in execution order. `force` (or
-    the `forced` attribute of a search candidate) names extra nodes to materialise."""
+    the `forced` attribute of a search candidate) names extra nodes to materialise. `target` (a
+    backends Target) sets the split thresholds; None: the defaults (the H100's)."""
     force = force if force is not None else getattr(outputs, "forced", frozenset())
     local = local if local is not None else getattr(outputs, "local", False)
     outputs = list(outputs)
     if not force:  # (forced nodes name nodes of this very graph: keep it as it is)
-        outputs = split_long_reductions(outputs)
+        outputs = split_long_reductions(outputs, target.split if target is not None else None)
     order = g.toposort(outputs)
     M = partition(outputs, force, local)
     buffers: dict = {}

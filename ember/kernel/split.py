@@ -5,9 +5,9 @@ One kernel computing a handful of values from millions of inputs runs on a handf
 the H100 a 16M-element MSE took 16 ms in one block against 0.8 ms for PyTorch. Split, the partial
 stage reads the input with S * outputs blocks in parallel and the final stage reduces S values.
 The reduced axes are moved last and flattened (a view: index arithmetic, no copy), so sums over any
-set of axes split the same way. The search has the same rewrite as an e-graph rule with other
-factors (search/rules.py: split-reduction); this pass makes it the default for the cases where not
-splitting is always slow.
+set of axes split the same way. The search's e-graph rule (search/rules.py: split-reduction) calls
+`search_splits` here with wider thresholds; this pass makes the split the default where not
+splitting is always slow. The thresholds come from the Target (`SplitPolicy`).
 
 Contractions split the same way (split-K) when their output is too small to give a GPU's SMs work
 and their reduction is long: VGG's classifier, (32 x 32768) @ (32768 x 512), is 4 to 8 output
@@ -17,80 +17,83 @@ A TF32 mark (ember/precision.py) stays on the partial contraction.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import graph as g
 from .. import symbolic as sm
-from ..view import index_name
-
-SPLIT_MIN_LEN = 1 << 16  # reductions at least this long ...
-SPLIT_MAX_OUT = 64  # ... into at most this many values
-CHUNKS = (1024, 512, 256, 128, 64)  # S: the first that divides the length, with >= MIN_CHUNK per chunk
-MIN_CHUNK = 1024
+from .contraction import is_gemm_shaped
 
 
-# split-K: a contraction with fewer than TILES_FEW tiles of TILE outputs (fewer blocks than an H100
-# has SMs) and a reduction of at least K_SPLIT_MIN is split into the fewest power-of-two chunks (each
-# >= K_CHUNK_MIN long) that give TILES_WANTED tiles (about two per SM). A tensor-core tile with one
-# block per SM issues an instruction every ~4 cycles (ncu: one warp per scheduler, nothing to hide
-# its latencies), so its time is its k loop's length: a decoder block's (256 x 1344) @ (1344 x 512)
-# took 48 us on 32 SMs. Measured on the H100 (bench/results/split-k-2026-11-22f.json): with these
-# constants the batch-64 MLP 32.0 -> 17.7 us, a 256-token decoder block 195 -> 159 us; split where
-# chunks are 64 long, or up to 264 tiles, the GRU and LSTM loops lost 20%.
-TILE = 64 * 64
-TILES_FEW = 132
-TILES_WANTED = 256
-K_SPLIT_MIN = 512
-K_CHUNK_MIN = 128
+@dataclass(frozen=True)
+class SplitPolicy:
+    """The pass's thresholds; each Target carries its own (backends/target.py). The defaults are the
+    values measured on the H100.
+
+    Plain reductions: at least `min_len` long into at most `max_out` values split into the first of
+    `chunks` (S) that divides the length with at least `min_chunk` per chunk. One kernel computing a
+    few values from millions of inputs runs on a few blocks (a 16M-element MSE: 16 ms -> 0.4 ms).
+
+    Contractions (split-K): fewer than `tiles_few` output tiles of `tile` elements (fewer blocks than
+    the GPU has SMs) with k >= `k_min` split into the fewest power-of-two chunks (each >= `k_chunk_min`
+    long) that give `tiles_wanted` tiles (about two per SM). A tensor-core tile with one block per SM
+    issues an instruction every ~4 cycles (ncu: one warp per scheduler, nothing to hide its
+    latencies), so its time is its k loop's length: a decoder block's (256 x 1344) @ (1344 x 512)
+    took 48 us on 32 SMs. Measured on the H100 (bench/results/split-k-2026-11-22f.json): with these
+    values the batch-64 MLP 32.0 -> 17.7 us, a 256-token decoder block 195 -> 159 us; split where
+    chunks are 64 long, or up to 264 tiles, the GRU and LSTM loops lost 20%.
+
+    The search's split rule (search/rules.py) explores more splits than the default makes: single-axis
+    reductions at least `search_min_len` long into at most `search_max_out` values, in the first of
+    `search_chunks` that divides."""
+    min_len: int = 1 << 16
+    max_out: int = 64
+    chunks: tuple = (1024, 512, 256, 128, 64)
+    min_chunk: int = 1024
+    tile: int = 64 * 64
+    tiles_few: int = 132
+    tiles_wanted: int = 256
+    k_min: int = 512
+    k_chunk_min: int = 128
+    search_min_len: int = 4096
+    search_max_out: int = 1024
+    search_chunks: tuple = (64, 128, 32)
 
 
-def _is_contraction(n: g.Node) -> bool:
-    """A sum of a product whose two operands are each broadcast along some output axis (a GEMM's
-    shape: matmul, conv). A sum of an elementwise product (cross entropy's one-hot times
-    log-probabilities) has no such axes and splits, if at all, as a plain reduction."""
-    x = n.srcs[0]
-    while x.op == g.CAST:
-        x = x.srcs[0]
-    if n.op != g.SUM or x.op != g.MUL or x.srcs[0] is x.srcs[1]:
-        return False
-    kept = [d for d in range(x.ndim) if d not in n.arg and not (x.shape[d].is_const and x.shape[d].value == 1)]
-
-    def broadcast_axes(op: g.Node) -> set:
-        while op.op == g.CAST:
-            op = op.srcs[0]
-        if op.op != g.VIEW:
-            return set()
-        used = sm.free_vars(op.arg.index)
-        return {d for d in kept if index_name(d) not in used}
-
-    a, b = (broadcast_axes(s) for s in x.srcs)
-    return bool(a) and bool(b) and a != b
+DEFAULT_POLICY = SplitPolicy()
 
 
-def _chunks(n: g.Node, L: int) -> int | None:
+def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
     outs = n.numel.value
-    if _is_contraction(n):
-        tiles = -(-outs // TILE)
-        if L < K_SPLIT_MIN or tiles >= TILES_FEW:
+    if is_gemm_shaped(n):
+        tiles = -(-outs // p.tile)
+        if L < p.k_min or tiles >= p.tiles_few:
             return None
         S = 2
-        while tiles * S < TILES_WANTED and L % (2 * S) == 0 and L // (2 * S) >= K_CHUNK_MIN:
+        while tiles * S < p.tiles_wanted and L % (2 * S) == 0 and L // (2 * S) >= p.k_chunk_min:
             S *= 2
-        return S if L % S == 0 and L // S >= K_CHUNK_MIN else None
-    if L < SPLIT_MIN_LEN or outs > SPLIT_MAX_OUT:
+        return S if L % S == 0 and L // S >= p.k_chunk_min else None
+    if L < p.min_len or outs > p.max_out:
         return None
-    return next((s for s in CHUNKS if L % s == 0 and L // s >= MIN_CHUNK), None)
+    return next((s for s in p.chunks if L % s == 0 and L // s >= p.min_chunk), None)
 
 
-def _split(n: g.Node) -> g.Node | None:
+def reduced_length(n: g.Node) -> int | None:
+    """The number of elements each output of reduction `n` reduces, when static."""
     src = n.srcs[0]
-    axes = tuple(n.arg)
     if not all(s.is_const for s in src.shape):
         return None
     L = 1
-    for a in axes:
+    for a in n.arg:
         L *= src.shape[a].value
-    S = _chunks(n, L)
-    if S is None:
-        return None
+    return L
+
+
+def split_reduction(n: g.Node, S: int) -> g.Node:
+    """`n` as a reduction over S chunks of a partial reduction: the reduced axes are moved last and
+    flattened (a view), split into (S, L / S), reduced over the chunk, then over S."""
+    src = n.srcs[0]
+    axes = tuple(n.arg)
+    L = reduced_length(n)
     keep = [i for i in range(src.ndim) if i not in axes]
     order = keep + list(axes)
     shape = [src.shape[i] for i in keep] + [sm.const(S), sm.const(L // S)]
@@ -100,13 +103,37 @@ def _split(n: g.Node) -> g.Node | None:
     return g.apply_view(outer, lambda vw: vw.reshape(n.shape))
 
 
-def split_long_reductions(outputs: list) -> list:
+def _split(n: g.Node, p: SplitPolicy) -> g.Node | None:
+    L = reduced_length(n)
+    S = None if L is None else _chunks(n, L, p)
+    return None if S is None else split_reduction(n, S)
+
+
+def split_long_reductions(outputs: list, policy: SplitPolicy | None = None) -> list:
     """The graph with every long, few-output reduction split (the same nodes where none is)."""
+    p = policy or DEFAULT_POLICY
     new: dict = {}
     for n in g.toposort(outputs):
         srcs = tuple(new.get(s, s) for s in n.srcs)
         m = n if srcs == n.srcs else g.Node(n.op, srcs, n.arg, n.dtype, n.shape)
         if m.op in g.REDUCE:
-            m = _split(m) or m
+            m = _split(m, p) or m
         new[n] = m
     return [new[o] for o in outputs]
+
+
+def search_splits(outputs: list, policy: SplitPolicy | None = None) -> list:
+    """(reduction, its split form) pairs the search may try (search/rules.py: split-reduction): the
+    single-axis reductions the policy's search thresholds admit."""
+    p = policy or DEFAULT_POLICY
+    out = []
+    for n in g.toposort(outputs):
+        if n.op not in g.REDUCE or len(n.arg) != 1 or not n.numel.is_const:
+            continue
+        L = reduced_length(n)
+        if L is None or L < p.search_min_len or n.numel.value > p.search_max_out:
+            continue
+        S = next((f for f in p.search_chunks if L % f == 0), None)
+        if S is not None:
+            out.append((n, split_reduction(n, S)))
+    return out

@@ -26,6 +26,13 @@ from .memory import Plan, plan_memory
 FORMAT = "ember-program"
 VERSION = 1
 
+_resolve_target = None  # device name -> Target; set by ember/backends/target.py (the runtime imports no backend)
+
+
+def set_target_resolver(fn) -> None:
+    global _resolve_target
+    _resolve_target = fn
+
 
 @dataclass
 class BufferSpec:
@@ -62,8 +69,9 @@ class Program:
 
     def __init__(self, device: str, source: str, launches: list, buffers: dict, outputs: list,
                  inputs: list, dims: list, data: dict, output_names=None, output_kind: str = "single",
-                 meta: dict | None = None):
-        self.device = device
+                 meta: dict | None = None, target=None):
+        self.device = device  # the target's kind ("cpu", "cuda"): what a saved program records
+        self.target = target  # the Target it was rendered for (its executor runs it)
         self.source = source
         self.launches = launches
         self.buffers = buffers
@@ -79,16 +87,31 @@ class Program:
         self._shapes: dict = {}
         self._timings: list | None = None
         self._last_env: dict | None = None
-        self.executor = None
+        self._executor = None
+
+    @property
+    def executor(self):
+        """The target's executor, made on first use (compiles and loads the code): a program rendered
+        for a preset without its device can still be saved, and fails with a DeviceError if run."""
+        if self._executor is None and self.target is not None:
+            self._executor = self.target.executor(self)
+        return self._executor
+
+    @executor.setter
+    def executor(self, ex) -> None:
+        self._executor = ex
 
     # ------------------------------------------------------------------ running
     def _bind(self, given: dict) -> tuple[dict, dict]:
-        arrays = check_inputs(self.input_specs, given, keep_device=self.device == "cuda")
+        arrays = check_inputs(self.input_specs, given, keep_device=self._on_device())
         env = bind_dims(self.input_specs, arrays)
         missing = [d for d in self.dims if d not in env]
         if missing:
             raise InputError(f"dimension(s) {missing} are not fixed by the inputs")
         return arrays, env
+
+    def _on_device(self) -> bool:
+        return bool(self.target is not None and self.target.device_memory)
 
     def plan(self, env: dict) -> Plan:
         key = tuple(env[d] for d in self.dims)
@@ -135,7 +158,7 @@ class Program:
         (the PyTorch frontend): contiguous torch.cuda tensors of a static-shape CUDA program go
         straight to the executor's torch path — the per-call host cost is then mostly torch's own
         output allocation and one launch (a graph launch for several kernels)."""
-        if self.device != "cuda" or self.dims:
+        if not self._on_device() or self.dims:
             return self(**feed)
         self._last_env = {}
         ins = tuple(feed[n] for n in self.inputs)
@@ -245,10 +268,11 @@ class Program:
                     data[name] = arr.view(b.dtype.np) if b.dtype == dt.bfloat16 else arr
         launches = [Launch(l["kernel"], l["args"], l["dims"], l.get("stats", {}), l.get("config", {}), l.get("writes"))
                     for l in meta["launches"]]
-        p = Program(meta["device"], meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
-                    meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"))
-        from .devices import executor_for
-        p.executor = executor_for(device or meta["device"])(p)
+        target = _resolve_target(device or meta["device"])
+        p = Program(target.kind, meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
+                    meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"), target)
+        if target.runnable:
+            p.executor  # noqa: B018 - compiled and loaded now (errors surface at load)
         return p
 
 

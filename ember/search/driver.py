@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -18,7 +19,6 @@ import numpy as np
 
 from .. import graph as g
 from ..kernel import lower as lowering
-from ..runtime.compile import build_program
 from . import store
 from .oracle import Oracle
 from .schedule import Budget, Stats, search_schedules
@@ -29,14 +29,6 @@ STRUCTURE_CANDIDATES = {"fast": 4, "full": 24}
 
 class SearchError(RuntimeError):
     pass
-
-
-def _device_name(device: str) -> str:
-    if device == "cuda":
-        from ..backends.cuda import device as cuda_device
-        return cuda_device().name
-    from ..backends.cpu import cpu_identity
-    return cpu_identity()
 
 
 def _progress_printer(enabled: bool, base_us: list):
@@ -51,27 +43,26 @@ def _progress_printer(enabled: bool, base_us: list):
     return show
 
 
-def search_program(nodes: list, device: str, names, kind: str, level: str = "fast", time_limit: float | None = None,
-                   example_inputs: dict | None = None, progress: bool = True, seeds=(0, 1, 2), **_):
-    if device == "cuda":  # candidates share one upload of the constants
-        from ..backends.cuda import CUDAExecutor
-        CUDAExecutor.shared_uploads = {}
-        try:
-            return _search(nodes, device, names, kind, level, time_limit, example_inputs, progress, seeds)
-        finally:
-            CUDAExecutor.shared_uploads = None
-    return _search(nodes, device, names, kind, level, time_limit, example_inputs, progress, seeds)
+def search_program(nodes: list, target, names, kind: str, level: str = "fast", time_limit: float | None = None,
+                   example_inputs: dict | None = None, progress: bool = True, seeds=(0, 1, 2), *,
+                   build, **_):
+    """The searched program for `target` (a backends Target). `build(lowered, target, names, kind,
+    configs=...)` turns a lowered graph into a runnable Program (the pipeline's build_program): the
+    search times candidates through it and imports no runtime or backend itself."""
+    session = target.search_session() if target.search_session else contextlib.nullcontext()
+    with session:
+        return _search(nodes, target, names, kind, level, time_limit, example_inputs, progress, seeds, build)
 
 
-def _search(nodes, device, names, kind, level, time_limit, example_inputs, progress, seeds):
+def _search(nodes, target, names, kind, level, time_limit, example_inputs, progress, seeds, build):
     budget = Budget(time_limit if time_limit is not None else TIME_LIMITS[level])
     stats = Stats()
     oracle = Oracle(nodes, seeds, example_inputs)
     binding = sorted(oracle.env.items())
-    pkey = store.key_of(*(n.key for n in nodes), binding, _device_name(device), level)
+    pkey = store.key_of(*(n.key for n in nodes), binding, target.identity(), level)
     hit = store.load("program", pkey)
     if hit is not None:
-        prog = _from_store(hit, device, names, kind)
+        prog = _from_store(hit, target, names, kind, build)
         if oracle.check(prog) is None:
             prog.meta["search"] = hit["summary"] + " (from cache)"
             return prog
@@ -86,9 +77,9 @@ def _search(nodes, device, names, kind, level, time_limit, example_inputs, progr
     for ci, cand in enumerate(cands):
         if ci and budget.out():
             break
-        lowered = lowering.lower(cand, names)
+        lowered = lowering.lower(cand, names, target=target)
         if ci == 0:
-            default = build_program(lowered, device, names, kind)
+            default = build(lowered, target, names, kind)
             if oracle.check(default) is not None:
                 raise SearchError("the default lowering disagrees with the reference: a compiler bug")
             base_us[0] = default.executor.time_program(default, arrays, oracle.env, 10)
@@ -97,8 +88,8 @@ def _search(nodes, device, names, kind, level, time_limit, example_inputs, progr
         # other structures, whose kernels mostly repeat (their configs then come from the cache)
         sub = Budget(max(0.0, budget.left() * (0.6 if ci == 0 and len(cands) > 1 else 1.0)))
         try:
-            configs = search_schedules(lowered, device, oracle, level, sub, stats, show)
-            prog = build_program(lowered, device, names, kind, configs=configs)
+            configs = search_schedules(lowered, target, oracle, level, sub, stats, show, build=build)
+            prog = build(lowered, target, names, kind, configs=configs)
         except Exception as e:  # a candidate that cannot be built is rejected, with the reason kept
             rejected_structures += 1
             stats.rejections.append((f"structure {ci}", None, f"{type(e).__name__}: {str(e)[:200]}"))
@@ -153,10 +144,10 @@ def _confirm(prog, default, arrays, env) -> tuple:
     return float(np.median(a)), float(np.median(b))
 
 
-def _from_store(hit: dict, device: str, names, kind: str):
+def _from_store(hit: dict, target, names, kind: str, build):
     outs = g.from_json(hit["graph"])
     nodes = [outs[f"o{i}"] for i in range(hit["n_outputs"])]
     forced = frozenset(v for k, v in outs.items() if k.startswith("f"))
-    lowered = lowering.lower(nodes, names, force=forced, local=hit.get("local", False))
-    return build_program(lowered, device, names, kind, configs=hit["configs"])
+    lowered = lowering.lower(nodes, names, force=forced, local=hit.get("local", False), target=target)
+    return build(lowered, target, names, kind, configs=hit["configs"])
 

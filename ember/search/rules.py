@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .. import graph as g
-from .. import symbolic as sm
 
 
 @dataclass(frozen=True)
@@ -59,36 +57,11 @@ def add(H, p, q):
 
 # -- expanders --------------------------------------------------------------------------------------
 
-SPLIT_MIN = 4096  # reductions at least this long are worth splitting ...
-SPLIT_MAX_OUT = 1024  # ... when they produce at most this many values (too few rows to fill a GPU)
-
-
 def _split_reductions(outputs):
     """sum_n x  ==  sum_f (sum_{n/f} x.reshape(f, n/f)): a long reduction becomes a parallel
-    partial reduction plus a short final one (split-K)."""
-    out = []
-    for n in g.toposort(outputs):
-        if n.op not in g.REDUCE or len(n.arg) != 1:
-            continue
-        a = n.arg[0]
-        src = n.srcs[0]
-        L = src.shape[a]
-        outs = n.numel
-        if not (L.is_const and outs.is_const) or L.value < SPLIT_MIN or outs.value > SPLIT_MAX_OUT:
-            continue
-        for f in (64, 128, 32):
-            if L.value % f == 0:
-                break
-        else:
-            continue
-        shp = list(src.shape)
-        split = shp[:a] + [sm.const(f), sm.const(L.value // f)] + shp[a + 1:]
-        v = g.apply_view(src, lambda vw: vw.reshape(split))
-        inner = g.reduce_node(n.op, v, (a + 1,), tf32=g.is_tf32(n))
-        outer = g.reduce_node(n.op, inner, (a,))
-        back = g.apply_view(outer, lambda vw: vw.reshape(n.shape))
-        out.append((n, back))
-    return out
+    partial reduction plus a short final one (split-K). One implementation: kernel/split.py."""
+    from ..kernel.split import search_splits
+    return search_splits(outputs)
 
 
 # -- the rules --------------------------------------------------------------------------------------

@@ -16,9 +16,7 @@ import time
 
 import numpy as np
 
-from ..codegen import cuda as cg
-from ..runtime.compile import build_program
-from . import space as sp
+from ..kernel.structure import UnsupportedKernel
 from . import store
 
 
@@ -50,57 +48,26 @@ def _cfg_key(cfg: dict) -> str:
     return json.dumps(cfg, sort_keys=True)
 
 
-def kernel_store_key(k, env: dict, device: str, level: str) -> str:
-    if device == "cuda":
-        from ..backends.cuda import device as cuda_device
-        name = cuda_device().name
-    else:
-        from ..backends.cpu import compiler_identity, cpu_identity
-        name = f"{cpu_identity()}|{compiler_identity()}"
-    return store.key_of(k.key, sorted(env.items()), name, level)
+def kernel_store_key(k, env: dict, target, level: str) -> str:
+    return store.key_of(k.key, sorted(env.items()), target.identity(), level)
 
 
-def _precompile(k, cfgs: list) -> None:
-    """Compile every config's kernel up front, in parallel threads (NVRTC releases the GIL), so the
-    sequential verify-and-time loop only hits the cubin cache."""
-    from concurrent.futures import ThreadPoolExecutor
-    import os
-
-    from ..backends.cuda import compile_cuda, device_arch
-    srcs = set()
-    for cfg in cfgs:
-        try:
-            srcs.add(cg.PRELUDE + "\n" + cg.render_kernel(k, cfg)[0])
-        except cg.UnsupportedKernel:
-            pass
-    arch = device_arch()
-
-    def one(src):
-        try:
-            compile_cuda(src, arch)
-        except Exception:  # reported when the candidate is built
-            pass
-    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2)) as pool:
-        list(pool.map(one, srcs))
-
-
-def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, stats: Stats,
-                     progress=None, rng=None) -> list:
-    """Best verified config per kernel, CUDA knobs or CPU knobs (codegen/c.py: `space`)."""
-    from ..codegen import c as ccg
+def search_schedules(lowered, target, oracle, level: str, budget: Budget, stats: Stats,
+                     progress=None, rng=None, *, build) -> list:
+    """Best verified config per kernel, from the target's search space (CUDA knobs: search/space.py;
+    CPU knobs: codegen/c.py `space`). `build(lowered, target, names, kind, configs=...)` makes a
+    runnable Program (the pipeline's build_program)."""
     n = len(lowered.kernels)
-    if device == "cuda":
-        configs = [cg.default_config(k) for k, _ in lowered.kernels]
-        space_of, render = (lambda k: sp.cuda_space(k, level)), (lambda k, cfg: cg.render_kernel(k, cfg)[0])
-    else:
-        configs = [ccg.default_config(k) for k, _ in lowered.kernels]
-        space_of, render = ccg.space, ccg.render_kernel
+    configs = [target.default_config(k, target) for k, _ in lowered.kernels]
+
+    def render(k, cfg):
+        return target.render_kernel(k, cfg, target)
     rng = rng or np.random.default_rng(0)
     env = oracle.env
     arrays = oracle.cases[0][0]
 
     def program(cfgs):
-        return build_program(lowered, device, None, "tuple", configs=cfgs)
+        return build(lowered, target, None, "tuple", configs=cfgs)
 
     base = program(configs)
     why = oracle.check(base)
@@ -110,7 +77,7 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
     order = sorted(range(n), key=lambda i: -times[i])
     for i in order:
         k = lowered.kernels[i][0]
-        skey = kernel_store_key(k, env, device, level)
+        skey = kernel_store_key(k, env, target, level)
         hit = store.load("kernel", skey)
         if hit is not None:
             trial = list(configs)
@@ -123,15 +90,15 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
             continue
         best_cfg, best_t = configs[i], times[i]
         seen = {render(k, best_cfg)}
-        cands = space_of(k)
-        if device == "cuda":
-            _precompile(k, cands)
+        cands = target.search_space(k, level, target)
+        if target.precompile:
+            target.precompile(k, cands, target)
 
         def try_cfg(cfg):
             nonlocal best_cfg, best_t
             try:
                 src = render(k, cfg)
-            except cg.UnsupportedKernel:
+            except UnsupportedKernel:
                 return
             if src in seen:
                 return
@@ -163,11 +130,12 @@ def search_schedules(lowered, device: str, oracle, level: str, budget: Budget, s
             if budget.out():
                 break
             try_cfg(cfg)
-        if device == "cuda" and best_cfg.get("mode") == "gemm":  # evolutionary refinement of the tile shape
+        mutate = target.refine(best_cfg) if target.refine else None
+        if mutate is not None:  # evolutionary refinement of the tile shape (CUDA-core GEMMs)
             for _ in range(12 if level == "fast" else 40):
                 if budget.out():
                     break
-                m = sp.mutate_gemm(best_cfg, rng)
+                m = mutate(best_cfg, rng)
                 if m is not None:
                     try_cfg(m)
         configs[i], times[i] = best_cfg, best_t

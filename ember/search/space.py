@@ -45,12 +45,12 @@ def gemm_cfg(t) -> dict:
     return dict(zip(("BM", "BN", "BK", "TM", "TN"), t), mode="gemm")
 
 
-def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
+def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     from ..kernel.structure import has_locals
     if has_locals(k):
         return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]
     c = cg.canonical(k)
-    out = [cg.default_config(k)]
+    out = [cg.default_config(k, target)]
     if not c.stages:
         for t in (128, 256, 512):
             for v in (8, 4, 2, 1):
@@ -61,7 +61,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast") -> list:
         out += [gemm_cfg(t) for t in tiles]
         if cg.mma_applicable(c):
             out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:MMA_FAST])]
-            d = cg.default_config(k)
+            d = cg.default_config(k, target)
             if d.get("mode") == "mma":  # the implicit-GEMM index splits: table / packed rows or divisions
                 out += [dict(d, ktab=a, packrows=b) for a in (False, True) for b in (False, True)]
                 # the k loop's pipeline: prefetch, shared-memory stages, which k variable runs fastest

@@ -1,0 +1,53 @@
+"""The CPU target: C with OpenMP, compiled by gcc, run through ctypes (backends/cpu.py)."""
+from __future__ import annotations
+
+import os
+
+from .target import SplitPolicy, Target, register_kind, register_preset
+
+
+def _render_program(kernels, buffer_index, dim_index, configs, target):
+    from ..codegen.c import render_program
+    source = render_program(kernels, buffer_index, dim_index, configs=configs)
+    return source, [{"cfg": c} if c else {} for c in (configs or [None] * len(kernels))]
+
+
+def _render_kernel(k, cfg, target):
+    from ..codegen.c import render_kernel
+    return render_kernel(k, cfg)
+
+
+def _default_config(k, target):
+    from ..codegen.c import default_config
+    return default_config(k)
+
+
+def _space(k, level, target):
+    from ..codegen.c import space
+    return space(k)
+
+
+def _executor(program):
+    from .cpu import CPUExecutor
+    return CPUExecutor(program)
+
+
+def _compiler(source, target):
+    from .cpu import compile_c
+    return compile_c(source)
+
+
+def _identity(target) -> str:
+    from .cpu import compiler_identity, cpu_identity
+    return f"{cpu_identity()}|{compiler_identity()}"
+
+
+# The split thresholds are the H100's (SplitPolicy's defaults): CPU programs were built with them
+# before targets existed, and no CPU measurement has set others yet.
+HOST_CPU = Target(
+    kind="cpu", preset="host-cpu", sm_count=os.cpu_count() or 1, split=SplitPolicy(),
+    render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
+    search_space=_space, executor=_executor, compiler=_compiler, identity_of=_identity, present=True)
+
+register_preset("host-cpu", HOST_CPU)
+register_kind("cpu", lambda index: HOST_CPU, lambda: True, "host-cpu")

@@ -1,0 +1,179 @@
+"""The CUDA target: CUDA C rendered by codegen/cuda.py, compiled by NVRTC, run through cuda.core
+(backends/cuda.py). Its numbers come from the driver when a GPU is present, from a preset otherwise."""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from .target import (
+    DeviceError,
+    SplitPolicy,
+    Target,
+    register_kind,
+    register_preset,
+    with_device_values,
+)
+
+KB = 1024
+
+
+@functools.cache
+def cuda_probe() -> tuple:
+    """(True, "") when a CUDA driver and at least one GPU are usable, else (False, why)."""
+    try:
+        from cuda.bindings import driver
+    except Exception as e:  # noqa: BLE001 - any failure to import means no CUDA
+        return False, f"cuda.bindings is not importable: {type(e).__name__}"
+    try:
+        (err,) = driver.cuInit(0)
+    except Exception as e:  # noqa: BLE001 - no libcuda: cuda.pathfinder raises its own error types
+        return False, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}" if str(e) else type(e).__name__
+    if int(err) != 0:
+        return False, f"cuInit failed: {err}"
+    err, n = driver.cuDeviceGetCount()
+    if int(err) != 0 or n == 0:
+        return False, "the driver reports no GPU"
+    return True, ""
+
+
+def cuda_available() -> bool:
+    return cuda_probe()[0]
+
+
+def _require_cuda(what: str) -> None:
+    ok, why = cuda_probe()
+    if not ok:
+        raise DeviceError(f"device {what!r} requested but no CUDA driver/GPU was found ({why}); "
+                          f"use device='cpu', or a preset such as 'h100' to generate code only")
+
+
+def _render_program(kernels, buffer_index, dim_index, configs, target):
+    from ..codegen.cuda import render_program
+    return render_program(kernels, configs, target)
+
+
+def _render_kernel(k, cfg, target):
+    from ..codegen.cuda import render_kernel
+    return render_kernel(k, cfg, target)[0]
+
+
+def _default_config(k, target):
+    from ..codegen.cuda import default_config
+    return default_config(k, target)
+
+
+def _space(k, level, target):
+    from ..search.space import cuda_space
+    return cuda_space(k, level, target)
+
+
+def _refine(cfg):
+    """The mutation the search refines `cfg` with: CUDA-core GEMM tile shapes only."""
+    if cfg.get("mode") != "gemm":
+        return None
+    from ..search.space import mutate_gemm
+    return mutate_gemm
+
+
+def _executor(program):
+    _require_cuda(program.device)
+    from .cuda import CUDAExecutor
+    return CUDAExecutor(program)
+
+
+def _compiler(source, target):
+    from .cuda import compile_cuda
+    return compile_cuda(source, target.arch)
+
+
+def _precompile(k, cfgs, target):
+    """Compile every config's kernel up front, in parallel threads (NVRTC releases the GIL), so the
+    search's sequential verify-and-time loop only hits the cubin cache."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..codegen import cuda as cg
+    from .cuda import compile_cuda
+    srcs = set()
+    for cfg in cfgs:
+        try:
+            srcs.add(cg.PRELUDE + "\n" + cg.render_kernel(k, cfg, target)[0])
+        except cg.UnsupportedKernel:
+            pass
+
+    def one(src):
+        try:
+            compile_cuda(src, target.arch)
+        except Exception:  # noqa: BLE001,S110 - reported when the candidate is built
+            pass
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2)) as pool:
+        list(pool.map(one, srcs))
+
+
+@contextlib.contextmanager
+def _search_session():
+    """The search's candidates share one upload of the constants."""
+    from .cuda import CUDAExecutor
+    CUDAExecutor.shared_uploads = {}
+    try:
+        yield
+    finally:
+        CUDAExecutor.shared_uploads = None
+
+
+def _identity(target) -> str:
+    if target.present:
+        from .cuda import device
+        return device(target.index).name
+    return f"{target.preset}|{target.arch}"
+
+
+def _tuning(smem_per_block: int) -> dict:
+    """Renderer and schedule constants that follow the hardware. The tile table's rates were
+    measured on the H100 (codegen/cuda_schedule.py); other GPUs use them until measured."""
+    from ..codegen import cuda_schedule as cs
+    room = smem_per_block - 27 * KB  # shared memory left beside the kernel's own (200 KB of the H100's 227)
+    return {"smem_cache_max": room, "mma_smem_max": room, "cluster_row_bytes": 96 * KB,
+            "mma_tiles": cs.MMA_DEFAULT_TILES}
+
+
+H100 = Target(
+    kind="cuda", preset="h100", arch="sm_90", compute_capability=(9, 0), sm_count=132,
+    smem_per_block=227 * KB, smem_per_sm=228 * KB, memory_bytes=80 * 10**9,
+    tensor_cores=("mma.sync.tf32", "wgmma"), device_memory=True, split=SplitPolicy(tiles_few=132),
+    tuning=_tuning(227 * KB),
+    render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
+    search_space=_space, refine=_refine, executor=_executor, compiler=_compiler, precompile=_precompile,
+    search_session=_search_session, identity_of=_identity)
+
+register_preset("h100", H100)
+register_preset("sm_90", H100)
+
+
+def detect(index: int) -> Target:
+    """The Target of GPU `index`, its numbers read from the driver over the H100 preset's."""
+    _require_cuda("cuda" if index == 0 else f"cuda:{index}")
+    from cuda.bindings import driver
+    err, n = driver.cuDeviceGetCount()
+    if index >= n:
+        raise DeviceError(f"device 'cuda:{index}' requested but only {n} GPU(s) are present")
+    err, dev = driver.cuDeviceGet(index)
+    A = driver.CUdevice_attribute
+
+    def attr(name):
+        err, v = driver.cuDeviceGetAttribute(getattr(A, name), dev)
+        return int(v) if int(err) == 0 else None
+    major = attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR")
+    minor = attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")
+    smem_block = attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+    err, mem = driver.cuDeviceTotalMem(dev)
+    cores = ("mma.sync.tf32", "wgmma") if major == 9 else ("mma.sync.tf32",) if (major or 0) >= 8 else ()
+    return with_device_values(
+        H100, index=index, arch=f"sm_{major}{minor}", compute_capability=(major, minor),
+        sm_count=attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"), smem_per_block=smem_block,
+        smem_per_sm=attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+        memory_bytes=int(mem) if int(err) == 0 else None, tensor_cores=cores,
+        tuning=_tuning(smem_block) if smem_block else None)
+
+
+register_kind("cuda", detect, cuda_available, "h100", preferred=True)

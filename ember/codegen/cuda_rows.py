@@ -1,0 +1,241 @@
+"""The CUDA renderer's row mappings (a mixin of codegen/cuda.py's kernel writer): one thread, warp
+or block per output row (`thread`, `warp`, `block`), 32 outputs per block (`cols`), and rows read
+once into a row cache (registers or shared memory, split over a cluster of blocks when wide). The
+modes and their knobs are described in codegen/cuda.py; when each is chosen, in cuda_schedule.py."""
+from __future__ import annotations
+
+from .. import symbolic as sm
+from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
+from .clike import acc_identity, compute_type
+from .cuda_schedule import RowCachePlan, _reduce_vec, _store_vec, row_cache_plan
+
+
+class RowMappings:
+    """Needs of the host class: k, cfg, target, IDX, cluster, smem_max, emit, idx, decompose, update, store."""
+
+    def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int) -> None:
+        I = self.IDX
+        R = _size(s.loops)
+        lv = s.loops[-1][0] if s.loops else None
+        if not s.loops:
+            # a reduction over size-1 axes is one update: only the thread that would take
+            # iteration 0 of the loop applies it, or the threads' combine (a sum) counts it once
+            # per thread (a sum of a keepdim sum over 256 threads was 256x too large on the H100)
+            self.emit(ind, f"if (({start}) == 0) {{")
+            self.update(s, None, 1, ind + 1)
+            self.emit(ind, "}")
+            return
+        if s.acc.op == "max" and not s.acc.dtype.is_float:
+            # NVRTC 13.0 (the H100 image's) miscompiles a fully unrolled int32 max over negated loads
+            # (bench/debug_sass.py: every unrolled variant wrong, `unroll 1` right); keep it rolled
+            self.emit(ind, "#pragma unroll 1")
+        self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
+        self.decompose("r_", s.loops, ind + 1)
+        self.update(s, lv, vec, ind + 1)
+        self.emit(ind, "}")
+
+    def _rows_cached(self, c: Canon, mode: str, T: int, plan: RowCachePlan):
+        I = self.IDX
+        c = plan.canon
+        nrows = _size(c.outer)
+        C = self.cluster
+        step = T * C if mode == "block" else 32  # positions p_ advance by the threads on one row
+        if self.cfg.get("cache") == "smem":
+            self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
+        if mode == "block":
+            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
+                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+                if C > 1:
+                    self.emit(1, f"__shared__ {ct} em_cl_{ct.replace(' ', '_')}[{2 * len(c.stages)}];")
+        if mode == "block" and C > 1:
+            # a cluster of C blocks shares each row: block r of the cluster takes lanes r*T .. r*T+T-1;
+            # partial reductions meet through distributed shared memory (slots double-buffered by row)
+            self.emit(1, "const unsigned crank_ = em_cluster_rank();")
+            self.emit(1, "int par_ = 0;")
+            self.emit(1, f"for ({I} row_ = blockIdx.x / {C}; row_ < {self.idx(nrows)}; row_ += gridDim.x / {C}) {{")
+            lane, grid = f"(crank_ * {T} + threadIdx.x)", sm.minimum(nrows, (2 ** 31 - 1) // C) * C
+        elif mode == "block":
+            self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
+            lane, grid = "threadIdx.x", sm.minimum(nrows, 2 ** 31 - 1)
+        else:
+            W = T // 32
+            self.emit(1, "const int lane_ = threadIdx.x & 31;")
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {W}) {{")
+            lane, grid = "lane_", sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
+        ind = 2
+        self.decompose("row_", c.outer, ind)
+        in_smem = self.cache_in_smem = self.cfg.get("cache") == "smem"
+        off = 0
+        for i, key in enumerate(plan.groups):
+            nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
+            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
+            if in_smem:  # each thread re-reads only the slots it wrote: no barrier needed
+                if mode == "block":  # this block's share of the row
+                    slot = f"k_ * {T} + threadIdx.x"
+                    per = nbytes * plan.k * T
+                else:  # each warp of the block has its own slab
+                    slot = f"((threadIdx.x >> 5) * {plan.k} + k_) * 32 + {lane}"
+                    per = nbytes * plan.k * step * (T // 32)
+                self.cached[key] = f"reinterpret_cast<{raw_t}*>(em_dyn_smem + {off})[{slot}]"
+                off += per
+            else:
+                self.cached[key] = f"rc{i}[k_]"
+                self.emit(ind, f"{raw_t} rc{i}[{plan.k}];")
+        if off > self.smem_max:
+            raise UnsupportedKernel(f"row cache needs {off} bytes of shared memory (max {self.smem_max})")
+        self.smem_bytes = off
+        self.cached_loaded = set()
+        # a row cached in shared memory has many steps per thread: unrolled by the "unroll" knob
+        unroll = f"#pragma unroll {int(self.cfg.get('unroll', 4))}" if in_smem else "#pragma unroll"
+        head = (f"{unroll}\n" + "  " * ind + f"for (int k_ = 0; k_ < {plan.k}; ++k_) {{")
+        pos = f"const {I} p_ = (({I})k_ * {step} + {lane}) * {plan.vec};"
+        for si, s in enumerate(c.stages):
+            ct = compute_type(s.acc.dtype)
+            op = 0 if s.acc.op == "sum" else 1
+            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+            self.emit(ind, head)
+            self.emit(ind + 1, pos)
+            self.update(s, "p_", plan.vec, ind + 1)
+            self.emit(ind, "}")
+            if mode == "block":
+                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
+                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
+                if C > 1:  # every block combines the C partials in rank order: identical results
+                    slot = f"em_cl_{ct.replace(' ', '_')}[par_ * {len(c.stages)} + {si}]"
+                    self.emit(ind, f"if (threadIdx.x == 0) {slot} = {s.acc.name};")
+                    self.emit(ind, "em_cluster_sync();")
+                    self.emit(ind, f"{s.acc.name} = em_cluster_ld(&{slot}, 0);")
+                    self.emit(ind, f"#pragma unroll\n{'  ' * ind}for (unsigned r_ = 1; r_ < {C}; ++r_) "
+                                   f"{s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, em_cluster_ld(&{slot}, r_));")
+            else:
+                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
+        if c.inner:
+            self.emit(ind, head)
+            self.emit(ind + 1, pos)
+            self.store(c.store, "p_", plan.vec, ind + 1)
+            self.emit(ind, "}")
+        else:  # one value per row: every thread holds it after the reduction, the row's first stores
+            self.emit(ind, f"if ({lane} == 0) {{")
+            self.store(c.store, None, 1, ind + 1)
+            self.emit(ind, "}")
+        if C > 1 and mode == "block":
+            self.emit(ind, "par_ ^= 1;")
+        self.emit(1, "}")
+        if C > 1 and mode == "block":
+            self.emit(1, "em_cluster_sync();  /* no block leaves while the others may read its slots */")
+        self.cached = {}
+        self.cache_in_smem = False
+        return grid
+
+    def _cols(self, c: Canon, T: int):
+        """Lane x of warp y: outer point 32*g + x, reduction steps y, y + W, ... (W warps); partial
+        results meet in shared memory. Lanes past the last point compute on a clamped point and
+        store nothing, so every thread reaches the barriers."""
+        if T % 32 or not 32 <= T <= 1024:
+            raise UnsupportedKernel("cols mode needs 32..1024 threads, a multiple of 32")
+        if not c.stages:
+            raise UnsupportedKernel("cols mode is for kernels with reductions")
+        I, W = self.IDX, T // 32
+        nrows = _size(c.outer)
+        types = sorted({compute_type(s.acc.dtype) for s in c.stages})
+        for ct in types:
+            self.emit(1, f"__shared__ {ct} em_col_{ct.replace(' ', '_')}[{W}][33];")
+        self.emit(1, "const int lane_ = threadIdx.x & 31, wy_ = threadIdx.x >> 5;")
+        self.emit(1, f"const {I} nrows_ = {self.idx(nrows)};")
+        self.emit(1, f"for ({I} g_ = blockIdx.x; g_ * 32 < nrows_; g_ += gridDim.x) {{")
+        self.emit(2, "const bool live_ = g_ * 32 + lane_ < nrows_;")
+        self.emit(2, f"const {I} row_ = live_ ? g_ * 32 + lane_ : nrows_ - 1;")
+        self.decompose("row_", c.outer, 2)
+        for s in c.stages:
+            ct = compute_type(s.acc.dtype)
+            op = 0 if s.acc.op == "sum" else 1
+            smem = f"em_col_{ct.replace(' ', '_')}"
+            self.emit(2, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+            self._stage_loop(s, "wy_", str(W), 1, 2)
+            self.emit(2, f"{smem}[wy_][lane_] = {s.acc.name};")
+            self.emit(2, "__syncthreads();")
+            self.emit(2, "if (wy_ == 0) {")
+            self.emit(3, f"for (int y_ = 1; y_ < {W}; y_++) {s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, {smem}[y_][lane_]);")
+            self.emit(3, f"{smem}[0][lane_] = {s.acc.name};")
+            self.emit(2, "}")
+            self.emit(2, "__syncthreads();")
+            self.emit(2, f"{s.acc.name} = {smem}[0][lane_];")
+            self.emit(2, "__syncthreads();  /* all have read the result before the next stage reuses it */")
+        if c.inner:
+            self.emit(2, f"for ({I} j_ = wy_; j_ < {self.idx(_size(c.inner))}; j_ += {W}) {{")
+            self.decompose("j_", c.inner, 3)
+            self.emit(3, "if (live_) {")
+            self.store(c.store, None, 1, 4)
+            self.emit(3, "}")
+            self.emit(2, "}")
+        else:
+            self.emit(2, "if (wy_ == 0 && live_) {")
+            self.store(c.store, None, 1, 3)
+            self.emit(2, "}")
+        self.emit(1, "}")
+        return sm.minimum((nrows + 31) // 32, 2 ** 31 - 1)
+
+    def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
+        if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):
+            raise UnsupportedKernel("a cluster shares a cached row: block mode with a row cache only")
+        if self.cfg.get("cache") and mode in ("block", "warp"):
+            plan = row_cache_plan(self.k, c, T * self.cluster if mode == "block" else 32, max_vec,
+                                  in_smem=self.cfg.get("cache") == "smem", target=self.target)
+            if plan is not None:
+                return self._rows_cached(c, mode, T, plan)
+            if self.cluster > 1:
+                raise UnsupportedKernel(f"no row cache for {T} x {self.cluster} threads")
+        I = self.IDX
+        nrows = _size(c.outer)
+        if mode == "block":
+            W = T // 32
+            if T % 32 or T < 32:
+                raise UnsupportedKernel("block mode needs a multiple of 32 threads")
+            for ct in sorted({compute_type(s.acc.dtype) for s in c.stages}):
+                self.emit(1, f"__shared__ {ct} em_red_{ct.replace(' ', '_')}[32];")
+            self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
+            lane_start, lane_step, ind = f"({I})threadIdx.x", T, 2
+            grid = sm.minimum(nrows, 2 ** 31 - 1)
+        elif mode == "warp":
+            W = T // 32
+            self.emit(1, "const int lane_ = threadIdx.x & 31;")
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {W}) {{")
+            lane_start, lane_step, ind = f"({I})lane_", 32, 2
+            grid = sm.minimum((nrows + (W - 1)) // W, 2 ** 31 - 1)
+        else:
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {T}) {{")
+            lane_start, lane_step, ind = "0", 1, 2
+            grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
+        self.decompose("row_", c.outer, ind)
+        for s in c.stages:
+            ct = compute_type(s.acc.dtype)
+            op = 0 if s.acc.op == "sum" else 1
+            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+            vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
+            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
+            self._stage_loop(s, start, f"{lane_step * vec}", vec, ind)
+            if mode == "block":
+                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
+                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
+            elif mode == "warp":
+                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
+        if c.inner:
+            vec = _store_vec(self.k, c.store, c.inner, max_vec) if mode != "thread" else 1
+            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
+            self.emit(ind, f"for ({I} j_ = {start}; j_ < {self.idx(_size(c.inner))}; j_ += {lane_step * vec}) {{")
+            self.decompose("j_", c.inner, ind + 1)
+            self.store(c.store, c.inner[-1][0], vec, ind + 1)
+            self.emit(ind, "}")
+        else:
+            guard = {"block": "threadIdx.x == 0", "warp": "lane_ == 0", "thread": None}[mode]
+            if guard:
+                self.emit(ind, f"if ({guard}) {{")
+                self.store(c.store, None, 1, ind + 1)
+                self.emit(ind, "}")
+            else:
+                self.store(c.store, None, 1, ind)
+        self.emit(1, "}")
+        return grid

@@ -1,0 +1,344 @@
+"""CUDA schedule heuristics: the default config of each kernel and the analyses it rests on
+(vectorisation, the row cache plan, the tensor-core tile model), apart from the renderer
+(codegen/cuda.py). The hardware numbers (SM count, shared memory, the tile table) come from the
+Target (backends/target.py); `target=None` means the H100 preset's values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.structure import (
+    Canon,
+    Contraction,
+    StageInfo,
+    _size,
+    canonical,
+    contraction_of,
+)
+from .cuda_mma import mma_applicable, one_pass
+
+# The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
+H100_SMS = 132  # H100 SXM
+SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may use (H100: 227 KB per block)
+CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
+
+
+def tuning(target, key: str, default):
+    """A renderer / schedule constant of `target` (None: the H100's, `default`)."""
+    return default if target is None else target.tuning.get(key, default)
+
+
+def sm_count(target) -> int:
+    return H100_SMS if target is None else target.sm_count
+
+
+def has_tensor_cores(target) -> bool:
+    """Whether the target runs the warp-level TF32 MMAs the `mma` mode renders (sm_80 and later)."""
+    return target is None or "mma.sync.tf32" in target.tensor_cores
+
+
+def has_clusters(target) -> bool:
+    """Whether the target has thread-block clusters (sm_90: `__cluster_dims__`, distributed shared memory)."""
+    return target is None or (target.compute_capability or (0, 0)) >= (9, 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# vectorisation analysis
+
+
+def _lanes_contiguous(e: sm.Expr, var: str, vec: int) -> bool:
+    """e(var + l) == e(var) + l for l < vec, and e(var) is a multiple of vec when var is."""
+    base = sm.substitute(e, {var: sm.var("_q", 0, None) * vec})
+    if (base % vec) is not sm.ZERO:
+        return False
+    x = sm.var(var, 0, None)
+    e0 = sm.substitute(e, {var: x})
+    return all(sm.substitute(e, {var: x + l}) - e0 is sm.const(l) for l in range(1, vec))
+
+
+def _store_vec(k: ir.Kernel, st: ir.Store, loops: list, max_vec: int) -> int:
+    """Largest vec (power of two, 16 bytes max) for which the innermost loop splits evenly and the
+    store is contiguous and aligned."""
+    if not loops:
+        return 1
+    var, ext = loops[-1]
+    if not ext.is_const:
+        return 1
+    item = k.buffer(st.buffer).dtype.itemsize
+    vec = max_vec
+    while vec > 1:
+        if ext.value % vec == 0 and vec * item <= 16 and _lanes_contiguous(st.index, var, vec):
+            return vec
+        vec //= 2
+    return 1
+
+
+def _reduce_vec(k: ir.Kernel, stage: StageInfo, max_vec: int) -> int:
+    if not stage.loops:
+        return 1
+    var, ext = stage.loops[-1]
+    if not ext.is_const:
+        return 1
+    vec = max_vec
+    while vec > 1:
+        if ext.value % vec == 0:
+            loads = [v for v in ir.val_toposort([stage.update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)]
+            if any(_lanes_contiguous(v.args[1], var, vec) and v.dtype.itemsize * vec <= 16 for v in loads):
+                return vec
+        vec //= 2
+    return 1
+
+
+# ------------------------------------------------------------------------------------------------
+# row cache: one read of the row for every stage
+
+
+@dataclass
+class RowCachePlan:
+    n: int  # row length shared by every stage and the tail
+    vec: int
+    k: int  # unrolled steps per thread
+    canon: Canon  # stages and tail rewritten over the shared position variable p_
+    groups: list  # (buffer, index, valid) loaded once per row
+    regs: int  # 32-bit registers per thread holding the cache
+
+
+def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int = 32,
+                   in_smem: bool = False, target=None) -> RowCachePlan | None:
+    """Whether every stage and the tail walk the same row (one loop of the same static length), and the
+    loads they share fit in registers: then the row is read from memory once instead of once per stage
+    (softmax: 3 reads -> 1). A kernel with one value per row (argmax: a max, then the first index
+    reaching it) has no tail loop: its stages share the row and one thread stores."""
+    if not c.stages or len(c.inner) > 1 or any(len(st.loops) != 1 for st in c.stages):
+        return None
+    n = c.inner[0][1] if c.inner else c.stages[0].loops[0][1]
+    if not n.is_const or any(st.loops[0][1] is not n for st in c.stages):
+        return None
+    N = n.value
+    P = sm.index_var("p_", N)
+    stages = []
+    for st in c.stages:
+        v = ir.substitute(st.update.value, {st.loops[0][0]: P}, {})
+        stages.append(StageInfo(st.acc, [("p_", n)], ir.Update(st.update.name, st.update.op, v)))
+    if c.inner:
+        o = c.inner[0][0]
+        store = ir.Store(c.store.buffer, sm.substitute(c.store.index, {o: P}), ir.substitute(c.store.value, {o: P}, {}))
+    else:
+        store = c.store
+    canon = Canon(c.outer, stages, [("p_", n)] if c.inner else [], store)
+    uses: dict = {}
+    for stmt_val in [st.update.value for st in stages] + [store.value]:
+        for v in ir.val_toposort([stmt_val]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val) and "p_" in sm.free_vars(v.args[1]):
+                uses.setdefault(v.args, set()).add(id(stmt_val))
+    shared = [key for key, u in uses.items() if len(u) >= 2]
+    if not shared:
+        return None
+    if c.inner:
+        vec = _store_vec(k, store, [("p_", n)], max_vec)
+    else:  # the widest load of every shared group that divides the row (16 bytes at most)
+        vec = max_vec
+        while vec > 1 and (N % vec or any(k.buffer(key[0]).dtype.itemsize * vec > 16 for key in shared)):
+            vec //= 2
+    while vec > 1 and not all(_lanes_contiguous(key[1], "p_", vec) and key[2] is sm.ONE for key in shared):
+        vec //= 2
+    if vec == 1 or N % (T * vec):
+        return None
+    steps = N // (T * vec)
+    regs = sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in shared) * steps
+    if in_smem:
+        if regs * 4 * T > tuning(target, "smem_cache_max", SMEM_CACHE_MAX):
+            return None
+    elif steps > 32 or regs > max_regs:
+        return None
+    return RowCachePlan(N, vec, steps, canon, shared, regs)
+
+
+def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int, target=None) -> tuple | None:
+    """(threads, "regs" | "smem", cluster): registers while a row's cache stays small (<= 16 per
+    thread at 256 threads, where the rest of the kernel has room), else dynamic shared memory; a row
+    that would fill most of an SM's shared memory is split over a cluster of two blocks, so that
+    two half-rows' loads, reductions and stores overlap on each SM (softmax over 32768 floats:
+    0.75-0.78 -> 0.83-0.84 of the copy floor, bench/results/variants-2026-11-21*.json)."""
+    if row_cache_plan(k, c, 256, max_vec, max_regs=16) is not None:
+        return 256, "regs", 1
+    for T in (512, 1024):
+        plan = row_cache_plan(k, c, T, max_vec, in_smem=True, target=target)
+        if plan is not None:
+            if plan.regs * 4 * T > tuning(target, "cluster_row_bytes", CLUSTER_ROW_BYTES) and \
+                    has_clusters(target) and row_cache_plan(k, c, 1024, max_vec, in_smem=True, target=target):
+                return 512, "smem", 2
+            return T, "smem", 1
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# schedules
+
+
+def _unit_stride(e: sm.Expr, var: str) -> bool:
+    x = sm.var(var, 0, None)
+    return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x}) is sm.ONE
+
+
+def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
+    """Whether the reductions read memory along the outer points rather than along the reduction:
+    some stage load is contiguous in the innermost outer variable and none in the innermost
+    reduction variable (a sum over a middle axis). Lanes should then take outer points (cols mode)."""
+    if not c.outer or any(not s.loops for s in c.stages):
+        return False
+    o = c.outer[-1][0]
+    along_rows = along_red = False
+    for s in c.stages:
+        rv = s.loops[-1][0]
+        for v in ir.val_toposort([s.update.value]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val):
+                along_rows |= _unit_stride(v.args[1], o)
+                along_red |= _unit_stride(v.args[1], rv)
+    return along_rows and not along_red
+
+
+def loads_shared_by_columns(c: Canon) -> bool:
+    """Whether no stage load depends on the innermost outer variable: neighbouring outputs read the
+    same values (a scan's masked sums), so one thread per output gets every load as a broadcast and
+    a warp per output would only add shuffles."""
+    if not c.outer or any(not s.loops for s in c.stages):
+        return False
+    o, ext = c.outer[-1]
+    if not (ext.is_const and ext.value >= 32):
+        return False
+    for s in c.stages:
+        for v in ir.val_toposort([s.update.value]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val) and o in sm.free_vars(v.args[1]):
+                return False
+    return True
+
+
+# (BM, BN, BK, WM, WN) and the TFLOP/s each reached on a float32 4096^3 product on the H100
+# (bench/results/variants-2026-11-21.json): warp tiles of 64x64 reuse each fragment most
+# 32 x 128 (one warp row): not timed on 4096^3; its rate is set from a conv with 32 output channels
+# (bench/results/variants-conv-2026-11-21d.json: 3.1x the 64x64 tile's useful TFLOP/s there), so the
+# model takes it only where M <= 32 would leave most of a taller tile empty
+MMA_SMALL_TILE = (64, 64, 16, 2, 2)
+MMA_DEFAULT_TILES = [((128, 256, 16, 2, 4), 63.6), ((128, 128, 16, 2, 2), 61.8), ((128, 64, 16, 2, 2), 54.3),
+                     ((64, 128, 16, 2, 2), 55.0), (MMA_SMALL_TILE, 47.9), ((32, 128, 16, 1, 4), 36.0)]
+# 64x128's rate is set between 64x64's and 128x128's from whole problems, not from the 4096^3 GEMM:
+# convs with 64 output channels ran 11-14% faster in it than in 64x64, a 2048x1024x8192 product 11%
+# faster than in 128x64 (bench/results/knob-sweep-2026-11-22.json)
+def _default_mma_tile(M, N, K, B, target=None) -> dict:
+    """The tile with the least estimated time: the padded work over the tile's rate, divided by how
+    much of the last wave is busy (a 1024^3 product in 128x256 tiles would leave three quarters of
+    the H100 idle). A 4-warp block shares its SM with another (two slots per SM). With K <= 64 the
+    product is bound by writing C, and the smallest tile spreads that best. Symbolic sizes get the
+    first tile."""
+    tiles_table = tuning(target, "mma_tiles", MMA_DEFAULT_TILES)
+    sms = sm_count(target)
+    pick = tiles_table[0][0]
+    if all(e.is_const for e in (M, N, K, B)):
+        if K.value <= 64:
+            pick = MMA_SMALL_TILE
+        else:
+            def cost(entry):
+                (bm, bn, _, wm, wn), rate = entry
+                tiles = -(-M.value // bm) * -(-N.value // bn) * B.value
+                slots = sms * (2 if wm * wn <= 4 else 1)
+                busy = tiles / (-(-tiles // slots) * slots)
+                return tiles * bm * bn / rate / busy
+            pick = min(tiles_table, key=cost)[0]
+    return dict(zip(("BM", "BN", "BK", "WM", "WN"), pick), mode="mma")
+
+
+# A conv with at most 64 output channels (M) fills a 64-row tile; 64 x 256 in one warp row gives each
+# of its 4 warps a 64x64 warp tile (the best fragment reuse) where 64 x 128 in 2 x 2 warps gives 32x64.
+# Measured on the H100 (bench/results/conv-m64-tile-2026-11-22e.json, default against default with
+# the rule off, one machine): conv + ReLU + bias 8-10% faster, conv + BN + ReLU 13-17%, conv +
+# HardSwish + avgpool 10-14%, conv + min + tanh 11%. Its 252 registers leave 2 blocks per SM: an
+# epilogue of many operations (two Mish, ~60 per element) then runs latency-bound and lost 70%
+# (knob-sweep-2026-11-22e-tiles.json), so the tile is taken only under a light epilogue; and with
+# fewer than 4 tiles per SM the last partial wave costs more than the tile saves (the ResNet blocks'
+# 392-tile convs: 10-15% slower with it).
+MMA_CONV_M64_TILE = (64, 256, 16, 1, 4)
+LIGHT_EPILOGUE_OPS = 12
+
+
+def epilogue_ops(c: Canon) -> int:
+    """ALU operations per output element in a contraction kernel's store (its epilogue)."""
+    return sum(1 for v in ir.val_toposort([c.store.value]) if v.op not in ("load", "const", "acc", "index"))
+
+
+def _conv_m64_tile(g: Contraction, c: Canon, cfg: dict, target=None) -> dict:
+    M, N, B = _size(g.m), _size(g.n), _size(g.batch)
+    if (len(g.k) > 1 and one_pass(g) and all(e.is_const for e in (M, N, B)) and 32 < M.value <= 64
+            and (cfg["BM"], cfg["BN"]) == (64, 128) and -(-N.value // 256) * B.value >= 4 * sm_count(target)
+            and epilogue_ops(c) <= LIGHT_EPILOGUE_OPS):
+        return dict(cfg, **dict(zip(("BM", "BN", "BK", "WM", "WN"), MMA_CONV_M64_TILE)))
+    return cfg
+
+
+def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
+    """The k loop's default knobs (codegen/cuda_mma.py), as measured on whole KernelBench problems
+    (bench/results/knob-sweep-2026-11-22*.json):
+
+    * a plain GEMM (one k variable) in the 8-warp 128x256 tile whose tiles divide it prefetches
+      unconditionally (`pf`): 3-14% on the square, batched, MLP and linear-chain GEMMs. In 64x64
+      tiles it lost (the GRU loop 20%, K = 32 11%), and with ragged edges 23% (guarded loads);
+    * an implicit-GEMM conv (several k variables) in one TF32 pass (ember/precision.py, or half
+      operands) double-buffers shared memory (`stages`): AlexNet's stem 19%, the MobileNet blocks
+      14%, the rest within 2% except transposed convs (2-5% slower). In three passes (float32
+      accuracy) it lost: transposed convs 26%, MobileNet 12%."""
+    M, N, K = (_size(x) for x in (g.m, g.n, g.k))
+    if len(g.k) > 1:
+        return dict(cfg, stages=2) if one_pass(g) else cfg
+    if all(e.is_const for e in (M, N, K)) and M.value % cfg["BM"] == 0 and N.value % cfg["BN"] == 0 \
+            and K.value % cfg["BK"] == 0 and cfg["BM"] * cfg["BN"] >= 128 * 256:
+        return dict(cfg, pf=True)
+    return cfg
+
+
+def default_config(k: ir.Kernel, target=None) -> dict:
+    """The unsearched schedule for `target`: elementwise for maps; block/warp/thread by reduction length."""
+    from ..kernel.structure import has_locals
+    if has_locals(k):
+        return {"mode": "rowlocal", "threads": 256}
+    c = canonical(k)
+    if not c.stages:
+        return {"mode": "elementwise", "threads": 256, "vec": 8}
+    g = contraction_of(c)
+    if g is not None:
+        M, N, K = (_size(x) for x in (g.m, g.n, g.k))
+        big = lambda e, n: (not e.is_const) or e.value >= n
+        if big(M, 32) and big(N, 32) and big(K, 8):
+            if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
+                tile = _default_mma_tile(M, N, K, _size(g.batch), target)
+                return _mma_pipeline(g, _conv_m64_tile(g, c, tile, target))
+            return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
+        # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
+        # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far
+        if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
+            return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch), target))
+    R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
+    r = R.value if R.is_const else 1 << 20
+    rows = _size(c.outer)
+    nrows = rows.value if rows.is_const else 1 << 20
+    if r >= 16 and columns_contiguous(k, c):
+        # enough threads in flight to cover memory latency: ~2^19 across the GPU
+        w = 1
+        while w < 32 and nrows * w < (1 << 19) and r >= 16 * w:
+            w *= 2
+        return {"mode": "cols", "threads": 32 * w} if w > 1 else {"mode": "thread", "threads": 128, "vec": 1}
+    if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
+        return {"mode": "thread", "threads": 128, "vec": 1}
+    if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
+        return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
+    if r >= 256:
+        t = _cached_threads(k, c, 8, target)
+        if t is not None:
+            cfg = {"mode": "block", "threads": t[0], "vec": 8, "cache": t[1]}
+            return dict(cfg, cluster=t[2]) if t[2] > 1 else cfg
+    if r >= 2048 or (r >= 256 and nrows < 1024):
+        return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
+    if r >= 32:
+        return {"mode": "warp", "threads": 128, "vec": 8}
+    return {"mode": "thread", "threads": 128, "vec": 1}

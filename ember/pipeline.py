@@ -1,0 +1,95 @@
+"""`em.compile`: the one pipeline, graph -> lower -> (search) -> render -> Program.
+
+Each stage is a plain function of its inputs and the Target (backends/target.py), which is made
+once here from the device the user names and passed on; no stage below compares device names.
+
+    target   = get_target(device)                      "cpu", "cuda", "cuda:1", "h100", a Target
+    lowered  = lower(nodes, names, target)             kernel/lower.py (split thresholds from the target)
+    configs  = search (optional)                       search/driver.py, given `build_program` as a callback
+    source   = render(lowered, target, configs)        the target's renderer (codegen/c.py, codegen/cuda.py)
+    program  = build_program(lowered, target, ...)     a runtime Program; the target's executor runs it
+"""
+from __future__ import annotations
+
+from . import symbolic as sm
+from .backends.target import DeviceError, Target, get_target
+from .kernel import lower as lowering
+from .kernel.stats import kernel_bytes, kernel_flops
+from .runtime.program import BufferSpec, Launch, Program
+from .tensor import Tensor
+
+SEARCH_MODES = ("none", "fast", "full")
+
+
+def _outputs(y):
+    if isinstance(y, Tensor):
+        return [y], None, "single"
+    if isinstance(y, dict):
+        return list(y.values()), list(y.keys()), "dict"
+    if isinstance(y, (list, tuple)) and all(isinstance(t, Tensor) for t in y):
+        return list(y), None, "tuple"
+    raise TypeError(f"em.compile takes a Tensor, or a list/tuple/dict of Tensors; got {type(y).__name__}")
+
+
+def lower(nodes: list, output_names, target: Target, force=None, local=None) -> lowering.LoweredGraph:
+    """Graph -> kernels (the fusion decision), for `target`."""
+    return lowering.lower(nodes, output_names, force=force, local=local, target=target)
+
+
+def render(lowered: lowering.LoweredGraph, target: Target, configs: list | None = None) -> tuple[str, list]:
+    """Kernels -> (source, per-kernel launch config) with the target's renderer."""
+    buffer_index = {n: i for i, n in enumerate(lowered.buffers)}
+    dim_index = {d: i for i, d in enumerate(lowered.dims)}
+    return target.render_program(lowered.kernels, buffer_index, dim_index, configs, target)
+
+
+def build_program(lowered: lowering.LoweredGraph, device, output_names, output_kind: str,
+                  meta: dict | None = None, configs: list | None = None) -> Program:
+    """Render source for `device` (a Target, or anything get_target takes) from lowered kernels and
+    wrap it as a Program. On a target whose device is here the code is compiled and loaded now."""
+    target = get_target(device)
+    buffers = {n: BufferSpec(b.name, b.dtype, b.shape, b.kind) for n, b in lowered.buffers.items()}
+    source, cfgs = render(lowered, target, configs)
+    launches = []
+    for (k, args), cfg in zip(lowered.kernels, cfgs):
+        stats = {"bytes": sm.to_json(kernel_bytes(k)), "flops": sm.to_json(kernel_flops(k))}
+        launches.append(Launch(k.name, [args[p.name] for p in k.buffers], list(k.dims), stats, cfg,
+                               [args[p.name] for p in k.buffers if p.role == "out"]))
+    data = {n: b.node.arg.array for n, b in lowered.buffers.items() if b.kind == "data"}
+    meta = dict(meta or {})
+    meta["kernels_ir"] = "\n".join(str(k) for k, _ in lowered.kernels)
+    p = Program(target.kind, source, launches, buffers, lowered.outputs, lowered.inputs, lowered.dims, data,
+                output_names, output_kind, meta, target)
+    if target.runnable:
+        p.executor  # noqa: B018 - compile and load now: a candidate that cannot build fails here
+    return p
+
+
+def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> Program:
+    """Compile tensor(s) y into a Program for `device` ("cpu", "cuda", "cuda:N", a preset such as
+    "h100", or a Target; default: CUDA if present, else the CPU).
+
+    search: "none" uses the default lowering; "fast"/"full" search for faster equivalent programs
+    (every candidate verified against the reference before it is timed); options: time_limit (s),
+    example_inputs, progress. debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
+    if search not in SEARCH_MODES:
+        raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
+    ts, names, kind = _outputs(y)
+    target = get_target(device)
+    nodes = [t.node for t in ts]
+    if debug >= 1:
+        from .graph import graph_str
+        print(graph_str(nodes))
+    if search != "none":
+        if not target.runnable:
+            raise DeviceError(f"search={search!r} times candidates on the device, and {target} is a preset "
+                              "with no device here: compile with search='none' to generate code only")
+        from .search.driver import search_program
+        prog = search_program(nodes, target, names, kind, search, build=build_program, **options)
+    else:
+        prog = build_program(lower(nodes, names, target), target, names, kind)
+    if debug >= 2:
+        print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))
+    if debug >= 3:
+        print(prog.source)
+    return prog

@@ -1,0 +1,232 @@
+"""Targets (ember/backends/target.py): the registry and its presets, device errors, and that the
+lowering and the CUDA schedules read their numbers from the Target they are given."""
+import ast
+import os
+
+import numpy as np
+import pytest
+
+import ember as em
+from ember.backends import cuda_target
+from ember.backends import target as tg
+from ember.codegen import cuda as cg
+from ember.kernel.lower import lower
+from ember.kernel.structure import UnsupportedKernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """As if the machine had no CUDA driver (the check is the one place that asks the driver)."""
+    monkeypatch.setattr(cuda_target, "cuda_probe", lambda: (False, "test: libcuda.so not found"))
+    monkeypatch.setattr(tg, "_DETECTED", {})
+
+
+def _matmul(m, k, n, seed=0):
+    rng = np.random.default_rng(seed)
+    a = em.input("a", (m, k), em.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    return a, em.tensor(w), w
+
+
+# ------------------------------------------------------------------------------------------------
+# registry and presets
+
+
+def test_names_resolve_to_targets():
+    cpu = em.get_target("cpu")
+    assert cpu.kind == "cpu" and not cpu.device_memory
+    h100 = em.get_target("h100")
+    assert (h100.kind, h100.arch, h100.compute_capability, h100.sm_count) == ("cuda", "sm_90", (9, 0), 132)
+    assert h100.smem_per_block == 227 * 1024 and h100.device_memory and "mma.sync.tf32" in h100.tensor_cores
+    assert h100.split.tiles_few == 132 and h100.tuning["smem_cache_max"] == 200 * 1024
+    assert em.get_target(h100) is h100 and em.get_target("H100 ") is h100
+    assert {"cpu", "cuda"} <= set(tg.kinds()) and {"h100", "host-cpu"} <= set(tg.presets())
+
+
+@pytest.mark.parametrize("name", ["tpu", "cuda:x", "cpu:zero", ""])
+def test_unknown_device_names_fail_in_one_line(name):
+    with pytest.raises(em.DeviceError, match="unknown device") as e:
+        em.get_target(name)
+    assert "\n" not in str(e.value) and "cpu" in str(e.value)
+
+
+def test_device_values_override_the_preset_and_the_split_follows_the_sm_count():
+    pcie = tg.with_device_values(em.get_target("h100"), sm_count=114, smem_per_block=None)
+    assert pcie.sm_count == 114 and pcie.split.tiles_few == 114 and pcie.present
+    assert pcie.smem_per_block == 227 * 1024  # a value the driver did not give keeps the preset's
+
+
+def test_a_registered_backend_is_found_by_name():
+    fake = em.get_target("host-cpu").replace(kind="cpu", preset="tiny-cpu", sm_count=2)
+    tg.register_preset("tiny-cpu", fake)
+    try:
+        assert em.get_target("tiny-cpu") is fake
+        x = em.input("x", (5, 7), em.float32)
+        fn = em.compile(x.exp().sum(1), device="tiny-cpu")
+        xs = np.random.default_rng(3).standard_normal((5, 7)).astype(np.float32)
+        np.testing.assert_allclose(fn(x=xs), np.exp(xs.astype(np.float64)).sum(1), rtol=1e-5)
+    finally:
+        tg._PRESETS.pop("tiny-cpu")
+
+
+# ------------------------------------------------------------------------------------------------
+# no GPU: one-line errors
+
+
+def test_cuda_without_a_driver_is_one_clear_error(no_gpu):
+    with pytest.raises(em.DeviceError) as e:
+        em.get_target("cuda")
+    msg = str(e.value)
+    assert msg.startswith("device 'cuda' requested but no CUDA driver/GPU was found") and "\n" not in msg
+    assert "libcuda.so not found" in msg
+    x = em.input("x", (3,), em.float32)
+    with pytest.raises(em.DeviceError, match="cuda:1"):
+        em.compile(x + 1.0, device="cuda:1")
+    assert em.get_target(None).kind == "cpu"  # the default falls back to the CPU
+
+
+def test_cli_reports_a_missing_gpu_in_one_line(no_gpu, tmp_path, capsys):
+    from ember.cli import main
+    x = em.input("x", (4, 3), em.float32)
+    em.save_graph(tmp_path / "g.json", x.relu())
+    rc = main(["compile", str(tmp_path / "g.json"), "-o", str(tmp_path / "p.zip"), "--device", "cuda"])
+    err = capsys.readouterr().err
+    assert rc == 2 and not (tmp_path / "p.zip").exists()
+    assert err.strip().splitlines() == [err.strip()] and err.startswith("ember: error: device 'cuda' requested")
+    assert main(["demo", "--device", "cuda"]) == 2
+
+
+def test_a_preset_compiles_without_its_device(no_gpu, tmp_path):
+    """CI renders (and NVRTC-compiles) for sm_90 without a GPU; running such a program needs one."""
+    a, w, _ = _matmul(37, 64, 45)
+    fn = em.compile((a @ w).relu(), device="h100")
+    assert fn.device == "cuda" and fn.target is em.get_target("h100") and "__global__" in fn.source
+    assert all("grid" in l.config or "cfg" in l.config for l in fn.launches)
+    fn.save(tmp_path / "p.zip")
+    with pytest.raises(em.DeviceError, match="no CUDA driver"):
+        fn(a=np.zeros((37, 64), np.float32))
+    with pytest.raises(em.DeviceError, match="no CUDA driver"):
+        em.Program.load(tmp_path / "p.zip")
+    loaded = em.Program.load(tmp_path / "p.zip", device="h100")
+    assert loaded.source == fn.source and loaded.target is fn.target
+    with pytest.raises(em.DeviceError, match="no CUDA driver"):
+        loaded(a=np.zeros((37, 64), np.float32))
+    from ember.cli import main
+    assert main(["inspect", str(tmp_path / "p.zip")]) == 0  # printing a program needs no GPU
+    with pytest.raises(em.DeviceError, match="preset with no device"):
+        em.compile((a @ w).relu(), device="h100", search="fast")
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    assert compile_kernels(fn.source, fn.target.arch)
+
+
+# ------------------------------------------------------------------------------------------------
+# the stages read the Target
+
+
+def test_split_k_threshold_comes_from_the_target():
+    """(640 x 4096) @ (4096 x 768) is 120 output tiles of 64 x 64: fewer than the H100's 132 SMs, so
+    k is split; on a target with 100 SMs it is not. Both compute the product (checked on the CPU)."""
+    a, w, wn = _matmul(640, 4096, 768)
+    y = a @ w
+    h100 = em.get_target("h100")
+    few_sms = h100.replace(sm_count=100, split=h100.split.__class__(tiles_few=100))
+    assert len(lower([y.node], target=h100).kernels) == 2
+    assert len(lower([y.node], target=few_sms).kernels) == 1
+    cpu = em.get_target("cpu")
+    xs = np.random.default_rng(1).standard_normal((640, 4096)).astype(np.float32)
+    ref = xs.astype(np.float64) @ wn.astype(np.float64)
+    for t in (cpu, cpu.replace(split=h100.split.__class__(tiles_few=100))):
+        out = em.compile(y, device=t)(a=xs)
+        assert np.max(np.abs(out - ref)) <= 1e-4 + 1e-4 * np.max(np.abs(ref))
+
+
+def test_cuda_schedules_read_the_targets_shared_memory():
+    """A softmax over 32768 floats caches its row in shared memory on the H100 (cluster of 2); a GPU
+    with 64 KB per block has no room for it, and an mma tile that fits the H100 does not fit there."""
+    x = em.input("x", (1024, 32768), em.float32)
+    k = lower([x.softmax(-1).node]).kernels[-1][0]
+    h100 = em.get_target("h100")
+    small = tg.with_device_values(h100, smem_per_block=64 * 1024, tuning=cuda_target._tuning(64 * 1024))
+    big_cfg = cg.default_config(k, h100)
+    assert big_cfg.get("cache") == "smem" and big_cfg.get("cluster") == 2
+    assert cg.default_config(k) == big_cfg  # no target: the H100 preset
+    assert cg.default_config(k, small).get("cache") != "smem"
+    a, w, _ = _matmul(1024, 512, 1024)
+    (mk, _), = lower([(a @ w).node]).kernels
+    tile = {"mode": "mma", "BM": 128, "BN": 256, "BK": 32, "WM": 2, "WN": 4, "stages": 2}
+    assert "__global__" in cg.render_kernel(mk, tile, h100)[0]
+    with pytest.raises(UnsupportedKernel, match="shared memory"):
+        cg.render_kernel(mk, tile, small)
+
+
+def test_cuda_schedules_follow_the_targets_features():
+    """A GPU without TF32 tensor cores (sm_75) gets CUDA-core GEMM tiles and refuses the mma mode; one
+    without clusters (sm_80) caches a wide row in one block and refuses the cluster knob."""
+    h100 = em.get_target("h100")
+    turing = tg.with_device_values(h100, arch="sm_75", compute_capability=(7, 5), tensor_cores=())
+    ampere = tg.with_device_values(h100, arch="sm_80", compute_capability=(8, 0), tensor_cores=("mma.sync.tf32",))
+    a, w, _ = _matmul(1024, 512, 1024)
+    (mk, _), = lower([(a @ w).node]).kernels
+    assert cg.default_config(mk, h100)["mode"] == "mma" and cg.default_config(mk, turing)["mode"] == "gemm"
+    assert "__global__" in cg.render_kernel(mk, None, turing)[0]
+    with pytest.raises(UnsupportedKernel, match="tensor cores"):
+        cg.render_kernel(mk, {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}, turing)
+    x = em.input("x", (1024, 32768), em.float32)
+    k = lower([x.softmax(-1).node]).kernels[-1][0]
+    cfg = cg.default_config(k, ampere)
+    assert cfg.get("cache") == "smem" and cfg.get("cluster", 1) == 1
+    assert "__global__" in cg.render_kernel(k, cfg, ampere)[0]
+    with pytest.raises(UnsupportedKernel, match="clusters"):
+        cg.render_kernel(k, cg.default_config(k, h100), ampere)
+
+
+def test_mma_tile_model_reads_the_sm_count():
+    """The tile choice divides by how busy the last wave keeps the SMs: with the SM count changed the
+    model sees other waves. Its choice on the H100 preset is the one without a target."""
+    from ember import symbolic as sm
+    from ember.codegen.cuda_schedule import _default_mma_tile
+    M, N, K, B = (sm.const(v) for v in (1024, 1024, 1024, 1))
+    h100 = em.get_target("h100")
+    assert _default_mma_tile(M, N, K, B, h100) == _default_mma_tile(M, N, K, B)
+    picks = {tuple(_default_mma_tile(M, N, K, B, h100.replace(sm_count=s)).items()) for s in (8, 16, 64, 132, 264)}
+    assert len(picks) > 1
+
+
+# ------------------------------------------------------------------------------------------------
+# import direction of the pipeline's parts
+
+
+def _imports(path: str) -> set:
+    with open(os.path.join(ROOT, path)) as f:
+        tree = ast.parse(f.read())
+    out = set()
+    pkg = os.path.dirname(path).replace("/", ".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = pkg
+            for _ in range(node.level - 1):
+                base = base.rsplit(".", 1)[0]
+            mod = (base + "." + node.module if node.module else base) if node.level else node.module
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+@pytest.mark.parametrize("path,forbidden", [
+    ("ember/runtime/program.py", ("ember.backends", "ember.search", "ember.pipeline", "ember.codegen")),
+    ("ember/runtime/memory.py", ("ember.backends", "ember.search", "ember.pipeline")),
+    ("ember/runtime/concurrency.py", ("ember.backends", "ember.search", "ember.pipeline")),
+    ("ember/search/driver.py", ("ember.runtime", "ember.backends", "ember.codegen", "ember.pipeline")),
+    ("ember/search/schedule.py", ("ember.runtime", "ember.backends", "ember.codegen", "ember.pipeline")),
+    ("ember/train.py", ("ember.nn", "ember.runtime", "ember.pipeline")),
+    ("ember/kernel/lower.py", ("ember.backends", "ember.codegen", "ember.runtime")),
+    ("ember/kernel/split.py", ("ember.backends", "ember.codegen", "ember.runtime")),
+])
+def test_no_import_loops_through_the_pipeline(path, forbidden):
+    bad = sorted(m for m in _imports(path) if m.startswith(forbidden))
+    assert not bad, f"{path} imports {bad}"
