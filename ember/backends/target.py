@@ -18,7 +18,7 @@ and NVRTC-compiles for sm_90 without a GPU. `get_target` turns what a user write
     get_target(None)       CUDA when a GPU is present, else the CPU
 
 A new backend is one module that builds its Target(s) and calls `register_kind` / `register_preset`,
-plus an import of it at the end of this file.
+plus an import of it in `ember/backends/__init__.py` (importing this module runs that file first).
 """
 from __future__ import annotations
 
@@ -188,9 +188,5 @@ def with_device_values(base: Target, **measured) -> Target:
         t = t.replace(split=dataclasses.replace(base.split, tiles_few=vals["sm_count"]))
     return t
 
-
-# the backends register themselves (a new backend: one module, imported here)
-from . import cpu_target as _cpu_target  # noqa: F401
-from . import cuda_target as _cuda_target  # noqa: F401
 
 set_target_resolver(get_target)  # Program.load finds its target (and so its executor) here
