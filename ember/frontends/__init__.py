@@ -1,5 +1,5 @@
 """Frontends that build Ember graphs from other frameworks. `from_torch` imports a PyTorch module
-through torch.export (importer.py, function.py; op converters in aten.py and its modules);
+through torch.export (importer.py, function.py; op converters in the aten package);
 `torch.compile(backend="ember")` is dynamo.py. torch is imported only when used."""
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
 2. `import_graph` walks the FX graph once: placeholders become Ember inputs (user inputs) or
    constants (parameters, buffers, lifted constants); each call_function node goes through its
    converter. Every result is checked against the shape torch recorded for the node and cast to
-   torch's dtype (int64 narrowed to int32, see aten.py), so a converter bug is an error naming the
+   torch's dtype (int64 narrowed to int32, see aten/__init__.py), so a converter bug is an error naming the
    node, never a silently different graph.
 3. Buffers the model mutates (BatchNorm running statistics in training mode) are graph *inputs* fed
    from the module on every call, and their new values are graph outputs copied back into the
