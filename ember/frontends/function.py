@@ -78,6 +78,7 @@ class TorchFunction:
         n_in = graph.in_spec.num_leaves if graph.in_spec is not None else 0
         self._n_positional = n_in
         self._positional_only = graph.in_spec is not None and tree_flatten((tuple(range(n_in)), {}))[1] == graph.in_spec
+        self._arg_names = positional_names(module)
         n_out = len(graph.outputs)
         probe = tree_unflatten(list(range(n_out)), graph.out_spec) if graph.out_spec is not None else None
         self._out_form = "leaf" if probe == 0 and n_out == 1 else "tuple" if probe == tuple(range(n_out)) else "tree"
@@ -91,10 +92,14 @@ class TorchFunction:
         if not kwargs and len(args) == self._n_positional and self._positional_only:
             return args  # the common case, without pytree's ~20 us
         from torch.utils._pytree import tree_flatten
+        want = self.graph.in_spec
+        if want is not None and kwargs:  # keywords in the import's order (pytree compares dict key order)
+            order = list(want.child(1).context)
+            if set(order) == set(kwargs):
+                kwargs = {k: kwargs[k] for k in order}
         flat, spec = tree_flatten((tuple(args), dict(kwargs)))
-        if spec != self.graph.in_spec:
-            raise TorchImportError(f"called with arguments structured as {spec}, the import was for "
-                                   f"{self.graph.in_spec}")
+        if spec != want:
+            raise TorchImportError("from_torch: " + argument_mismatch(spec, want, self._arg_names))
         return flat
 
     def _feed(self, args, kwargs) -> tuple[dict, list]:
@@ -248,6 +253,60 @@ class TorchFunction:
         return list(self.graph.outputs)
 
 
+def positional_names(module) -> list:
+    """The names of `module`'s positional parameters (forward's, or the wrapped function's), for
+    error messages; [] when they cannot be read."""
+    import inspect
+    fn = getattr(module, "_ember_fn", None) or getattr(module, "forward", None)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _structure(spec) -> str:
+    """A short description of one argument's pytree structure."""
+    if spec.is_leaf():
+        return "a single value"
+    kind = spec.type.__name__ if spec.type is not None else "container"
+    if spec.type is dict:
+        return f"a dict with keys {sorted(spec.context)}"
+    return f"a {kind} of {spec.num_children}"
+
+
+def argument_mismatch(got, want, names: list) -> str:
+    """One line saying how a call's arguments (pytree spec `got`) differ from the import's (`want`)."""
+    g_args, g_kw = got.child(0), got.child(1)
+    w_args, w_kw = want.child(0), want.child(1)
+    n_want, n_got = w_args.num_children, g_args.num_children
+    problems = []
+    if n_got != n_want:
+        shown = f" ({', '.join(names[:n_want])})" if len(names) >= n_want > 0 else ""
+        problems.append(f"expected {n_want} positional input{'s' if n_want != 1 else ''}{shown}, got {n_got}")
+    gk, wk = list(g_kw.context or ()), list(w_kw.context or ())
+    extra, missing = [k for k in gk if k not in wk], [k for k in wk if k not in gk]
+    if extra:
+        took = f"keyword arguments {wk}" if wk else "no keyword arguments"
+        problems.append(f"unexpected keyword argument{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} "
+                        f"(the model was imported with {took})")
+    if missing:
+        problems.append(f"missing keyword argument{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}")
+    if not problems:
+        for i, (g, w) in enumerate(zip(g_args.children(), w_args.children())):
+            if g != w:
+                name = f" ({names[i]})" if i < len(names) else ""
+                problems.append(f"positional input #{i}{name} is {_structure(g)}, the import was for {_structure(w)}")
+                break
+        else:
+            for k in wk:
+                g, w = g_kw.child(gk.index(k)), w_kw.child(wk.index(k))
+                if g != w:
+                    problems.append(f"keyword argument {k!r} is {_structure(g)}, the import was for {_structure(w)}")
+                    break
+    return "; ".join(problems) or "the arguments are structured differently from the example inputs"
+
+
 def _as_module(fn):
     torch = _torch()
     if isinstance(fn, torch.nn.Module):
@@ -257,7 +316,9 @@ def _as_module(fn):
         def forward(self, *args, **kwargs):
             return fn(*args, **kwargs)
     Wrapped.__name__ = getattr(fn, "__name__", "function")
-    return Wrapped()
+    w = Wrapped()
+    w._ember_fn = fn  # (its signature names the inputs in error messages)
+    return w
 
 
 def from_torch(module, example_inputs, device: str | None = None, search: str = "none", *,
