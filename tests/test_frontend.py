@@ -636,11 +636,11 @@ def test_unsupported_inside_submodule_names_module():
         em.from_torch(model, (torch.rand(2, 4),), device="cpu")
 
 
-def test_training_dropout_is_a_clear_error_and_eval_is_identity():
-    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.3))
-    with pytest.raises(UnsupportedOpError, match="random"):
-        em.from_torch(model.train(), (torch.rand(2, 4),), device="cpu")
-    check(model.eval(), [R(2, 4)])
+def test_eval_dropout_is_identity_and_undrawable_random_ops_are_clear_errors():
+    with pytest.raises(UnsupportedOpError, match=r"aten\.bernoulli\.default.*test_frontend\.py.*random numbers"):
+        em.from_torch(lambda x: torch.bernoulli(x), (torch.rand(2, 4),), device="cpu")
+    check(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.3)).eval(), [R(2, 4)])
+    check(nn.Sequential(nn.Linear(4, 4), nn.AlphaDropout(0.3)).eval(), [R(2, 4)])
     check(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train(), [R(2, 4)], train=True)  # p=0: the identity
     check(nn.Sequential(nn.Linear(4, 4), nn.RReLU()).eval(), [R(2, 4)])  # eval RReLU: a fixed slope
 

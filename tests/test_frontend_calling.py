@@ -59,3 +59,117 @@ def test_nested_input_structure_mismatch_names_the_input():
     with pytest.raises(TorchImportError, match=r"^from_torch: positional input #1 \(pair\) is a list of 3, the "
                                                r"import was for a list of 2$"):
         fn(x, [a, b, c])
+
+
+# ------------------------------------------------------------------------------------------------
+# random numbers drawn inside forward
+
+class RandomState(nn.Module):
+    """An initial hidden state drawn in forward (as some RNN code does), used by a GRU cell."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(5, 6)
+
+    def forward(self, x):
+        h0 = torch.randn(x.shape[0], 6)
+        noise = torch.rand_like(x)
+        idx = torch.randint(0, 7, (x.shape[0], 3))
+        coin = x.bernoulli(0.25)  # a fixed probability (bernoulli.p)
+        return h0, x + noise, idx, coin, self.cell(x, h0)
+
+
+def _same_draws_as_eager(model, fn, *args, seeds=(0, 1, 7)):
+    """Per seed: eager and compiled outputs, and the generator's next draw after each (equal when the
+    compiled call consumed torch's generator exactly as eager did)."""
+    for seed in seeds:
+        torch.manual_seed(seed)
+        want = model(*args)
+        want_next = torch.rand(3)
+        torch.manual_seed(seed)
+        got = fn(*args)
+        got_next = torch.rand(3)
+        assert torch.equal(want_next, got_next), f"seed {seed}: the generator state after the call differs"
+        yield seed, want, got
+
+
+@torch.no_grad()
+def test_randn_rand_randint_bernoulli_in_forward_match_eager_bit_for_bit():
+    model = RandomState()
+    x = _rand(4, 5, seed=3)
+    fn = em.from_torch(model, (x,), device="cpu")
+    for seed, want, got in _same_draws_as_eager(model, fn, x):
+        for i in range(4):  # the draws themselves, and a single add of one: exact
+            assert got[i].dtype == want[i].dtype and torch.equal(got[i], want[i]), f"seed {seed}, output {i}"
+        torch.testing.assert_close(got[4], want[4], rtol=1e-5, atol=1e-6)  # the GRU cell on h0: rounding only
+    assert len({fn(x)[0].sum().item() for _ in range(3)}) == 3  # fresh numbers on every call
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_training_dropout_matches_eager_bit_for_bit(p):
+    model = nn.Sequential(nn.Linear(7, 9), nn.Dropout(p)).train()
+    x = _rand(5, 7, seed=4)
+    fn = em.from_torch(model, (x,), device="cpu")
+    for seed, want, got in _same_draws_as_eager(model, fn, x):
+        kept = want != 0
+        assert torch.equal(got != 0, kept), f"seed {seed}: a different dropout mask"
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)  # (the Linear: rounding only)
+    drop = nn.Dropout(p).train()
+    fn = em.from_torch(drop, (x,), device="cpu")
+    for seed, want, got in _same_draws_as_eager(drop, fn, x):
+        assert torch.equal(got, want), f"seed {seed}: dropout(x) differs from eager"
+
+
+@torch.no_grad()
+def test_feature_and_alpha_dropout_in_training_mode_match_eager():
+    x = _rand(2, 3, 4, 5, seed=5)
+    for layer in (nn.Dropout2d(0.4), nn.Dropout1d(0.3), nn.AlphaDropout(0.2), nn.FeatureAlphaDropout(0.3)):
+        layer.train()
+        inp = x.flatten(2) if isinstance(layer, nn.Dropout1d) else x
+        fn = em.from_torch(layer, (inp,), device="cpu")
+        for seed, want, got in _same_draws_as_eager(layer, fn, inp):
+            torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, msg=f"{type(layer).__name__} seed {seed}")
+
+
+def test_an_input_the_outputs_do_not_use_is_checked_not_fed():
+    x, y = _rand(4, 3, seed=1), _rand(2, seed=2)
+    fn = em.from_torch(lambda x, y: x * 2.0, (x, y), device="cpu")
+    torch.testing.assert_close(fn(x, y), x * 2.0)
+    with pytest.raises(TorchImportError, match=r"shape \(3,\).*\(2,\)"):
+        fn(x, _rand(3))
+
+
+@torch.no_grad()
+def test_torch_compile_draws_like_eager():
+    class M(nn.Module):
+        def forward(self, x):
+            h0 = torch.randn(x.shape)
+            return nn.functional.dropout(x, 0.35, training=True), x + h0
+    model = M()
+    compiled = torch.compile(model, backend="ember", options={"device": "cpu"})
+    x = _rand(6, 5, seed=8)
+    for seed, want, got in _same_draws_as_eager(model, compiled, x):
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]), f"seed {seed}"
+
+
+def test_random_ops_that_cannot_be_drawn_are_clear_errors():
+    from ember.frontends.pytorch import UnsupportedOpError
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(UnsupportedOpError, match=r"^aten\.randn\.generator with an explicit torch\.Generator"):
+        em.from_torch(lambda x: x + torch.randn(x.shape, generator=g), (_rand(3),), device="cpu")
+    with pytest.raises(UnsupportedOpError, match="random numbers"):
+        em.from_torch(lambda x: torch.normal(x, 1.0), (_rand(3),), device="cpu")
+    with pytest.raises(UnsupportedOpError, match="bernoulli.default.*random numbers"):
+        em.from_torch(lambda x: torch.bernoulli(x), (_rand(3),), device="cpu")
+
+
+@torch.no_grad()
+def test_native_dropout_called_directly_replays_native_dropout():
+    """torch.native_dropout's mask and output, both exact (the draw follows the function called)."""
+    def f(x):
+        return torch.native_dropout(x, 0.3, True)
+    x = _rand(4, 5, seed=9) + 0.5
+    fn = em.from_torch(f, (x,), device="cpu")
+    for seed, want, got in _same_draws_as_eager(f, fn, x):
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]), f"seed {seed}"

@@ -83,9 +83,11 @@ class TorchFunction:
         probe = tree_unflatten(list(range(n_out)), graph.out_spec) if graph.out_spec is not None else None
         self._out_form = "leaf" if probe == 0 and n_out == 1 else "tuple" if probe == tuple(range(n_out)) else "tree"
         self.program = None
+        self._takes = set()
         if tensors:
             from ..runtime.compile import compile as em_compile
             self.program = em_compile(tuple(tensors), device=device, search=search, **compile_options)
+            self._takes = set(self.program.inputs)
 
     # ------------------------------------------------------------------ calling
     def _flatten(self, args, kwargs) -> list:
@@ -113,7 +115,10 @@ class TorchFunction:
                     raise TorchImportError(f"non-tensor input #{pos} was {val!r} when the model was imported and is "
                                            f"{flat[pos]!r} now: non-tensor inputs are baked in; re-import")
                 continue
-            t = flat[ref] if kind == "user" else self.module.get_buffer(ref)
+            if kind == "random":
+                t = ref()  # drawn in graph order = eager's order (aten/random.py), even if unused
+            else:
+                t = flat[ref] if kind == "user" else self.module.get_buffer(ref)
             if not isinstance(t, torch.Tensor):
                 raise TorchImportError(f"input {name!r} must be a torch tensor, got {type(t).__name__}")
             want_dtype, want_shape = self.graph.input_meta[name]
@@ -134,7 +139,8 @@ class TorchFunction:
             else:
                 if t.is_cuda:
                     raise TorchImportError(f"input {name!r} is a CUDA tensor but the model was compiled for the CPU")
-            feed[name] = t
+            if name in self._takes:  # (an input the outputs do not depend on is checked, not fed)
+                feed[name] = t
         return feed, flat
 
     def _fast_plan(self):
@@ -229,7 +235,8 @@ class TorchFunction:
     # ------------------------------------------------------------------ inspection
     def reference(self, *args, **kwargs):
         """The same graph evaluated by Ember's numpy reference (float64 inside), as CPU torch
-        tensors in the model's output structure. Does not update buffers."""
+        tensors in the model's output structure. Does not update buffers; random numbers are drawn as
+        a call draws them."""
         torch = _torch()
         from torch.utils._pytree import tree_unflatten
         from .. import graph as g

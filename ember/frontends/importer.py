@@ -24,7 +24,9 @@ from .. import dtypes as dt
 from ..tensor import Tensor
 from ..tensor import input as em_input
 from ..tensor import tensor as em_tensor
-from .aten import CONVERTERS, REFUSED, Unsupported, UnsupportedOpError, _dtype
+from .aten import CONVERTERS, RANDOM_OPS, REFUSED, Unsupported, UnsupportedOpError, _dtype
+from .aten.random import combine as combine_random
+
 
 class TorchImportError(ValueError):
     """The module could not be imported (export failed, a converter disagreed with torch's shapes,
@@ -40,8 +42,8 @@ def _torch():
 
 
 def supported_ops() -> list:
-    """ATen op overloads (``packet.overload``) that have a converter."""
-    return sorted(CONVERTERS)
+    """ATen op overloads (``packet.overload``) that have a converter or are drawn at call time."""
+    return sorted(set(CONVERTERS) | set(RANDOM_OPS))
 
 
 def refused_ops() -> dict:
@@ -77,9 +79,10 @@ def where_in_model(node) -> str:
     if trace:
         lines = [ln.strip() for ln in trace.strip().splitlines() if ln.strip()]
         files = [i for i, ln in enumerate(lines) if ln.startswith("File ")]
-        if files:  # the innermost frame in the user's code (not inside torch) says most
+        if files:  # the innermost frame in the user's code (not inside torch or ember) says most
             torch_dir = os.path.dirname(_torch().__file__)
-            own = [i for i in files if torch_dir not in lines[i]]
+            ember_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # (from_torch's wrapper)
+            own = [i for i in files if torch_dir not in lines[i] and ember_dir not in lines[i]]
             i = (own or files)[-1]
             loc = lines[i]
             try:
@@ -99,7 +102,7 @@ def _decomposition_table():
     torch = _torch()
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
-        if _op_key(op) in CONVERTERS or _op_key(op) in REFUSED:
+        if _op_key(op) in CONVERTERS or _op_key(op) in REFUSED or _op_key(op) in RANDOM_OPS:
             del table[op]
     return table
 
@@ -131,8 +134,9 @@ class ImportedGraph:
     """The Ember graph of one exported program and what the wrapper needs to call it.
 
     inputs:   [(ember_name, kind, ref)] in call order: kind "user" (ref = position in the
-              flattened user inputs), "buffer" (ref = buffer FQN, fed from the module) or
-              "scalar" (a non-tensor user input baked in; ref = (position, value)).
+              flattened user inputs), "buffer" (ref = buffer FQN, fed from the module),
+              "scalar" (a non-tensor user input baked in; ref = (position, value)) or "random"
+              (ref = an aten.random.RandomDraw, called in this order on every call).
     outputs:  flattened user outputs: Ember Tensors, Python values, or Unsupported.
     out_meta: torch's (dtype, shape) of each flattened output (None for non-tensors).
     mutations:[(kind, target, Tensor, torch dtype)]: new values of buffers ("buffer", FQN) or user
@@ -302,6 +306,10 @@ def _import_graph(ep, mutable_buffers_as_inputs: bool) -> ImportedGraph:
                 else:
                     value = ep.constants[spec.target]  # non-persistent buffers
                 env[node.name] = _constant(value, spec.target)
+            elif spec.kind == InputKind.CUSTOM_OBJ and isinstance(ep.constants.get(spec.target), torch.Generator):
+                users = ", ".join(sorted(_op_name(u.target) for u in node.users))
+                raise UnsupportedOpError(f"{users} with an explicit torch.Generator: Ember draws random numbers at call "
+                                         "time only from torch's default generator (drop generator=)")
             else:
                 raise TorchImportError(f"input {node.name!r} of kind {spec.kind.name} is not supported")
         elif node.op == "call_function":
@@ -315,6 +323,8 @@ def _import_graph(ep, mutable_buffers_as_inputs: bool) -> ImportedGraph:
                 res = node.target(*args, **kwargs)
             else:
                 key = _op_key(node.target)
+                if key in RANDOM_OPS and _import_random(node, key, args, out, env, ember_name):
+                    continue
                 conv = CONVERTERS.get(key) if key is not None else None
                 if key in REFUSED:
                     raise UnsupportedOpError(f"{_op_name(node.target)} at {where_in_model(node)}: {REFUSED[key]}")
@@ -348,3 +358,24 @@ def _import_graph(ep, mutable_buffers_as_inputs: bool) -> ImportedGraph:
         else:
             raise TorchImportError(f"FX node {node.name!r} with op {node.op!r} is not supported")
     return out
+
+
+def _import_random(node, key, args, out: ImportedGraph, env: dict, ember_name) -> bool:
+    """A random op becomes a graph input drawn at call time (aten/random.py); False when it draws
+    nothing here (dropout in eval mode), so its converter applies."""
+    try:
+        made = RANDOM_OPS[key](node)
+    except UnsupportedOpError as e:
+        raise UnsupportedOpError(f"{_op_name(node.target)} at {where_in_model(node)}: {e}") from None
+    if made is None:
+        return False
+    draw, kind = made
+    val = node.meta.get("val")
+    noise_val = val[0] if kind else val
+    name = ember_name(node.name)
+    shape = tuple(int(s) for s in noise_val.shape)
+    noise = em_input(name, shape, _dtype(noise_val.dtype))
+    out.inputs.append((name, "random", draw))
+    out.input_meta[name] = (noise_val.dtype, shape)
+    env[node.name] = _check_result(node, combine_random(kind, args[0] if kind is not None else None, noise), val)
+    return True

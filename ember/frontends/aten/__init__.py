@@ -14,12 +14,14 @@ The converters live in one module per concept (elementwise, creation, reductions
 layers, movement); `registry` holds the table they fill. Register a converter with
 ``@aten("add.Tensor", "add.Scalar")`` (from `registry`); keys are ``packet.overload`` names
 (``relu.default``). Ops without a converter are decomposed by torch (core ATen decompositions)
-before import; what is left unconverted is an `UnsupportedOpError`.
+before import; what is left unconverted is an `UnsupportedOpError`. Ops that draw random numbers
+are not converted but drawn at call time (`random.RANDOM_OPS`).
 """
 from __future__ import annotations
 
 # The op modules register their converters on import (by concept; each adds to CONVERTERS).
 from . import contractions, creation, elementwise, layers, movement, reductions  # noqa: F401
+from .random import RANDOM_OPS
 from .registry import CONVERTERS, REFUSED, Unsupported, UnsupportedOpError, _dtype, aten
 
-__all__ = ["CONVERTERS", "REFUSED", "Unsupported", "UnsupportedOpError", "aten", "_dtype"]
+__all__ = ["CONVERTERS", "REFUSED", "RANDOM_OPS", "Unsupported", "UnsupportedOpError", "aten", "_dtype"]

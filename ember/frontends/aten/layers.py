@@ -109,22 +109,24 @@ def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None
     return A.scaled_dot_product_attention(q, k, v, attn_mask, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
 
 
-def _check_dropout(p, train):
-    if train and p > 0:
-        raise UnsupportedOpError(f"dropout with p={p} in training mode: Ember cannot reproduce PyTorch's "
-                                 "random numbers (call .eval() or use p=0)")
-
-
-@aten("dropout.default", "feature_dropout.default", "alpha_dropout.default", "feature_alpha_dropout.default")
+@aten("dropout.default", "feature_dropout.default")
 def _dropout(x, p, train):
-    _check_dropout(p, train)
+    """Reached only when eager draws nothing (eval mode, p = 0, an empty tensor): the identity. In
+    training mode the op is drawn at call time instead (aten/random.py)."""
     return x
 
 
 @aten("native_dropout.default")
 def _native_dropout(x, p, train):
-    _check_dropout(p, train)
-    return x, Unsupported("the mask output of native_dropout")
+    return x, Unsupported("the mask output of native_dropout in eval mode")
+
+
+@aten("alpha_dropout.default", "feature_alpha_dropout.default")
+def _alpha_dropout(x, p, train):
+    if train and p > 0:
+        raise UnsupportedOpError(f"alpha dropout with p={p} in training mode: Ember draws plain dropout from "
+                                 "torch's generator, not alpha dropout (call .eval() or use p=0)")
+    return x
 
 
 # ------------------------------------------------------------------------------------------------

@@ -67,11 +67,11 @@ def _dims(x: Tensor, dim) -> tuple:
 # ------------------------------------------------------------------------------------------------
 # refused ops: kept whole by the decomposition step so the error names them and says why
 
-_RANDOM_WHY = ("random number generation: Ember cannot reproduce PyTorch's random numbers "
-           "(pass random tensors in as inputs instead)")
+_RANDOM_WHY = ("random numbers Ember cannot draw: rand, randn, randint (and their _like forms), bernoulli "
+               "with a fixed p and dropout are drawn at call time from torch's generator; other random ops "
+               "are not (pass the random tensor in as an input instead)")
 REFUSED: dict[str, str] = {k: _RANDOM_WHY for k in (
-    "rand.default", "randn.default", "rand_like.default", "randn_like.default", "bernoulli.p", "bernoulli.default",
-    "randint.low", "randint.default", "randperm.default", "normal.Tensor_float", "normal.float_Tensor",
+    "bernoulli.default", "randperm.default", "normal.Tensor_float", "normal.float_Tensor",
     "normal.Tensor_Tensor", "uniform.default", "exponential.default", "multinomial.default")}
 REFUSED.update({k: "its output shape depends on the data (Ember's shapes are static)" for k in (
     "nonzero.default", "masked_select.default", "unique.default", "_unique2.default", "unique_dim.default",
