@@ -79,16 +79,16 @@ class RandomState(nn.Module):
         return h0, x + noise, idx, coin, self.cell(x, h0)
 
 
-def _same_draws_as_eager(model, fn, *args, seeds=(0, 1, 7)):
+def _same_draws_as_eager(model, fn, *args, seeds=(0, 1, 7), device="cpu"):
     """Per seed: eager and compiled outputs, and the generator's next draw after each (equal when the
     compiled call consumed torch's generator exactly as eager did)."""
     for seed in seeds:
         torch.manual_seed(seed)
         want = model(*args)
-        want_next = torch.rand(3)
+        want_next = torch.rand(3, device=device)
         torch.manual_seed(seed)
         got = fn(*args)
-        got_next = torch.rand(3)
+        got_next = torch.rand(3, device=device)
         assert torch.equal(want_next, got_next), f"seed {seed}: the generator state after the call differs"
         yield seed, want, got
 
@@ -173,3 +173,20 @@ def test_native_dropout_called_directly_replays_native_dropout():
     fn = em.from_torch(f, (x,), device="cpu")
     for seed, want, got in _same_draws_as_eager(f, fn, x):
         assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]), f"seed {seed}"
+
+
+@pytest.mark.cuda
+@torch.no_grad()
+def test_cuda_draws_match_eager():
+    """On CUDA, eager dropout runs the fused Philox kernel (native_dropout): replayed on ones it gives
+    mask * scale, and x * (mask * scale) equals the kernel's (x * mask) * scale exactly."""
+    class M(nn.Module):
+        def forward(self, x):
+            h = torch.randn(x.shape, device=x.device)
+            return nn.functional.dropout(x, 0.3, training=True), x + h, h, torch.rand_like(x)
+    model = M()
+    x = _rand(64, 33, seed=10).cuda()
+    fn = em.from_torch(model, (x,), device="cuda")
+    for seed, want, got in _same_draws_as_eager(model, fn, x, device="cuda"):
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g.is_cuda and torch.equal(g, w), f"seed {seed}, output {i}"
