@@ -369,13 +369,14 @@ def _import_random(node, key, args, out: ImportedGraph, env: dict, ember_name) -
         raise UnsupportedOpError(f"{_op_name(node.target)} at {where_in_model(node)}: {e}") from None
     if made is None:
         return False
-    draw, kind = made
+    draw, form = made
     val = node.meta.get("val")
-    noise_val = val[0] if kind else val
+    noise_val = val[0] if form == "scale_and_mask" else val
     name = ember_name(node.name)
     shape = tuple(int(s) for s in noise_val.shape)
     noise = em_input(name, shape, _dtype(noise_val.dtype))
     out.inputs.append((name, "random", draw))
     out.input_meta[name] = (noise_val.dtype, shape)
-    env[node.name] = _check_result(node, combine_random(kind, args[0] if kind is not None else None, noise), val)
+    x = args[0] if form != "draw" else None
+    env[node.name] = _check_result(node, combine_random(form, x, noise), val)
     return True

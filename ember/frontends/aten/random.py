@@ -69,7 +69,7 @@ def _stand_ins(node, args):
 def _draw_as_is(node):
     """rand/randn/randint and the *_like forms, bernoulli.p: the op's result is the random tensor.
     (Their .generator overloads, with an explicit torch.Generator, are refused by the importer.)"""
-    return RandomDraw(node.target, _stand_ins(node, node.args), dict(node.kwargs)), None
+    return RandomDraw(node.target, _stand_ins(node, node.args), dict(node.kwargs)), "draw"
 
 
 def _dropout(node):
@@ -80,15 +80,21 @@ def _dropout(node):
     x, p, train = node.args[0], float(node.args[1]), node.args[2]
     if not train or p == 0 or x.meta["val"].numel() == 0:
         return None
-    # the function the model called (torch.native_dropout, or F.dropout / nn.Dropout: aten.dropout)
-    native = str((node.meta.get("torch_fn") or ("", ""))[1]).endswith(_TORCH_FN_NATIVE)
-    op = torch.ops.aten.native_dropout.default if native else torch.ops.aten.dropout.default
-    draw = RandomDraw(op, (StandIn(x.meta["val"]), p, True), {}, index=0 if native else None)
-    return draw, node.target is torch.ops.aten.native_dropout.default
+    op, index = node.target, None
+    if node.target is torch.ops.aten.native_dropout.default:
+        # the function the model called: torch.native_dropout itself, or F.dropout / nn.Dropout, which
+        # run aten.dropout eagerly (torch.export records native_dropout for both)
+        if str((node.meta.get("torch_fn") or ("", ""))[1]).endswith(_TORCH_FN_NATIVE):
+            index = 0
+        else:
+            op = torch.ops.aten.dropout.default
+    draw = RandomDraw(op, (StandIn(x.meta["val"]), p, True), {}, index=index)
+    return draw, "scale_and_mask" if node.target is torch.ops.aten.native_dropout.default else "scale"
 
 
-# packet.overload -> handler(node) -> (RandomDraw, combine) or None. combine: None (the draw is the
-# result), False (x * noise), True (native_dropout's pair: x * noise and the keep mask).
+# packet.overload -> handler(node) -> (RandomDraw, form) or None (nothing drawn). form, how the op's
+# value follows from the drawn input `noise` (see `combine`): "draw" (the value is the draw), "scale"
+# (x * noise), "scale_and_mask" (native_dropout's pair: x * noise and the keep mask).
 RANDOM_OPS = {
     "rand.default": _draw_as_is, "randn.default": _draw_as_is,
     "rand_like.default": _draw_as_is, "randn_like.default": _draw_as_is,
@@ -99,9 +105,9 @@ RANDOM_OPS = {
 }
 
 
-def combine(kind, x, noise):
+def combine(form: str, x, noise):
     """The graph value of a random op from its input `x` and the drawn `noise` input."""
-    if kind is None:
+    if form == "draw":
         return noise
     y = x * noise
-    return (y, noise != 0) if kind else y
+    return (y, noise != 0) if form == "scale_and_mask" else y
