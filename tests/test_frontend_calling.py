@@ -52,6 +52,19 @@ def test_keyword_arguments_in_any_order_missing_or_structured_differently():
         fn(x, y, mask=[m], scale=s)
 
 
+@pytest.mark.parametrize("args, kwargs, problem", [
+    (1, None, "missing a required argument: 'y'"),
+    (3, None, "too many positional arguments"),
+    (2, {"other": 1}, "got an unexpected keyword argument 'other'"),
+])
+def test_example_inputs_that_do_not_fit_forward_are_one_line_errors(args, kwargs, problem):
+    xs = tuple(_rand(3, 5, seed=i) for i in range(args))
+    with pytest.raises(TorchImportError) as e:
+        em.from_torch(TwoInputs(), xs, device="cpu", example_kwargs=kwargs)
+    msg = str(e.value)
+    assert msg == f"from_torch: the example inputs do not fit TwoInputs.forward(x, y, *, mask=None, scale=None): {problem}"
+
+
 def test_nested_input_structure_mismatch_names_the_input():
     x, a, b, c = (_rand(2, 3, seed=i) for i in range(4))
     fn = em.from_torch(lambda x, pair: x * pair[0] + pair[1], (x, [a, b]), device="cpu")

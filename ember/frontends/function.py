@@ -260,16 +260,34 @@ class TorchFunction:
         return list(self.graph.outputs)
 
 
-def positional_names(module) -> list:
-    """The names of `module`'s positional parameters (forward's, or the wrapped function's), for
-    error messages; [] when they cannot be read."""
+def _signature(module):
+    """The signature of `module`'s forward (or of the function it wraps); None if unreadable."""
     import inspect
     fn = getattr(module, "_ember_fn", None) or getattr(module, "forward", None)
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        return inspect.signature(fn)
     except (TypeError, ValueError):
-        return []
+        return None
+
+
+def positional_names(module) -> list:
+    """The names of `module`'s positional parameters, for error messages; [] when unreadable."""
+    sig = _signature(module)
+    params = list(sig.parameters.values()) if sig is not None else []
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _check_example_arguments(module, args: tuple, kwargs: dict | None) -> None:
+    """Example inputs that do not fit forward's signature: one line naming it, before torch.export."""
+    sig = _signature(module)
+    if sig is None:
+        return
+    try:
+        sig.bind(*args, **(kwargs or {}))
+    except TypeError as e:
+        name = getattr(module, "_ember_fn", None)
+        name = getattr(name, "__name__", None) or f"{type(module).__name__}.forward"
+        raise TorchImportError(f"from_torch: the example inputs do not fit {name}{sig}: {e}") from None
 
 
 def _structure(spec) -> str:
@@ -344,6 +362,7 @@ def from_torch(module, example_inputs, device: str | None = None, search: str = 
     if isinstance(example_inputs, torch.Tensor) or not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     module = _as_module(module)
+    _check_example_arguments(module, tuple(example_inputs), example_kwargs)
     from ..runtime.devices import normalize
     dev = normalize(device)
     with torch.no_grad():
