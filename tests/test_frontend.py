@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-import ember as em
-from tests.conftest import SEEDS
-from tests.frontend_checks import IDX, P, R, Fn, check
+torch = pytest.importorskip("torch")  # (the whole module needs PyTorch: skipped without it)
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import ember as em  # noqa: E402
+from tests.conftest import SEEDS  # noqa: E402
+from tests.frontend_checks import IDX, P, R, Fn, check  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
