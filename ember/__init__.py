@@ -32,12 +32,10 @@ from .arrays import InputError
 from .graph import GraphError
 from .frontends import from_torch, register_torch_backend
 
-import sys as _sys
-if "torch" in _sys.modules:  # torch already loaded: make torch.compile(backend="ember") available
-    try:
-        register_torch_backend()
-    except Exception:  # noqa: BLE001 - a broken torch install must not break `import ember`
-        pass
+try:  # torch.compile(backend="ember") in either import order (registers when torch's Dynamo loads)
+    register_torch_backend()
+except Exception:  # noqa: BLE001 - a broken torch install must not break `import ember`
+    pass
 
 def compile_train(model, loss_fn, optimizer, example_batch, **options):
     return _compile_train(model, loss_fn, optimizer, example_batch, compile_fn=compile, **options)

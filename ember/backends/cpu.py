@@ -1,9 +1,10 @@
 """CPU device: gcc -> shared library -> ctypes.
 
 Measured pitfalls this file handles (research/deps.md §4): compiled libraries are cached on disk by
-sha256(source, flags, compiler, CPU) and published atomically (a unique path per hash, since dlopen
-returns an already-loaded library for a path it has open); libgomp is loaded once with RTLD_GLOBAL so
-OpenMP libraries can be unloaded safely; ctypes calls take pre-computed integer pointers.
+sha256(source, flags, compiler, CPU) and published atomically with a checksum verified before dlopen
+(ember/cache.py; a unique path per hash, since dlopen returns an already-loaded library for a path it
+has open); libgomp is loaded once with RTLD_GLOBAL so OpenMP libraries can be unloaded safely; ctypes
+calls take pre-computed integer pointers.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import threading
 
 from .. import cache
 
@@ -94,12 +96,12 @@ def compile_c(source: str, flags=None, cc: str = "gcc") -> str:
     key = hashlib.sha256("\0".join([source, " ".join(flags), compiler_identity(cc), cpu_identity()]).encode()).hexdigest()[:32]
     d = cache.cache_dir("cpu")
     so = os.path.join(d, f"lib_{key}.so")
-    if os.path.exists(so):
+    if cache.verify(so):  # checked before dlopen: a truncated library would SIGBUS on first touch
         return so
     fd, src_path = tempfile.mkstemp(suffix=".c", dir=d)
     with os.fdopen(fd, "w") as f:
         f.write(source)
-    tmp = f"{so}.{os.getpid()}.tmp"
+    tmp = f"{so}.{os.getpid()}.{threading.get_ident()}.tmp"
     libs = ["-lm"] + (["-lmvec"] if "-DEM_LIBMVEC" in flags else [])
     r = subprocess.run([cc, *flags, src_path, "-o", tmp, *libs], capture_output=True, text=True)
     if r.returncode != 0:
@@ -107,7 +109,7 @@ def compile_c(source: str, flags=None, cc: str = "gcc") -> str:
         os.replace(src_path, keep)
         msg = "\n".join(r.stderr.splitlines()[:30])
         raise CompileError(f"gcc failed on generated C (source saved to {keep}):\n{msg}")
-    os.replace(tmp, so)
+    cache.publish(tmp, so)
     os.unlink(src_path)
     return so
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import tempfile
 
 import numpy as np
 
@@ -44,9 +43,9 @@ def compile_cuda(source: str, arch: str = "sm_90") -> bytes:
     key = hashlib.sha256("\0".join([source, arch, nvrtc_version(), "std=c++17"]).encode()).hexdigest()[:32]
     d = cache.cache_dir("cuda")
     path = os.path.join(d, f"{key}.cubin")
-    if os.path.exists(path):
-        with open(path, "rb") as f:
-            return f.read()
+    cached = cache.load(path)  # None when absent or damaged (then deleted, reported, rebuilt here)
+    if cached is not None:
+        return cached
     from cuda.core import Program, ProgramOptions
     try:
         obj = Program(source, code_type="c++", options=ProgramOptions(arch=arch, std="c++17")).compile("cubin")
@@ -56,10 +55,7 @@ def compile_cuda(source: str, arch: str = "sm_90") -> bytes:
             f.write(source)
         raise CompileError(f"NVRTC failed on generated CUDA (source saved to {keep}):\n{str(e)[:3000]}") from None
     cubin = bytes(obj.code)
-    fd, tmp = tempfile.mkstemp(dir=d)
-    with os.fdopen(fd, "wb") as f:
-        f.write(cubin)
-    os.replace(tmp, path)
+    cache.store(path, cubin)
     return cubin
 
 

@@ -1,12 +1,11 @@
-"""Search results on disk: one JSON file per key, written atomically. Keys hash everything that
-changes the answer: the region's structural hash, the dims binding (shapes), the device name, the
+"""Search results on disk: one JSON file per key, written atomically with a checksum (ember/cache.py).
+Keys hash everything that changes the answer: the region's structural hash, the dims binding (shapes), the device name, the
 search level and the codegen version (cache.CODEGEN_VERSION, part of the directory name)."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import tempfile
 
 from .. import cache
 
@@ -20,16 +19,17 @@ def _path(kind: str, key: str) -> str:
 
 
 def load(kind: str, key: str) -> dict | None:
+    """The stored record, or None (absent, or damaged: then deleted with a warning and searched again)."""
+    p = _path(kind, key)
+    data = cache.load(p)
+    if data is None:
+        return None
     try:
-        with open(_path(kind, key)) as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        return json.loads(data)
+    except ValueError as e:
+        cache.discard(p, f"not valid JSON ({e})")
         return None
 
 
 def save(kind: str, key: str, value: dict) -> None:
-    p = _path(kind, key)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(p))
-    with os.fdopen(fd, "w") as f:
-        json.dump(value, f)
-    os.replace(tmp, p)
+    cache.store(_path(kind, key), json.dumps(value).encode())
