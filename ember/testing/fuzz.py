@@ -42,7 +42,9 @@ MAX_KERNELS = 6  # graphs lowering to more kernels are drawn again
 EPS32 = 2.0 ** -24
 BASE_RTOL = {"float32": 2e-3, "bfloat16": 4e-2, "float16": 1.5e-2}
 ATOL = 1e-6
-FAMILIES = ("chain", "splitk", "rows", "conv", "random")
+# how a program starts (then 1-5 random ops follow): a contraction and a chain of keepdim reductions
+# (issue 18's shape), a split-K contraction, a long-row kernel, a convolution, or plain inputs
+FAMILIES = {"chain": 0.2, "splitk": 0.15, "rows": 0.15, "conv": 0.07, "random": 0.43}
 
 
 @dataclass(frozen=True)
@@ -403,7 +405,7 @@ class _Gen:
         return self.input(self.shape(int(self.rng.integers(1, 5))), dtype)
 
     def program(self, seed: int) -> FuzzProgram:
-        family = self.choice(FAMILIES) if self.coin(0.6) else "random"
+        family = str(self.rng.choice(list(FAMILIES), p=list(FAMILIES.values())))
         dtype = "float32" if self.coin(0.72) else self.choice(("bfloat16", "float16"))
         v = self.start(family, dtype) or self.input(self.shape(2), dtype)
         if family == "chain":  # keepdim reductions one after another (issue 18: sum, max, mean, logsumexp...)
@@ -439,7 +441,10 @@ def generate(seed: int, mode: str = "small", max_kernels: int = MAX_KERNELS) -> 
     prog = None
     for attempt in range(12):
         prog = _Gen(np.random.default_rng([int(seed), attempt]), mode).program(int(seed))
-        if len(lowered(prog).kernels) <= max_kernels:
+        try:
+            if len(lowered(prog).kernels) <= max_kernels:
+                return prog
+        except Exception:  # noqa: BLE001 - Ember's fault, not the generator's: the run reports it
             return prog
     return prog
 
