@@ -19,8 +19,8 @@ its argument (exp, sin, softmax). The checker's tolerance per output (see `toler
 
     max |out - ref| <= rtol * M + atol,   rtol = base(path precision) + 4 * 2^-24 * sqrt(L)
 
-with M the largest magnitude the output was computed from (its own, and its ancestors' scaled by
-the exact factors applied since; reset at normalising ops: softmax, layer_norm), the path precision
+with M a first-order bound on the output's sensitivity to rounding (`magnitudes`: its own max
+|value|, and its operands' M carried through bounds on each op's derivatives), the path precision
 the coarsest float type on the way (2e-3 float32 — Ember's 3xTF32 matmuls are float32-accurate —,
 4e-2 bfloat16, 1.5e-2 float16) and L the number of terms accumulated into one output along the way
 (float32 summation error grows like sqrt(L)). Integer outputs (argmax of exact values) must match
@@ -497,19 +497,63 @@ def compare(out, ref, rtol: float, scale: float = 0.0, exact: bool = False) -> t
     return err <= bound, err, bound, "" if err <= bound else f"max|out-ref| = {err:.4g} > {bound:.4g}"
 
 
+# |df/dx| bounds of the elementwise ops (the error of f(x) is at most this times x's)
+SLOPE = {"tanh": 1.0, "sigmoid": 0.25, "gelu": 1.13, "gelu_tanh": 1.13, "silu": 1.1, "relu": 1.0, "leaky_relu": 1.0,
+         "softplus": 1.0, "abs": 1.0, "neg": 1.0, "sin": 1.0, "log_abs": 2.0, "sqrt_abs": 1.0, "rsqrt_abs": 0.5,
+         "clamp": 1.0, "max": 1.0, "min": 1.0, "argmax_value": 1.0, "logsumexp": 1.0, "log_softmax": 2.0}
+
+
 def magnitudes(prog: FuzzProgram, maxabs: dict) -> dict:
-    """Per value, the largest magnitude it was computed from: its own max |value| and its operands',
-    scaled by the exact factors applied since; normalising ops (softmax, layer_norm) start afresh,
-    their float error being relative to their output."""
-    mag: dict = {}
+    """Per value v, M(v): a first-order bound on how far rounding can move v, in units of the
+    working precision (the checker allows rtol * M(v)). Inputs: M = max|x|. Each op propagates its
+    operands' M through a bound on its derivatives, using the oracle's max |value| A of each value
+    (`maxabs`; for layer_norm also the smallest standard deviation it divides by, key
+    "name:sigma"): M(a + b) = M(a) + M(b), M(a * b) = M(a) A(b) + A(a) M(b), M(exp x) = A(exp x) M(x),
+    a sum of L terms sqrt(L) M(x) (independent errors add like a random walk), a contraction over k
+    sqrt(k) (M(a) A(w) + A(a) M(w)), layer_norm M(x) / sigma... and never less than A(v) itself.
+    A float32 sum of 10^6 values that cancels to 60 is then judged against its terms' scale, not
+    against 60; a layer_norm of nearly constant rows against 1/sigma."""
+    M: dict = {}
     for s in prog.steps:
-        own = maxabs.get(s.out, 0.0)
-        if s.op in ("input", "softmax", "log_softmax", "layer_norm", "argmax"):
-            mag[s.out] = own
-            continue
-        f = abs(s.params["c"]) if s.op == "scale" else 1.0
-        mag[s.out] = max([own] + [mag[a] * f for a in s.args])
-    return mag
+        A = maxabs.get(s.out, 0.0)
+        args = [M[a] for a in s.args]
+        Aargs = [maxabs.get(a, 0.0) for a in s.args]
+        x = prog.vars[s.args[0]] if s.args else None
+        L = max(1, x.numel // max(1, prog.vars[s.out].numel)) if x is not None else 1
+        op = s.op
+        if op in ("input", "argmax"):
+            m = A
+        elif op == "scale":
+            m = abs(s.params["c"]) * args[0]
+        elif op in ("add", "sub"):
+            m = args[0] + args[1]
+        elif op == "mul":
+            m = args[0] * Aargs[1] + Aargs[0] * args[1]
+        elif op == "div_safe":
+            m = args[0] + Aargs[0] * args[1]
+        elif op == "square":
+            m = 2 * Aargs[0] * args[0]
+        elif op == "exp":
+            m = A * args[0]
+        elif op == "softmax":
+            m = 2 * A * args[0]
+        elif op == "sum":
+            m = math.sqrt(L) * args[0]
+        elif op == "mean":
+            m = args[0] / math.sqrt(L)
+        elif op in ("matmul", "linear", "conv2d"):
+            w = prog.vars[s.args[1]]
+            k = w.numel // w.shape[0] if op == "conv2d" else x.shape[-1]
+            m = math.sqrt(k) * (args[0] * Aargs[1] + Aargs[0] * args[1]) + (args[2] if len(args) > 2 else 0.0)
+        elif op == "layer_norm":  # y = z w + b, z = (x - mean) / sigma
+            sigma = max(maxabs.get(f"{s.out}:sigma", 1.0), 1e-3)
+            Mz, Az = 2 * args[0] / sigma, 2 * Aargs[0] / sigma
+            m = Mz * (Aargs[1] if len(args) > 1 else 1.0) + (Az * args[1] if len(args) > 1 else 0.0) + \
+                (args[2] if len(args) > 2 else 0.0)
+        else:  # views, casts, selects, maximum/minimum and the SLOPE table
+            m = SLOPE.get(op, 1.0) * max(args)
+        M[s.out] = max(A, m)
+    return M
 
 
 @dataclass

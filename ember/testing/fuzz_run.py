@@ -95,8 +95,13 @@ def torch_oracle(prog: FuzzProgram, inputs: dict, device: str | None = None) -> 
     for o in prog.outputs:
         vals[o] = _round_output(prog, o, vals[o], torch)
     names = [n for n in vals if vals[n].is_floating_point() and vals[n].numel()]
-    amax = [torch.nan_to_num(vals[n].abs(), nan=0.0, posinf=0.0).max() for n in names]
-    maxabs = dict(zip(names, torch.stack(amax).tolist())) if amax else {}
+    stats = [torch.nan_to_num(vals[n].abs(), nan=0.0, posinf=0.0).max() for n in names]
+    for s in prog.steps:  # the smallest standard deviation each layer_norm divides by
+        if s.op == "layer_norm":
+            x, n = vals[s.args[0]], s.params["n"]
+            names.append(f"{s.out}:sigma")
+            stats.append((x.var(dim=tuple(range(x.ndim - n, x.ndim)), unbiased=False).min() + 1e-5).sqrt())
+    maxabs = dict(zip(names, torch.stack(stats).tolist())) if stats else {}
     return vals, maxabs
 
 
@@ -113,6 +118,10 @@ def reference_oracle(prog: FuzzProgram, inputs: dict) -> tuple[dict, dict]:
         a = np.asarray(a, dtype=np.float64)
         fin = np.abs(a[np.isfinite(a)])
         maxabs[n] = float(fin.max()) if fin.size else 0.0
+    for s in prog.steps:  # the smallest standard deviation each layer_norm divides by
+        if s.op == "layer_norm":
+            x, n = np.asarray(out[s.args[0]], dtype=np.float64), s.params["n"]
+            maxabs[f"{s.out}:sigma"] = float(np.sqrt(x.var(axis=tuple(range(x.ndim - n, x.ndim))).min() + 1e-5))
     return out, maxabs
 
 
