@@ -86,7 +86,18 @@ def _fatal_cuda(res: dict) -> bool:
     return res.get("outcome") == "error" and res.get("stage") in ("run", "inputs", "oracle") and "CUDA" in e
 
 
-def worker(wid: int, device: str, mode: str, compile_only: bool, tasks, results, stop) -> None:
+def take_seed(next_seed, end: int) -> int | None:
+    """The next seed of the run (a shared counter: a queue prefilled with every seed kept the
+    parent from exiting, its feeder thread blocked on the unread rest)."""
+    with next_seed.get_lock():
+        seed = next_seed.value
+        if seed >= end:
+            return None
+        next_seed.value = seed + 1
+        return seed
+
+
+def worker(wid: int, device: str, mode: str, compile_only: bool, next_seed, end: int, results, stop) -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     from ember.testing.fuzz_run import compile_cuda_only, run_one
     if device == "cuda" and not compile_only:
@@ -94,10 +105,7 @@ def worker(wid: int, device: str, mode: str, compile_only: bool, tasks, results,
         torch.cuda.init()
     results.put(("hello", wid, device_info(device) if wid == 0 else None))
     while not stop.is_set():
-        try:
-            seed = tasks.get(timeout=0.5)
-        except queue.Empty:
-            continue
+        seed = take_seed(next_seed, end)
         if seed is None:
             break
         results.put(("start", wid, seed, time.time()))
@@ -184,15 +192,14 @@ def _git_commit() -> str:
 
 def run_parallel(args) -> dict:
     ctx = mp.get_context("spawn")  # CUDA contexts do not survive fork
-    tasks, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
-    for s in range(args.start, args.start + args.count):
-        tasks.put(s)
+    results, stop = ctx.Queue(), ctx.Event()
+    next_seed, end = ctx.Value("q", args.start), args.start + args.count
     run = Run(args)
     procs: dict = {}
     inflight: dict = {}  # wid -> (seed, start time)
 
     def spawn(wid: int) -> None:
-        p = ctx.Process(target=worker, args=(wid, args.device, args.mode, args.compile_only, tasks, results, stop),
+        p = ctx.Process(target=worker, args=(wid, args.device, args.mode, args.compile_only, next_seed, end, results, stop),
                         daemon=True)
         p.start()
         procs[wid] = p
@@ -202,42 +209,54 @@ def run_parallel(args) -> dict:
     done_seeds = 0
     last_write = last_print = time.time()
     deadline = run.t0 + args.time_budget
+    state = {"done": 0}
+
+    def handle(msg) -> None:
+        kind, wid = msg[0], msg[1]
+        if kind == "hello" and msg[2]:
+            run.info = msg[2]
+            print("device:", json.dumps(msg[2]), flush=True)
+        elif kind == "start":
+            inflight[wid] = (msg[2], msg[3])
+        elif kind == "done":
+            inflight.pop(wid, None)
+            run.add(msg[2])
+            state["done"] += 1
+
+    def drain(wait: float) -> None:
+        """Handle every message already sent (a worker that exited may still have some in the pipe)."""
+        t_end = time.time() + wait
+        while True:
+            try:
+                handle(results.get(timeout=max(0.0, t_end - time.time())))
+            except queue.Empty:
+                return
+
     while True:
         now = time.time()
         if now >= deadline and not stop.is_set():
-            print(f"time budget reached after {done_seeds} graphs: finishing the graphs in flight", flush=True)
+            print(f"time budget reached after {state['done']} graphs: finishing the graphs in flight", flush=True)
             stop.set()
-        try:
-            msg = results.get(timeout=0.5)
-        except queue.Empty:
-            msg = None
-        if msg is not None:
-            kind, wid = msg[0], msg[1]
-            if kind == "hello" and msg[2]:
-                run.info = msg[2]
-                print("device:", json.dumps(msg[2]), flush=True)
-            elif kind == "start":
-                inflight[wid] = (msg[2], msg[3])
-            elif kind == "done":
-                inflight.pop(wid, None)
-                run.add(msg[2])
-                done_seeds += 1
+        drain(0.5)
         for wid, p in list(procs.items()):  # hangs and deaths: record the seed, replace the worker
             cur = inflight.get(wid)
-            hung = cur is not None and now - cur[1] > HANG_S
+            hung = cur is not None and time.time() - cur[1] > HANG_S
             if hung or not p.is_alive():
                 if hung:
                     p.kill()
                 p.join(timeout=5)
+                drain(1.0)  # its last messages: the graph it finished, if it did
+                cur = inflight.get(wid)
                 if cur is not None:
                     mode = seed_mode(cur[0], args.mode)
                     run.add({"seed": cur[0], "mode": mode, "outcome": "hang" if hung else "crash",
                              "error": f"worker exit code {p.exitcode}"})
-                    done_seeds += 1
+                    state["done"] += 1
                     inflight.pop(wid, None)
                 procs.pop(wid)
-                if not stop.is_set() and done_seeds < args.count:
+                if not stop.is_set() and next_seed.value < end:
                     spawn(wid)
+        done_seeds = state["done"]
         if time.time() - last_print > 15:
             el = time.time() - run.t0
             print(f"[{el:6.0f} s] {done_seeds} graphs ({done_seeds / el:.1f}/s): "
@@ -246,7 +265,8 @@ def run_parallel(args) -> dict:
         if time.time() - last_write > 30:
             run.write()
             last_write = time.time()
-        if done_seeds >= args.count or not procs or (stop.is_set() and not inflight):
+        if done_seeds >= args.count or not procs or (stop.is_set() and not inflight) or \
+                (next_seed.value >= end and not inflight and not any(p.is_alive() for p in procs.values())):
             break
         if stop.is_set() and time.time() > deadline + HANG_S:
             break
