@@ -55,15 +55,15 @@ def device_info(device: str) -> dict:
         pass
     if device == "cuda":
         try:
+            import cuda.core
             from cuda.bindings import driver
 
-            import cuda.core
             from ember.backends.cuda import device as cuda_device
             from ember.backends.cuda import nvrtc_version
             dev = cuda_device()
             info["device"] = dev.name
             info["arch"] = f"sm_{dev.arch}"
-            err, v = driver.cuDriverGetVersion()
+            _, v = driver.cuDriverGetVersion()
             info["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"
             info["nvrtc"] = nvrtc_version()
             info["cuda.core"] = cuda.core.__version__
@@ -71,7 +71,7 @@ def device_info(device: str) -> dict:
             info["device_error"] = str(e)[:200]
         try:
             smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=20)
+                                 capture_output=True, text=True, timeout=20, check=False)
             info["nvidia_smi"] = smi.stdout.strip()
         except Exception:  # noqa: BLE001
             pass
@@ -156,7 +156,7 @@ class Run:
         a = self.args
         return {
             "what": "ember GPU fuzzer (bench/fuzz_gpu.py): random graphs vs a float64 oracle",
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "commit": _git_commit(),
             "args": {"count": a.count, "start": a.start, "workers": a.workers, "time_budget": a.time_budget,
                      "mode": a.mode, "device": a.device, "compile_only": a.compile_only},
@@ -184,7 +184,7 @@ class Run:
 
 def _git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False,
                               timeout=10).stdout.strip()
     except Exception:  # noqa: BLE001
         return ""

@@ -14,8 +14,9 @@ from ember.testing.fuzz_run import build_ember, make_inputs, reference_oracle, r
 
 # Known Ember faults the fuzzer found, left to their owners (docs/fuzzing.md): padding a reduction's
 # size-1 output axis fails kernel verification (KernelVerifyError "load guard ... outside their
-# scope"); the CPU run below skips seeds that hit it and says how many.
-KNOWN = ("outside their scope",)
+# scope"); a row cache over float32 and 16-bit buffers asks for a 32-byte vector (KeyError: 32 in
+# codegen/cuda.py). The runs below skip seeds that hit them.
+KNOWN = ("outside their scope", "KeyError: 32")
 
 
 def test_small_graphs_match_the_reference_on_the_cpu():
@@ -34,7 +35,7 @@ def test_generator_is_deterministic_per_seed():
     for mode in ("small", "realistic"):
         texts = [generate(s, mode).text() for s in range(8)]
         assert texts == [generate(s, mode).text() for s in range(8)]
-        assert len(set(t.split("\n", 1)[1] for t in texts)) == 8  # different seeds, different programs
+        assert len({t.split("\n", 1)[1] for t in texts}) == 8  # different seeds, different programs
     p = generate(5, "small")
     a, b = make_inputs(p), make_inputs(p)
     assert all(np.array_equal(a[k], b[k]) for k in a)

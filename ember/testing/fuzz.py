@@ -33,8 +33,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .fuzz_ops import OPS
-
 SMALL_DIMS = (1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 32, 33, 64)
 REALISTIC_DIMS = (1, 3, 17, 64, 127, 128, 255, 512, 1000, 1024, 2048, 4096, 8192, 16384, 32768)
 LONG_ROWS = (16384, 24576, 32768, 50000, 65536)  # cluster row kernels: cached rows over 96 KB

@@ -13,8 +13,8 @@ graph and the float64 oracle multiply by the same numbers.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 DTYPES = ("float32", "bfloat16", "float16")
 
