@@ -269,6 +269,11 @@ class _Gen:
             ax = self.axes(v)
             params = {"axes": ax, "keepdim": keepdim}
         L = math.prod(v.shape[a] for a in ax)
+        if op == "sum" and v.dtype == "float16" and v.rms * (L if v.pos else math.sqrt(L)) > 2.0 ** 10:
+            # Ember rounds every float16 node to float16, the reference only at casts: keep the sum
+            # far below float16's 65504 (a sum that overflows is inf on one side only)
+            c = 2.0 ** -math.ceil(math.log2(v.rms * (L if v.pos else math.sqrt(L)) / 2.0 ** 10))
+            v = self.emit("scale", (v,), {"c": c}, **self.like(v, rms=v.rms * c))
         kept = op in ("softmax", "log_softmax", "layer_norm") or keepdim
         shape = tuple(1 if i in ax else s for i, s in enumerate(v.shape)) if kept else \
             tuple(s for i, s in enumerate(v.shape) if i not in ax)
