@@ -307,7 +307,7 @@ def main(argv=None) -> int:
         args.mode = "mix" if args.device == "cuda" and not args.compile_only else \
             ("realistic" if args.compile_only else "small")
     if args.device == "cuda" and not args.compile_only:
-        from ember.runtime.devices import cuda_available
+        from ember.testing.fuzz_run import cuda_available
         if not cuda_available():
             print("error: --device cuda but no CUDA GPU is available (use --device cpu or --compile-only)")
             return 2

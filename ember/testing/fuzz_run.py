@@ -21,6 +21,7 @@ from .fuzz import FuzzProgram, check, compare, generate, magnitudes
 from .fuzz_ops import OPS
 
 LOCAL_SHARE = 0.15  # graphs lowered with kernel-local arrays (the GPU's rowlocal mode)
+PRESET = "h100"  # compile-only runs: the H100's values, with or without a GPU here (where Targets exist)
 CROSS_RTOL = 1e-5  # torch float64 vs em.reference: only Ember's own float32-accurate approximations differ
 # ... and, through a cast or a 16-bit output, a value on a rounding boundary can round either way: 2 ulps
 ULP = {"float32": 2.0 ** -23, "bfloat16": 2.0 ** -7, "float16": 2.0 ** -10}
@@ -42,10 +43,35 @@ def uses_local(prog: FuzzProgram) -> bool:
     return bool(np.random.default_rng([prog.seed, 99]).random() < LOCAL_SHARE)
 
 
-def lowered(prog: FuzzProgram, local: bool = False):
+def _target(device: str | None):
+    """The Target of `device` where Ember has them (backends/target.py), else None (device strings)."""
+    if device is None:
+        return None
+    try:
+        from ..backends.target import get_target
+    except ImportError:
+        return None
+    return get_target(device)
+
+
+def lowered(prog: FuzzProgram, local: bool = False, device: str | None = None):
+    """The program's kernels as em.compile lowers them for `device`; with no device (the generator's
+    kernel count), the default split thresholds, so a seed's program is the same on every machine."""
     from ..kernel.lower import lower
     vals = build_ember(prog)
-    return lower([vals[o].node for o in prog.outputs], list(prog.outputs), local=local)
+    nodes, names = [vals[o].node for o in prog.outputs], list(prog.outputs)
+    target = _target(device)
+    if target is not None:
+        return lower(nodes, names, local=local, target=target)
+    return lower(nodes, names, local=local)
+
+
+def cuda_available() -> bool:
+    try:
+        from ..backends.cuda_target import cuda_available as available
+    except ImportError:
+        from ..runtime.devices import cuda_available as available
+    return available()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -143,17 +169,23 @@ def cross_check(prog: FuzzProgram, inputs: dict, device: str | None = None) -> s
 # coverage: which lowering paths and kernel modes a program used
 
 
-def split_tags(nodes: list) -> set:
+def split_tags(nodes: list, device: str | None = None) -> set:
     """'splitk' / 'split_reduce' when kernel/split.py splits a contraction / a long reduction."""
     from .. import graph as g
     from ..kernel import split
-    tags: set = set()
-    decide, is_contraction = getattr(split, "_split", None), getattr(split, "_is_contraction", None)
+    decide = getattr(split, "_split", None)
+    is_contraction = getattr(split, "_is_contraction", None) or getattr(split, "is_gemm_shaped", None)
     if decide is None or is_contraction is None:  # the split pass moved: no coverage tag, no failure
-        return tags
-    for n in g.toposort(nodes):
-        if n.op in g.REDUCE and decide(n) is not None:
-            tags.add("splitk" if is_contraction(n) else "split_reduce")
+        return set()
+    target = _target(device)
+    policy = getattr(target, "split", None) or getattr(split, "DEFAULT_POLICY", None)
+    tags: set = set()
+    try:
+        for n in g.toposort(nodes):
+            if n.op in g.REDUCE and (decide(n, policy) if policy is not None else decide(n)) is not None:
+                tags.add("splitk" if is_contraction(n) else "split_reduce")
+    except TypeError:  # another signature: coverage only
+        return set()
     return tags
 
 
@@ -182,7 +214,7 @@ def coverage(prog: FuzzProgram, low, program, device: str, local: bool) -> list:
             except Exception:  # noqa: BLE001 - coverage only
                 pass
     vals = build_ember(prog)
-    tags = config_tags(cfgs) | split_tags([vals[o].node for o in prog.outputs])
+    tags = config_tags(cfgs) | split_tags([vals[o].node for o in prog.outputs], device)
     tags |= {f"family:{prog.family}", f"kernels:{len(low.kernels)}"}
     tags |= {f"dtype:{prog.vars[o].prec}" for o in prog.outputs}
     if local:
@@ -206,8 +238,12 @@ def _short(e: BaseException) -> str:
 
 
 def compile_program(prog: FuzzProgram, device: str, local: bool):
-    from ..runtime.compile import build_program
-    low = lowered(prog, local)
+    """em.compile's default path (search='none'), with the local lowering when `local`."""
+    try:
+        from ..pipeline import build_program
+    except ImportError:
+        from ..runtime.compile import build_program
+    low = lowered(prog, local, device)
     return low, build_program(low, device, list(prog.outputs), "tuple")
 
 
@@ -289,13 +325,14 @@ def compile_cuda_only(seed: int, mode: str = "realistic", arch: str = "sm_90") -
         prog = generate(seed, mode)
         res["program"] = prog.text()
         local = uses_local(prog)
-        low = lowered(prog, local)
+        low = lowered(prog, local, PRESET)
         source, launches = render_program(low.kernels)
         prelude, kernels = split_program(source)
         for src in kernels.values():
             compile_cuda(prelude + "\n" + src, arch)
         vals = build_ember(prog)
-        tags = config_tags([l.get("cfg", {}) for l in launches]) | split_tags([vals[o].node for o in prog.outputs])
+        tags = config_tags([l.get("cfg", {}) for l in launches])
+        tags |= split_tags([vals[o].node for o in prog.outputs], PRESET)
         res.update(outcome="ok", kernels=len(low.kernels), coverage=sorted(tags))
     except Exception as e:  # noqa: BLE001 - classified
         res.update(outcome="unsupported" if _unsupported(e) else "error", error=_short(e))
