@@ -130,6 +130,7 @@ class Run:
         self.unsupported: collections.Counter = collections.Counter()
         self.info: dict = {}
         self.compile_s = self.run_s = self.check_s = 0.0
+        self.closest: list = []  # (err / bound, seed) of the passing graphs nearest their bound
 
     def add(self, res: dict) -> None:
         out = res["outcome"]
@@ -142,6 +143,8 @@ class Run:
         self.compile_s += t.get("compile", res.get("seconds", 0.0))
         self.run_s += t.get("run", 0.0)
         self.check_s += t.get("check", 0.0)
+        if out == "ok" and res.get("err_ratio"):
+            self.closest = sorted(self.closest + [(round(res["err_ratio"], 4), res["seed"])], reverse=True)[:5]
         if out == "unsupported":
             self.unsupported[res.get("error", "")[:160]] += 1
         elif out != "ok" and len(self.failures) < KEEP_FAILURES:
@@ -169,6 +172,7 @@ class Run:
             "coverage": dict(sorted(self.coverage.items())),
             "seconds_in_workers": {"compile": round(self.compile_s, 1), "run": round(self.run_s, 1),
                                    "check": round(self.check_s, 1)},
+            "closest_passes": [{"err_over_bound": r, "seed": sd} for r, sd in self.closest],
             "unsupported": dict(self.unsupported.most_common(50)),
             "failures": self.failures,
         }
