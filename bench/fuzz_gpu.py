@@ -1,6 +1,6 @@
 """GPU fuzzer: random graphs compiled by Ember and checked against a float64 oracle, in parallel.
 
-    python bench/fuzz_gpu.py --count 12000 --time-budget 480 --workers 15 --out bench/results/fuzz.json
+    python bench/fuzz_gpu.py --count 12000 --time-budget 450 --workers 15 --out bench/results/fuzz.json
     python bench/fuzz_gpu.py --replay 1234            # one seed again: its program, outcome, error
     python bench/fuzz_gpu.py --device cpu --count 50  # locally, small graphs against em.reference
 
@@ -203,14 +203,13 @@ def run_parallel(args) -> dict:
     inflight: dict = {}  # wid -> (seed, start time)
 
     def spawn(wid: int) -> None:
-        p = ctx.Process(target=worker, args=(wid, args.device, args.mode, args.compile_only, next_seed, end, results, stop),
-                        daemon=True)
+        p = ctx.Process(target=worker, daemon=True,
+                        args=(wid, args.device, args.mode, args.compile_only, next_seed, end, results, stop))
         p.start()
         procs[wid] = p
 
     for w in range(args.workers):
         spawn(w)
-    done_seeds = 0
     last_write = last_print = time.time()
     deadline = run.t0 + args.time_budget
     state = {"done": 0}
