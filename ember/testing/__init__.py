@@ -1,0 +1,1 @@
+"""Testing tools that ship with Ember: the random-graph fuzzer (`ember.testing.fuzz`)."""
