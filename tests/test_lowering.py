@@ -94,6 +94,17 @@ def test_reduction_read_twice_by_different_kernels_is_materialised_once():
     assert len(temps) == 1 and len(L.kernels) == 3
 
 
+@pytest.mark.parametrize("pad", [[1, 0], [0, 2], [2, 3]])
+def test_pad_after_a_keepdim_reduction_stays_one_kernel_and_is_right(pad):
+    # the pad's guard is over the padded output axis, which the hoisted row reduction does not
+    # depend on: it stays in the consumer's `where` (the GPU fuzzer's KernelVerifyError)
+    x = em.input("x", (5, 7))
+    y = em.pad(x.sum(1, keepdim=True) * 2.0, pad) + x.max(1, keepdim=True)
+    assert len(lower([y.node]).kernels) == 1
+    xs = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    assert_close(em.compile(y, device="cpu")(x=xs), em.reference(y, x=xs))
+
+
 @pytest.mark.parametrize("groups", [4, 1])
 def test_group_statistics_are_computed_once_per_group_not_per_channel(groups):
     """GroupNorm's mean and variance are read at channel // (C / groups) by a kernel over channels:

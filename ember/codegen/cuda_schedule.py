@@ -136,12 +136,11 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
     shared = [key for key, u in uses.items() if len(u) >= 2]
     if not shared:
         return None
-    if c.inner:
-        vec = _store_vec(k, store, [("p_", n)], max_vec)
-    else:  # the widest load of every shared group that divides the row (16 bytes at most)
-        vec = max_vec
-        while vec > 1 and (N % vec or any(k.buffer(key[0]).dtype.itemsize * vec > 16 for key in shared)):
-            vec //= 2
+    vec = _store_vec(k, store, [("p_", n)], max_vec) if c.inner else max_vec
+    # the widest load of every shared group that divides the row: 16 bytes at most, also where the
+    # store is narrower than a load (a bfloat16 row normalised from float32 had asked for 32 bytes)
+    while vec > 1 and (N % vec or any(k.buffer(key[0]).dtype.itemsize * vec > 16 for key in shared)):
+        vec //= 2
     while vec > 1 and not all(_lanes_contiguous(key[1], "p_", vec) and key[2] is sm.ONE for key in shared):
         vec //= 2
     if vec == 1 or N % (T * vec):

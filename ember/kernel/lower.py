@@ -91,6 +91,21 @@ def unflatten(flat: Expr, shape) -> tuple:
     return tuple(out)
 
 
+def _guard_within(valid: Expr, allowed: set) -> Expr:
+    """The conjuncts of a load guard that use only `allowed` variables. A stage is hoisted to the
+    loops its coordinates depend on; a conjunct over another output variable (a pad after a keepdim
+    reduction: `0 < o1`) only says where the consumer uses the result, which its own `where` keeps,
+    and it cannot guard the stage's coordinates, which do not depend on that variable."""
+    parts = valid.args if valid.op == "and" else (valid,)
+    kept = [c for c in parts if sm.free_vars(c) <= allowed]
+    if len(kept) == len(parts):
+        return valid
+    out = sm.ONE
+    for c in kept:
+        out = sm.logical_and(out, c)
+    return out
+
+
 def _view_coords(v: View, coords: tuple) -> tuple[tuple, Expr, Expr]:
     """(source coordinates, validity, flat source index) of view v read at `coords`."""
     m = {index_name(d): c for d, c in enumerate(coords)}
@@ -270,9 +285,9 @@ class KernelBuilder:
         if n is not self.root and is_contraction(n) and any(_splits_dims(c) for c in coords):
             self.materialize.add(n)  # rule 5: keep a contraction's m/n/k structure visible
             return self.load(n, coords, valid)
-        st = self._stage(n, coords, valid)
-        self.stage_of[key] = st
         outs = {name for name, _, _ in self.out_vars}
+        st = self._stage(n, coords, _guard_within(valid, free | (set(sm.free_vars(valid)) - outs)))
+        self.stage_of[key] = st
         st.deps = frozenset(free & outs)
         self.stages.append(st)
         self.items.append(st)
