@@ -11,7 +11,7 @@ from .arith import mul, prod, sum_of
 from .expr import Expr, IntLike, const, sym, var
 
 
-def _c_add(x: Expr, go: walk.Go) -> str:
+def _c_add(x: Expr, go: walk.Go, names: Any) -> str:
     parts = []
     for t, k in x.args[1]:
         s = go(t)
@@ -34,7 +34,7 @@ def _c_add(x: Expr, go: walk.Go) -> str:
     return f"({out})"
 
 
-def _c_divmod(x: Expr, go: walk.Go) -> str:
+def _c_divmod(x: Expr, go: walk.Go, names: Any) -> str:
     a, b = x.args
     if bd._range(a)[0] >= 0 and bd._range(b)[0] > 0:
         return f"({go(a)} {'/' if x.op == 'div' else '%'} {go(b)})"
@@ -42,16 +42,17 @@ def _c_divmod(x: Expr, go: walk.Go) -> str:
 
 
 _C: dict = {
-    "const": lambda x, go: str(x.args[0]),
+    "const": lambda x, go, n: str(x.args[0]),
+    "var": lambda x, go, names: names.get(x.args[0], x.args[0]),
     "add": _c_add,
-    "mul": lambda x, go: "(" + "*".join(go(f) for f in x.args) + ")",
+    "mul": lambda x, go, n: "(" + "*".join(go(f) for f in x.args) + ")",
     "div": _c_divmod,
     "mod": _c_divmod,
-    "min": lambda x, go: f"EM_MIN({go(x.args[0])}, {go(x.args[1])})",
-    "max": lambda x, go: f"EM_MAX({go(x.args[0])}, {go(x.args[1])})",
-    "lt": lambda x, go: f"({go(x.args[0])} < {go(x.args[1])})",
-    "and": lambda x, go: f"({go(x.args[0])} && {go(x.args[1])})",
-    "not": lambda x, go: f"(!{go(x.args[0])})",
+    "min": lambda x, go, n: f"EM_MIN({go(x.args[0])}, {go(x.args[1])})",
+    "max": lambda x, go, n: f"EM_MAX({go(x.args[0])}, {go(x.args[1])})",
+    "lt": lambda x, go, n: f"({go(x.args[0])} < {go(x.args[1])})",
+    "and": lambda x, go, n: f"({go(x.args[0])} && {go(x.args[1])})",
+    "not": lambda x, go, n: f"(!{go(x.args[0])})",
 }
 
 
@@ -62,9 +63,7 @@ def render_c(e: IntLike, names: Optional[Mapping[str, str]] = None) -> str:
     plain ``/`` and ``%`` where both operands are provably non-negative (then C's truncating
     division is floor division).
     """
-    rename = names or {}
-    visit = dict(_C, var=lambda x, go: rename.get(x.args[0], x.args[0]))
-    out: str = walk.fold(sym(e), visit)
+    out: str = walk.fold(sym(e), _C, names or {})
     return out
 
 
@@ -79,16 +78,16 @@ C_HELPERS = """\
 # ------------------------------------------------------------------------------------------------
 # JSON form (for saving graphs)
 
-def _json_var(x: Expr, go: walk.Go) -> list:
+def _json_var(x: Expr, go: walk.Go, ctx: Any) -> list:
     name, lo, hi = x.args
     return ["var", name, lo, go(sym(hi)) if hi is not None else None]
 
 
-_JSON: dict = {op: (lambda x, go: [x.op] + [go(a) for a in x.args]) for op in ("mul", *walk.BUILD)}
+_JSON: dict = {op: (lambda x, go, n: [x.op] + [go(a) for a in x.args]) for op in ("mul", *walk.BUILD)}
 _JSON.update({
-    "const": lambda x, go: x.args[0],
+    "const": lambda x, go, n: x.args[0],
     "var": _json_var,
-    "add": lambda x, go: ["add", x.args[0], [[go(t), k] for t, k in x.args[1]]],
+    "add": lambda x, go, n: ["add", x.args[0], [[go(t), k] for t, k in x.args[1]]],
 })
 
 

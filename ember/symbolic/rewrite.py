@@ -3,22 +3,23 @@
 A smart constructor (``floordiv(a, b)``, ``minimum(a, b)``...) hands its canonical arguments to
 `rewrite` with its table; the first row whose pattern matches and whose rewrite does not decline
 (returns ``None``) gives the result. Every table ends with a row that always answers (usually: build
-the node), so the driver never falls through. Patterns read like the algebra they match::
+the node), so the driver never falls through. Each row's pattern is compiled once into a small
+Python matcher (as tinygrad compiles its UPats), so a table costs about what the if-chain it
+replaced did. Patterns read like the algebra they match::
 
     x, b, e = Pat.var("x"), Pat.var("b"), Pat.var("e")
     d = Pat.cvar("d")                                   # a constant, bound as its int value
     ((x // e) // d, lambda x, e, d: floordiv(x, e * d) if e.vmin >= 1 else None)
 
 Named variables bind expressions and must bind the same one wherever the name repeats (``x // x``);
-a literal int matches that constant. The rewrite receives the bindings as keyword arguments.
+a literal int matches that constant. The rewrite receives the bindings positionally, in the order
+the names first appear in the pattern (checked when the table is built).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
 from .expr import Expr
-
-Env = dict
 
 
 class Pat:
@@ -42,26 +43,6 @@ class Pat:
     @staticmethod
     def lit(v: int) -> "Pat":
         return Pat("const", value=v)
-
-    def match(self, e: Expr, env: Env) -> bool:
-        op = self.op
-        if op is None or (op == "const" and self.name is not None):
-            if op == "const":
-                if e.op != "const":
-                    return False
-                got: Any = e.args[0]
-            else:
-                got = e
-            prev = env.get(self.name, _UNBOUND)
-            if prev is _UNBOUND:
-                env[self.name] = got
-                return True
-            return prev is got or (op == "const" and prev == got)
-        if e.op != op:
-            return False
-        if op == "const":
-            return bool(e.args[0] == self.value)
-        return _match_all(self.srcs, e.args, env)
 
     # ---- building patterns with the operators they match
     def _node(self, op: str, *others: Any) -> "Pat":
@@ -100,38 +81,75 @@ def pmax(a: Pat, b: Pat) -> Pat:
     return a._node("max", b)
 
 
-_UNBOUND = object()
-
-
-def _match_all(pats: Sequence[Pat], args: Sequence[Expr], env: Env) -> bool:
-    for p, a in zip(pats, args):
-        if not p.match(a, env):
-            return False
-    return True
-
-
 Rewrite = Callable[..., Optional[Expr]]
+Matcher = Callable[..., Optional[tuple]]
+
+
+def compile_match(srcs: Sequence[Pat]) -> tuple[Matcher, list]:
+    """A Python function that matches `srcs` against a node's arguments and returns the bound values
+    (in the order their names first appear) or None, and those names. Patterns are compiled once,
+    when a table is built, because the constructors run them on every node they make."""
+    checks: list = []
+    names: list = []
+    where: dict = {}
+
+    def walk(p: Pat, at: str) -> None:
+        if p.op is None or (p.op == "const" and p.name is not None):
+            if p.op == "const":
+                checks.append(f"{at}.op != 'const'")
+                at = f"{at}.args[0]"
+            if p.name in where:
+                checks.append(f"{at} != {where[p.name]}" if p.op == "const" else f"{at} is not {where[p.name]}")
+            else:
+                where[p.name] = at
+                names.append(p.name)
+            return
+        checks.append(f"{at}.op != {p.op!r}")
+        if p.op == "const":
+            checks.append(f"{at}.args[0] != {p.value!r}")
+            return
+        for k, q in enumerate(p.srcs):
+            walk(q, f"{at}.args[{k}]")
+
+    for k, q in enumerate(srcs):
+        walk(q, f"a{k}")
+    params = ", ".join(f"a{k}" for k in range(len(srcs)))
+    body = "".join(f"    if {c}: return None\n" for c in checks)
+    out = ", ".join(where[n] for n in names)
+    src = f"def match({params}):\n{body}    return ({out}{',' if len(names) == 1 else ''})\n"
+    ns: dict = {}
+    exec(src, ns)  # noqa: S102 -- source built above from the pattern only
+    return ns["match"], names
 
 
 class Rules:
     """An ordered table of ``(pattern, rewrite)`` rows for one node kind."""
 
-    __slots__ = ("name", "rows")
+    __slots__ = ("name", "rows", "patterns")
 
     def __init__(self, name: str, rows: Sequence[tuple[Pat, Rewrite]]):
         self.name = name
-        self.rows = tuple((p.srcs, fn) for p, fn in rows)
+        self.patterns = tuple(p for p, _ in rows)
+        compiled = []
+        for p, fn in rows:
+            match, names = compile_match(p.srcs)
+            code = fn.__code__
+            params = list(code.co_varnames[:code.co_argcount])
+            if params != names:  # the rewrite gets the bindings positionally: its parameters must say so
+                raise ValueError(f"{name}: rewrite for {p} takes {params}, the pattern binds {names}")
+            compiled.append((match, fn))
+        self.rows = tuple(compiled)
 
     def __repr__(self) -> str:
-        return f"Rules({self.name}: {len(self.rows)} rows)"
+        return f"Rules({self.name}: " + "; ".join(map(repr, self.patterns)) + ")"
 
 
 def rewrite(rules: Rules, *args: Expr) -> Expr:
     """The first answer of `rules` for a node with these (canonical) arguments."""
-    for srcs, fn in rules.rows:
-        env: Env = {}
-        if _match_all(srcs, args, env):
-            r = fn(**env)
+    for match, fn in rules.rows:
+        vals = match(*args)
+        if vals is not None:
+            r = fn(*vals)
             if r is not None:
                 return r
     raise AssertionError(f"{rules.name}: no row answered for {args}")  # pragma: no cover

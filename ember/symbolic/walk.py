@@ -3,7 +3,7 @@ a visitor per node kind. Substitution, free variables, evaluation, C rendering a
 each a visitor table over it."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -12,22 +12,19 @@ from . import logic as lg
 from .arith import ONE, mul, sum_of
 from .expr import Expr, IntLike, sym, var
 
-T = TypeVar("T")
 Go = Callable[[Expr], Any]
-Visitor = Mapping[str, Callable[[Expr, Go], Any]]
+Visitor = Mapping[str, Callable[[Expr, Go, Any], Any]]
 
-_MISSING = object()
-
-
-def fold(e: Expr, visit: Visitor) -> Any:
-    """visit[x.op](x, go) for the root, where go(child) folds a child (memoized: a shared
-    sub-expression is visited once)."""
+def fold(e: Expr, visit: Visitor, ctx: Any = None) -> Any:
+    """visit[x.op](x, go, ctx) for the root, where go(child) folds a child (memoized: a shared
+    sub-expression is visited once). Visitor tables are plain dicts from node kind to function;
+    `ctx` is whatever the walk carries (a substitution, an environment, a set to fill)."""
     memo: dict = {}
 
     def go(x: Expr) -> Any:
-        r = memo.get(x, _MISSING)
-        if r is _MISSING:
-            r = memo[x] = visit[x.op](x, go)
+        if x in memo:
+            return memo[x]
+        r = memo[x] = visit[x.op](x, go, ctx)
         return r
 
     return go(e)
@@ -54,15 +51,32 @@ BUILD: dict = {
 }
 
 
-def _rebuild(x: Expr, go: Go) -> Expr:
-    return BUILD[x.op](*(go(a) for a in x.args))
+def _rebuild(x: Expr, go: Go, m: Any) -> Expr:
+    return BUILD[x.op](*[go(a) for a in x.args])
 
 
-def _product(x: Expr, go: Go) -> Expr:
+def _product(x: Expr, go: Go, m: Any) -> Expr:
     r = ONE
     for f in x.args:
         r = mul(r, go(f))
     return r
+
+
+def _subst_var(x: Expr, go: Go, m: Mapping[str, Expr]) -> Expr:
+    name, lo, hi = x.args
+    r = m.get(name)
+    if r is not None:
+        return r
+    return var(name, lo, go(hi)) if isinstance(hi, Expr) else x
+
+
+_SUBSTITUTE: dict = dict.fromkeys(BUILD, _rebuild)
+_SUBSTITUTE.update({
+    "const": lambda x, go, m: x,
+    "var": _subst_var,
+    "add": lambda x, go, m: sum_of([x.args[0]] + [mul(go(t), k) for t, k in x.args[1]]),
+    "mul": _product,
+})
 
 
 def substitute(e: IntLike, mapping: Mapping[str, IntLike]) -> Expr:
@@ -73,34 +87,27 @@ def substitute(e: IntLike, mapping: Mapping[str, IntLike]) -> Expr:
     m = {k: sym(v) for k, v in mapping.items()}
     if not m:
         return e
+    r: Expr = fold(e, _SUBSTITUTE, m)
+    return r
 
-    def leaf(x: Expr, go: Go) -> Expr:
-        name, lo, hi = x.args
-        if name in m:
-            return m[name]
-        return var(name, lo, go(hi)) if isinstance(hi, Expr) else x
 
-    visit = dict.fromkeys(BUILD, _rebuild)
-    visit.update({
-        "const": lambda x, go: x,
-        "var": leaf,
-        "add": lambda x, go: sum_of([x.args[0]] + [mul(go(t), k) for t, k in x.args[1]]),
-        "mul": _product,
-    })
-    return fold(e, visit)
+def _visit_args(x: Expr, go: Go, out: set) -> None:
+    for a in x.args:
+        go(a)
+
+
+def _visit_terms(x: Expr, go: Go, out: set) -> None:
+    for t, _ in x.args[1]:
+        go(t)
+
+
+_FREE_VARS: dict = dict.fromkeys(("mul", *BUILD), _visit_args)
+_FREE_VARS.update({"add": _visit_terms, "const": lambda x, go, out: None, "var": lambda x, go, out: out.add(x.args[0])})
 
 
 def free_vars(e: IntLike) -> set:
     out: set = set()
-
-    def inner(x: Expr, go: Go) -> None:
-        for a in children(x):
-            go(a)
-
-    visit: dict = {op: inner for op in ("add", "mul", *BUILD)}
-    visit["const"] = lambda x, go: None
-    visit["var"] = lambda x, go: out.add(x.args[0])
-    fold(sym(e), visit)
+    fold(sym(e), _FREE_VARS, out)
     return out
 
 
@@ -115,44 +122,42 @@ def _int(r: Any) -> Any:
     return r
 
 
-def _eval_add(x: Expr, go: Go) -> Any:
+def _eval_add(x: Expr, go: Go, env: Any) -> Any:
     r = x.args[0]
     for t, k in x.args[1]:
         r = r + go(t) * k
-    return r
+    return _int(r)
 
 
-def _eval_mul(x: Expr, go: Go) -> Any:
+def _eval_mul(x: Expr, go: Go, env: Any) -> Any:
     r = 1
     for f in x.args:
         r = r * go(f)
-    return r
+    return _int(r)
 
 
-_EVAL: dict = {
-    "const": lambda x, go, env: x.args[0],
-    "add": lambda x, go, env: _eval_add(x, go),
-    "mul": lambda x, go, env: _eval_mul(x, go),
-    "div": lambda x, go, env: go(x.args[0]) // go(x.args[1]),
-    "mod": lambda x, go, env: go(x.args[0]) % go(x.args[1]),
-    "min": lambda x, go, env: np.minimum(go(x.args[0]), go(x.args[1])),
-    "max": lambda x, go, env: np.maximum(go(x.args[0]), go(x.args[1])),
-    "lt": lambda x, go, env: go(x.args[0]) < go(x.args[1]),
-    "and": lambda x, go, env: np.logical_and(go(x.args[0]), go(x.args[1])),
-    "not": lambda x, go, env: np.logical_not(go(x.args[0])),
-}
-
-
-def _eval_var(x: Expr, env: Mapping[str, Any]) -> Any:
+def _eval_var(x: Expr, go: Go, env: Mapping[str, Any]) -> Any:
     name = x.args[0]
     if name not in env:
         raise KeyError(f"no value bound for symbolic dimension or index {name!r}")
-    return env[name]
+    return _int(env[name])
+
+
+_EVALUATE: dict = {
+    "const": lambda x, go, env: x.args[0],
+    "var": _eval_var,
+    "add": _eval_add,
+    "mul": _eval_mul,
+    "div": lambda x, go, env: _int(go(x.args[0]) // go(x.args[1])),
+    "mod": lambda x, go, env: _int(go(x.args[0]) % go(x.args[1])),
+    "min": lambda x, go, env: _int(np.minimum(go(x.args[0]), go(x.args[1]))),
+    "max": lambda x, go, env: _int(np.maximum(go(x.args[0]), go(x.args[1]))),
+    "lt": lambda x, go, env: _int(go(x.args[0]) < go(x.args[1])),
+    "and": lambda x, go, env: _int(np.logical_and(go(x.args[0]), go(x.args[1]))),
+    "not": lambda x, go, env: _int(np.logical_not(go(x.args[0]))),
+}
 
 
 def evaluate(e: IntLike, env: Optional[Mapping[str, Any]] = None) -> Any:
     """Evaluate with Python ints or numpy integer arrays bound to the variables (floor semantics)."""
-    bound = env or {}
-    visit = {op: (lambda f: lambda x, go: _int(f(x, go, bound)))(f) for op, f in _EVAL.items()}
-    visit["var"] = lambda x, go: _int(_eval_var(x, bound))
-    return fold(sym(e), visit)
+    return fold(sym(e), _EVALUATE, env or {})
