@@ -123,7 +123,8 @@ def _lin_prod(*xs: Expr) -> tuple[int, dict]:
     """The linear form (constant, terms) of a product, expanded without re-canonicalising: the
     recombination rules need the shape of (x // m) * m * F while building a sum, and building it
     through `mul` would recurse into the same rules."""
-    c, terms = 1, {}
+    c = 1
+    terms: dict = {}
     for x in xs:
         xc, xt = _linear(x)
         nt: dict = {}
@@ -149,6 +150,8 @@ def _recombine_once(c: int, terms: dict):
                 continue
             x, m = f.args
             cof = _divides(f, t)
+            if cof is None:  # pragma: no cover -- f is a factor of t
+                continue
             qc, qm = _lin_prod(dv.floordiv(x, m), m, cof)
             if qm and all(terms.get(u) == k * v for u, v in qm.items()):
                 return _replace(c - k * qc, terms, [t, *qm], k, mul(x, cof))
@@ -217,7 +220,8 @@ def sub(a: IntLike, b: IntLike) -> Expr:
 
 
 def sum_of(xs: Iterable[IntLike]) -> Expr:
-    c, terms = 0, {}
+    c = 0
+    terms: dict = {}
     for x in xs:
         xc, xt = _linear(sym(x))
         c += xc

@@ -29,7 +29,7 @@ def _trunc_div(k: int, d: int) -> int:
 
 def _divisors(d: int) -> list:
     """Divisors of d strictly between 1 and d, largest first."""
-    out = set()
+    out: set = set()
     for g in range(2, math.isqrt(d) + 1):
         if d % g == 0:
             out.update((g, d // g))
@@ -122,7 +122,8 @@ def _nested_symbolic(a: Expr, b: Expr):
         cands.append(u)
     c, terms = _linear(a)
     for g in cands:
-        big, small = {}, {}
+        big: dict = {}
+        small: dict = {}
         for t, k in terms.items():
             q = _divides(g, t)
             if q is not None:
@@ -300,6 +301,8 @@ def _mod_drop_multiples(x: Expr, d: int) -> Expr:
 
 
 def _mod_node(x: Expr, b: Expr) -> Expr:
+    lo: float
+    hi: float
     if b.is_const:
         hi = b.value - 1 if x.vmin < 0 else min(b.value - 1, x.vmax)
         return _new("mod", (x, b), 0, hi, f"({x.key} % {b.value})")

@@ -54,7 +54,7 @@ class Pat:
     def __mod__(self, o: Any) -> "Pat":
         return self._node("mod", o)
 
-    def __lt__(self, o: Any) -> "Pat":  # type: ignore[override]
+    def __lt__(self, o: Any) -> "Pat":
         return self._node("lt", o)
 
     def __invert__(self) -> "Pat":  # ~p: logical not
