@@ -121,7 +121,7 @@ class _Builder:
             if f == "reduce" and len(args) == 2:
                 kind, op = self.ev(args[0], depth)
                 if kind != "s":
-                    raise RuleSyntaxError(f"reduce's first argument must be an operator name, not {ast.unparse(args[0])!r}")
+                    raise RuleSyntaxError(f"reduce's first argument must be an operator name: {ast.unparse(args[0])!r}")
                 return "H", H.reduce(op, v["ax"], self.term(args[1], depth + 1))
             if f == "mat" and len(args) == 1:
                 return "H", H.mat(self.term(args[0], depth))

@@ -8,6 +8,7 @@ from typing import Iterable, Optional
 
 from .expr import _INTERN, ONE, ZERO, Expr, IntLike, _mul_bounds, _new, _sorted, const, sym
 
+
 def _linear(e: Expr) -> tuple[int, dict]:
     if e.op == "const":
         return e.args[0], {}

@@ -4,6 +4,8 @@ variables are replaced by their possibly symbolic bounds while named dims stay t
 `prove_lt`) that the div/mod folds use when numeric bounds are not enough."""
 from __future__ import annotations
 
+from typing import Optional
+
 from . import arith as ar
 from . import division as dv
 from . import logic as lg
@@ -48,50 +50,70 @@ def _bound(e: Expr, upper: bool) -> Expr:
 
 
 def _bound_rule(e: Expr, upper: bool) -> Expr:
-    op = e.op
-    bnd = upper_bound if upper else lower_bound
-    other = lower_bound if upper else upper_bound
-    if op == "var":
-        name, lo, hi = e.args
-        if hi is None:  # a named dim (or an unbounded variable): it bounds itself
-            return e
-        return sym(hi) if upper else const(lo)
-    if op == "add":  # monotone in each term: a positive coefficient takes the same-side bound
-        c, terms = e.args
-        return ar.sum_of([c] + [k * (bnd(t) if k > 0 else other(t)) for t, k in terms])
-    if op == "mul":
-        fs = e.args
-        if all(f.vmin >= 0 for f in fs):
-            # 0 <= f <= U(f) for each factor, so the product is at most the product of the bounds;
-            # lower: a factor's lower bound is used only when it is itself non-negative.
-            if upper:
-                return ar.prod(upper_bound(f) for f in fs)
-            ls = [lower_bound(f) for f in fs]
-            return ar.prod(x if x.vmin >= 0 else const(int(f.vmin)) for x, f in zip(ls, fs))
-        return _numeric_or_self(e, upper)
-    if op == "div":  # floor(x / b) is monotone in x for fixed b > 0
-        x, b = e.args
-        if b.vmin >= 1:
-            return dv.floordiv(bnd(x), b)
-        return _numeric_or_self(e, upper)
-    if op == "mod":  # 0 <= x % b <= b - 1 for b > 0
-        x, b = e.args
-        if b.vmin >= 1:
-            return ar.sub(b, 1) if upper else ZERO
-        return _numeric_or_self(e, upper)
-    if op == "min":
-        a, b = e.args
-        if upper:  # min(a, b) <= a and <= b: take the tighter one
-            ua, ub = upper_bound(a), upper_bound(b)
-            return ua if ua.vmax <= ub.vmax else ub
-        return lg.minimum(lower_bound(a), lower_bound(b))
-    if op == "max":
-        a, b = e.args
-        if upper:
-            return lg.maximum(upper_bound(a), upper_bound(b))
-        la, lb = lower_bound(a), lower_bound(b)
-        return la if la.vmin >= lb.vmin else lb
-    return _numeric_or_self(e, upper)  # lt / and / not: 0 or 1
+    rule = _BOUND_RULES.get(e.op)
+    r = rule(e, upper) if rule is not None else None
+    return r if r is not None else _numeric_or_self(e, upper)  # lt / and / not: 0 or 1
+
+
+def _side(upper: bool) -> tuple:
+    """(the same-side bound, the other side's bound)."""
+    return (upper_bound, lower_bound) if upper else (lower_bound, upper_bound)
+
+
+def _var_bound(e: Expr, upper: bool) -> Expr:
+    name, lo, hi = e.args
+    if hi is None:  # a named dim (or an unbounded variable): it bounds itself
+        return e
+    return sym(hi) if upper else const(lo)
+
+
+def _add_bound(e: Expr, upper: bool) -> Expr:  # monotone in each term: a positive coefficient takes the same side
+    bnd, other = _side(upper)
+    c, terms = e.args
+    return ar.sum_of([c] + [k * (bnd(t) if k > 0 else other(t)) for t, k in terms])
+
+
+def _mul_bound(e: Expr, upper: bool) -> Optional[Expr]:
+    fs = e.args
+    if not all(f.vmin >= 0 for f in fs):
+        return None
+    # 0 <= f <= U(f) for each factor, so the product is at most the product of the bounds;
+    # lower: a factor's lower bound is used only when it is itself non-negative.
+    if upper:
+        return ar.prod(upper_bound(f) for f in fs)
+    ls = [lower_bound(f) for f in fs]
+    return ar.prod(x if x.vmin >= 0 else const(int(f.vmin)) for x, f in zip(ls, fs))
+
+
+def _min_bound(e: Expr, upper: bool) -> Expr:
+    a, b = e.args
+    if upper:  # min(a, b) <= a and <= b: take the tighter one
+        ua, ub = upper_bound(a), upper_bound(b)
+        return ua if ua.vmax <= ub.vmax else ub
+    return lg.minimum(lower_bound(a), lower_bound(b))
+
+
+def _max_bound(e: Expr, upper: bool) -> Expr:
+    a, b = e.args
+    if upper:
+        return lg.maximum(upper_bound(a), upper_bound(b))
+    la, lb = lower_bound(a), lower_bound(b)
+    return la if la.vmin >= lb.vmin else lb
+
+
+# the symbolic bound of each node kind from its arguments' bounds; None: fall back to the numeric
+# bound (or the node itself where that is infinite)
+_BOUND_RULES: dict = {
+    "var": _var_bound,
+    "add": _add_bound,
+    "mul": _mul_bound,
+    # floor(x / b) is monotone in x for fixed b > 0
+    "div": lambda e, upper: dv.floordiv(_side(upper)[0](e.args[0]), e.args[1]) if e.args[1].vmin >= 1 else None,
+    # 0 <= x % b <= b - 1 for b > 0
+    "mod": lambda e, upper: (ar.sub(e.args[1], 1) if upper else ZERO) if e.args[1].vmin >= 1 else None,
+    "min": _min_bound,
+    "max": _max_bound,
+}
 
 
 def _range(e: Expr) -> tuple:

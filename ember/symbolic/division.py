@@ -21,6 +21,7 @@ from .arith import _divides, _factors, _linear, _make_add, _term_mul, add, mul, 
 from .expr import INF, ONE, ZERO, Expr, IntLike, _div_bounds, _new, _sorted, const, sym
 from .rewrite import Pat, Rules, rewrite
 
+
 def _trunc_div(k: int, d: int) -> int:
     """k / d rounded toward zero (d > 0): the part of a coefficient k that d divides, keeping the
     remainder k - q*d of k's sign and smaller than d in magnitude."""

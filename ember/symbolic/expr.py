@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any, Iterable, Optional, Union
+from typing import Iterable, Optional, Union
 
 import numpy as np
 
@@ -94,7 +94,7 @@ class Expr:
 
 def _new(op: str, args: tuple, vmin: float, vmax: float, key: str) -> Expr:
     if vmin == vmax and op not in ("const", "var"):  # a proven single value is that constant: one
-        return const(int(vmin))                           # form per value (min(0, 0 % -N) is min(0, 0))
+        return const(int(vmin))  # form per value (min(0, 0 % -N) is min(0, 0))
     ik = (op, args)
     e = _INTERN.get(ik)
     if e is not None:
@@ -191,8 +191,6 @@ def _sorted(xs: Iterable[Expr]) -> list:
     if any(a.key == b.key for a, b in zip(out, out[1:])):
         out = sorted(xs, key=lambda e: (e.key, _full_key(e)))
     return out
-
-
 
 
 # ------------------------------------------------------------------------------------------------
