@@ -27,7 +27,10 @@ def fold(e: Expr, visit: Visitor, ctx: Any = None) -> Any:
         r = memo[x] = visit[x.op](x, go, ctx)
         return r
 
-    return go(e)
+    try:
+        return go(e)
+    finally:  # break the go <-> closure-cell cycle: the memo is freed now, not by a later cyclic GC pass
+        del go
 
 
 def children(x: Expr) -> tuple:
