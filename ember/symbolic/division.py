@@ -161,7 +161,7 @@ def _is_multiple(m: Expr, b: Expr) -> bool:
 # ------------------------------------------------------------------------------------------------
 # the rule tables
 
-x, y, b, e, m = (Pat.var(n) for n in ("x", "y", "b", "e", "m"))
+x, b, e, m = (Pat.var(n) for n in ("x", "b", "e", "m"))
 c, d = Pat.cvar("c"), Pat.cvar("d")  # constants, bound as their int values
 
 
