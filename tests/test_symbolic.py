@@ -541,3 +541,25 @@ def test_rule_tables_are_patterns_read_in_order():
                   division.MOD_REST, logic.MIN, logic.MAX, logic.NOT):
         last = table.patterns[-1].srcs  # a catch-all: named variables only, no constant or node to match
         assert all(q.op is None for q in last), f"{table} ends with a row that can decline"
+
+
+def test_fold_visits_each_shared_subexpression_once():
+    """The one tree walker: a visitor table per node kind; a sub-expression shared by several
+    parents is folded once (so walks are linear in the DAG, not the tree)."""
+    i, j = VARS["i"], VARS["j"]
+    s = (i * 8 + j) // 3
+    e = sm.minimum(s, N) + sm.maximum(s, M) * (s % 5)
+    seen: list = []
+
+    def count(x, go, ctx):
+        seen.append(x)
+        for a in sm.walk.children(x):
+            go(a)
+        return ctx
+
+    sm.fold(e, dict.fromkeys(("const", "var", "add", "mul", "div", "mod", "min", "max", "lt", "and", "not"), count),
+            "ctx")
+    assert len(seen) == len(set(map(id, seen)))  # nothing twice
+    assert sum(x is s for x in seen) == 1
+    assert {id(x) for x in seen} <= {id(x) for x in subexprs(e)}
+    assert all(any(x is t for x in seen) for t in (e, s, i, j, N, M))
