@@ -7,7 +7,7 @@ documentation.
 
 Exactness: rules marked `exact=False` hold in real arithmetic but may round differently in floating
 point (reassociation, folding constants, hoisting a scale out of a sum); every candidate they produce
-is still verified against the reference at docs/architecture.md's tolerances before it can win.
+is still verified against the reference (search/oracle.py's tolerances) before it can win.
 """
 from __future__ import annotations
 
