@@ -81,3 +81,35 @@ def test_rule_table_is_data():
     assert len(rl.RULES) >= 20
     assert len({r.name for r in rl.RULES}) == len(rl.RULES)
     assert all(r.algebra and (r.egglog or r.expand) for r in rl.RULES)
+
+
+def test_algebra_text_compiles_to_the_egglog_rules_it_states():
+    """A rule's text is the rule: its egglog commands are the ones written out by hand."""
+    from egglog import String, eq, f64, i64, rewrite, rule, union, var, vars_
+
+    from ember.search.terms import egglog_sort
+    H, reduced = egglog_sort()
+    x, e = vars_("x e", H)
+    a, b = vars_("a b", f64)
+    s, s2, ax = vars_("s s2 ax", i64)
+    d = var("d", String)
+    by_hand = {
+        "fold-mul": rewrite(H.binary("mul", H.binary("mul", x, H.scalar(a, s, d)), H.scalar(b, s, d))).to(
+            H.binary("mul", x, H.scalar(a * b, s, d))),
+        "max-scale": rule(eq(e).to(H.reduce("max", ax, H.binary("mul", x, H.scalar(a, s, d)))),
+                          eq(s2).to(reduced(s, ax)), a > 0.0).then(
+            union(e).with_(H.binary("mul", H.reduce("max", ax, x), H.scalar(a, s2, d)))),
+    }
+    for name, cmd in by_hand.items():
+        assert [str(c) for c in rl.BY_NAME[name].egglog(H, reduced)] == [str(cmd)], name
+
+
+@pytest.mark.parametrize("text, what", [("x + y", "lhs = rhs"), ("x + = y", "invalid syntax"),
+                                        ("x * q = x", "unknown name 'q'"), ("foo(x) = x", "unknown function 'foo'"),
+                                        ("x * a = x  if x > 0", "condition")])
+def test_malformed_rule_text_is_a_clear_error(text, what):
+    """Names and syntax are checked when the rule is made; a condition when its commands are built."""
+    from ember.search.algebra import RuleSyntaxError
+    from ember.search.terms import egglog_sort
+    with pytest.raises(RuleSyntaxError, match=what):
+        rl.Rule("bad", text).egglog(*egglog_sort())

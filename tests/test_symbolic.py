@@ -508,3 +508,58 @@ def test_negative_numerators_are_oriented():
     x = sm.var("x", 0, 10**6)
     assert (N * M - 1 - x) // M is N - 1 - x // M
     assert (N * M - 1 - x) % M is M - 1 - x % M
+
+
+def test_scaled_term_over_a_multiple_of_its_scale_folds():
+    """(c*t + r) // d == t // (d/c) and (c*t + r) % d == c*(t % (d/c)) + r when 0 <= r < c and c | d
+    (GQA's repeat_kv index: 176*((176*o1 + 16*o3 + r) // 352) is 176*(o1 // 2)); not when r can reach c."""
+    o1, o3, r = sm.index_var("o1", 8), sm.index_var("o3", 11), sm.index_var("r", 16)
+    x = 176 * o1 + 16 * o3 + r
+    assert x // 352 is o1 // 2
+    assert x % 352 is 176 * (o1 % 2) + 16 * o3 + r
+    assert (x + 3) // 352 is not o1 // 2  # 16*o3 + r + 3 reaches 178 >= 176
+    for env in ({"o1": a, "o3": b, "r": c} for a in range(8) for b in (0, 10) for c in (0, 15)):
+        v = 176 * env["o1"] + 16 * env["o3"] + env["r"]
+        assert sm.evaluate(x // 352, env) == v // 352 and sm.evaluate(x % 352, env) == v % 352
+
+
+def test_rule_tables_are_patterns_read_in_order():
+    """The rewrite driver: rows are (pattern, rewrite); a rewrite whose parameters do not name the
+    pattern's variables in order is refused when the table is built; every table ends with a row
+    that always answers."""
+    from ember.symbolic import division, logic
+    from ember.symbolic.rewrite import Pat, Rules, rewrite
+    x, d = Pat.var("x"), Pat.cvar("d")
+    with pytest.raises(ValueError, match="binds"):
+        Rules("bad", [(x // d, lambda d, x: x)])
+    half = Rules("half", [(x // 2, lambda x: sm.const(-1)), ((x // d) // d, lambda x, d: x), (x // d, lambda x, d: x)])
+    i = VARS["i"]
+    assert rewrite(half, i, sm.const(2)) is sm.const(-1)
+    assert rewrite(half, i // 3, sm.const(3)) is i  # the repeated name must bind equal constants
+    assert rewrite(half, i // 3, sm.const(5)) is i // 3
+    for table in (division.DIV, division.DIV_CONST_REST, division.DIV_REST, division.MOD, division.MOD_CONST_REST,
+                  division.MOD_REST, logic.MIN, logic.MAX, logic.NOT):
+        last = table.patterns[-1].srcs  # a catch-all: named variables only, no constant or node to match
+        assert all(q.op is None for q in last), f"{table} ends with a row that can decline"
+
+
+def test_fold_visits_each_shared_subexpression_once():
+    """The one tree walker: a visitor table per node kind; a sub-expression shared by several
+    parents is folded once (so walks are linear in the DAG, not the tree)."""
+    i, j = VARS["i"], VARS["j"]
+    s = (i * 8 + j) // 3
+    e = sm.minimum(s, N) + sm.maximum(s, M) * (s % 5)
+    seen: list = []
+
+    def count(x, go, ctx):
+        seen.append(x)
+        for a in sm.walk.children(x):
+            go(a)
+        return ctx
+
+    sm.fold(e, dict.fromkeys(("const", "var", "add", "mul", "div", "mod", "min", "max", "lt", "and", "not"), count),
+            "ctx")
+    assert len(seen) == len(set(map(id, seen)))  # nothing twice
+    assert sum(x is s for x in seen) == 1
+    assert {id(x) for x in seen} <= {id(x) for x in subexprs(e)}
+    assert all(any(x is t for x in seen) for t in (e, s, i, j, N, M))

@@ -24,57 +24,12 @@ from .. import graph as g
 from .. import symbolic as sm
 from ..graph import Node
 from ..view import View
+from . import rules as rl
+from .terms import egglog_sort
 
 MAX_ITERS = 6
 MAX_ENODES = 20000
 MAX_DEPTH = 400
-
-_H = None
-
-
-def egglog_sort():
-    """The egglog sort and table function (defined once, lazily: egglog is only needed to search)."""
-    global _H
-    if _H is not None:
-        return _H
-    from egglog import Expr, StringLike, f64Like, function, i64, i64Like
-
-    class H(Expr):
-        @classmethod
-        def leaf(cls, i: i64Like) -> "H": ...
-
-        @classmethod
-        def scalar(cls, v: f64Like, shape: i64Like, dtype: StringLike) -> "H": ...
-
-        @classmethod
-        def unary(cls, op: StringLike, x: "H") -> "H": ...
-
-        @classmethod
-        def binary(cls, op: StringLike, a: "H", b: "H") -> "H": ...
-
-        @classmethod
-        def where(cls, c: "H", a: "H", b: "H") -> "H": ...
-
-        @classmethod
-        def reduce(cls, op: StringLike, axes: i64Like, x: "H") -> "H": ...
-
-        @classmethod
-        def view(cls, v: i64Like, x: "H") -> "H": ...
-
-        @classmethod
-        def gather(cls, d: "H", i: "H") -> "H": ...
-
-        @classmethod
-        def cast(cls, dtype: StringLike, x: "H") -> "H": ...
-
-        @classmethod
-        def mat(cls, x: "H") -> "H": ...
-
-    @function
-    def reduced(shape: i64Like, axes: i64Like) -> i64: ...
-
-    _H = (H, reduced)
-    return _H
 
 
 class Tables:
@@ -216,7 +171,6 @@ class Region:
 
     def __init__(self, outputs: list, rules=None):
         from egglog import EGraph
-        from . import rules as rl
         self.outputs = outputs
         self.tables = Tables()
         self.enc = Encoder(self.tables)
