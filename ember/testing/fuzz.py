@@ -440,12 +440,12 @@ def generate(seed: int, mode: str = "small", max_kernels: int = MAX_KERNELS) -> 
     again (from the seed and a draw counter) while the program lowers to more than `max_kernels`."""
     if mode not in LIMITS:
         raise ValueError(f"fuzz mode must be one of {sorted(LIMITS)}, got {mode!r}")
-    from .fuzz_run import lowered
+    from .fuzz_ops import kernel_count
     prog = None
     for attempt in range(12):
         prog = _Gen(np.random.default_rng([int(seed), attempt]), mode).program(int(seed))
         try:
-            if len(lowered(prog).kernels) <= max_kernels:
+            if kernel_count(prog) <= max_kernels:
                 return prog
         except Exception:  # noqa: BLE001 - Ember's fault, not the generator's: the run reports it
             return prog

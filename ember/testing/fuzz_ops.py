@@ -137,3 +137,23 @@ OPS: dict = {
                    lambda T, F, c, a, b, t: T.where(c > t, a, b)),
     "cast": Op("cast", lambda em, x, dtype: x.cast(getattr(em, dtype)), _t_cast),
 }
+
+
+def build_ember(prog) -> dict:
+    """name -> Ember Tensor for every value of a FuzzProgram."""
+    import ember as em
+    vals: dict = {}
+    for s in prog.steps:
+        if s.op == "input":
+            vals[s.out] = em.input(s.out, s.params["shape"], getattr(em, s.params["dtype"]))
+        else:
+            vals[s.out] = OPS[s.op].ember(em, *[vals[a] for a in s.args], **s.params)
+    return vals
+
+
+def kernel_count(prog) -> int:
+    """Kernels the program lowers to with the default split thresholds (the generator's size cap:
+    the same program for a seed on every machine)."""
+    from ..kernel.lower import lower
+    vals = build_ember(prog)
+    return len(lower([vals[o].node for o in prog.outputs], list(prog.outputs)).kernels)

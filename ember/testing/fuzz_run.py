@@ -18,25 +18,13 @@ import traceback
 import numpy as np
 
 from .fuzz import FuzzProgram, check, compare, generate, magnitudes
-from .fuzz_ops import OPS
+from .fuzz_ops import OPS, build_ember
 
 LOCAL_SHARE = 0.15  # graphs lowered with kernel-local arrays (the GPU's rowlocal mode)
 PRESET = "h100"  # compile-only runs: the H100's values, with or without a GPU here (where Targets exist)
 CROSS_RTOL = 1e-5  # torch float64 vs em.reference: only Ember's own float32-accurate approximations differ
 # ... and, through a cast or a 16-bit output, a value on a rounding boundary can round either way: 2 ulps
 ULP = {"float32": 2.0 ** -23, "bfloat16": 2.0 ** -7, "float16": 2.0 ** -10}
-
-
-def build_ember(prog: FuzzProgram) -> dict:
-    """name -> Ember Tensor for every value of the program."""
-    import ember as em
-    vals: dict = {}
-    for s in prog.steps:
-        if s.op == "input":
-            vals[s.out] = em.input(s.out, s.params["shape"], getattr(em, s.params["dtype"]))
-        else:
-            vals[s.out] = OPS[s.op].ember(em, *[vals[a] for a in s.args], **s.params)
-    return vals
 
 
 def uses_local(prog: FuzzProgram) -> bool:
