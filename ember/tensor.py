@@ -45,6 +45,14 @@ def opmath(fn):
     return wrapper
 
 
+def normalize_axis(a: int, n: int) -> int:
+    """The non-negative axis that `a` (possibly negative, numpy style) names in a tensor of rank `n`;
+    a rank-0 tensor accepts 0 and -1. Shared by every op in `ops/` that takes an axis."""
+    if not -n <= a < max(n, 1):
+        raise IndexError(f"axis {a} out of range for a tensor of rank {n}")
+    return a % n if n else 0
+
+
 def _dims_out(shape: Sequence[Expr]) -> tuple:
     return tuple(s.value if s.is_const else s for s in shape)
 
