@@ -53,9 +53,12 @@ def compile(y, device: str | None = None, search: str = "none", debug: int = 0, 
 
     search: "none" uses the default lowering; "fast"/"full" search for faster equivalent programs
     (every candidate verified against the reference before it is timed); options: time_limit (s),
-    example_inputs, progress. debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
+    example_inputs, progress; cast_inputs=True makes calls convert float inputs wider than the
+    graph's (float64 arrays into a float32 graph) instead of refusing them.
+    debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
+    cast_inputs = bool(options.pop("cast_inputs", False))
     ts, names, kind = _outputs(y)
     dev = devices.normalize(device)
     nodes = [t.node for t in ts]
@@ -67,6 +70,7 @@ def compile(y, device: str | None = None, search: str = "none", debug: int = 0, 
         prog = search_program(nodes, dev, names, kind, search, **options)
     else:
         prog = build_program(lowering.lower(nodes, names), dev, names, kind)
+    prog.cast_inputs = cast_inputs
     if debug >= 2:
         print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))
     if debug >= 3:
