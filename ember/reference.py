@@ -161,6 +161,8 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
             elif op == g.MUL:
                 v = np.logical_and(s[0], s[1]) if n.dtype.is_bool else s[0] * s[1]
             elif op == g.MOD:
+                if not n.dtype.is_float and not np.all(s[1]):  # as torch; compiled kernels give 0
+                    raise ZeroDivisionError(f"integer division or modulo by zero in {n}")
                 v = np.fmod(s[0], s[1])
             elif op == g.LT:
                 v = s[0] < s[1]

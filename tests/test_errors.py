@@ -95,3 +95,52 @@ def test_reference_keeps_converting_float64():
     _, y = _affine()
     x64 = np.random.default_rng(3).standard_normal((3, 5))
     np.testing.assert_allclose(em.reference(y, x=x64), x64.astype(np.float32).astype(np.float64) * 2 + 1)
+
+
+# --------------------------------------------------------------------------- integer division by zero
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("op", ["floordiv", "mod", "fmod", "rfloordiv"])
+def test_integer_division_by_a_constant_zero_is_refused_at_build_time(op):
+    x = em.input("x", (5,), em.int32)
+    build = {"floordiv": lambda: x // 0, "mod": lambda: x % 0, "fmod": lambda: x.fmod(0),
+             "rfloordiv": lambda: 7 // em.tensor(np.array([1, 0, 2], np.int32))}[op]
+    with pytest.raises(ZeroDivisionError, match="integer division or modulo by zero"):
+        build()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("op", ["floordiv", "mod"])
+def test_reference_raises_on_a_zero_integer_divisor_like_torch(seed, op):
+    torch = _torch()
+    rng = np.random.default_rng(seed)
+    xv = rng.integers(-50, 50, 7).astype(np.int32)
+    dv = rng.integers(1, 9, 7).astype(np.int32) * rng.choice([-1, 1], 7).astype(np.int32)
+    x, d = em.input("x", (7,), em.int32), em.input("d", (7,), em.int32)
+    y = x // d if op == "floordiv" else x % d
+    tf = (lambda a, b: a // b) if op == "floordiv" else (lambda a, b: a % b)
+    np.testing.assert_array_equal(em.reference(y, x=xv, d=dv), tf(torch.tensor(xv), torch.tensor(dv)).numpy())
+    dv[rng.integers(7)] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tf(torch.tensor(xv), torch.tensor(dv))
+    with pytest.raises(ZeroDivisionError, match="integer division or modulo by zero"):
+        em.reference(y, x=xv, d=dv)
+
+
+def test_float_division_by_zero_still_gives_inf_and_nan():
+    x = em.input("x", (3,), em.float32)
+    out = em.reference(x // 0.0, x=np.array([1.0, -1.0, 0.0], np.float32))
+    assert out[0] == np.inf and out[1] == -np.inf and np.isnan(out[2])
+
+
+def test_compiled_integer_division_by_zero_gives_zero():
+    """Documented: a compiled kernel cannot raise cheaply; a zero divisor in the data gives 0."""
+    x, d = em.input("x", (4,), em.int32), em.input("d", (4,), em.int32)
+    fn = em.compile({"q": x // d, "r": x % d}, device="cpu")
+    out = fn(x=np.array([5, 6, -7, 8], np.int32), d=np.array([2, 0, 2, 0], np.int32))
+    np.testing.assert_array_equal(out["q"], [2, 0, -4, 0])
+    np.testing.assert_array_equal(out["r"], [1, 0, 1, 0])
