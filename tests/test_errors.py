@@ -144,3 +144,27 @@ def test_compiled_integer_division_by_zero_gives_zero():
     out = fn(x=np.array([5, 6, -7, 8], np.int32), d=np.array([2, 0, 2, 0], np.int32))
     np.testing.assert_array_equal(out["q"], [2, 0, -4, 0])
     np.testing.assert_array_equal(out["r"], [1, 0, 1, 0])
+
+
+# --------------------------------------------------------------------------- max over an empty axis
+@pytest.mark.parametrize("what, build", [
+    ("max", lambda z: z.max(0)), ("max", lambda z: z.max()), ("min", lambda z: z.min(dim=0)),
+    ("argmax", lambda z: z.argmax(0)), ("argmin", lambda z: z.argmin()), ("max", lambda z: z.amax(0)),
+])
+def test_max_over_an_empty_axis_is_refused_like_torch(what, build):
+    torch = _torch()
+    z = em.input("z", (0, 3))
+    with pytest.raises(em.ShapeError) as e:
+        build(z)
+    msg = str(e.value)
+    assert msg.startswith(f"{what}(): expected reduction dim 0 to have non-zero size") and "\n" not in msg
+    with pytest.raises((RuntimeError, IndexError)):
+        build(torch.zeros(0, 3))
+
+
+def test_max_over_a_non_empty_axis_of_an_empty_tensor_is_empty():
+    z = em.input("z", (0, 3))
+    assert z.max(1).shape == (0,) and z.argmax(1).shape == (0,)
+    x = em.input("x", (2, 3))  # logsumexp over an empty axis stays -inf, as torch (it uses MAX inside)
+    out = em.reference(z.logsumexp(0) + x[0], z=np.zeros((0, 3), np.float32), x=np.ones((2, 3), np.float32))
+    assert np.all(out == -np.inf)
