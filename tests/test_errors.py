@@ -168,3 +168,43 @@ def test_max_over_a_non_empty_axis_of_an_empty_tensor_is_empty():
     x = em.input("x", (2, 3))  # logsumexp over an empty axis stays -inf, as torch (it uses MAX inside)
     out = em.reference(z.logsumexp(0) + x[0], z=np.zeros((0, 3), np.float32), x=np.ones((2, 3), np.float32))
     assert np.all(out == -np.inf)
+
+
+# --------------------------------------------------------------------------- sums beyond float32's range
+@pytest.mark.parametrize("shape, axis", [((3 * 2**24 + 1,), None), ((2, 2**24 + 3), 1)])
+def test_sum_longer_than_float32_counts_is_exact(shape, axis):
+    """A float32 accumulator adding ones stops at 2**24: sums longer than that are split so no
+    accumulator adds more terms, and the chunks are added in float64 (issue 18 item 10)."""
+    x = em.input("x", shape)
+    fn = em.compile(x.sum(axis), device="cpu")
+    out = np.asarray(fn(x=np.ones(shape, np.float32)))
+    assert np.all(out == np.float32(shape[-1])), (out, shape[-1])
+
+
+def test_long_float32_sum_is_split_into_bounded_chunks():
+    from ember import graph as g
+    from ember.kernel.split import F32_EXACT_TERMS, split_long_reductions
+    for L in (10**12, 5 * 2**24 + 11, 2**24 + 1):
+        x = em.input("x", (L,))
+        (out,) = split_long_reductions([x.sum().node])
+        sums = [n for n in g.toposort([out]) if n.op == g.SUM]
+        for s in sums:
+            terms = int(np.prod([s.srcs[0].shape[a].value for a in s.arg]))
+            assert terms <= F32_EXACT_TERMS or s.dtype == em.float64, (L, s, terms)
+        assert any(s.dtype == em.float64 for s in sums), L
+    x = em.input("x", (3, 1000))  # short: left as it was
+    node = x.sum(1).node
+    assert split_long_reductions([node]) == [node]
+
+
+def test_split_sum_renders_for_cuda():
+    """The float64 sum of the chunks compiles with NVRTC (no GPU needed)."""
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_cuda
+    from ember.codegen import cuda as cg
+    from ember.kernel.lower import lower
+    x = em.input("x", (5 * 2**24 + 11,))
+    sources = [cg.render_kernel(k)[0] for k, _ in lower([x.sum().node]).kernels]
+    assert any("double" in src for src in sources)  # the chunks' float64 sum
+    for src in sources:
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0

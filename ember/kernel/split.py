@@ -17,6 +17,7 @@ A TF32 mark (ember/precision.py) stays on the partial contraction.
 """
 from __future__ import annotations
 
+from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
 from ..view import index_name
@@ -80,6 +81,36 @@ def _chunks(n: g.Node, L: int) -> int | None:
     return next((s for s in CHUNKS if L % s == 0 and L // s >= MIN_CHUNK), None)
 
 
+# A float32 accumulator adding ones stops counting at 2**24 (x + 1 == x there), and its rounding
+# error grows with the number of terms: no float32 accumulator sums more than this many terms. A
+# longer float sum is split in ceil(L / 2**24) chunks (the reduced axis padded with zeros to a
+# multiple), and the sum of the chunks again if there are still too many (issue 18: a 10**12-element
+# sum was silently wrong); the chunks' partial sums are added in float64. float64 sums accumulate
+# in float64 and are left alone.
+F32_EXACT_TERMS = 1 << 24
+
+
+def _f32_accumulated(n: g.Node) -> bool:
+    return n.op == g.SUM and n.dtype.is_float and n.dtype.itemsize <= 4
+
+
+def _split_exact(n: g.Node, src: g.Node, axes: tuple, L: int) -> g.Node:
+    S = -(-L // F32_EXACT_TERMS)
+    if n.numel.value <= SPLIT_MAX_OUT:  # few values: as many chunks as _chunks would give, for parallelism
+        S = max(S, CHUNKS[0])
+    C = -(-L // S)
+    keep = [i for i in range(src.ndim) if i not in axes]
+    kept = [src.shape[i] for i in keep]
+    pad = [(0, 0)] * len(keep) + [(0, S * C - L)]
+    v = g.apply_view(src, lambda vw: vw.permute(keep + list(axes)).reshape(kept + [sm.const(L)]).pad(pad)
+                     .reshape(kept + [sm.const(S), sm.const(C)]))
+    inner = g.reduce_node(g.SUM, v, (len(keep) + 1,), tf32=g.is_tf32(n))
+    # the chunks' sum (S values, short) accumulates in float64: partial sums of 2**24 ones added in
+    # float32 would round again
+    outer = g.reduce_node(g.SUM, g.cast_node(inner, dt.float64), (len(keep),))
+    return g.apply_view(g.cast_node(outer, n.dtype), lambda vw: vw.reshape(n.shape))
+
+
 def _split(n: g.Node) -> g.Node | None:
     src = n.srcs[0]
     axes = tuple(n.arg)
@@ -89,6 +120,8 @@ def _split(n: g.Node) -> g.Node | None:
     for a in axes:
         L *= src.shape[a].value
     S = _chunks(n, L)
+    if _f32_accumulated(n) and L // (S or 1) > F32_EXACT_TERMS:
+        return _split_exact(n, src, axes, L)
     if S is None:
         return None
     keep = [i for i in range(src.ndim) if i not in axes]
