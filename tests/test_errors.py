@@ -208,3 +208,23 @@ def test_split_sum_renders_for_cuda():
     assert any("double" in src for src in sources)  # the chunks' float64 sum
     for src in sources:
         assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+
+
+# --------------------------------------------------------------------------- bench messages
+def test_bench_table_flags_a_case_faster_than_its_floor():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "bench" / "run.py"
+    spec = importlib.util.spec_from_file_location("bench_run_for_test", path)
+    run = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(run)
+    except ImportError as e:  # bench/suite.py needs torch
+        pytest.skip(str(e))
+    base = {"correct": True, "kernels": 1, "ember_us": 10.0, "eager_us": 12.0, "speedup_vs_eager": 1.2}
+    recs = [dict(base, name="under", frac_of_floor=0.5, above_floor=False),
+            dict(base, name="over", frac_of_floor=1.3, above_floor=True)]
+    text = run.table(recs)
+    under, over = (next(line for line in text.splitlines() if line.startswith(n)) for n in ("under", "over"))
+    assert under.rstrip().endswith("50.0%") and over.rstrip().endswith("130.0%!")
+    assert "! faster than the floor" in text
