@@ -150,7 +150,8 @@ def default_kept_note(t_best: float, t_default: float) -> str:
         why = f"{t_best / t_default - 1.0:.1%} slower"
     else:
         why = f"only {1.0 - t_best / t_default:.1%} faster, under the {KEEP_MARGIN:.0%} margin"
-    return f"default kept (best candidate {t_best:.1f} us vs default {t_default:.1f} us in the confirming timing: {why})"
+    return (f"default kept (best candidate {t_best:.1f} us vs default {t_default:.1f} us in the confirming "
+            f"timing: {why})")
 
 
 def _confirm(prog, default, arrays, env) -> tuple:
