@@ -110,3 +110,16 @@ def test_structural_hash_of_a_long_chain_is_iterative():
     finally:
         sys.setrecursionlimit(limit)
     assert len(key) == 64 and all(n._key is not None for n in order)
+
+
+def test_a_long_single_reader_chain_is_cut_not_recursed():
+    """3000 elementwise steps, each read once, inline into one expression 6000 levels deep: the
+    lowering raised RecursionError. Rule 8 cuts it every INLINE_DEPTH_MAX levels."""
+    x = em.input("x", (5,))
+    y = x
+    for _ in range(3000):
+        y = y * 0.5 + 1.0
+    lowered = lowering.lower([y.node])
+    assert 6000 // lowering.INLINE_DEPTH_MAX <= len(lowered.kernels) <= 4 * 6000 // lowering.INLINE_DEPTH_MAX
+    xv = np.random.default_rng(0).standard_normal(5).astype(np.float32)
+    np.testing.assert_allclose(em.compile(y, device="cpu")(x=xv), em.reference(y, x=xv), rtol=1e-5)

@@ -34,6 +34,8 @@ A node is materialised when (rules applied to a fixpoint):
    holds more than INLINE_MAX operations: recomputing a long expression in every consumer made an
    unrolled LSTM quadratic, each step re-deriving its cell state from the last materialised one
    (see `_recomputed`).
+8. it sits INLINE_DEPTH_MAX levels deep in its kernel's expression (a chain of thousands of
+   elementwise operations): the kernel is cut there rather than walked with deeper recursion.
 
 With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
 intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
@@ -179,6 +181,7 @@ class KernelBuilder:
         self.memo: dict = {}
         self.materialize: set = set()
         self.reduce_scope: set = set()  # reduce variables enclosing the value being built
+        self.depth = 0  # nesting of value() calls (rule 8)
         self.in_reduce = 0
 
     # ---------------------------------------------------------------- values
@@ -193,7 +196,14 @@ class KernelBuilder:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        v = self._value(n, coords, valid)
+        if self.depth >= INLINE_DEPTH_MAX and n.op not in g.LEAVES and not self.is_buffer(n):
+            self.materialize.add(n)  # rule 8: the inlined expression is too deep to walk recursively
+            return self.load(n, coords, valid)
+        self.depth += 1
+        try:
+            v = self._value(n, coords, valid)
+        finally:
+            self.depth -= 1
         self.memo[key] = v
         return v
 
@@ -618,6 +628,10 @@ def analyzed_builder(root: Node, M: set, buffer_of, kidx: int, sizes: dict | Non
 
 
 INLINE_MAX = 64  # operations an expression inlined into several kernels may hold (rule 7)
+# rule 8: an inlined expression nested deeper than this (a chain of thousands of elementwise ops,
+# each read once) is cut there: the lowering walks expressions recursively, ~4 Python frames a level,
+# and such a chain raised RecursionError (Python's default limit is 1000 frames)
+INLINE_DEPTH_MAX = 150
 
 
 def _recomputed(order: list, M: set) -> set:
