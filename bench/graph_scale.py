@@ -139,7 +139,6 @@ def main() -> None:
     ap.add_argument("--gcc", action="store_true", help="also compile the C source with gcc")
     ap.add_argument("--profile", default=None, help="profile one stage (build, lower, plan, render)")
     args = ap.parse_args()
-    sys.setrecursionlimit(10_000)  # the default: a stage that recursed over the graph would fail here
     for size in (int(s) for s in args.sizes.split(",")):
         steps = max(1, size // NODES_PER_STEP)
         times: dict = {}
