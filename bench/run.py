@@ -3,8 +3,15 @@
 Every case is checked against PyTorch first (a wrong result is reported, never timed as a win), then
 timed in one process on one device: Ember (the whole program replayed as one CUDA graph on the GPU;
 one call on the CPU), PyTorch eager, torch.compile and PyTorch under CUDA graphs. Each time is the
-median of repeated runs after warm-up. The floor is max(bytes / measured copy bandwidth,
-FLOPs / peak); results go to bench/results/<suite>-<date>.json and a table is printed.
+median of repeated runs after warm-up. The floor is bytes / measured copy bandwidth, and for
+compute cases (contractions) at least FLOPs / measured matmul peak. The bandwidth is the faster of
+a large copy's (DRAM) and a copy of the case's own bytes, by torch or by Ember (a CPU case of a few
+MB runs from cache, faster than DRAM); both ceilings are the best of their timed runs, not the
+median. (Measured against DRAM and the matmul peak for every case, the CPU suite printed floor%
+above 100: the peak is a library GEMM's rate, 29 GFLOP/s on the 2-core VM, below what a row sum's
+additions reach.) A measured floor is not a hard bound: a case that still beats it is flagged with
+"!" in the table and `above_floor` in the JSON, never clamped. Results go to
+bench/results/<suite>-<date>.json and a table is printed.
 """
 from __future__ import annotations
 
@@ -34,7 +41,9 @@ def to_torch(a: np.ndarray, device: str):
     return torch.from_numpy(np.ascontiguousarray(a)).to(device)
 
 
-def time_torch(fn, device: str, reps: int = 30, inner: int = 5) -> float:
+def time_torch(fn, device: str, reps: int = 30, inner: int = 5, best: bool = False) -> float:
+    """Median time (us) of `reps` runs of `inner` calls; with best, the fastest run: for a ceiling
+    (copy bandwidth, matmul peak), which noise from other processes can only make look lower."""
     import torch
     fn()
     if device == "cuda":
@@ -56,17 +65,38 @@ def time_torch(fn, device: str, reps: int = 30, inner: int = 5) -> float:
                 fn()
             ts.append((time.perf_counter() - t0) * 1e6 / inner)
     ts.sort()
-    return ts[len(ts) // 2]
+    return ts[0] if best else ts[len(ts) // 2]
 
 
-def copy_bandwidth(device: str) -> float:
-    """Bytes/s of a large device-to-device copy (read + write counted)."""
+_BANDWIDTHS: dict = {}
+
+
+def copy_bandwidth(device: str, nbytes: int | None = None) -> float:
+    """Bytes/s of a device-to-device copy (read + write counted): a large one (memory bandwidth) by
+    default, else one moving about `nbytes` in all (rounded to a power of two; measured once), the
+    faster of torch's copy and an Ember-compiled one."""
     import torch
-    n = (1 << 28) if device == "cuda" else (1 << 25)
-    x = torch.ones(n, dtype=torch.float32, device=device)
-    y = torch.empty_like(x)
-    us = time_torch(lambda: y.copy_(x), device, reps=20, inner=3)
-    return 2 * n * 4 / (us * 1e-6)
+    if nbytes is None:
+        n = (1 << 28) if device == "cuda" else (1 << 25)
+    else:
+        n = 1 << max(10, (max(nbytes // 8, 1) - 1).bit_length())  # floats per side: half the traffic
+    key = (device, n)
+    if key not in _BANDWIDTHS:
+        x = torch.ones(n, dtype=torch.float32, device=device)
+        y = torch.empty_like(x)
+        us = time_torch(lambda: y.copy_(x), device, reps=20, inner=3, best=True)
+        if nbytes is not None:  # and Ember's own copy (same threads and runtime as the cases)
+            copy = em.compile(em.input("x", (n,)) * 2.0, device=device)
+            us = min(us, copy.benchmark(x=x if device == "cuda" else x.numpy()))
+        _BANDWIDTHS[key] = 2 * n * 4 / (us * 1e-6)
+    return _BANDWIDTHS[key]
+
+
+def floor_cell(rec: dict) -> str:
+    """The table's floor% column: flagged with "!" when the case beat its measured floor."""
+    if "frac_of_floor" not in rec:
+        return f"{'-':>7}"
+    return f"{100 * rec['frac_of_floor']:6.1f}%" + ("!" if rec.get("above_floor") else "")
 
 
 def matmul_peak(device: str, dtype: str) -> float:
@@ -78,7 +108,7 @@ def matmul_peak(device: str, dtype: str) -> float:
     torch.backends.cuda.matmul.allow_tf32 = False
     a = torch.randn(n, n, device=device).to(td)
     b = torch.randn(n, n, device=device).to(td)
-    us = time_torch(lambda: a @ b, device, reps=5, inner=2)
+    us = time_torch(lambda: a @ b, device, reps=10, inner=2, best=True)
     return 2 * n ** 3 / (us * 1e-6)
 
 
@@ -172,9 +202,13 @@ def run_case(case, device: str, search: str, with_compile: bool, bw: float) -> d
         "float32" if case.dtype == "float32" else "uint16").itemsize
     rec["bytes"], rec["flops"] = nbytes, case.flops
     peak = PEAKS.get(case.dtype) or PEAKS["float32"]
-    floor = max(nbytes / bw, case.flops / peak) * 1e6
-    rec["floor_us"] = floor
+    bw = max(bw, copy_bandwidth(device, nbytes))  # a working set that fits in cache moves faster
+    # the compute term only for contractions: the measured peak is a library GEMM's rate, not the
+    # machine's; on the 2-core VM it is 29 GFLOP/s, below what a row sum's additions reach
+    floor = max(nbytes / bw, case.flops / peak if case.kind == "compute" else 0.0) * 1e6
+    rec["floor_us"], rec["floor_bandwidth_GBps"] = floor, bw / 1e9
     rec["frac_of_floor"] = floor / rec["ember_us"]
+    rec["above_floor"] = rec["frac_of_floor"] > 1.0
     for b in ("eager", "compile", "cudagraph"):
         if f"{b}_us" in rec:
             rec[f"speedup_vs_{b}"] = rec[f"{b}_us"] / rec["ember_us"]
@@ -190,8 +224,11 @@ def table(recs: list) -> str:
         lines.append(f"{r['name'][:44]:<44} {'y' if r.get('correct') else 'N':>3} {r.get('kernels', 0):>4} "
                      f"{f('ember_us', '{:10.1f}')} {f('eager_us')} {f('compile_us')} {f('cudagraph_us')} "
                      f"{f('speedup_vs_eager', '{:8.2f}')} {f('speedup_vs_compile', '{:8.2f}')} "
-                     f"{(100 * r['frac_of_floor']):6.1f}%" if 'frac_of_floor' in r else
+                     f"{floor_cell(r)}" if 'frac_of_floor' in r else
                      f"{r['name'][:44]:<44} {'y' if r.get('correct') else 'N':>3}")
+    if any(r.get("above_floor") for r in recs):
+        lines.append("! faster than the floor: a measured copy of the same bytes (or the measured matmul "
+                     "peak) is not a hard bound (timing noise, or a better access pattern than torch's copy)")
     good = [r for r in recs if "speedup_vs_eager" in r]
     if good:
         gm = float(np.exp(np.mean([np.log(r["speedup_vs_eager"]) for r in good])))

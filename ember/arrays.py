@@ -80,11 +80,19 @@ def to_numpy(x) -> np.ndarray:
     return np.asarray(x)
 
 
-def coerce(name: str, arr: np.ndarray, dtype: DType) -> np.ndarray:
-    """Convert an input array to the graph input's dtype; refuse lossy kind changes."""
+def _is_float(d: np.dtype) -> bool:
+    return d.kind == "f" or str(d) == "bfloat16" or d == np.dtype("V2")
+
+
+def coerce(name: str, arr: np.ndarray, dtype: DType, narrow_floats: bool = True) -> np.ndarray:
+    """Convert an input array to the graph input's dtype; refuse lossy kind changes, and with
+    narrow_floats off also a float input wider than the graph's float (float64 into float32)."""
     src = arr.dtype
     if src == dtype.np:
         return arr
+    if not narrow_floats and dtype.is_float and _is_float(src) and src.itemsize >= dtype.itemsize:
+        raise InputError(f"input {name!r} has dtype {src}, the program expects {dtype.name} (cast it, or "
+                         f"compile with em.compile(..., cast_inputs=True) to convert inputs on every call)")
     kind_ok = (dtype.is_float and src.kind in "fiub") or (dtype.is_int and src.kind in "iub") or \
               (dtype.is_bool and src.kind == "b") or (dtype.is_float and src == np.dtype("V2"))
     if str(src) == "bfloat16":
@@ -127,9 +135,12 @@ def bind_dims(inputs: Sequence, arrays: Mapping[str, np.ndarray], bound: dict | 
     return env
 
 
-def check_inputs(inputs: Sequence, given: Mapping[str, object], keep_device: bool = False) -> dict:
+def check_inputs(inputs: Sequence, given: Mapping[str, object], keep_device: bool = False,
+                 narrow_floats: bool = True) -> dict:
     """Match named inputs to graph inputs, convert them to numpy (or, with keep_device, wrap GPU
-    arrays as DeviceArray), check names and dtypes."""
+    arrays as DeviceArray), check names and dtypes. narrow_floats=False refuses a float input wider
+    than the graph's (a compiled program's default: float64 data silently rounded to float32 hides
+    a mistake); the reference keeps converting, it evaluates in float64 anyway."""
     want = {n.arg: n for n in inputs}
     missing = sorted(set(want) - set(given))
     extra = sorted(set(given) - set(want))
@@ -145,5 +156,5 @@ def check_inputs(inputs: Sequence, given: Mapping[str, object], keep_device: boo
                 raise InputError(f"input {k!r} is a device array of dtype {d.dtype}, expected {want[k].dtype.name}")
             out[k] = d
         else:
-            out[k] = coerce(k, to_numpy(given[k]), want[k].dtype)
+            out[k] = coerce(k, to_numpy(given[k]), want[k].dtype, narrow_floats)
     return out

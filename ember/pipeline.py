@@ -71,9 +71,12 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
 
     search: "none" uses the default lowering; "fast"/"full" search for faster equivalent programs
     (every candidate verified against the reference before it is timed); options: time_limit (s),
-    example_inputs, progress. debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
+    example_inputs, progress; cast_inputs=True makes calls convert float inputs wider than the
+    graph's (float64 arrays into a float32 graph) instead of refusing them.
+    debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
+    cast_inputs = bool(options.pop("cast_inputs", False))
     ts, names, kind = _outputs(y)
     target = get_target(device)
     nodes = [t.node for t in ts]
@@ -88,6 +91,7 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
         prog = search_program(nodes, target, names, kind, search, build=build_program, **options)
     else:
         prog = build_program(lower(nodes, names, target), target, names, kind)
+    prog.cast_inputs = cast_inputs
     if debug >= 2:
         print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))
     if debug >= 3:

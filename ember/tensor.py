@@ -45,6 +45,14 @@ def opmath(fn):
     return wrapper
 
 
+def normalize_axis(a: int, n: int) -> int:
+    """The non-negative axis that `a` (possibly negative, numpy style) names in a tensor of rank `n`;
+    a rank-0 tensor accepts 0 and -1. Shared by every op in `ops/` that takes an axis."""
+    if not -n <= a < max(n, 1):
+        raise IndexError(f"axis {a} out of range for a tensor of rank {n}")
+    return a % n if n else 0
+
+
 def _dims_out(shape: Sequence[Expr]) -> tuple:
     return tuple(s.value if s.is_const else s for s in shape)
 
@@ -195,9 +203,12 @@ class Tensor:
         return self._binary(g.MUL, o, reverse=True)
 
     def fmod(self, o) -> "Tensor":
-        """Truncated remainder (sign of the dividend), like C fmod and torch.fmod."""
+        """Truncated remainder (sign of the dividend), like C fmod and torch.fmod. Integer // and %
+        are built on it, so it refuses a divisor known to be zero when the graph is built."""
         a, b = _operands(self, o)
         _no_bool("fmod", a)
+        if not a.dtype.is_float and _has_known_zero(b.node):
+            raise ZeroDivisionError("integer division or modulo by zero (the divisor is a constant holding 0)")
         return Tensor(g.binary(g.MOD, a.node, b.node))
 
     def __lt__(self, o) -> "Tensor":
@@ -512,7 +523,8 @@ def _divide_rounded(a: Tensor, b: Tensor, mode: str) -> Tensor:
     remainder is taken first, (a - fmod(a, b)) / b is then an integer up to rounding, and the
     rounding is undone by snapping to the nearest integer. Integers divide through float64: exact
     for int32 (and int64 up to 2**53); a zero divisor gives a / b for floats (+-inf, NaN) and 0 for
-    integers (PyTorch raises; a kernel cannot, and numpy, the reference, gives 0 too)."""
+    integers (PyTorch raises: so do the graph builder, for a constant divisor holding 0 (fmod), and
+    the reference, for a zero divisor in the data; a compiled kernel cannot raise and gives 0)."""
     _no_bool("division", a)  # a and b share one dtype (_operands)
     work = a.dtype if a.dtype.is_float else dt.float64
     A, B, mod = a.cast(work), b.cast(work), a.fmod(b).cast(work)
@@ -526,6 +538,15 @@ def _divide_rounded(a: Tensor, b: Tensor, mode: str) -> Tensor:
     if a.dtype.is_float:
         return where(B == 0, A / B, q).cast(a.dtype)
     return where(B == 0, 0, q).cast(a.dtype)
+
+
+def _has_known_zero(n: Node) -> bool:
+    """Whether n is a constant (a scalar, possibly broadcast, or a data array read whole) holding 0."""
+    while n.op == g.VIEW and n.srcs[0].op == g.CONST:
+        n = n.srcs[0]
+    if n.op == g.CONST:
+        return n.arg == 0
+    return n.op == g.DATA and bool((n.arg.array == 0).any())
 
 
 def _float(x) -> Tensor:

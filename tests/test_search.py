@@ -72,6 +72,20 @@ def test_cpu_schedule_knobs_are_searched(cache_dir):
     assert_close(fn(a=av), em.reference(y, a=av))
 
 
+@pytest.mark.parametrize("t_best, t_default, why", [(10504.7, 6092.2, "72.4% slower"),
+                                                      (99.0, 100.0, "only 1.0% faster, under the 2% margin")])
+def test_default_kept_message_prints_the_times_it_compared(cache_dir, monkeypatch, t_best, t_default, why):
+    """Issue 18 item 13: the message once said "best candidate 10504.7 us, within 2%" of a 6092.2 us
+    default. It now prints both confirmed times and the reason the default stayed."""
+    from ember.search import driver
+    monkeypatch.setattr(driver, "_confirm", lambda prog, default, arrays, env: (t_best, t_default))
+    fn = em.compile(graph(), device="cpu", search="fast", time_limit=10, progress=False)
+    msg = fn.meta["search"]
+    assert f"default kept (best candidate {t_best:.1f} us vs default {t_default:.1f} us" in msg, msg
+    assert f"{why})" in msg, msg
+    assert f"{t_default:.1f} us vs default {t_default:.1f} us (1.00x)" in msg, msg
+
+
 @pytest.mark.parametrize("times, kept", [((100.0, 99.0), True), ((100.0, 101.0), True), ((90.0, 100.0), False)])
 def test_default_lowering_stays_unless_the_winner_is_clearly_faster(cache_dir, monkeypatch, times, kept):
     """The final choice times the winner against the default lowering in alternation; a winner

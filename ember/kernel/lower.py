@@ -34,6 +34,8 @@ A node is materialised when (rules applied to a fixpoint):
    holds more than INLINE_MAX operations: recomputing a long expression in every consumer made an
    unrolled LSTM quadratic, each step re-deriving its cell state from the last materialised one
    (see `_recomputed`).
+8. it sits INLINE_DEPTH_MAX levels deep in its kernel's expression (a chain of thousands of
+   elementwise operations): the kernel is cut there rather than walked with deeper recursion.
 
 With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
 intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
@@ -185,6 +187,7 @@ class KernelBuilder:
         self.memo: dict = {}
         self.materialize: set = set()
         self.reduce_scope: set = set()  # reduce variables enclosing the value being built
+        self.depth = 0  # nesting of value() calls (rule 8)
         self.in_reduce = 0
 
     # ---------------------------------------------------------------- values
@@ -199,7 +202,14 @@ class KernelBuilder:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        v = self._value(n, coords, valid)
+        if self.depth >= INLINE_DEPTH_MAX and n.op not in g.LEAVES and not self.is_buffer(n):
+            self.materialize.add(n)  # rule 8: the inlined expression is too deep to walk recursively
+            return self.load(n, coords, valid)
+        self.depth += 1
+        try:
+            v = self._value(n, coords, valid)
+        finally:
+            self.depth -= 1
         self.memo[key] = v
         return v
 
@@ -245,7 +255,7 @@ class KernelBuilder:
         scoords = unflatten(flat, src.shape)
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
-            if expands and self.cost(src) > RECOMPUTE_LIMIT:
+            if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
                 j = self._local_var(scoords)
                 if j is not None:
                     inner = self._localize(src, scoords, guard, j)
@@ -374,13 +384,22 @@ class KernelBuilder:
         return any(sm.free_vars(c) & self.reduce_scope for c in coords)
 
     # ---------------------------------------------------------------- cost model for rule 4
-    def cost(self, n: Node, seen=None) -> int:
-        seen = set() if seen is None else seen
-        if n in seen or self.is_buffer(n) or n.op in (g.CONST, g.IOTA) or n.op in g.REDUCE:
-            return 0
-        seen.add(n)
-        w = P.GRAPH[n.op].cost  # the primitive's recompute cost (ember/primitives)
-        return w + sum(self.cost(s, seen) for s in n.srcs)
+    def cost(self, n: Node, limit: int | None = None) -> int:
+        """ALU cost of the expression inlined at n (each node once). With `limit`, the walk stops
+        once the cost exceeds it (rule 4 only asks whether it does: walking a whole unmaterialised
+        recurrence for that was quadratic). Iterative: a long chain would exceed Python's recursion
+        limit."""
+        seen: set = set()
+        total = 0
+        stack = [n]
+        while stack and (limit is None or total <= limit):
+            n = stack.pop()
+            if n in seen or self.is_buffer(n) or n.op in (g.CONST, g.IOTA) or n.op in g.REDUCE:
+                continue
+            seen.add(n)
+            total += P.GRAPH[n.op].cost  # the primitive's recompute cost (ember/primitives)
+            stack.extend(n.srcs)
+        return total
 
     # ---------------------------------------------------------------- analysis and build
     def analyze(self) -> Analysis:
@@ -614,6 +633,10 @@ def analyzed_builder(root: Node, M: set, buffer_of, kidx: int, sizes: dict | Non
 
 
 INLINE_MAX = 64  # operations an expression inlined into several kernels may hold (rule 7)
+# rule 8: an inlined expression nested deeper than this (a chain of thousands of elementwise ops,
+# each read once) is cut there: the lowering walks expressions recursively, ~4 Python frames a level,
+# and such a chain raised RecursionError (Python's default limit is 1000 frames)
+INLINE_DEPTH_MAX = 150
 
 
 def _recomputed(order: list, M: set) -> set:
@@ -651,30 +674,65 @@ def _region(r, inlined, limit: int | None = None) -> set:
     return seen
 
 
+class _AskedLog:
+    """The materialised set as one kernel analysis sees it, recording every node it asks about: the
+    analysis is a function of its root and of those answers, so it only needs redoing once one of
+    them changes (partition's fixpoint re-analyses just those roots)."""
+    __slots__ = ("M", "asked")
+
+    def __init__(self, M: set):
+        self.M, self.asked = M, set()
+
+    def __contains__(self, n) -> bool:
+        self.asked.add(n)
+        return n in self.M
+
+
 def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
     """The set of materialised nodes (fixpoint of the rules in the module docstring), including any
     nodes the caller forces (a searched kernel boundary). With `local`, intermediates read along one
-    loop of a row kernel may live in kernel-local arrays instead of being materialised."""
+    loop of a row kernel may live in kernel-local arrays instead of being materialised.
+
+    Each round analyses only the roots whose analysis can have changed: new roots, and roots that
+    asked about a node materialised in the last round. (Re-analysing every root each round made an
+    unrolled recurrence quadratic: its chain is cut about one step per round.)"""
     order = g.toposort(outputs)
     M = {n for n in outputs} | {n for n in force if n.op not in (g.INPUT, g.DATA)}
     M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
+    asked_by: dict = {}  # node -> roots whose current analysis asked whether it is materialised
+    analysis: dict = {}  # root -> (nodes it asked about, its stage nodes other than itself)
+    reached: dict = {}  # stage node -> roots whose kernels compute it as a stage
+    dirty = {n for n in M if n.op not in (g.INPUT, g.DATA)}
+    position = {n: i for i, n in enumerate(order)}
     for _ in range(10 * len(order) + 10):
         new: set = set()
-        reached: dict = {}
-        roots = [n for n in order if n in M and n.op not in (g.INPUT, g.DATA)]
-        for r in roots:
-            b, an = analyzed_builder(r, M, lambda n: "x", 0, None, local)
+        touched: set = set()  # stage nodes whose set of computing roots grew this round
+        for r in sorted(dirty, key=position.__getitem__):
+            old_asked, old_stages = analysis.pop(r, ((), ()))
+            for n in old_asked:
+                asked_by[n].discard(r)
+            for n in old_stages:
+                reached[n].discard(r)
+            log = _AskedLog(M)
+            b, an = analyzed_builder(r, log, lambda n: "x", 0, None, local)
             new |= an.materialize
-            for st in an.stages:
-                if st.node is not r:
-                    reached.setdefault(st.node, set()).add(r)
-        new |= {n for n, rs in reached.items() if len(rs) > 1}
+            stages = {st.node for st in an.stages if st.node is not r}
+            for n in stages:
+                reached.setdefault(n, set()).add(r)
+            touched |= stages
+            for n in log.asked:
+                asked_by.setdefault(n, set()).add(r)
+            analysis[r] = (log.asked, stages)
+        new |= {n for n in touched if len(reached[n]) > 1}  # counted once every dirty root is redone
         new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
         if not new:
             new = _recomputed(order, M)
         if not new:
             return M
         M |= new
+        dirty = set(new)
+        for n in new:
+            dirty |= asked_by.get(n, set())
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
 from .contraction import is_gemm_shaped
@@ -103,9 +104,42 @@ def split_reduction(n: g.Node, S: int) -> g.Node:
     return g.apply_view(outer, lambda vw: vw.reshape(n.shape))
 
 
+# A float32 accumulator adding ones stops counting at 2**24 (x + 1 == x there), and its rounding
+# error grows with the number of terms: no float32 accumulator sums more than this many terms. A
+# longer float sum is split in ceil(L / 2**24) chunks (the reduced axis padded with zeros to a
+# multiple), and the sum of the chunks again if there are still too many (issue 18: a 10**12-element
+# sum was silently wrong); the chunks' partial sums are added in float64. float64 sums accumulate
+# in float64 and are left alone.
+F32_EXACT_TERMS = 1 << 24
+
+
+def _f32_accumulated(n: g.Node) -> bool:
+    return n.op == g.SUM and n.dtype.is_float and n.dtype.itemsize <= 4
+
+
+def _split_exact(n: g.Node, L: int, p: SplitPolicy) -> g.Node:
+    src, axes = n.srcs[0], tuple(n.arg)
+    S = -(-L // F32_EXACT_TERMS)
+    if n.numel.value <= p.max_out:  # few values: as many chunks as _chunks would give, for parallelism
+        S = max(S, p.chunks[0])
+    C = -(-L // S)
+    keep = [i for i in range(src.ndim) if i not in axes]
+    kept = [src.shape[i] for i in keep]
+    pad = [(0, 0)] * len(keep) + [(0, S * C - L)]
+    v = g.apply_view(src, lambda vw: vw.permute(keep + list(axes)).reshape(kept + [sm.const(L)]).pad(pad)
+                     .reshape(kept + [sm.const(S), sm.const(C)]))
+    inner = g.reduce_node(g.SUM, v, (len(keep) + 1,), tf32=g.is_tf32(n))
+    # the chunks' sum (S values, short) accumulates in float64: partial sums of 2**24 ones added in
+    # float32 would round again
+    outer = g.reduce_node(g.SUM, g.cast_node(inner, dt.float64), (len(keep),))
+    return g.apply_view(g.cast_node(outer, n.dtype), lambda vw: vw.reshape(n.shape))
+
+
 def _split(n: g.Node, p: SplitPolicy) -> g.Node | None:
     L = reduced_length(n)
     S = None if L is None else _chunks(n, L, p)
+    if L is not None and _f32_accumulated(n) and L // (S or 1) > F32_EXACT_TERMS:
+        return _split_exact(n, L, p)
     return None if S is None else split_reduction(n, S)
 
 

@@ -9,7 +9,7 @@ from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
 from ..tensor import ShapeError, Tensor, iota, tensor_method, where, zeros_like
-from .movement import _axis
+from ..tensor import normalize_axis as _axis
 
 __all__ = ["gather", "index_select", "embedding", "take", "one_hot", "tril", "triu", "masked_fill"]
 

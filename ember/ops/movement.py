@@ -11,15 +11,11 @@ from .. import graph as g
 from .. import symbolic as sm
 from ..symbolic import sym
 from ..tensor import ShapeError, Tensor, full, tensor, tensor_method, where
+from ..tensor import normalize_axis as _axis
+from .indexing import index_select
 
 __all__ = ["reshape", "permute", "transpose", "expand", "unsqueeze", "squeeze", "flatten", "unflatten", "pad", "flip",
            "concat", "cat", "stack", "split", "chunk", "unbind", "narrow", "repeat", "roll", "movedim"]
-
-
-def _axis(a: int, n: int) -> int:
-    if not -n <= a < max(n, 1):
-        raise IndexError(f"axis {a} out of range for a tensor of rank {n}")
-    return a % n if n else 0
 
 
 def _shape_args(shape) -> tuple:
@@ -235,7 +231,6 @@ def _advanced_index(x: Tensor, idx: tuple) -> Tensor:
     rest = tuple(slice(None) if j == k else i for j, i in enumerate(idx))
     if any(i != slice(None) for i in rest):
         x = getitem(x, rest)
-    from .indexing import index_select
     shape = list(x.node.shape)
     out = index_select(x, k, ind.reshape(-1))
     return out.reshape(shape[:k] + list(ind.node.shape) + shape[k + 1:])

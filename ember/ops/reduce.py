@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
-from ..tensor import _HALF, Tensor, _float, iota, opmath, tensor_method, where
+from ..tensor import _HALF, ShapeError, Tensor, _float, iota, opmath, tensor_method, where
 
 __all__ = ["sum", "max", "min", "mean", "var", "std", "prod", "argmax", "argmin", "logsumexp", "softmax",
            "log_softmax", "cumsum", "amax", "amin", "all", "any"]
@@ -66,11 +66,23 @@ def sum(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, dtype=None) ->
     return _reduce(g.SUM, x, _axes(x, axis, dim), keepdim)
 
 
+def _check_nonempty(what: str, x: Tensor, axes: tuple) -> None:
+    """max / min / argmax / argmin have no identity to return over nothing: refuse an axis of size 0
+    (known when the graph is built), as torch does."""
+    for a in axes:
+        n = x.node.shape[a]
+        if n.is_const and n.value == 0:
+            raise ShapeError(f"{what}(): expected reduction dim {a} to have non-zero size "
+                             f"(input shape {tuple(x.shape)})")
+
+
 @tensor_method
-def max(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
+def max(x: Tensor, axis=None, keepdim: bool = False, *, dim=None, _what: str = "max") -> Tensor:
     """Maximum over axes (values only; use argmax for positions). NaN propagates (the MAX
     primitive's semantics, as np.max and torch.amax)."""
-    return _reduce(g.MAX, x, _axes(x, axis, dim), keepdim)
+    axes = _axes(x, axis, dim)
+    _check_nonempty(_what, x, axes)
+    return _reduce(g.MAX, x, axes, keepdim)
 
 
 amax = tensor_method(max, name="amax")  # x.amax(...), as torch
@@ -79,8 +91,8 @@ amax = tensor_method(max, name="amax")  # x.amax(...), as torch
 @tensor_method
 def min(x: Tensor, axis=None, keepdim: bool = False, *, dim=None) -> Tensor:
     if x.dtype.is_bool:
-        return ~max(~x, axis, keepdim, dim=dim)
-    return -max(-x, axis, keepdim, dim=dim)
+        return ~max(~x, axis, keepdim, dim=dim, _what="min")
+    return -max(-x, axis, keepdim, dim=dim, _what="min")
 
 
 amin = tensor_method(min, name="amin")
@@ -184,6 +196,7 @@ def _arg_extreme(x: Tensor, axis, keepdim: bool, largest: bool) -> Tensor:
     if axis is None:
         x, axis = x.reshape(-1), 0
     a = _axes(x, axis)[0]
+    _check_nonempty("argmax" if largest else "argmin", x, (a,))
     m = max(x, a, keepdim=True) if largest else min(x, a, keepdim=True)
     hit = x == m
     if x.dtype.is_float:

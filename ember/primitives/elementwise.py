@@ -124,6 +124,12 @@ def _cast_vjp(n, gn, live, kit):
 # ------------------------------------------------------------------------------------------------
 # numpy forms (the reference interpreter's)
 
+def _np_mod(n, a, b):
+    if not n.dtype.is_float and not np.all(b):  # as torch; compiled kernels give 0 (README)
+        raise ZeroDivisionError(f"integer division or modulo by zero in {n}")
+    return np.fmod(a, b)
+
+
 def cast_array(x: np.ndarray, to: dt.DType) -> np.ndarray:
     """x converted as a C cast would: floats truncate toward zero into integers, anything non-zero is
     true; floats are returned widened back to float64 (the reference computes floats in float64)."""
@@ -200,7 +206,7 @@ ADD = register(Primitive(
 MUL = register(Primitive(
     "mul", "binary", 2, dtype=_same, numpy=_np_mul, vjp=_mul_vjp, c="({x0} * {x1})", commutative=True))
 MOD = register(Primitive(
-    "mod", "binary", 2, dtype=_no_bool("mod"), numpy=lambda n, a, b: np.fmod(a, b), vjp=_mod_vjp, c=_c_mod))
+    "mod", "binary", 2, dtype=_no_bool("mod"), numpy=_np_mod, vjp=_mod_vjp, c=_c_mod))
 LT = register(Primitive(
     "lt", "binary", 2, dtype=_to_bool, numpy=lambda n, a, b: a < b, c="({x0} < {x1})"))
 

@@ -101,9 +101,21 @@ class Program:
     def executor(self, ex) -> None:
         self._executor = ex
 
+    @property
+    def cast_inputs(self) -> bool:
+        """Whether a call converts float inputs wider than the program's (float64 into a float32
+        program) instead of refusing them; set by em.compile(..., cast_inputs=True), saved with
+        the program."""
+        return bool(self.meta.get("cast_inputs", False))
+
+    @cast_inputs.setter
+    def cast_inputs(self, on: bool) -> None:
+        self.meta["cast_inputs"] = bool(on)
+
     # ------------------------------------------------------------------ running
     def _bind(self, given: dict) -> tuple[dict, dict]:
-        arrays = check_inputs(self.input_specs, given, keep_device=self._on_device())
+        arrays = check_inputs(self.input_specs, given, keep_device=self._on_device(),
+                              narrow_floats=self.cast_inputs)
         env = bind_dims(self.input_specs, arrays)
         missing = [d for d in self.dims if d not in env]
         if missing:

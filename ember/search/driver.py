@@ -114,7 +114,7 @@ def _search(nodes, target, names, kind, level, time_limit, example_inputs, progr
     if prog is not default:
         t_best, t_default = _confirm(prog, default, arrays, oracle.env)
         if t_best > t_default * (1.0 - KEEP_MARGIN):
-            kept = f"; default kept (best candidate {t_best:.1f} us, within {KEEP_MARGIN:.0%})"
+            kept = "; " + default_kept_note(t_best, t_default)
             t, prog, cand, configs = t_default, default, cands[0], None
         else:
             t = t_best
@@ -133,6 +133,16 @@ def _search(nodes, target, names, kind, level, time_limit, example_inputs, progr
 
 KEEP_MARGIN = 0.02  # a searched program must be this much faster than the default lowering to win
 CONFIRM_ROUNDS = 5
+
+
+def default_kept_note(t_best: float, t_default: float) -> str:
+    """Why the default lowering was kept, with the two confirmed times that were compared."""
+    if t_best >= t_default:
+        why = f"{t_best / t_default - 1.0:.1%} slower"
+    else:
+        why = f"only {1.0 - t_best / t_default:.1%} faster, under the {KEEP_MARGIN:.0%} margin"
+    return (f"default kept (best candidate {t_best:.1f} us vs default {t_default:.1f} us in the confirming "
+            f"timing: {why})")
 
 
 def _confirm(prog, default, arrays, env) -> tuple:

@@ -59,7 +59,11 @@ class Oracle:
         self.cases = []
         for s in seeds:
             arrays = self._random(s, example_inputs or {})
-            refs = ref_evaluate(outputs, arrays, self.env)
+            try:
+                refs = ref_evaluate(outputs, arrays, self.env)
+            except ZeroDivisionError:  # random integers hit an integer divisor: draw them from 1 up
+                arrays = self._random(s, example_inputs or {}, nonzero=True)
+                refs = ref_evaluate(outputs, arrays, self.env)
             self.cases.append((arrays, [r.astype(o.dtype.np) if o.dtype.is_float else r.astype(o.dtype.np)
                                         for r, o in zip(refs, outputs)]))
 
@@ -74,7 +78,7 @@ class Oracle:
             env.setdefault(d, DEFAULT_DIM)
         return env
 
-    def _random(self, seed: int, examples: dict) -> dict:
+    def _random(self, seed: int, examples: dict, nonzero: bool = False) -> dict:
         rng = np.random.default_rng(seed)
         out = {}
         for n in self.inputs:
@@ -87,6 +91,7 @@ class Oracle:
             else:
                 hi = int(np.max(ex)) + 1 if ex is not None and np.size(ex) else 4
                 lo = int(np.min(ex)) if ex is not None and np.size(ex) else 0
+                lo = max(lo, 1) if nonzero else lo
                 a = rng.integers(lo, max(hi, lo + 1), shape)
             out[n.arg] = np.asarray(a).astype(n.dtype.np)
         return out
