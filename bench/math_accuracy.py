@@ -1,6 +1,6 @@
 """Accuracy of the CUDA renderer's own float math (em_lg2, em_rcp in codegen/cuda.py's PRELUDE)
-against float64 numpy, measured on the GPU (not a test: tests check whole ops at DESIGN.md's
-tolerances; this states the functions' own error).
+against float64 numpy, measured on the GPU (not a test: tests check whole ops at the tolerances of
+docs/architecture.md; this states the functions' own error).
 
 For each function: inputs spread over every binade (random mantissas), dense samples near 1 (where
 a logarithm is small), and the special values; reported: max error in ulps of the float32 result,

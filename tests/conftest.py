@@ -1,4 +1,4 @@
-"""Shared test configuration: seeds, tolerances (DESIGN.md), the cuda marker's skip."""
+"""Shared test configuration: seeds, tolerances (docs/architecture.md), the cuda marker's skip."""
 import os
 import sys
 
@@ -39,7 +39,7 @@ def tolerance(dtype_name: str) -> float:
 
 
 def assert_close(out, ref, dtype_name: str = "float32", what: str = "", scale: float = 1.0):
-    """DESIGN.md: max|out - ref| <= tol + tol * max|ref| (tol 1e-4 f32, 1e-2 f16/bf16); NaN never passes
+    """docs/architecture.md: max|out - ref| <= tol + tol * max|ref| (tol 1e-4 f32, 1e-2 f16/bf16); NaN never passes
     unless the reference has NaN at the same place. `scale` widens tol for the rare op that needs it
     (each such use says why)."""
     out = np.asarray(out, dtype=np.float64) if np.asarray(out).dtype.kind != "b" else np.asarray(out)

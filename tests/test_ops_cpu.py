@@ -1,5 +1,5 @@
 """Every op case of the foundation suite (tests/op_cases.py), compiled for the CPU, against the
-reference at DESIGN.md's tolerances."""
+reference at the tolerances of docs/architecture.md."""
 import numpy as np
 import pytest
 

@@ -6,7 +6,7 @@
   loss curve step for step. Both run in float32 with different summation orders, so the curves drift
   apart slowly; the tolerance (stated per test) is a relative difference of the loss at every step.
 * The compiled step equals the same graph run on the numpy reference (`run_reference`) for a few
-  steps, at DESIGN.md's float32 tolerance, parameters and optimizer state included.
+  steps, at the float32 tolerance of docs/architecture.md, parameters and optimizer state included.
 * The API: the learning rate is a runtime input (no recompilation), parameters read back and write
   back into the module, unused parameters stay untouched, BatchNorm buffers are fed back, and bad
   input gets a clear error.

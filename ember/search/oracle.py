@@ -1,5 +1,5 @@
 """Verification: every candidate runs on fresh random inputs (several seeds) with its outputs
-poisoned first, and must match the reference at DESIGN.md's tolerances. A rejected candidate is a bug
+poisoned first, and must match the reference at the tolerances of docs/architecture.md. A rejected candidate is a bug
 in a rule or a renderer: the reason is recorded so it can be reproduced."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ DEFAULT_DIM = 64  # binding for named dims when no example inputs fix them
 
 
 def tolerance(dtype, tf32: bool = False) -> float:
-    """DESIGN.md's bound; TF32's where the output depends on a contraction the user allowed to use
+    """the bound of docs/architecture.md; TF32's where the output depends on a contraction the user allowed to use
     TF32 (ember/precision.py)."""
     if dtype.name in ("float16", "bfloat16"):
         return 1e-2
