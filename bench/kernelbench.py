@@ -15,7 +15,7 @@ problem:
    reference is the model in float64 (weights and floating inputs upcast; float32 eager with TF32 off
    if float64 is impossible). Pass: same shape, no NaN/Inf where the reference is finite, and
    max|out - ref| <= tol + tol * max|ref| with tol 1e-4 (float32) or 1e-2 (float16/bfloat16), the
-   global bound of DESIGN.md. The reference runs first and its outputs stay alive while Ember runs
+   global bound of docs/architecture.md. The reference runs first and its outputs stay alive while Ember runs
    on the same inputs, with Ember's output buffers poisoned (0xFF) before each run. PyTorch eager's
    own error against the same reference is recorded for context.
 4. Timing (correct problems only), for Ember, eager and torch.compile under one protocol: warm-up,
@@ -156,7 +156,7 @@ def flat_tensors(out) -> list:
 
 
 def compare(out, ref, tol: float) -> dict:
-    """DESIGN.md's criterion on every output tensor; the worst one is reported."""
+    """the criterion of docs/architecture.md on every output tensor; the worst one is reported."""
     outs, refs = flat_tensors(out), flat_tensors(ref)
     if len(outs) != len(refs):
         return {"ok": False, "reason": f"{len(outs)} output tensors, reference has {len(refs)}"}
