@@ -23,6 +23,7 @@ arrays, env = fn._bind(ins)
 ex = fn.executor
 ptrs = ex.pointers(fn, arrays, env, {})
 from cuda.bindings import driver  # noqa: E402
+
 s = int(ex.stream.handle)
 for nm in fn.inputs:
     a = np.ascontiguousarray(arrays[nm])

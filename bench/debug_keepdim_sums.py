@@ -3,9 +3,8 @@ mean, logsumexp, logsumexp, compiled with the default lowering and checked again
 import json
 import sys
 
-import torch
-
 import ember as em
+import torch
 
 
 class Chain(torch.nn.Module):

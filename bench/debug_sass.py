@@ -7,7 +7,6 @@ import numpy as np
 
 sys.path.insert(0, ".")
 from cuda.core import LaunchConfig, launch  # noqa: E402
-
 from ember.backends import cuda as cb  # noqa: E402
 from ember.codegen.cuda import PRELUDE  # noqa: E402
 

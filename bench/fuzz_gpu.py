@@ -57,7 +57,6 @@ def device_info(device: str) -> dict:
         try:
             import cuda.core
             from cuda.bindings import driver
-
             from ember.backends.cuda import device as cuda_device
             from ember.backends.cuda import nvrtc_version
             dev = cuda_device()

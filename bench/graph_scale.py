@@ -47,7 +47,6 @@ def rnn_chain(steps: int, hidden: int = 16, batch: int = 4):
 def torch_gru(steps: int, layers: int = 2, hidden: int = 16, batch: int = 2):
     """An unrolled GRU (GRUCell per layer per step, Python loop) through torch.export and the importer."""
     import torch
-
     from ember.frontends.pytorch import export, import_graph
 
     class Unrolled(torch.nn.Module):

@@ -20,8 +20,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(__file__))
-import kernelbench as kb  # noqa: E402
 from ember.frontends import pytorch as fe  # noqa: E402
+
+import kernelbench as kb  # noqa: E402
 
 
 def kernel_us(call, xs, reps=20) -> tuple[float, dict]:

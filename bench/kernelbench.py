@@ -61,13 +61,12 @@ sys.path.insert(0, os.path.dirname(HERE))
 # into scheduler noise. Passive waiting must be chosen before either runtime loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import torch  # noqa: E402
-from torch.utils._pytree import tree_flatten  # noqa: E402
-
 import ember as em  # noqa: E402
-from ember.frontends import pytorch as fe  # noqa: E402
+import torch  # noqa: E402
 from ember import graph as em_graph  # noqa: E402
+from ember.frontends import pytorch as fe  # noqa: E402
 from ember.precision import TF32_TOL  # noqa: E402
+from torch.utils._pytree import tree_flatten  # noqa: E402
 
 TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}

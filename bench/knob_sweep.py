@@ -23,11 +23,12 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import kernelbench as kb  # noqa: E402
-from run import time_torch, versions  # noqa: E402
 from ember.codegen import cuda as cg  # noqa: E402
 from ember.frontends import pytorch as fe  # noqa: E402
 from ember.precision import TF32_TOL  # noqa: E402
+
+import kernelbench as kb  # noqa: E402
+from run import time_torch, versions  # noqa: E402
 
 DEFAULT = cg.default_config
 

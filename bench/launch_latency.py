@@ -17,7 +17,6 @@ import sys
 import time
 
 import torch
-
 from ember.frontends import pytorch as fe
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -55,7 +55,6 @@ def main():
     a = ap.parse_args()
     import torch
     from cuda.core import Device, LaunchConfig, Program, ProgramOptions, Stream, launch
-
     from ember.codegen.cuda import PRELUDE
     Device().set_current()
     k = Program(PRELUDE + KERNELS, "c++", ProgramOptions(arch="sm_90")).compile("cubin").get_kernel("run")

@@ -8,9 +8,8 @@ import json
 import pstats
 import time
 
-import torch
-
 import ember as em
+import torch
 
 
 def wall_us(fn, n=2000):

@@ -16,8 +16,9 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-import kernelbench as kb  # noqa: E402
 from ember.frontends import pytorch as fe  # noqa: E402
+
+import kernelbench as kb  # noqa: E402
 
 
 def main():
@@ -28,8 +29,9 @@ def main():
     ap.add_argument("--overlay", default=None, help="JSON knobs laid over the mma kernels' defaults")
     a = ap.parse_args()
     if a.overlay:
-        from knob_sweep import with_overlay
         from ember.codegen import cuda as cg
+
+        from knob_sweep import with_overlay
         cg.default_config = with_overlay(json.loads(a.overlay))
     model, xs, graph = kb.problem_graph(a.path, a.precision)
     with torch.no_grad():

@@ -10,6 +10,7 @@ import numpy as np
 sys.path.insert(0, "bench")
 import ember as em  # noqa: E402
 from ember import optim  # noqa: E402
+
 from train import build_mlp  # noqa: E402
 
 cfg = {"sizes": [784, 1024, 1024, 10], "batch": 256}

@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import ember as em  # noqa: E402
-import suite  # noqa: E402
 
+import suite  # noqa: E402
 
 
 def to_torch(a: np.ndarray, device: str):

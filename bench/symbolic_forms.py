@@ -11,16 +11,16 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import graph_build  # noqa: E402
 import numpy as np  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-
 from ember import symbolic as sm  # noqa: E402
 from ember.demo import decoder_graph  # noqa: E402
 from ember.kernel.lower import lower  # noqa: E402
 from ember.view import View  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
 from tests import test_view as tv  # noqa: E402
 from tests.test_symbolic import VARS, build, random_tree  # noqa: E402
+
+import graph_build  # noqa: E402
 
 DRAWS = settings(derandomize=True, max_examples=400, database=None, deadline=None,
                  suppress_health_check=list(HealthCheck))

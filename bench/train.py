@@ -60,11 +60,10 @@ ARGS = parse()
 if ARGS.threads:  # before any OpenMP runtime starts
     os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
 
+import ember as em  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-
-import ember as em  # noqa: E402
 from ember import nn, optim  # noqa: E402
 
 if ARGS.threads:

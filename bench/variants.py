@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import ember as em  # noqa: E402
+
 import suite  # noqa: E402
 from run import copy_bandwidth, device_name, time_torch, to_torch, versions  # noqa: E402
 
@@ -149,9 +150,9 @@ def cases():
 
 
 def run_variant(y, cfg, tins, ref, bw, nbytes, case, tol=1e-4):
+    from ember.codegen import cuda as cg
     from ember.kernel import lower as lowering
     from ember.pipeline import build_program
-    from ember.codegen import cuda as cg
     lowered = lowering.lower([y.node])
     if len(lowered.kernels) != 1 and cfg is not None and cfg.get("mode") != "mma":
         return {"cfg": cfg, "error": f"{len(lowered.kernels)} kernels (variants are for one)"}
@@ -186,8 +187,8 @@ def main(argv=None) -> int:
                     help="contractions built under em.allow_tf32 (checked at TF32's tolerance; eager keeps "
                          "PyTorch's defaults: TF32 convs, float32 matmuls)")
     args = ap.parse_args(argv)
-    from ember.precision import TF32_TOL
     import torch
+    from ember.precision import TF32_TOL
     bw = copy_bandwidth("cuda")
     res = {"suite": "variants", "device": device_name("cuda"), "date": str(datetime.date.today()),
            "versions": versions("cuda"), "copy_bandwidth_GBps": bw / 1e9, "tf32": args.tf32, "cases": []}

@@ -6,11 +6,18 @@
     y = (x @ w).relu().sum(axis=1)
     out = em.reference(y, x=np.random.rand(4, 8).astype(np.float32))
 """
-from . import dtypes, graph, symbolic
+from . import (
+    dtypes,
+    graph,
+    ops,  # noqa: F401  (attaches Tensor methods)
+    symbolic,
+)
+from .arrays import InputError
+from .autograd import grad
+from .backends.target import DeviceError, Target, get_target
 from .dtypes import bfloat16, bool_, float16, float32, float64, int32, int64
-from .tensor import (Tensor, ShapeError, arange, broadcast_shapes, full, full_like, input, iota, ones,
-                     ones_like, pow, tensor, where, zeros, zeros_like)
-from . import ops  # noqa: F401  (attaches Tensor methods)
+from .frontends import from_torch, register_torch_backend
+from .graph import GraphError
 from .ops.activation import *  # noqa: F401,F403
 from .ops.attention import *  # noqa: F401,F403
 from .ops.conv import *  # noqa: F401,F403
@@ -21,16 +28,28 @@ from .ops.movement import *  # noqa: F401,F403
 from .ops.norm import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
-from .reference import reference
-from .precision import allow_tf32
 from .pipeline import compile  # noqa: A001
-from .backends.target import DeviceError, Target, get_target
+from .precision import allow_tf32
+from .reference import reference
 from .runtime.program import Program
-from .autograd import grad
+from .tensor import (
+    ShapeError,
+    Tensor,
+    arange,
+    broadcast_shapes,
+    full,
+    full_like,
+    input,
+    iota,
+    ones,
+    ones_like,
+    pow,
+    tensor,
+    where,
+    zeros,
+    zeros_like,
+)
 from .train import compile_train as _compile_train
-from .arrays import InputError
-from .graph import GraphError
-from .frontends import from_torch, register_torch_backend
 
 try:  # torch.compile(backend="ember") in either import order (registers when torch's Dynamo loads)
     register_torch_backend()

@@ -38,8 +38,8 @@ def _run(args) -> int:
         from .demo import run
         return run(args.device, args.search)
     if args.cmd == "bench":
-        import runpy
         import os
+        import runpy
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         script = os.path.join(here, "bench", "kernelbench.py" if args.suite == "kernelbench" else "run.py")
         if not os.path.exists(script):

@@ -28,7 +28,8 @@ from typing import Mapping
 import numpy as np
 
 from . import dtypes as dt
-from .tensor import Tensor, _as_tensor, input as _input, where
+from .tensor import Tensor, _as_tensor, where
+from .tensor import input as _input
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "input_name"]
 

@@ -46,7 +46,8 @@ from .arrays import to_numpy
 from .autograd import grad
 from .graph import Node
 from .optim import Optimizer, input_name
-from .tensor import Tensor, input as _input
+from .tensor import Tensor
+from .tensor import input as _input
 
 __all__ = ["TrainStep", "CompiledTrainStep", "make_train_step", "make_module_train_step", "compile_train",
            "compile_step"]

@@ -12,9 +12,8 @@ import math
 import sys
 import time
 
-import numpy as np
-
 import ember as em
+import numpy as np
 from ember import nn, optim
 
 

@@ -92,6 +92,7 @@ def compile_kernels(source: str, arch: str) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
     import cuda.core  # noqa: F401  (import once here: concurrent first imports in threads race)
+
     from ..codegen.cuda import split_program
     prelude, kernels = split_program(source)
     if not kernels:
@@ -230,6 +231,7 @@ class CUDAExecutor:
         if g is None:
             from cuda.core import launch
             from cuda.core.graph import GraphBuilder
+
             from ..runtime.concurrency import launch_accesses, launch_levels
             items = self._launch_args(program, ptrs, env, with_launch=True)
             levels = launch_levels(launch_accesses(program, ptrs, env, [it[3] for it in items])) \

@@ -56,7 +56,8 @@ class Target:
     split: SplitPolicy = field(default_factory=SplitPolicy)
     tuning: dict = field(default_factory=dict, hash=False, compare=False)  # renderer/schedule constants
     # hooks, set by the backend module
-    render_program: Callable | None = field(default=None, repr=False, compare=False)  # (kernels, bi, di, configs, target) -> (src, cfgs)
+    # (kernels, buffer index, dim index, configs, target) -> (source, configs)
+    render_program: Callable | None = field(default=None, repr=False, compare=False)
     render_kernel: Callable | None = field(default=None, repr=False, compare=False)  # (k, cfg, target) -> source
     default_config: Callable | None = field(default=None, repr=False, compare=False)  # (k, target) -> cfg
     search_space: Callable | None = field(default=None, repr=False, compare=False)  # (k, level, target) -> [cfg]

@@ -24,16 +24,29 @@ from .. import dtypes as dt
 from .. import primitives as P
 from .. import symbolic as sm
 from ..kernel import ir
-from ..kernel.structure import (Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical,  # noqa: F401
-                                contraction_of)
+from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical, contraction_of  # noqa: F401
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
-from .cuda_rows import RowMappings
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
-from .cuda_schedule import (SMEM_CACHE_MAX, _lanes_contiguous, _store_vec, default_config, has_clusters,
-                            has_tensor_cores, tuning)
+from .cuda_rows import RowMappings
+
 # the schedule's public names, importable from here as before the split (tests, bench/)
-from .cuda_schedule import (MMA_CONV_M64_TILE, MMA_DEFAULT_TILES, MMA_SMALL_TILE, RowCachePlan,  # noqa: F401
-                            columns_contiguous, epilogue_ops, loads_shared_by_columns, row_cache_plan)
+from .cuda_schedule import (  # noqa: F401
+    MMA_CONV_M64_TILE,
+    MMA_DEFAULT_TILES,
+    MMA_SMALL_TILE,
+    SMEM_CACHE_MAX,
+    RowCachePlan,
+    _lanes_contiguous,
+    _store_vec,
+    columns_contiguous,
+    default_config,
+    epilogue_ops,
+    has_clusters,
+    has_tensor_cores,
+    loads_shared_by_columns,
+    row_cache_plan,
+    tuning,
+)
 
 PRELUDE = r"""
 #define INFINITY __int_as_float(0x7f800000)

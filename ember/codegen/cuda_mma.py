@@ -152,7 +152,7 @@ def render_mma(w, c: Canon):
         raise UnsupportedKernel(f"mma tile {cfg}: the {NT} threads do not split the tile loads evenly")
     w.T = NT
     I = w.IDX
-    M, N, K = _size(g.m), _size(g.n), _size(g.k)
+    K = _size(g.k)
     passes = _passes(g)
     round_tf32 = passes == 1 and not _exact_in_tf32(g)
     stages = int(cfg.get("stages", 1))

@@ -14,6 +14,7 @@ import numpy as np
 from ..tensor import Tensor
 from .importer import ImportedGraph, TorchImportError, _torch, export, import_graph
 
+
 def _to_torch(x, device):
     torch = _torch()
     if isinstance(x, torch.Tensor):
@@ -240,6 +241,7 @@ class TorchFunction:
         a call draws them."""
         torch = _torch()
         from torch.utils._pytree import tree_unflatten
+
         from .. import graph as g
         from ..reference import reference
         feed, _ = self._feed(args, kwargs)

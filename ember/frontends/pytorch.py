@@ -15,8 +15,17 @@ from __future__ import annotations
 from .aten import UnsupportedOpError
 from .dynamo import ember_backend, register_backend
 from .function import TorchFunction, from_torch
-from .importer import (PRECISIONS, ImportedGraph, TorchImportError, export, import_graph, refused_ops,
-                       supported_ops, tf32_kinds, where_in_model)
+from .importer import (
+                       PRECISIONS,
+                       ImportedGraph,
+                       TorchImportError,
+                       export,
+                       import_graph,
+                       refused_ops,
+                       supported_ops,
+                       tf32_kinds,
+                       where_in_model,
+)
 
 __all__ = ["from_torch", "import_graph", "export", "TorchFunction", "ImportedGraph", "TorchImportError",
            "UnsupportedOpError", "ember_backend", "register_backend", "supported_ops", "refused_ops",

@@ -27,8 +27,8 @@ from typing import Iterable
 
 from .. import primitives as P
 from .. import symbolic as sm
-from ..graph import toposort
 from ..dtypes import DType
+from ..graph import toposort
 from ..symbolic import Expr
 
 # ------------------------------------------------------------------------------------------------

@@ -9,8 +9,27 @@ Files: module.py (Module, state_dict), parameter.py (Parameter, Buffer), init.py
 init), then one file per layer family.
 """
 from . import functional, init
-from .activation import (ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, Identity, LeakyReLU, LogSoftmax, Mish,
-                         ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softplus, Softsign, Tanh, make_activation)
+from .activation import (
+                         ELU,
+                         GELU,
+                         SELU,
+                         Hardsigmoid,
+                         Hardswish,
+                         Hardtanh,
+                         Identity,
+                         LeakyReLU,
+                         LogSoftmax,
+                         Mish,
+                         ReLU,
+                         ReLU6,
+                         Sigmoid,
+                         SiLU,
+                         Softmax,
+                         Softplus,
+                         Softsign,
+                         Tanh,
+                         make_activation,
+)
 from .attention import Attention
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleList, Sequential

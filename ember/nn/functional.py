@@ -6,6 +6,6 @@ from ..ops.conv import *  # noqa: F401,F403
 from ..ops.indexing import *  # noqa: F401,F403
 from ..ops.linalg import *  # noqa: F401,F403
 from ..ops.loss import *  # noqa: F401,F403
+from ..ops.movement import pad  # noqa: F401
 from ..ops.norm import *  # noqa: F401,F403
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
-from ..ops.movement import pad  # noqa: F401

@@ -2,7 +2,6 @@
 computed in float32 (or wider) even for half-precision inputs, as PyTorch does."""
 from __future__ import annotations
 
-
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..tensor import ShapeError, Tensor

@@ -116,7 +116,7 @@ def helpers(fn_qualifiers: str) -> str:
     return "".join(r.helper.replace("{fn}", fn_qualifiers) for r in ALU.values() if r.helper)
 
 
-# the rows, one module per group
-from . import elementwise as _elementwise  # noqa: F401
-from . import random as _random  # noqa: F401
-from . import structural as _structural  # noqa: F401  (leaves, reductions, movement)
+# the rows, one module per group (imported last: they register themselves through the names above)
+from . import elementwise as _elementwise  # noqa: E402
+from . import random as _random  # noqa: E402
+from . import structural as _structural  # noqa: E402  (leaves, reductions, movement)

@@ -24,7 +24,7 @@ def fold(e: Expr, visit: Visitor, ctx: Any = None) -> Any:
     def go(x: Expr) -> Any:
         if x in memo:
             return memo[x]
-        r = memo[x] = visit[x.op](x, go, ctx)
+        r = memo[x] = visit[x.op](x, go, ctx)  # noqa: F821 - go is bound until the walk ends
         return r
 
     try:

@@ -9,7 +9,6 @@ from ...ops import linalg as L
 from ...tensor import Tensor, _float
 from .registry import CONVERTERS, Unsupported, UnsupportedOpError, aten
 
-
 # ------------------------------------------------------------------------------------------------
 # contractions
 

@@ -6,7 +6,6 @@ from ...ops import indexing as I
 from ...tensor import Tensor, full, where
 from .registry import _dtype, _t, aten
 
-
 # ------------------------------------------------------------------------------------------------
 # construction
 

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import math
 
-from ...tensor import pow as em_pow
 from ...tensor import Tensor, _divide_rounded, _float, _operands, where
+from ...tensor import pow as em_pow
 from .registry import _RANDOM_WHY, CONVERTERS, Unsupported, UnsupportedOpError, _dtype, _t, aten
-
 
 # ------------------------------------------------------------------------------------------------
 # no-ops and identities

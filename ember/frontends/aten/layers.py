@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 from ... import dtypes as dt
-from ... import graph as g
 from ...ops import attention as A
 from ...ops import indexing as I
 from ...ops import loss as LS
 from ...ops import norm as N
 from ...tensor import _float, where
 from .registry import Unsupported, UnsupportedOpError, aten
-
 
 # ------------------------------------------------------------------------------------------------
 # normalisation

@@ -13,7 +13,6 @@ from ...ops import movement as M
 from ...tensor import Tensor, _float, full, iota, where
 from .registry import CONVERTERS, UnsupportedOpError, _t, aten
 
-
 # ------------------------------------------------------------------------------------------------
 # movement
 

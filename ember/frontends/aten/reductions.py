@@ -4,10 +4,9 @@ from __future__ import annotations
 import math
 
 from ... import dtypes as dt
-from ...tensor import pow as em_pow
 from ...tensor import _float
+from ...tensor import pow as em_pow
 from .registry import _dims, _dtype, aten
-
 
 # ------------------------------------------------------------------------------------------------
 # reductions

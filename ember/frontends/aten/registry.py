@@ -7,7 +7,6 @@ from typing import Callable
 from ... import dtypes as dt
 from ...tensor import Tensor, _as_tensor
 
-
 CONVERTERS: dict[str, Callable] = {}
 
 
