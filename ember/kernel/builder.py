@@ -554,4 +554,3 @@ def analyzed_builder(root: Node, M: set, buffer_of, kidx: int, sizes: dict | Non
             return b, an
     b = KernelBuilder(root, M, buffer_of, kidx, sizes)
     return b, b.analyze()
-

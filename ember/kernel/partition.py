@@ -151,4 +151,3 @@ def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
         for n in new:
             dirty |= asked_by.get(n, set())
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
-
