@@ -53,7 +53,7 @@ INLINE_MAX = 64  # operations an expression inlined into several kernels may hol
 
 
 class LoweringError(RuntimeError):
-    pass
+    """The partition did not reach its fixpoint (an internal fault of the lowering, not of the graph)."""
 
 
 def _recomputed(order: list, M: set) -> set:
