@@ -12,6 +12,7 @@ import numpy as np
 import ember as em
 from ember import graph as g
 from ember.kernel import lower as lowering
+from ember.kernel import partition as partitioning
 from ember.runtime.memory import ALIGN, plan_memory
 
 
@@ -33,7 +34,8 @@ def _count_analyses(monkeypatch, steps: int) -> tuple[int, int]:
         calls[0] += 1
         return real(*a, **k)
 
-    monkeypatch.setattr(lowering, "analyzed_builder", counted)
+    monkeypatch.setattr(lowering, "analyzed_builder", counted)  # lower()'s kernels
+    monkeypatch.setattr(partitioning, "analyzed_builder", counted)  # partition()'s fixpoint rounds
     lowered = lowering.lower([_rnn(steps).node])
     return calls[0], len(lowered.kernels)
 

@@ -225,6 +225,8 @@ def _imports(path: str) -> set:
     ("ember/search/schedule.py", ("ember.runtime", "ember.backends", "ember.codegen", "ember.pipeline")),
     ("ember/train.py", ("ember.nn", "ember.runtime", "ember.pipeline")),
     ("ember/kernel/lower.py", ("ember.backends", "ember.codegen", "ember.runtime")),
+    ("ember/kernel/partition.py", ("ember.backends", "ember.codegen", "ember.runtime")),
+    ("ember/kernel/builder.py", ("ember.backends", "ember.codegen", "ember.runtime")),
     ("ember/kernel/split.py", ("ember.backends", "ember.codegen", "ember.runtime")),
 ])
 def test_no_import_loops_through_the_pipeline(path, forbidden):

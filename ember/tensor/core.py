@@ -1,48 +1,25 @@
-"""The lazy Tensor: a handle on a graph node, with NumPy/PyTorch-style operators.
-
-Nothing runs when a Tensor op is called: it builds primitive nodes (graph.py). Broadcasting, type
-promotion and every high-level op are compositions of those primitives. This file holds the class,
-construction, broadcasting, arithmetic and comparison operators, elementwise math and casts; the other
-op families live in `ember/ops/` and attach themselves as methods with `@tensor_method`.
+"""The Tensor class: shape, dtype, casts, broadcasting and the arithmetic, comparison and logic
+operators, with the operand handling they share (promotion, broadcasting, `where`) and the constants
+they build (`tensor`, `full`). The elementwise math methods attach themselves from elementwise.py,
+`**` from power.py, the other op families from `ember/ops/` (all with `@tensor_method`).
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Sequence
 
 import numpy as np
 
-from . import dtypes as dt
-from . import graph as g
-from . import symbolic as sm
-from .dtypes import DType
-from .graph import Node
-from .symbolic import Expr, sym
-
-LN2 = math.log(2.0)
-LOG2E = 1.0 / LN2
+from .. import dtypes as dt
+from .. import graph as g
+from .. import symbolic as sm
+from ..dtypes import DType
+from ..graph import Node
+from ..symbolic import Expr, sym
 
 
 class ShapeError(ValueError):
     """Shapes that do not fit together (the message names both)."""
-
-
-_HALF = (dt.float16, dt.bfloat16)
-
-
-def opmath(fn):
-    """Evaluate a float composition in float32 when its (first) tensor argument is float16/bfloat16,
-    rounding once at the end, as PyTorch's kernels do. Without it the constants inside a composition
-    (log2(e) in exp, the polynomial of erf, ...) would be rounded to the half type: bfloat16's
-    log2(e) alone is 0.2% off, which exp(x) multiplies by |x|."""
-    @functools.wraps(fn)
-    def wrapper(x, *args, **kw):
-        if isinstance(x, Tensor) and x.dtype in _HALF:
-            out = fn(x.cast(dt.float32), *args, **kw)
-            return out.cast(x.dtype) if isinstance(out, Tensor) and out.dtype == dt.float32 else out
-        return fn(x, *args, **kw)
-    return wrapper
 
 
 def normalize_axis(a: int, n: int) -> int:
@@ -265,11 +242,7 @@ class Tensor:
     def remainder(self, o) -> "Tensor":
         return self % o
 
-    def __pow__(self, e) -> "Tensor":
-        return pow(self, e)
-
-    def __rpow__(self, b) -> "Tensor":
-        return pow(b, self)
+    # ** and its reflection (__pow__, __rpow__) attach themselves from power.py, beside pow()
 
     def __matmul__(self, o) -> "Tensor":
         return self.matmul(o)
@@ -318,6 +291,9 @@ class Tensor:
     def ge(self, o) -> "Tensor":
         return self >= o
 
+    def isnan(self) -> "Tensor":
+        return isnan(self)
+
     # ------------------------------------------------------------------ logic on bools
     def __invert__(self) -> "Tensor":
         if not self.dtype.is_bool:
@@ -353,143 +329,6 @@ class Tensor:
 
     def logical_or(self, o) -> "Tensor":
         return self.bool() | _as_tensor(o, dt.bool_).bool()
-
-    # ------------------------------------------------------------------ elementwise math
-    @opmath
-    def exp(self) -> "Tensor":
-        return (_float(self) * LOG2E).exp2()
-
-    @opmath
-    def log(self) -> "Tensor":
-        return _float(self).log2() * LN2
-
-    @opmath
-    def log10(self) -> "Tensor":
-        return _float(self).log2() * (LN2 / math.log(10.0))
-
-    @opmath
-    def log1p(self) -> "Tensor":
-        """log(1 + x), accurate for tiny x in any precision (Goldberg's correction: log(u) * x / (u - 1)
-        with u = 1 + x rounded, which cancels u's rounding error). Keep u - 1 as written: rewriting it
-        to x is exact algebra but undoes the correction."""
-        x = _float(self)
-        u = x + 1
-        d = u - 1
-        return where(d == 0, x, where(u < math.inf, u.log() * (x / d), u))
-
-    @opmath
-    def expm1(self) -> "Tensor":
-        """exp(x) - 1, accurate for tiny x.
-
-        float64: Kahan's (u - 1) * x / log(u) with u = exp(x) rounded. Narrower floats: the Taylor
-        polynomial through x^8/8! where |x| < 1/2 (truncation below 1.1e-8 relative, under float32's
-        half ulp), exp(x) - 1 elsewhere (~2 ulp lost to the subtraction there, on top of exp's own
-        error: 9 ulp at most over 1e5 float32 samples on the CPU). The polynomial is eight
-        multiply-adds where Kahan's form needs a logarithm and a division."""
-        x = _float(self)
-        u = x.exp()
-        if x.dtype == dt.float64:
-            um1 = u - 1
-            return where(um1 == 0, x, where(um1 == -1, -1.0, where(u < math.inf, um1 * (x / u.log()), u)))
-        p = x * (1.0 / math.factorial(8))
-        for n in range(7, 0, -1):
-            p = x * (p + 1.0 / math.factorial(n))
-        return where(x.abs() < 0.5, p, u - 1)
-
-    @opmath
-    def cos(self) -> "Tensor":
-        return (_float(self) + math.pi / 2).sin()
-
-    @opmath
-    def tan(self) -> "Tensor":
-        return self.sin() / self.cos()
-
-    @opmath
-    def rsqrt(self) -> "Tensor":
-        return _float(self).sqrt().reciprocal()
-
-    def square(self) -> "Tensor":
-        return self * self
-
-    def abs(self) -> "Tensor":
-        if self.dtype.is_bool:
-            return self
-        return where(self < 0, -self, self)
-
-    def sign(self) -> "Tensor":
-        if self.dtype.is_bool:
-            return self
-        z = zeros_like(self)
-        return where(self < 0, z - 1, where(self > 0, z + 1, z))  # sign(NaN) is 0, as in torch
-
-    def neg(self) -> "Tensor":
-        return -self
-
-    def maximum(self, o) -> "Tensor":
-        """Elementwise max; NaN propagates (as in torch.maximum)."""
-        a, b = _operands(self, o)
-        r = where(a < b, b, a)
-        if a.dtype.is_float:
-            r = where(isnan(b), b, r)
-        return r
-
-    def minimum(self, o) -> "Tensor":
-        a, b = _operands(self, o)
-        r = where(b < a, b, a)
-        if a.dtype.is_float:
-            r = where(isnan(b), b, r)
-        return r
-
-    def clamp(self, min=None, max=None) -> "Tensor":
-        x = self
-        if min is not None:
-            x = x.maximum(min)
-        if max is not None:
-            x = x.minimum(max)
-        return x
-
-    clip = clamp
-
-    def floor(self) -> "Tensor":
-        if not self.dtype.is_float:
-            return self
-        t = self.trunc()
-        return where(self < t, t - 1, t)
-
-    def ceil(self) -> "Tensor":
-        if not self.dtype.is_float:
-            return self
-        return -((-self).floor())
-
-    def trunc(self) -> "Tensor":
-        if not self.dtype.is_float:
-            return self
-        # x - fmod(x, 1) is NaN for +-inf (fmod(inf, 1) is NaN); infinities (and NaN) are their own trunc
-        return where(self.abs() < math.inf, self - self.fmod(1.0), self)
-
-    def round(self) -> "Tensor":
-        """Round half to even (as torch.round)."""
-        if not self.dtype.is_float:
-            return self
-        f = self.floor()
-        d = self - f
-        even = (f.fmod(2.0) == 0)
-        up = (d > 0.5) | ((d == 0.5) & ~even)
-        return where(up, f + 1, f)
-
-    def isnan(self) -> "Tensor":
-        return isnan(self)
-
-    def isinf(self) -> "Tensor":
-        if not self.dtype.is_float:
-            return full_like(self, False, dt.bool_)
-        return self.abs() == math.inf
-
-    def isfinite(self) -> "Tensor":
-        return ~(self.isnan() | self.isinf())
-
-    def lerp(self, end, weight) -> "Tensor":
-        return self + (end - self) * weight
 
 
 # ------------------------------------------------------------------------------------------------
@@ -636,102 +475,8 @@ def where(cond, a, b) -> Tensor:
     return Tensor(g.where_node(c.node, a.node, b.node))
 
 
-def _is_integral(v) -> bool:
-    if isinstance(v, Tensor):
-        return not v.dtype.is_float
-    return isinstance(v, (int, np.integer))  # bool is an int here too, as in torch
-
-
-def _int_pow(b: Tensor, e: Tensor) -> Tensor:
-    """Integer tensor ** integer tensor, exact (wrapping like C, as torch's int pow): square-and-
-    multiply over the exponent's bits. Negative exponents give 1 // b**|e| truncated (0 unless
-    |b| == 1), as torch."""
-    if b.dtype.is_bool:
-        b, e = b.cast(dt.int32), e.cast(dt.int32)
-    bits = 8 * b.dtype.itemsize - 1
-    result, sq = ones_like(b), b
-    for k in range(bits):
-        bit = (e >= (1 << k)) if k == bits - 1 else (e.fmod(1 << (k + 1)) >= (1 << k))
-        result = where(bit, result * sq, result)
-        if k < bits - 1:
-            sq = sq * sq
-    odd = e.fmod(2) != 0
-    neg_exp = where(b == 1, 1, where(b == -1, where(odd, -1, 1), 0))
-    return where(e < 0, neg_exp.cast(b.dtype), result)
-
-
-def pow(base, exponent) -> Tensor:
-    """base ** exponent. Small integer and half-integer scalar exponents are exact products/sqrts;
-    the general case is exp2(e * log2|b|) with the sign and zero cases fixed up like torch.pow."""
-    if isinstance(base, Tensor) and _is_scalar(exponent):
-        e = float(exponent)
-        if not base.dtype.is_float and isinstance(exponent, (float, np.floating)):
-            base = _float(base)
-        if e == 0:
-            return ones_like(base)
-        if e.is_integer() and abs(e) <= 64:
-            n = int(abs(e))
-            result, sq = None, base
-            while n:
-                if n & 1:
-                    result = sq if result is None else result * sq
-                n >>= 1
-                if n:
-                    sq = sq * sq
-            if e < 0:
-                if not base.dtype.is_float:
-                    raise ValueError("integers to negative integer powers are not allowed (as in torch)")
-                result = result.reciprocal()
-            return result
-        if e == 0.5:
-            return _float(base).sqrt()
-        if e == -0.5:
-            return _float(base).rsqrt()
-    if _is_integral(base) and _is_integral(exponent):
-        return _int_pow(*_operands(base, exponent))
-    b, e = _operands(_float(base) if isinstance(base, Tensor) else base,
-                     _float(exponent) if isinstance(exponent, Tensor) else float(exponent))
-    b, e = _float(b), _float(e)
-    if b.dtype in _HALF:  # compute in float32 and round once (see opmath)
-        return pow(b.cast(dt.float32), e.cast(dt.float32)).cast(b.dtype)
-    # The composition is arranged so that autograd of it gives torch's pow gradients:
-    # d/db = e·b^(e-1), d/de = y·ln b (NaN at a negative base), both 0 where torch special-cases them.
-    zero = b == 0
-    e_zero = e == 0
-    special = zero | (e_zero & ~b.isfinite())  # results fixed below; log2 of 1 there keeps NaN out of gradients
-    mag = (e * where(special, 1.0, b).abs().log2()).exp2()
-    e_int = e.floor() == e
-    e_odd = e_int & (e.fmod(2.0).abs() == 1)
-    neg = b < 0
-    res = where(neg, where(e_int, where(e_odd, -mag, mag), math.nan), mag)
-    # At a negative base the real power has no derivative in e (torch: y·log(b) = NaN), nor in b for a
-    # non-integer e (torch: e·b^(e-1) = NaN). A term that is 0 but whose gradient is NaN there
-    # (sqrt'(0)·0) reproduces both.
-    h = where(neg & ~e_int & b.isfinite(), b * 0.0, 0.0)
-    if isinstance(exponent, Tensor) and exponent.dtype.is_float:
-        h = h + where(neg & e.isfinite(), e * 0.0, 0.0)
-    res = res - (h * h).sqrt()
-    # b == 0: 1 for e == 0, 0 for e > 0, inf for e < 0 (-inf for a negative odd e and b = -0.0, as torch).
-    # The gradient there is torch's e·0^(e-1) w.r.t. b (1 at e == 1, +inf for 0 < e < 1, ±inf for e < 0)
-    # and 0 w.r.t. e (torch: 0 for e >= 0; for e < 0 it gives y·log(0) = ±inf, which Ember does not).
-    neg_zero = b.reciprocal() < 0
-    y0 = where(e > 0, 0.0, where(e_zero, 1.0, where(e_odd & neg_zero, -math.inf, math.inf)))
-    steep = where((e > 0) & (e < 1), 1.0, where(e < 0, where(neg_zero & e_int & ~e_odd, 1.0, -1.0), 0.0))
-    root = where(steep == 0, 1.0, b.abs() + 0.0).sqrt()  # (+0.0 turns -0.0 into +0.0; 1 keeps 0·inf out)
-    y0 = y0 + b * where(e == 1, 1.0, 0.0) + steep * root
-    # e == 0 gives 1 for every base (inf and NaN included); finite non-zero bases get it from mag = 2^0, so
-    # their gradient w.r.t. e (log b) flows
-    res = where(e_zero & ~b.isfinite(), 1.0, res)
-    return where(zero, y0, res)
-
-
 # ------------------------------------------------------------------------------------------------
-# construction
-
-def input(name: str, shape: Sequence, dtype=dt.float32) -> Tensor:
-    """A named graph input; dimensions may be ints or names (bound when the graph runs)."""
-    return Tensor(g.input_node(name, tuple(shape), dt.as_dtype(dtype)))
-
+# the constants the operators build (the other constructors: creation.py)
 
 def tensor(data, dtype=None, name: str = "") -> Tensor:
     """A constant (e.g. a parameter) from an array-like. Python scalars become scalar constants."""
@@ -766,54 +511,16 @@ def full(shape: Sequence, value, dtype=None) -> Tensor:
     return c.broadcast_to(tuple(sym(s) for s in shape))
 
 
-def zeros(shape: Sequence, dtype=dt.float32) -> Tensor:
-    return full(shape, 0, dtype)
-
-
-def ones(shape: Sequence, dtype=dt.float32) -> Tensor:
-    return full(shape, 1, dtype)
-
-
 def full_like(x: Tensor, value, dtype=None) -> Tensor:
     return full(x.node.shape, value, dtype if dtype is not None else x.dtype)
-
-
-def zeros_like(x: Tensor, dtype=None) -> Tensor:
-    return full_like(x, 0, dtype)
-
-
-def ones_like(x: Tensor, dtype=None) -> Tensor:
-    return full_like(x, 1, dtype)
-
-
-def arange(start, stop=None, step=1, dtype=None) -> Tensor:
-    """Like torch.arange. Integer arguments give int32, floats give float32."""
-    if stop is None:
-        start, stop = 0, start
-    floats = any(isinstance(v, float) for v in (start, stop, step))
-    if dtype is not None and dt.as_dtype(dtype).is_float:
-        floats = True
-    if not floats:
-        n = sm.maximum((sym(stop) - start + (step - 1)) // step if step > 0 else (sym(start) - stop + (-step - 1)) // (-step), 0)
-        idx = sm.index_var("_i0", n)
-        t = Tensor(g.iota_node((n,), idx * step + start, dt.int32))
-        return t if dtype is None else t.cast(dtype)
-    n = max(int(math.ceil((stop - start) / step)), 0)
-    i = Tensor(g.iota_node((n,), sm.index_var("_i0", n), dt.int32)).cast(dtype or dt.float32)
-    return i * step + start
-
-
-def iota(shape: Sequence, axis: int, dtype=dt.int32) -> Tensor:
-    """Integer tensor whose value is its own index along `axis`."""
-    shape = tuple(sym(s) for s in shape)
-    return Tensor(g.iota_node(shape, sm.index_var(f"_i{axis % len(shape)}", shape[axis % len(shape)]), dt.int32)).cast(dtype)
 
 
 _METHOD_REGISTRY: dict = {}
 
 
 def tensor_method(fn=None, *, name: str | None = None):
-    """Attach a function defined in ember/ops/* as a Tensor method (first argument is the tensor)."""
+    """Attach a function defined in ember/ops/*, tensor/elementwise.py or tensor/power.py as a Tensor
+    method (first argument is the tensor)."""
     def deco(f):
         nm = name or f.__name__
         setattr(Tensor, nm, f)

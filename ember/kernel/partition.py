@@ -1,0 +1,153 @@
+"""Which nodes get a buffer (are *materialised*): the fusion decision of the default lowering.
+
+Everything else is inlined into the kernel of the node that consumes it, evaluated at the consumer's
+coordinates:
+
+* elementwise chains fuse into their consumers and producers; views are never materialised — a view
+  is index arithmetic substituted into the loads of whatever reads it;
+* a reduction becomes a *stage* of its consumer's kernel (an accumulator and a reduce loop) when it
+  is read at coordinates that depend on a set O of the kernel's output dimensions, the same set for
+  every stage: the kernel then loops over O in parallel, runs the stages, and finishes the remaining
+  dimensions in an inner loop. softmax and layernorm are one kernel this way (rows in O), and a
+  matmul with a bias + activation epilogue is one kernel (all output dims in O).
+
+A node is materialised when (rules applied to a fixpoint):
+
+1. it is a graph output, or the data operand of a gather (which reads arbitrary positions);
+2. it is a reduction read by more than one kernel, or at more than one coordinate tuple, or inside
+   another reduction's loop at coordinates that depend on that loop (a nested reduction);
+3. it is a reduction whose dependence set differs from the kernel's O, or that depends on O only
+   through coarser coordinates (GroupNorm's statistics at channel // 8 in a kernel over channels):
+   recomputing it per point of a larger O would multiply its cost;
+4. it is a non-trivial elementwise computation read through a broadcasting view inside a reduction
+   loop (recomputing it per broadcast copy would multiply its cost) — the rule that materialises a
+   conv's input activation instead of recomputing it kh·kw·C_out times.
+5. it is a contraction (a sum of a product) read at coordinates that divide or take remainders of
+   the consumer's loop variables (an interleaving or merging view: a transposed conv's phases, a
+   pixel shuffle, a flatten): inlined, its rows and columns would be hidden behind that arithmetic
+   and it could not run as a tiled GEMM; materialised, the view is one cheap copy.
+6. it is one of several contractions over the same whole output in one kernel (SwiGLU's
+   silu(x·Wg) · (x·Wu)): two GEMMs cannot share one tile loop, so all but one are materialised and
+   read by the remaining one's epilogue (inlined, the kernel would be two CUDA-core dot products
+   per output, untiled).
+7. it is inlined into more than one kernel and its inlined expression (up to materialised nodes)
+   holds more than INLINE_MAX operations: recomputing a long expression in every consumer made an
+   unrolled LSTM quadratic, each step re-deriving its cell state from the last materialised one
+   (see `_recomputed`).
+8. it sits INLINE_DEPTH_MAX levels deep in its kernel's expression (a chain of thousands of
+   elementwise operations): the kernel is cut there rather than walked with deeper recursion.
+
+With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
+intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
+over the whole output become per-element reductions of the inner loop: attention becomes one kernel
+with its scores on chip.
+
+The search (ember/search) explores other choices; this is the deterministic default.
+"""
+from __future__ import annotations
+
+from .. import graph as g
+from .builder import analyzed_builder
+
+INLINE_MAX = 64  # operations an expression inlined into several kernels may hold (rule 7)
+
+
+class LoweringError(RuntimeError):
+    """The partition did not reach its fixpoint (an internal fault of the lowering, not of the graph)."""
+
+
+def _recomputed(order: list, M: set) -> set:
+    """Rule 7: nodes inlined into more than one kernel whose inlined expression (distinct operations
+    up to materialised nodes) is longer than INLINE_MAX. Of those, the lowest are returned: once
+    they are materialised, the expressions above them are short again. An erf-based GELU read by a
+    layernorm's kernels stays inlined (~50 operations); a recurrence's state, which grows by a
+    step's worth of operations per step, is cut every step or two."""
+    def inlined(n) -> bool:
+        return n not in M and n.op not in g.LEAVES
+
+    readers: dict = {}
+    for r in order:
+        if r in M and r.op not in g.LEAVES:
+            for n in _region(r, inlined):
+                readers[n] = readers.get(n, 0) + 1
+    many = [n for n in order if readers.get(n, 0) > 1 and len(_region(n, inlined, INLINE_MAX)) >= INLINE_MAX]
+    low: set = set()
+    for n in many:  # sources first: a node whose region holds no chosen node is a lowest one
+        if not (_region(n, inlined) & low):
+            low.add(n)
+    return low
+
+
+def _region(r, inlined, limit: int | None = None) -> set:
+    """The nodes inlined into root r's kernel (r itself excluded); with `limit`, the walk stops once
+    it has found that many."""
+    seen: set = set()
+    stack = [s for s in r.srcs if inlined(s)]
+    while stack and (limit is None or len(seen) < limit):
+        n = stack.pop()
+        if n not in seen:
+            seen.add(n)
+            stack.extend(s for s in n.srcs if inlined(s))
+    return seen
+
+
+class _AskedLog:
+    """The materialised set as one kernel analysis sees it, recording every node it asks about: the
+    analysis is a function of its root and of those answers, so it only needs redoing once one of
+    them changes (partition's fixpoint re-analyses just those roots)."""
+    __slots__ = ("M", "asked")
+
+    def __init__(self, M: set):
+        self.M, self.asked = M, set()
+
+    def __contains__(self, n) -> bool:
+        self.asked.add(n)
+        return n in self.M
+
+
+def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
+    """The set of materialised nodes (fixpoint of the rules in the module docstring), including any
+    nodes the caller forces (a searched kernel boundary). With `local`, intermediates read along one
+    loop of a row kernel may live in kernel-local arrays instead of being materialised.
+
+    Each round analyses only the roots whose analysis can have changed: new roots, and roots that
+    asked about a node materialised in the last round. (Re-analysing every root each round made an
+    unrolled recurrence quadratic: its chain is cut about one step per round.)"""
+    order = g.toposort(outputs)
+    M = {n for n in outputs} | {n for n in force if n.op not in (g.INPUT, g.DATA)}
+    M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
+    asked_by: dict = {}  # node -> roots whose current analysis asked whether it is materialised
+    analysis: dict = {}  # root -> (nodes it asked about, its stage nodes other than itself)
+    reached: dict = {}  # stage node -> roots whose kernels compute it as a stage
+    dirty = {n for n in M if n.op not in (g.INPUT, g.DATA)}
+    position = {n: i for i, n in enumerate(order)}
+    for _ in range(10 * len(order) + 10):
+        new: set = set()
+        touched: set = set()  # stage nodes whose set of computing roots grew this round
+        for r in sorted(dirty, key=position.__getitem__):
+            old_asked, old_stages = analysis.pop(r, ((), ()))
+            for n in old_asked:
+                asked_by[n].discard(r)
+            for n in old_stages:
+                reached[n].discard(r)
+            log = _AskedLog(M)
+            b, an = analyzed_builder(r, log, lambda n: "x", 0, None, local)
+            new |= an.materialize
+            stages = {st.node for st in an.stages if st.node is not r}
+            for n in stages:
+                reached.setdefault(n, set()).add(r)
+            touched |= stages
+            for n in log.asked:
+                asked_by.setdefault(n, set()).add(r)
+            analysis[r] = (log.asked, stages)
+        new |= {n for n in touched if len(reached[n]) > 1}  # counted once every dirty root is redone
+        new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
+        if not new:
+            new = _recomputed(order, M)
+        if not new:
+            return M
+        M |= new
+        dirty = set(new)
+        for n in new:
+            dirty |= asked_by.get(n, set())
+    raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
