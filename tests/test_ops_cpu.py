@@ -1,4 +1,4 @@
-"""Every op case of the foundation suite (tests/op_cases.py), compiled for the CPU, against the
+"""Every op case of the foundation suite (tests/op_cases/), compiled for the CPU, against the
 reference at DESIGN.md's tolerances."""
 import numpy as np
 import pytest
