@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+pytest.importorskip("torch")  # (bench/kernelbench.py and every problem here are PyTorch programs)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 import kernelbench as kb  # noqa: E402
 

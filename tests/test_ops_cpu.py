@@ -1,6 +1,5 @@
-"""Every op case of the foundation suite (tests/op_cases.py), compiled for the CPU, against the
+"""Every op case of the foundation suite (tests/op_cases/), compiled for the CPU, against the
 reference at the tolerances of docs/architecture.md."""
-import numpy as np
 import pytest
 
 import ember as em

@@ -1,4 +1,4 @@
-"""Every op case (tests/op_cases.py) through the numpy reference, against PyTorch on the same arrays.
+"""Every op case (tests/op_cases/) through the numpy reference, against PyTorch on the same arrays.
 
 The torch oracle runs in float64 on the (already rounded) inputs wherever the case allows it
 (``OpCase.upcast``), so the comparison measures Ember's error, not torch's. Ember's result is rounded

@@ -38,7 +38,7 @@ def test_wrong_rule_candidates_are_rejected(cache_dir, monkeypatch):
     from egglog import rewrite
 
     def wrong(H, reduced):
-        from egglog import String, f64, i64, var, vars_
+        from egglog import String, f64, i64, var
         x = var("x", H)
         a, s, d = var("a", f64), var("s", i64), var("d", String)
         return [rewrite(H.binary("mul", x, H.scalar(a, s, d))).to(x)]

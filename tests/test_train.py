@@ -17,13 +17,14 @@ import math
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as F
 
-import ember as em
-from ember import nn
-from ember import optim
-from ember import data as em_data
+torch = pytest.importorskip("torch")  # (the reference models below subclass torch.nn.Module)
+import torch.nn.functional as F  # noqa: E402
+
+import ember as em  # noqa: E402
+from ember import nn  # noqa: E402
+from ember import optim  # noqa: E402
+from ember import data as em_data  # noqa: E402
 
 try:
     from conftest import assert_close
