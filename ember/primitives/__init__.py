@@ -28,7 +28,7 @@ op a kernel's scalar values may use: the graph's elementwise primitives plus two
 schedules introduce (``neg``, and ``max``, the scalar form of the MAX reduction). Leaves, reductions and
 movement are structural: the stages handle them by kind, and their rows carry the dtype rule, the
 gradient, the cost and the e-graph name. A new elementwise primitive is one row in a module of this
-package plus its test cases in tests/op_cases.py (docs/architecture.md, "Primitives").
+package plus its test cases in tests/op_cases/ (docs/architecture.md, "Primitives").
 """
 from __future__ import annotations
 

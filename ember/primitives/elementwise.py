@@ -170,7 +170,7 @@ def _c_cast(x: list, ct: str, d: dt.DType, dialect) -> str:
 # subnormals kept, the IEEE special values (no refinement steps or slow-path branch). lg2.approx.f32
 # has an absolute error of 2^-22 on [0.5, 2]: relative to a log near 0 that is large, and it undid
 # log1p's correction (log(u) * x / (u - 1) needs log(u) accurate relative to u - 1; tests/
-# op_cases.py's log1p_tiny caught it on the H100). em_lg2 therefore takes the series of log(1 + f)
+# tests/op_cases/tensor_api.py's log1p_tiny caught it on the H100). em_lg2 therefore takes the series of log(1 + f)
 # for |x - 1| < 1/16 (7 terms: truncation below 0.2 ulp); elsewhere |log2 x| > 0.087 and the error
 # is at most 21 ulp (bench/results/math-accuracy-2026-11-22e.json), orders below the float32
 # tolerance of docs/precision.md. log2f is a 10-step dependent polynomial with range handling: in
