@@ -143,6 +143,18 @@ def test_split_k_threshold_comes_from_the_target():
         assert np.max(np.abs(out - ref)) <= 1e-4 + 1e-4 * np.max(np.abs(ref))
 
 
+def test_the_search_split_rule_reads_the_targets_policy():
+    """The e-graph's split-reduction rule proposes a split of a 8192-long row sum under the H100's
+    search thresholds (>= 4096), and none under a policy asking for 2**20."""
+    from ember.kernel.split import SplitPolicy
+    from ember.search import rules as rl
+    x = em.input("x", (4, 8192), em.float32)
+    y = x.sum(1)
+    rule = next(r for r in rl.RULES if r.name == "split-reduction")
+    assert len(rule.expand([y.node], em.get_target("h100").split)) == 1
+    assert rule.expand([y.node], SplitPolicy(search_min_len=1 << 20)) == []
+
+
 def test_cuda_schedules_read_the_targets_shared_memory():
     """A softmax over 32768 floats caches its row in shared memory on the H100 (cluster of 2); a GPU
     with 64 KB per block has no room for it, and an mma tile that fits the H100 does not fit there."""

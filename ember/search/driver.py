@@ -71,7 +71,7 @@ def _search(nodes, target, names, kind, level, time_limit, example_inputs, progr
     show = _progress_printer(progress and sys.stderr.isatty() or progress == "always", base_us)
 
     from .egraph import structure_candidates
-    cands = structure_candidates(nodes, STRUCTURE_CANDIDATES[level], budget)
+    cands = structure_candidates(nodes, STRUCTURE_CANDIDATES[level], budget, getattr(target, "split", None))
     best = None
     tried_structures = rejected_structures = 0
     for ci, cand in enumerate(cands):

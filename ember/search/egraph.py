@@ -169,7 +169,7 @@ class Decoder:
 class Region:
     """An e-graph holding a graph's outputs, the rules applied, and a sampler over its frozen table."""
 
-    def __init__(self, outputs: list, rules=None):
+    def __init__(self, outputs: list, rules=None, split_policy=None):
         from egglog import EGraph
         self.outputs = outputs
         self.tables = Tables()
@@ -179,7 +179,7 @@ class Region:
         self.rules = rl.RULES if rules is None else rules
         for r in self.rules:
             if r.expand is not None:
-                for lhs, rhs in r.expand(outputs):
+                for lhs, rhs in r.expand(outputs, split_policy):
                     from egglog import union
                     self.egraph.register(union(self.enc.encode(lhs)).with_(self.enc.encode(rhs)))
         if self.enc.facts:
@@ -291,9 +291,10 @@ def _uses_locals(outputs: list) -> bool:
         return False
 
 
-def structure_candidates(outputs: list, n: int, budget=None) -> list:
+def structure_candidates(outputs: list, n: int, budget=None, split_policy=None) -> list:
     """The original graph first; the same graph lowered with kernel-local arrays when that changes
-    anything; then distinct rewritten graphs from the e-graph (none when egglog is absent)."""
+    anything; then distinct rewritten graphs from the e-graph (none when egglog is absent). The
+    split-reduction rule uses `split_policy` (the Target's) for its thresholds."""
     first = Candidate(list(outputs))
     if n <= 1:
         return [first]
@@ -302,7 +303,7 @@ def structure_candidates(outputs: list, n: int, budget=None) -> list:
     else:
         first = [first]
     try:
-        region = Region(outputs)
+        region = Region(outputs, split_policy=split_policy)
     except ImportError:
         return first
     region.saturate()

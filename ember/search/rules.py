@@ -22,7 +22,7 @@ class Rule:
     name: str
     algebra: str
     egglog: Callable | None = None  # (H, reduced) -> [egglog command]; compiled from `algebra` if omitted
-    expand: Callable | None = None  # outputs -> [(node, equal node)]
+    expand: Callable | None = None  # (outputs, split policy or None) -> [(node, equal node)]
     exact: bool = True
 
     def __post_init__(self):
@@ -32,11 +32,12 @@ class Rule:
 
 # -- expanders --------------------------------------------------------------------------------------
 
-def _split_reductions(outputs):
+def _split_reductions(outputs, policy=None):
     """sum_n x  ==  sum_f (sum_{n/f} x.reshape(f, n/f)): a long reduction becomes a parallel
-    partial reduction plus a short final one (split-K). One implementation: kernel/split.py."""
+    partial reduction plus a short final one (split-K). One implementation: kernel/split.py, with
+    the thresholds of the Target's SplitPolicy (the H100's when none is given)."""
     from ..kernel.split import search_splits
-    return search_splits(outputs)
+    return search_splits(outputs, policy)
 
 
 # -- the rules --------------------------------------------------------------------------------------
