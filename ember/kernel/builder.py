@@ -5,6 +5,7 @@ kernel/partition.py's docstring: stages, kernel-local arrays, the cost model of 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Container
 
 from .. import dtypes as dt
 from .. import graph as g
@@ -15,6 +16,7 @@ from ..symbolic import Expr
 from ..view import View, index_name, row_major_strides
 from . import ir
 from .contraction import is_contraction
+from .node_args import iota_expr, reduce_axes, view_of
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
@@ -69,8 +71,8 @@ def _guard_within(valid: Expr, allowed: set) -> Expr:
     return out
 
 
-def _view_coords(v: View, coords: tuple) -> tuple[tuple, Expr, Expr]:
-    """(source coordinates, validity, flat source index) of view v read at `coords`."""
+def _view_coords(v: View, coords: tuple) -> tuple[Expr, Expr]:
+    """(flat source index, validity) of view v read at `coords`."""
     m = {index_name(d): c for d, c in enumerate(coords)}
     flat = sm.substitute(v.index, m)
     valid = sm.substitute(v.valid, m)
@@ -119,7 +121,7 @@ class Analysis:
 class KernelBuilder:
     """Lowers one materialised node (the root) and everything inlined into it."""
 
-    def __init__(self, root: Node, materialized: set, buffer_of, kidx: int, sizes: dict | None = None,
+    def __init__(self, root: Node, materialized: Container[Node], buffer_of, kidx: int, sizes: dict | None = None,
                  local: bool = False):
         self.root = root
         self.local = local
@@ -133,16 +135,16 @@ class KernelBuilder:
         self.M = materialized
         self.buffer_of = buffer_of  # node -> program buffer name
         self.kidx = kidx
-        self.out_vars = []
-        self.out_coords = []
+        self.out_vars: list[tuple[str, Expr, int]] = []  # (name, extent, output dim)
+        out_coords: list[Expr] = []
         for d, s in enumerate(root.shape):
             if s is sm.ONE:
-                self.out_coords.append(sm.ZERO)
+                out_coords.append(sm.ZERO)
             else:
                 v = sm.index_var(f"o{d}", s)
                 self.out_vars.append((f"o{d}", s, d))
-                self.out_coords.append(v)
-        self.out_coords = tuple(self.out_coords)
+                out_coords.append(v)
+        self.out_coords: tuple[Expr, ...] = tuple(out_coords)
         self.stages: list[Stage] = []
         self.stage_of: dict = {}
         self.memo: dict = {}
@@ -181,7 +183,7 @@ class KernelBuilder:
         if op == g.CONST:
             return ir.const(n.arg, n.dtype)
         if op == g.IOTA:
-            e = sm.substitute(n.arg, {index_name(d): c for d, c in enumerate(coords)})
+            e = sm.substitute(iota_expr(n), {index_name(d): c for d, c in enumerate(coords)})
             return ir.index(e, n.dtype)
         if op in g.UNARY:
             return ir.alu(op, n.dtype, self.value(n.srcs[0], coords, valid))
@@ -208,7 +210,7 @@ class KernelBuilder:
 
     def _view(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
         src = n.srcs[0]
-        v: View = n.arg
+        v = view_of(n)
         flat, vvalid = _view_coords(v, coords)
         guard = sm.logical_and(valid, vvalid)
         if self.is_buffer(src):
@@ -231,7 +233,8 @@ class KernelBuilder:
         return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
 
     def _reduce(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
-        coords = tuple(sm.ZERO if d in n.arg else c for d, c in enumerate(coords))
+        axes = reduce_axes(n)
+        coords = tuple(sm.ZERO if d in axes else c for d, c in enumerate(coords))
         free = set()
         for c in coords:
             free |= sm.free_vars(c)
@@ -271,7 +274,7 @@ class KernelBuilder:
         name = f"acc{si}"
         src = n.srcs[0]
         rvars, scoords = [], list(coords)
-        for a in n.arg:
+        for a in reduce_axes(n):
             rv = f"r{si}_{a}"
             rvars.append((rv, src.shape[a]))
             scoords[a] = sm.index_var(rv, src.shape[a]) if src.shape[a] is not sm.ONE else sm.ZERO
@@ -320,7 +323,8 @@ class KernelBuilder:
             self.scope_ext[var] = sm.const(E)
             self.in_reduce += 1
             if n.op in g.REDUCE:
-                inner = self._stage(n, tuple(sm.ZERO if d in n.arg else c for d, c in enumerate(c2)), v2)
+                axes = reduce_axes(n)
+                inner = self._stage(n, tuple(sm.ZERO if d in axes else c for d, c in enumerate(c2)), v2)
                 val = ir.acc(inner.acc, inner.dtype)
             else:
                 inner, val = None, self.value(n, c2, v2)
@@ -367,7 +371,7 @@ class KernelBuilder:
         self.root_val = self.value(self.root, self.out_coords, sm.ONE)
         if self.local and self.local_of:
             return self._analyze_local()
-        O = set()
+        O: set[str] = set()
         for st in self.stages:
             # a stage already materialised (rule 2 found it also read inside another stage's loop:
             # a batched matmul feeding softmax) is read from memory: its dependences must not widen
@@ -422,6 +426,7 @@ class KernelBuilder:
 
     @staticmethod
     def _stage_stmts(st: Stage) -> list:
+        assert st.update is not None, f"stage {st.acc} was never given its update"  # set by _stage
         upd: tuple = (ir.Update(st.acc, st.op, st.update),)
         for rv, ext in reversed(st.rvars):
             if ext is not sm.ONE:
@@ -473,6 +478,7 @@ class KernelBuilder:
         params = []
         for b in bufs:
             size = sizes.get(b, self.sizes.get(b))
+            assert size is not None, f"no size known for buffer {b}"  # lower() passes every buffer's
             params.append(ir.BufferParam(rename[b], dtypes[b], size, "out" if b == out_buffer else "in"))
         dims = sorted(_dims_in(nest, params))
         k = ir.Kernel(f"k{self.kidx}_{self.root.op}", tuple(params), tuple(dims), nest,
@@ -544,7 +550,7 @@ def _dims_in(body: tuple, params) -> set:
     return {n for n in names if n not in loopvars and not n.startswith("_")}
 
 
-def analyzed_builder(root: Node, M: set, buffer_of, kidx: int, sizes: dict | None, local: bool):
+def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes: dict | None, local: bool):
     """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
     local arrays, else in the default mode."""
     if local:

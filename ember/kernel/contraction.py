@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import graph as g
 from .. import symbolic as sm
 from ..view import index_name
+from .node_args import reduce_axes, view_of
 
 
 def _through_casts(n: g.Node) -> g.Node:
@@ -36,13 +37,14 @@ def is_gemm_shaped(n: g.Node) -> bool:
     if product_operands(n) is None:
         return False
     x = _through_casts(n.srcs[0])
-    kept = [d for d in range(x.ndim) if d not in n.arg and not (x.shape[d].is_const and x.shape[d].value == 1)]
+    axes = reduce_axes(n)
+    kept = [d for d in range(x.ndim) if d not in axes and not (x.shape[d].is_const and x.shape[d].value == 1)]
 
     def broadcast_axes(op: g.Node) -> set:
         op = _through_casts(op)
         if op.op != g.VIEW:
             return set()
-        used = sm.free_vars(op.arg.index)
+        used = sm.free_vars(view_of(op).index)
         return {d for d in kept if index_name(d) not in used}
 
     a, b = (broadcast_axes(s) for s in x.srcs)

@@ -23,12 +23,12 @@ from __future__ import annotations
 import hashlib
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import AbstractSet, Iterable, cast
 
 from .. import primitives as P
 from .. import symbolic as sm
 from ..dtypes import DType
-from ..graph import toposort
+from ..graph import Node, toposort
 from ..symbolic import Expr
 
 # ------------------------------------------------------------------------------------------------
@@ -50,6 +50,10 @@ class Val:
     """
 
     __slots__ = ("op", "args", "dtype", "__weakref__")
+
+    op: str
+    args: tuple
+    dtype: DType
 
     def __new__(cls, op: str, args: tuple, dtype: DType):
         k = (op, tuple(("f", a.hex()) if isinstance(a, float) else a for a in args), dtype)
@@ -189,9 +193,10 @@ def stmt_vals(s) -> list:
     return []
 
 
-def val_toposort(roots: Iterable[Val]) -> list:
+def val_toposort(roots: Iterable[Val]) -> list[Val]:
     """Values reachable from roots, each after its sources (the graph's traversal: Val has .srcs)."""
-    return toposort(roots)
+    # graph.toposort is typed over Node but reads only `.srcs` (and hashing), which Val has too
+    return cast("list[Val]", toposort(cast("Iterable[Node]", roots)))
 
 
 def substitute(v: Val, mapping: dict, memo: dict | None = None) -> Val:
@@ -215,8 +220,8 @@ def substitute(v: Val, mapping: dict, memo: dict | None = None) -> Val:
     return r
 
 
-def loads_of(k: Kernel) -> list:
-    out = []
+def loads_of(k: Kernel) -> list[Val]:
+    out: list[Val] = []
     for s in walk_stmts(k.body):
         for v in stmt_vals(s):
             out.extend(x for x in val_toposort([v]) if x.op == "load")
@@ -252,7 +257,7 @@ def render_dag(root: Val) -> tuple:
         for src in v.srcs:
             uses[src] = uses.get(src, 0) + 1
     text: dict = {}
-    lets = []
+    lets: list[str] = []
     for v in order:
         if v.op == "load":
             b, idx, valid = v.args
@@ -323,7 +328,7 @@ def verify(k: Kernel) -> None:
         if bad:
             raise KernelVerifyError(f"{k.name}: {what} uses {sorted(bad)} outside their scope")
 
-    def check_val(v: Val, scope: set, accs: set, locs: set = frozenset()):
+    def check_val(v: Val, scope: set, accs: set, locs: AbstractSet[str] = frozenset()):
         for x in val_toposort([v]):
             if x.op == "load":
                 b, idx, valid = x.args

@@ -13,6 +13,7 @@ from .. import graph as g
 from .. import symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr
+from . import ir
 from .builder import (INLINE_DEPTH_MAX, LOCAL_MAX, Analysis, KernelBuilder, LocalStage, Stage, acc_dtype,
                       analyzed_builder, flat_index, unflatten)
 from .partition import INLINE_MAX, LoweringError, partition
@@ -85,14 +86,14 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
             n_temp += 1
             buffers[names[n]] = BufferInfo(names[n], n.dtype, n.shape, "temp", n)
     # an output node's own buffer is its first output name (repeated outputs are copied)
-    first_out = {}
+    first_out: dict[Node, str] = {}
     for nm, o in zip(out_names, outputs):
         first_out.setdefault(o, nm)
     for o, nm in first_out.items():
         if o.op not in (g.INPUT, g.DATA):
             names[o] = nm
 
-    kernels = []
+    kernels: list[tuple[ir.Kernel, dict]] = []
     sizes = {b.name: b.size for b in buffers.values()}
     for n in order:
         if n not in M or n.op in (g.INPUT, g.DATA):

@@ -98,7 +98,8 @@ class _AskedLog:
     __slots__ = ("M", "asked")
 
     def __init__(self, M: set):
-        self.M, self.asked = M, set()
+        self.M = M
+        self.asked: set[g.Node] = set()
 
     def __contains__(self, n) -> bool:
         self.asked.add(n)

@@ -23,6 +23,7 @@ from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
 from .contraction import is_gemm_shaped
+from .node_args import reduce_axes
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def reduced_length(n: g.Node) -> int | None:
     if not all(s.is_const for s in src.shape):
         return None
     L = 1
-    for a in n.arg:
+    for a in reduce_axes(n):
         L *= src.shape[a].value
     return L
 
@@ -93,8 +94,9 @@ def split_reduction(n: g.Node, S: int) -> g.Node:
     """`n` as a reduction over S chunks of a partial reduction: the reduced axes are moved last and
     flattened (a view), split into (S, L / S), reduced over the chunk, then over S."""
     src = n.srcs[0]
-    axes = tuple(n.arg)
+    axes = tuple(reduce_axes(n))
     L = reduced_length(n)
+    assert L is not None, "split_reduction of a reduction of dynamic length"  # callers check it
     keep = [i for i in range(src.ndim) if i not in axes]
     order = keep + list(axes)
     shape = [src.shape[i] for i in keep] + [sm.const(S), sm.const(L // S)]
@@ -118,7 +120,7 @@ def _f32_accumulated(n: g.Node) -> bool:
 
 
 def _split_exact(n: g.Node, L: int, p: SplitPolicy) -> g.Node:
-    src, axes = n.srcs[0], tuple(n.arg)
+    src, axes = n.srcs[0], tuple(reduce_axes(n))
     S = -(-L // F32_EXACT_TERMS)
     if n.numel.value <= p.max_out:  # few values: as many chunks as _chunks would give, for parallelism
         S = max(S, p.chunks[0])
@@ -162,7 +164,7 @@ def search_splits(outputs: list, policy: SplitPolicy | None = None) -> list:
     p = policy or DEFAULT_POLICY
     out = []
     for n in g.toposort(outputs):
-        if n.op not in g.REDUCE or len(n.arg) != 1 or not n.numel.is_const:
+        if n.op not in g.REDUCE or len(reduce_axes(n)) != 1 or not n.numel.is_const:
             continue
         L = reduced_length(n)
         if L is None or L < p.search_min_len or n.numel.value > p.search_max_out:

@@ -7,6 +7,7 @@ store's value as its epilogue."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from .. import symbolic as sm
 from . import ir
@@ -182,8 +183,8 @@ class LocalCanon:
     store: ir.Store
 
 
-def _stage_of(acc: ir.Acc, rest: list, where: str) -> tuple:
-    loops, body = [], rest[:1]
+def _stage_of(acc: ir.Acc, rest: Sequence, where: str) -> StageInfo:
+    loops, body = [], tuple(rest[:1])
     while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "reduce":
         loops.append((body[0].var, body[0].extent))
         body = body[0].body
@@ -194,25 +195,26 @@ def _stage_of(acc: ir.Acc, rest: list, where: str) -> tuple:
 
 def local_canonical(k: ir.Kernel) -> LocalCanon:
     """Parse a kernel produced by the local lowering mode."""
-    body, outer = k.body, []
-    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
-        outer.append((body[0].var, body[0].extent))
-        body = body[0].body
-    items, i = [], 0
-    body = list(body)
+    nest, outer = k.body, []
+    while len(nest) == 1 and isinstance(nest[0], ir.Loop) and nest[0].kind == "parallel":
+        outer.append((nest[0].var, nest[0].extent))
+        nest = nest[0].body
+    items: list[LocalItem | StageInfo] = []
+    i = 0
+    body = list(nest)
     while i < len(body):
         s = body[i]
         if isinstance(s, ir.Local):
             lp = body[i + 1]
             if not (isinstance(lp, ir.Loop) and lp.kind == "parallel"):
                 raise UnsupportedKernel(f"{k.name}: local {s.name} is not followed by its loop")
-            inner, st = None, list(lp.body)
+            entry_stage, st = None, list(lp.body)
             if isinstance(st[0], ir.Acc):
-                inner = _stage_of(st[0], st[1:], k.name)
+                entry_stage = _stage_of(st[0], st[1:], k.name)
                 st = st[2:]
             if len(st) != 1 or not isinstance(st[0], ir.Store) or st[0].buffer != s.name:
                 raise UnsupportedKernel(f"{k.name}: local {s.name}'s loop does not end in one store to it")
-            items.append(LocalItem(s, lp.var, inner, st[0]))
+            items.append(LocalItem(s, lp.var, entry_stage, st[0]))
             i += 2
         elif isinstance(s, ir.Acc):
             items.append(_stage_of(s, body[i + 1:], k.name))
