@@ -1,4 +1,4 @@
-"""One training step as one graph: forward, backward (autograd.py) and the optimizer update
+"""One training step as one graph: forward, backward (ember/autograd) and the optimizer update
 (optim.py), built together so they compile and are searched together.
 
 Two levels:

@@ -32,14 +32,9 @@ def uses_local(prog: FuzzProgram) -> bool:
 
 
 def _target(device: str | None):
-    """The Target of `device` where Ember has them (backends/target.py), else None (device strings)."""
-    if device is None:
-        return None
-    try:
-        from ..backends.target import get_target
-    except ImportError:
-        return None
-    return get_target(device)
+    """The Target of `device`; None (the default thresholds) for the generator's device-free count."""
+    from ..backends.target import get_target
+    return None if device is None else get_target(device)
 
 
 def lowered(prog: FuzzProgram, local: bool = False, device: str | None = None):
@@ -48,17 +43,11 @@ def lowered(prog: FuzzProgram, local: bool = False, device: str | None = None):
     from ..kernel.lower import lower
     vals = build_ember(prog)
     nodes, names = [vals[o].node for o in prog.outputs], list(prog.outputs)
-    target = _target(device)
-    if target is not None:
-        return lower(nodes, names, local=local, target=target)
-    return lower(nodes, names, local=local)
+    return lower(nodes, names, local=local, target=_target(device))
 
 
 def cuda_available() -> bool:
-    try:
-        from ..backends.cuda_target import cuda_available as available
-    except ImportError:
-        from ..runtime.devices import cuda_available as available
+    from ..backends.cuda_target import cuda_available as available
     return available()
 
 
@@ -160,21 +149,12 @@ def cross_check(prog: FuzzProgram, inputs: dict, device: str | None = None) -> s
 def split_tags(nodes: list, device: str | None = None) -> set:
     """'splitk' / 'split_reduce' when kernel/split.py splits a contraction / a long reduction."""
     from .. import graph as g
-    from ..kernel import split
-    decide = getattr(split, "_split", None)
-    is_contraction = getattr(split, "_is_contraction", None) or getattr(split, "is_gemm_shaped", None)
-    if decide is None or is_contraction is None:  # the split pass moved: no coverage tag, no failure
-        return set()
+    from ..kernel.contraction import is_gemm_shaped
+    from ..kernel.split import DEFAULT_POLICY, _split
     target = _target(device)
-    policy = getattr(target, "split", None) or getattr(split, "DEFAULT_POLICY", None)
-    tags: set = set()
-    try:
-        for n in g.toposort(nodes):
-            if n.op in g.REDUCE and (decide(n, policy) if policy is not None else decide(n)) is not None:
-                tags.add("splitk" if is_contraction(n) else "split_reduce")
-    except TypeError:  # another signature: coverage only
-        return set()
-    return tags
+    policy = target.split if target is not None else DEFAULT_POLICY
+    return {"splitk" if is_gemm_shaped(n) else "split_reduce"
+            for n in g.toposort(nodes) if n.op in g.REDUCE and _split(n, policy) is not None}
 
 
 def config_tags(cfgs: list) -> set:
@@ -227,10 +207,7 @@ def _short(e: BaseException) -> str:
 
 def compile_program(prog: FuzzProgram, device: str, local: bool):
     """em.compile's default path (search='none'), with the local lowering when `local`."""
-    try:
-        from ..pipeline import build_program
-    except ImportError:
-        from ..runtime.compile import build_program
+    from ..pipeline import build_program
     low = lowered(prog, local, device)
     return low, build_program(low, device, list(prog.outputs), "tuple")
 
