@@ -8,7 +8,9 @@ from .target import SplitPolicy, Target, register_kind, register_preset
 
 def _render_program(kernels, buffer_index, dim_index, configs, target):
     from ..codegen.c import render_program
-    source = render_program(kernels, buffer_index, dim_index, configs=configs)
+    # without a search, each kernel gets the target's default (which knows the CPU's vector width)
+    chosen = configs or [_default_config(k, target) for k, _ in kernels]
+    source = render_program(kernels, buffer_index, dim_index, configs=chosen)
     return source, [{"cfg": c} if c else {} for c in (configs or [None] * len(kernels))]
 
 
@@ -19,7 +21,8 @@ def _render_kernel(k, cfg, target):
 
 def _default_config(k, target):
     from ..codegen.c import default_config
-    return default_config(k)
+    from .cpu import has_avx512
+    return default_config(k, wide=has_avx512())
 
 
 def _space(k, level, target):
