@@ -45,10 +45,12 @@ def _identity(target) -> str:
     return f"{cpu_identity()}|{compiler_identity()}"
 
 
-# The split thresholds are the H100's (SplitPolicy's defaults): CPU programs were built with them
-# before targets existed, and no CPU measurement has set others yet.
+# The split thresholds are the H100's (SplitPolicy's defaults) except split-K: the packed GEMM form
+# splits C over the cores in 8x32 tiles, so a GEMM with a few 64x64 tiles needs no k split (which
+# wrote strided partials and summed them in a second kernel: the 64x784 @ 784x512 MLP layer took
+# 0.9-1.5 ms split, see bench/results/cpu-gemm-2026-11-25.json for it unsplit).
 HOST_CPU = Target(
-    kind="cpu", preset="host-cpu", sm_count=os.cpu_count() or 1, split=SplitPolicy(),
+    kind="cpu", preset="host-cpu", sm_count=os.cpu_count() or 1, split=SplitPolicy(tiles_few=2),
     render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
     search_space=_space, executor=_executor, compiler=_compiler, identity_of=_identity, present=True)
 
