@@ -25,6 +25,7 @@ from .. import dtypes as dt
 from .. import symbolic as sm
 
 VEC = 16  # float lanes per vector register of the micro-kernel
+KB = 16  # k block of the packing loops of an operand stored k-fastest (a Linear's weight)
 DEFAULT = {"form": "packed", "mr": 8, "nr": 32, "mc": 192, "kc": 384, "nc": 2048}
 
 
@@ -92,12 +93,15 @@ def _pack(r, val, rows: list, k: list, k_fastest: bool, R: int, count: str, star
         env = r.vr.vals([val], i2)
         e(i2, f"d_[kk_ * {R} + q_] = (float)({env[val]});")
 
-    if k_fastest:  # each row walks k contiguously
-        e(ind + 1, "for (long long q_ = 0; q_ < w_; q_++) {")
-        r.decompose(f"{start} + p_ + q_", rows, ind + 2)
-        e(ind + 2, "for (long long kk_ = 0; kk_ < kc_; kk_++) {")
-        r.decompose("pc_ + kk_", k, ind + 3)
-        value(ind + 3)
+    if k_fastest:  # each row walks k contiguously; k in blocks of KB so the panel's block stays in L1
+        e(ind + 1, f"for (long long kb_ = 0; kb_ < kc_; kb_ += {KB}) {{")
+        e(ind + 2, f"const long long ke_ = {_min(f'kb_ + {KB}', 'kc_')};")
+        e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
+        r.decompose(f"{start} + p_ + q_", rows, ind + 3)
+        e(ind + 3, "for (long long kk_ = kb_; kk_ < ke_; kk_++) {")
+        r.decompose("pc_ + kk_", k, ind + 4)
+        value(ind + 4)
+        e(ind + 3, "}")
         e(ind + 2, "}")
         e(ind + 1, "}")
         e(ind + 1, f"for (long long q_ = w_; q_ < {R}; q_++) for (long long kk_ = 0; kk_ < kc_; kk_++) d_[kk_ * {R} + q_] = 0.f;")
