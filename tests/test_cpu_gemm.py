@@ -113,3 +113,12 @@ def test_default_config_picks_packed_for_large_f32_matmul():
     small = pipeline.lower([(em.input("x", (4, 5)) @ em.input("w", (5, 6))).node], None, get_target("cpu"))
     assert cgen.default_config(small.kernels[0][0], wide=True)["form"] != "packed"
     assert any(c["form"] == "packed" for c in cgen.space(k))
+
+
+def test_symbolic_rows():
+    """A named (runtime) dimension: the nest's bounds come from the call's dims."""
+    x, w = em.input("x", ("B", 37)), em.input("w", (37, 45))
+    fn = build(x @ w)
+    for rows in (1, 9, 40):
+        a, b = rnd(rows, 37, seed=rows), rnd(37, 45, seed=1)
+        assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64), "float32")
