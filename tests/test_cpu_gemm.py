@@ -122,3 +122,13 @@ def test_symbolic_rows():
     for rows in (1, 9, 40):
         a, b = rnd(rows, 37, seed=rows), rnd(37, 45, seed=1)
         assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64), "float32")
+
+
+@pytest.mark.parametrize("nr", [16, 32])
+def test_swapped_roles(nr):
+    """cfg swap: C computed transposed (the few output columns on the MR side), epilogue included."""
+    x, w, bias = em.input("x", (53, 61)), em.input("w", (10, 61)), em.input("bias", (10,))
+    y = (x @ w.transpose(0, 1) + bias).relu()
+    fn = build(y, dict(SMALL, swap=True, nr=nr))
+    a, b, c = rnd(53, 61, seed=1), rnd(10, 61, seed=2), rnd(10, seed=3)
+    assert_close(fn(x=a, w=b, bias=c), em.reference(y, x=a, w=b, bias=c), "float32")

@@ -21,6 +21,8 @@ shared/research/cpu-gemm-probe.md; `bench/cpu_gemm.py`).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .. import dtypes as dt
 from .. import symbolic as sm
 
@@ -122,6 +124,8 @@ def render(r, g, store, cfg: dict, omp_min_work: int) -> None:
     `r` is the C renderer (emit, idx, decompose, vr)."""
     mr, nr, mc, kc, nc = _cfg(cfg)
     name, e = r.k.name, r.emit
+    if cfg.get("swap"):  # compute C transposed: n (a few outputs, e.g. a classifier's 10) takes the MR side
+        g = dataclasses.replace(g, a=g.b, b=g.a, m=g.n, n=g.m, a_k_fastest=g.b_k_fastest, b_k_fastest=g.a_k_fastest)
     M, N, K, B = (sm.prod(x for _, x in loops) for loops in (g.m, g.n, g.k, g.batch))
     e(1, f"const long long BT_ = {r.idx(B)}, M_ = {r.idx(M)}, N_ = {r.idx(N)}, K_ = {r.idx(K)};")
     e(1, f"const long long tM_ = (M_ + {mr - 1}) / {mr}, tN_ = (N_ + {nr - 1}) / {nr};")
