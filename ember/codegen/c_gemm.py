@@ -110,6 +110,7 @@ def _pack(r, val, rows: list, k: list, k_fastest: bool, R: int, count: str, star
     else:  # the rows are contiguous: copy k-row by k-row
         e(ind + 1, "for (long long kk_ = 0; kk_ < kc_; kk_++) {")
         r.decompose("pc_ + kk_", k, ind + 2)
+        e(ind + 2, "#pragma omp simd")
         e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
         r.decompose(f"{start} + p_ + q_", rows, ind + 3)
         value(ind + 3)
