@@ -1,6 +1,7 @@
 """CPU GEMMs: Ember's packed form (codegen/c_gemm.py) against torch (MKL) on the same threads.
 
-Cases: square matmuls, an MLP 784-512-10 at batch 64, a Linear(4096, 4096) at batch 64. Each is
+Cases: square matmuls, an MLP 784-512-10 at batch 64, a Linear(4096, 4096) at batch 64, two 3x3
+convolutions (implicit GEMM). Each is
 timed end to end (one call of the compiled program, numpy in and out; torch on tensors that share
 the numpy memory), interleaved, median of `--reps`; the previous CPU forms (blocked / loops, what
 `default_config(k, wide=False)` picks) are timed too. Writes bench/results/cpu-gemm-<date>.json.
@@ -93,6 +94,15 @@ def cases():
     xa = R(64, 4096)
     tx = torch.from_numpy(xa)
     yield "Linear(4096, 4096) batch 64", 2 * 64 * 4096 * 4096, y, {"x": xa}, lambda: lin(tx)
+
+    from ember.ops.conv import conv2d
+    for c, hw in ((64, 56), (256, 14)):  # implicit GEMM: the packing loops evaluate the im2col index
+        x = em.input("x", (1, c, hw, hw))
+        w = R(c, c, 3, 3) * 0.05
+        xa = R(1, c, hw, hw)
+        tx, tw = torch.from_numpy(xa), torch.from_numpy(w)
+        yield (f"conv3x3 {c}->{c} {hw}x{hw} batch 1", 2 * c * c * 9 * hw * hw, conv2d(x, em.tensor(w), padding=1),
+               {"x": xa}, lambda tx=tx, tw=tw: torch.nn.functional.conv2d(tx, tw, padding=1))
 
 
 def main() -> None:
