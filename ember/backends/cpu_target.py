@@ -8,7 +8,9 @@ from .target import SplitPolicy, Target, register_kind, register_preset
 
 def _render_program(kernels, buffer_index, dim_index, configs, target):
     from ..codegen.c import render_program
-    source = render_program(kernels, buffer_index, dim_index, configs=configs)
+    # without a search, each kernel gets the target's default (which knows the CPU's vector width)
+    chosen = configs or [_default_config(k, target) for k, _ in kernels]
+    source = render_program(kernels, buffer_index, dim_index, configs=chosen)
     return source, [{"cfg": c} if c else {} for c in (configs or [None] * len(kernels))]
 
 
@@ -19,7 +21,8 @@ def _render_kernel(k, cfg, target):
 
 def _default_config(k, target):
     from ..codegen.c import default_config
-    return default_config(k)
+    from .cpu import has_avx512
+    return default_config(k, wide=has_avx512())
 
 
 def _space(k, level, target):
@@ -42,10 +45,12 @@ def _identity(target) -> str:
     return f"{cpu_identity()}|{compiler_identity()}"
 
 
-# The split thresholds are the H100's (SplitPolicy's defaults): CPU programs were built with them
-# before targets existed, and no CPU measurement has set others yet.
+# The split thresholds are the H100's (SplitPolicy's defaults) except split-K: the packed GEMM form
+# splits C over the cores in 8x32 tiles, so a GEMM with a few 64x64 tiles needs no k split (which
+# wrote strided partials and summed them in a second kernel: the 64x784 @ 784x512 MLP layer took
+# 0.9-1.5 ms split, see bench/results/cpu-gemm-2026-11-25.json for it unsplit).
 HOST_CPU = Target(
-    kind="cpu", preset="host-cpu", sm_count=os.cpu_count() or 1, split=SplitPolicy(),
+    kind="cpu", preset="host-cpu", sm_count=os.cpu_count() or 1, split=SplitPolicy(tiles_few=2),
     render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
     search_space=_space, executor=_executor, compiler=_compiler, identity_of=_identity, present=True)
 

@@ -1,0 +1,170 @@
+"""The packed GEMM form of the C renderer (cfg ``{"form": "packed", mr, nr, mc, kc, nc}``).
+
+A BLIS-style nest over a contraction recognised by `kernel.structure.contraction_of`
+(out[batch, m, n] = epilogue(sum_k a[batch, m, k] * b[batch, n, k])):
+
+    omp parallel: split the batch, else C along the dim with more tiles, in whole MR x NR tiles
+      for batch: for jc (NC): for pc (KC):
+        pack b[jc:+nc, pc:+kc] -> NR-wide micro-panels, k-major, zero-padded
+        for ic (MC):
+          pack a[ic:+mc, pc:+kc] -> MR-tall micro-panels, k-major, zero-padded
+          for jr (NR): for ir (MR):
+            micro-kernel: MR x NR/16 vector accumulators (gcc vector extensions: one zmm each with
+            AVX-512, split by gcc on narrower machines), k loop unrolled 4; the tile is added to the
+            partial sums of earlier k blocks (a per-thread scratch when K > KC) and stored to them
+            on the last k block, the kernel's store expression runs over it per output element
+
+The packing loops read the operands through the kernel's own value DAGs (any layout, transposition,
+stride, alignment, prologue); the epilogue is the kernel's store, so bias, activations, scales and
+casts are whatever the IR has after the reduction. Measured on a 2-core Zen 4 (docs: the probe in
+shared/research/cpu-gemm-probe.md; `bench/cpu_gemm.py`).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+
+VEC = 16  # float lanes per vector register of the micro-kernel
+KB = 16  # k block of the packing loops of an operand stored k-fastest (a Linear's weight)
+DEFAULT = {"form": "packed", "mr": 8, "nr": 32, "mc": 192, "kc": 384, "nc": 2048}
+
+
+def supports(g) -> bool:
+    """Float32 accumulation of a float32 product (operands may be any dtype computed in float)."""
+    if g is None or g.stage.acc.dtype != dt.float32:
+        return False
+    v = g.stage.update.value
+    while v.op == "cast":
+        if v.dtype != dt.float32:
+            return False
+        v = v.args[0]
+    return v.op == "mul" and v.dtype == dt.float32
+
+
+def _cfg(cfg: dict) -> tuple:
+    mr, nr = int(cfg.get("mr", 8)), int(cfg.get("nr", 32))
+    assert nr % VEC == 0 and mr >= 1, cfg
+    mc = max(mr, int(cfg.get("mc", 192)) // mr * mr)
+    nc = max(nr, int(cfg.get("nc", 2048)) // nr * nr)
+    return mr, nr, mc, int(cfg.get("kc", 384)), nc
+
+
+def helpers(name: str, cfg: dict) -> str:
+    """The micro-kernel and the per-thread buffer allocator of kernel `name` (before its function)."""
+    mr, nr, _, _, _ = _cfg(cfg)
+    nv = nr // VEC
+    L = ["#include <stdlib.h>", "#include <omp.h>",
+         f"typedef float em_v{VEC} __attribute__((vector_size({4 * VEC})));",
+         f"static float* {name}_buf(int which, size_t n) {{",
+         "  static _Thread_local float* p[3]; static _Thread_local size_t cap[3];",
+         "  if (cap[which] < n) { free(p[which]); p[which] = (float*)aligned_alloc(64, (n * 4 + 63) / 64 * 64); cap[which] = n; }",
+         "  return p[which];", "}",
+         f"static inline __attribute__((always_inline)) void {name}_uk(long long kc, const float* restrict Ap, "
+         "const float* restrict Bp, float* restrict T, int acc) {"]
+    for i in range(mr):
+        L.append("  " + " ".join(f"em_v{VEC} c{i}_{v} = {{0}};" for v in range(nv)))
+    L += ["  #pragma GCC unroll 4", "  for (long long k = 0; k < kc; k++) {"]
+    for v in range(nv):
+        L.append(f"    const em_v{VEC} b{v} = *(const em_v{VEC}*)(Bp + k * {nr} + {VEC * v});")
+    for i in range(mr):
+        L.append(f"    {{ const float a = Ap[k * {mr} + {i}]; " + " ".join(f"c{i}_{v} += a * b{v};" for v in range(nv)) + " }")
+    L.append("  }")
+    for i in range(mr):
+        for v in range(nv):
+            p = f"*(em_v{VEC}*)(T + {i * nr + VEC * v})"
+            L.append(f"  if (acc) c{i}_{v} += {p}; {p} = c{i}_{v};")
+    L.append("}")
+    return "\n".join(L)
+
+
+def _min(a: str, b: str) -> str:
+    return f"({a} < {b} ? {a} : {b})"
+
+
+def _pack(r, val, rows: list, k: list, k_fastest: bool, R: int, count: str, start: str, dst: str, ind: int) -> None:
+    """dst[(i / R) * kc_ * R + kk * R + i % R] = val(row start + i, k pc_ + kk) for i < count, zero-padded
+    to whole micro-panels of R rows."""
+    e = r.emit
+    e(ind, f"for (long long p_ = 0; p_ < {count}; p_ += {R}) {{")
+    e(ind + 1, f"const long long w_ = {_min(str(R), f'{count} - p_')};")
+    e(ind + 1, f"float* restrict d_ = {dst} + p_ * kc_;")
+
+    def value(i2: int) -> None:
+        env = r.vr.vals([val], i2)
+        e(i2, f"d_[kk_ * {R} + q_] = (float)({env[val]});")
+
+    if k_fastest:  # each row walks k contiguously; k in blocks of KB so the panel's block stays in L1
+        e(ind + 1, f"for (long long kb_ = 0; kb_ < kc_; kb_ += {KB}) {{")
+        e(ind + 2, f"const long long ke_ = {_min(f'kb_ + {KB}', 'kc_')};")
+        e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
+        r.decompose(f"{start} + p_ + q_", rows, ind + 3)
+        e(ind + 3, "for (long long kk_ = kb_; kk_ < ke_; kk_++) {")
+        r.decompose("pc_ + kk_", k, ind + 4)
+        value(ind + 4)
+        e(ind + 3, "}")
+        e(ind + 2, "}")
+        e(ind + 1, "}")
+        e(ind + 1, f"for (long long q_ = w_; q_ < {R}; q_++) for (long long kk_ = 0; kk_ < kc_; kk_++) d_[kk_ * {R} + q_] = 0.f;")
+    else:  # the rows are contiguous: copy k-row by k-row
+        e(ind + 1, "for (long long kk_ = 0; kk_ < kc_; kk_++) {")
+        r.decompose("pc_ + kk_", k, ind + 2)
+        e(ind + 2, "#pragma omp simd")
+        e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
+        r.decompose(f"{start} + p_ + q_", rows, ind + 3)
+        value(ind + 3)
+        e(ind + 2, "}")
+        e(ind + 2, f"for (long long q_ = w_; q_ < {R}; q_++) d_[kk_ * {R} + q_] = 0.f;")
+        e(ind + 1, "}")
+    e(ind, "}")
+
+
+def render(r, g, store, cfg: dict, omp_min_work: int) -> None:
+    """The kernel body (inside its function) of contraction g with store `store` as its epilogue.
+    `r` is the C renderer (emit, idx, decompose, vr)."""
+    mr, nr, mc, kc, nc = _cfg(cfg)
+    name, e = r.k.name, r.emit
+    if cfg.get("swap"):  # compute C transposed: n (a few outputs, e.g. a classifier's 10) takes the MR side
+        g = dataclasses.replace(g, a=g.b, b=g.a, m=g.n, n=g.m, a_k_fastest=g.b_k_fastest, b_k_fastest=g.a_k_fastest)
+    M, N, K, B = (sm.prod(x for _, x in loops) for loops in (g.m, g.n, g.k, g.batch))
+    e(1, f"const long long BT_ = {r.idx(B)}, M_ = {r.idx(M)}, N_ = {r.idx(N)}, K_ = {r.idx(K)};")
+    e(1, f"const long long tM_ = (M_ + {mr - 1}) / {mr}, tN_ = (N_ + {nr - 1}) / {nr};")
+    e(1, f"#pragma omp parallel if(({r.idx(B * M * N * K)}) >= {omp_min_work})")
+    e(1, "{")
+    e(2, "const long long T_ = omp_get_num_threads(), th_ = omp_get_thread_num();")
+    e(2, "long long b0_ = 0, b1_ = BT_, m0_ = 0, m1_ = M_, n0_ = 0, n1_ = N_;")
+    e(2, "if (BT_ >= T_) { b0_ = BT_ * th_ / T_; b1_ = BT_ * (th_ + 1) / T_; }")
+    e(2, f"else if (tN_ >= tM_) {{ n0_ = tN_ * th_ / T_ * {nr}; n1_ = tN_ * (th_ + 1) / T_ * {nr}; if (n1_ > N_) n1_ = N_; }}")
+    e(2, f"else {{ m0_ = tM_ * th_ / T_ * {mr}; m1_ = tM_ * (th_ + 1) / T_ * {mr}; if (m1_ > M_) m1_ = M_; }}")
+    e(2, "if (b0_ < b1_ && m0_ < m1_ && n0_ < n1_) {")
+    e(3, f"float* restrict Ap_ = {name}_buf(0, (size_t){mc * kc});")
+    e(3, f"float* restrict Bp_ = {name}_buf(1, (size_t){nc * kc});")
+    e(3, f"const long long ncmax_ = {_min(str(nc), 'n1_ - n0_')}, tn_ = (ncmax_ + {nr - 1}) / {nr};")
+    e(3, f"float* restrict S_ = K_ > {kc} ? {name}_buf(2, (size_t)((m1_ - m0_ + {mr - 1}) / {mr} * tn_ * {mr * nr})) : 0;")
+    e(3, f"float T0_[{mr * nr}] __attribute__((aligned(64)));")
+    e(3, "for (long long bb_ = b0_; bb_ < b1_; bb_++) {")
+    r.decompose("bb_", g.batch, 4)
+    e(4, f"for (long long jc_ = n0_; jc_ < n1_; jc_ += {nc}) {{")
+    e(5, f"const long long bn_ = {_min(str(nc), 'n1_ - jc_')};")
+    e(5, f"for (long long pc_ = 0; pc_ < K_; pc_ += {kc}) {{")
+    e(6, f"const long long kc_ = {_min(str(kc), 'K_ - pc_')};")
+    _pack(r, g.b, g.n, g.k, g.b_k_fastest, nr, "bn_", "jc_", "Bp_", 6)
+    e(6, f"for (long long ic_ = m0_; ic_ < m1_; ic_ += {mc}) {{")
+    e(7, f"const long long an_ = {_min(str(mc), 'm1_ - ic_')};")
+    _pack(r, g.a, g.m, g.k, g.a_k_fastest, mr, "an_", "ic_", "Ap_", 7)
+    e(7, f"for (long long jr_ = 0; jr_ < bn_; jr_ += {nr}) for (long long ir_ = 0; ir_ < an_; ir_ += {mr}) {{")
+    e(8, f"float* restrict tp_ = S_ ? S_ + ((ic_ - m0_ + ir_) / {mr} * tn_ + jr_ / {nr}) * {mr * nr} : T0_;")
+    e(8, f"{name}_uk(kc_, Ap_ + ir_ * kc_, Bp_ + jr_ * kc_, tp_, pc_ > 0);")
+    e(8, "if (pc_ + kc_ >= K_) {")
+    e(9, f"const long long mr_ = {_min(str(mr), 'an_ - ir_')}, nr_ = {_min(str(nr), 'bn_ - jr_')};")
+    e(9, "for (long long i_ = 0; i_ < mr_; i_++) {")
+    r.decompose("ic_ + ir_ + i_", g.m, 10)
+    e(10, "#pragma omp simd")
+    e(10, "for (long long j_ = 0; j_ < nr_; j_++) {")
+    r.decompose("jc_ + jr_ + j_", g.n, 11)
+    e(11, f"const float {g.stage.acc.name} = tp_[i_ * {nr} + j_];")
+    env = r.vr.vals([store.value], 11)
+    e(11, f"{store.buffer}[{r.idx(store.index)}] = {r.vr.store(store.buffer, env[store.value])};")
+    for ind in (10, 9, 8, 7, 6, 5, 4, 3, 2, 1):
+        e(ind, "}")

@@ -1,0 +1,134 @@
+"""The packed GEMM form of the C renderer (codegen/c_gemm.py) against float64 numpy.
+
+The form is forced on every contraction kernel (whatever its size or the CPU's vector width: the
+generated C uses gcc vector extensions, correct on any x86), with small blocks so that the edges of
+every loop level (MR, NR, MC, KC, NC remainders, K > KC partial sums) are crossed by small shapes."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import pipeline
+from ember.backends.target import get_target
+from ember.codegen import c as cgen
+from tests.conftest import assert_close
+
+SMALL = {"form": "packed", "mr": 8, "nr": 32, "mc": 16, "kc": 24, "nc": 64}
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def build(y, cfg=SMALL, require=True):
+    """Compile y on the CPU with `cfg` for every contraction kernel (the default for the others)."""
+    target = get_target("cpu")
+    ts = list(y) if isinstance(y, tuple) else [y]
+    lowered = pipeline.lower([t.node for t in ts], None, target)
+    configs = [dict(cfg) if cgen._contraction(k) is not None else target.default_config(k, target)
+               for k, _ in lowered.kernels]
+    prog = pipeline.build_program(lowered, target, None, "single" if len(ts) == 1 else "tuple", configs=configs)
+    assert "_uk(" in prog.source or not require, "no kernel took the packed form"
+    return prog
+
+
+def matmul_case(M, N, K, cfg=SMALL, seeds=(0, 1)):
+    x, w = em.input("x", (M, K)), em.input("w", (K, N))
+    fn = build(x @ w, cfg, require=min(M, N, K) > 1)  # a 1-wide matmul is a dot product or an outer product
+    for s in seeds:
+        a, b = rnd(M, K, seed=s), rnd(K, N, seed=s + 7)
+        assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64), "float32")
+
+
+@pytest.mark.parametrize("M,N,K", [(1, 1, 1), (7, 31, 33), (33, 7, 127), (129, 31, 7), (31, 129, 131),
+                                   (127, 33, 1), (1, 257, 50), (300, 65, 97)])
+def test_odd_shapes(M, N, K):
+    matmul_case(M, N, K)
+
+
+def test_every_tile_remainder():
+    """M and N ranging over every remainder modulo MR and NR, in one program each."""
+    for M in range(1, 17):
+        matmul_case(M, 3 + 8 * M % 29, 29, seeds=(0,))
+    for N in range(1, 33):
+        matmul_case(9, N, 26, seeds=(0,))
+
+
+@pytest.mark.parametrize("mr,nr,kc", [(8, 32, 384), (6, 32, 256), (12, 32, 64), (4, 64, 384), (1, 16, 5)])
+def test_tile_configs(mr, nr, kc):
+    matmul_case(45, 101, 403, cfg=dict(SMALL, mr=mr, nr=nr, kc=kc, mc=4 * mr, nc=3 * nr), seeds=(2,))
+
+
+def test_default_blocks_large_odd():
+    matmul_case(263, 517, 1031, cfg=cgen.c_gemm.DEFAULT, seeds=(0,))
+
+
+def test_transposed_operands():
+    x, w = em.input("x", (37, 53)), em.input("w", (45, 53))  # nn.Linear: x @ W.T
+    fn = build(x @ w.transpose(0, 1))
+    a, b = rnd(37, 53, seed=1), rnd(45, 53, seed=2)
+    assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64).T, "float32")
+    x2 = em.input("x", (45, 37))  # W.T @ x
+    fn = build(w.transpose(0, 1) @ x2)
+    c = rnd(45, 37, seed=3)
+    assert_close(fn(w=b, x=c), b.astype(np.float64).T @ c.astype(np.float64), "float32")
+
+
+@pytest.mark.parametrize("B", [1, 3])
+def test_batched_matmul(B):
+    x, w = em.input("x", (B, 19, 41)), em.input("w", (B, 41, 35))
+    fn = build(x @ w)
+    for s in (0, 1):
+        a, b = rnd(B, 19, 41, seed=s), rnd(B, 41, 35, seed=s + 1)
+        assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64), "float32")
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu"])
+def test_epilogue_bias_activation_scale(act):
+    x, w, bias = em.input("x", (29, 67)), em.input("w", (67, 43)), em.input("bias", (43,))
+    h = x @ w + bias
+    y = (h.relu() if act == "relu" else h.gelu()) * 0.5
+    fn = build(y)
+    for s in (0, 1):
+        a, b, c = rnd(29, 67, seed=s), rnd(67, 43, seed=s + 1), rnd(43, seed=s + 2)
+        ref = em.reference(y, x=a, w=b, bias=c)
+        assert_close(fn(x=a, w=b, bias=c), ref, "float32")
+
+
+def test_unaligned_inputs():
+    """Numpy views offset by one float (4-byte aligned only) are read through the packing loops."""
+    x, w = em.input("x", (33, 71)), em.input("w", (71, 47))
+    fn = build(x @ w)
+    ba, bb = rnd(33 * 71 + 1, seed=4), rnd(71 * 47 + 1, seed=5)
+    a, b = ba[1:].reshape(33, 71), bb[1:].reshape(71, 47)
+    assert a.ctypes.data % 8 != 0
+    assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64), "float32")
+
+
+def test_default_config_picks_packed_for_large_f32_matmul():
+    x, w = em.input("x", (512, 512)), em.input("w", (512, 512))
+    lowered = pipeline.lower([(x @ w).node], None, get_target("cpu"))
+    (k, _), = lowered.kernels
+    assert cgen.default_config(k, wide=True)["form"] == "packed"
+    assert cgen.default_config(k, wide=False)["form"] != "packed"
+    small = pipeline.lower([(em.input("x", (4, 5)) @ em.input("w", (5, 6))).node], None, get_target("cpu"))
+    assert cgen.default_config(small.kernels[0][0], wide=True)["form"] != "packed"
+    assert any(c["form"] == "packed" for c in cgen.space(k))
+
+
+def test_symbolic_rows():
+    """A named (runtime) dimension: the nest's bounds come from the call's dims."""
+    x, w = em.input("x", ("B", 37)), em.input("w", (37, 45))
+    fn = build(x @ w)
+    for rows in (1, 9, 40):
+        a, b = rnd(rows, 37, seed=rows), rnd(37, 45, seed=1)
+        assert_close(fn(x=a, w=b), a.astype(np.float64) @ b.astype(np.float64), "float32")
+
+
+@pytest.mark.parametrize("nr", [16, 32])
+def test_swapped_roles(nr):
+    """cfg swap: C computed transposed (the few output columns on the MR side), epilogue included."""
+    x, w, bias = em.input("x", (53, 61)), em.input("w", (10, 61)), em.input("bias", (10,))
+    y = (x @ w.transpose(0, 1) + bias).relu()
+    fn = build(y, dict(SMALL, swap=True, nr=nr))
+    a, b, c = rnd(53, 61, seed=1), rnd(10, 61, seed=2), rnd(10, seed=3)
+    assert_close(fn(x=a, w=b, bias=c), em.reference(y, x=a, w=b, bias=c), "float32")
