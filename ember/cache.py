@@ -29,7 +29,8 @@ import warnings
 
 # Bump when generated code (or the entry format) changes meaning; part of every cache directory name.
 # 2: entries carry a sha256 trailer (entries written before are ignored, not reported as damaged).
-CODEGEN_VERSION = "2"
+# 3: the CPU's packed GEMM form (stored search records from before never tried it).
+CODEGEN_VERSION = "3"
 
 _MAGIC = b"\n#ember-sha256:"
 _TRAILER_LEN = len(_MAGIC) + 64 + 1  # magic, hex digest, newline
