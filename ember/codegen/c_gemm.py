@@ -55,11 +55,15 @@ def helpers(name: str, cfg: dict) -> str:
     """The micro-kernel and the per-thread buffer allocator of kernel `name` (before its function)."""
     mr, nr, _, _, _ = _cfg(cfg)
     nv = nr // VEC
-    L = ["#include <stdlib.h>", "#include <omp.h>",
+    L = ["#include <stdio.h>", "#include <stdlib.h>", "#include <omp.h>",
          f"typedef float em_v{VEC} __attribute__((vector_size({4 * VEC})));",
          f"static float* {name}_buf(int which, size_t n) {{",
          "  static _Thread_local float* p[3]; static _Thread_local size_t cap[3];",
-         "  if (cap[which] < n) { free(p[which]); p[which] = (float*)aligned_alloc(64, (n * 4 + 63) / 64 * 64); cap[which] = n; }",
+         "  if (cap[which] < n) {",
+         "    free(p[which]); p[which] = (float*)aligned_alloc(64, (n * 4 + 63) / 64 * 64); cap[which] = n;",
+         # no error channel out of a kernel: stop with a message rather than write through NULL
+         f'    if (!p[which]) {{ fprintf(stderr, "ember: {name}: cannot allocate %zu bytes of GEMM buffers\\n", n * 4); abort(); }}',
+         "  }",
          "  return p[which];", "}",
          f"static inline __attribute__((always_inline)) void {name}_uk(long long kc, const float* restrict Ap, "
          "const float* restrict Bp, float* restrict T, int acc) {"]
