@@ -57,7 +57,7 @@ def test_all_op_kernels_compile_for_sm90():
 
     def one(src):
         try:
-            return len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")), None
+            return len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")), None
         except Exception as e:
             return 0, f"{srcs[src]}: {str(e)[:500]}"
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -75,7 +75,7 @@ def test_reduction_over_a_middle_axis_maps_lanes_to_outputs():
     (k, _), = lower([x.sum(2).node]).kernels
     assert cg.default_config(k)["mode"] != "cols"
     src = cg.render_kernel(lower([x.softmax(1).node]).kernels[0][0], {"mode": "cols", "threads": 256})[0]
-    assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+    assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
 
 
 def test_cluster_row_kernels_compile():
@@ -93,7 +93,7 @@ def test_cluster_row_kernels_compile():
                     {"cluster": 8, "threads": 128, "cache": "regs"}):
             src, launch = cg.render_kernel(k, dict(cfg, mode="block", vec=8))
             assert "__cluster_dims__" in src and launch["grid"] is not None, name
-            assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0, name
+            assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0, name
             n += 1
     assert n == 21
 
@@ -111,7 +111,7 @@ def test_reductions_to_one_value_per_row_read_their_row_once():
         src = cg.render_kernel(k, cfg)[0]
         assert src.count("reinterpret_cast<const uint4*>(&b1[") == 1, src
         assert "if (threadIdx.x == 0)" in src
-        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
 
 
 def test_cluster_knob_is_refused_where_it_has_no_meaning():

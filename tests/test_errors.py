@@ -207,7 +207,7 @@ def test_split_sum_renders_for_cuda():
     sources = [cg.render_kernel(k)[0] for k, _ in lower([x.sum().node]).kernels]
     assert any("double" in src for src in sources)  # the chunks' float64 sum
     for src in sources:
-        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
 
 
 # --------------------------------------------------------------------------- bench messages

@@ -94,7 +94,7 @@ def test_lowering_flags_the_accumulator_and_cuda_renders_one_pass():
             from ember.backends.cuda import compile_cuda
         except ImportError:
             continue
-        assert compile_cuda(cg.PRELUDE + "\n" + body, "sm_90")
+        assert compile_cuda(cg.PRELUDE + "\n" + body, "sm_90a")
     assert srcs[0] == 3 * srcs[1] and srcs[1] >= 1  # 3xTF32 for float32 accuracy, one pass on request
 
 

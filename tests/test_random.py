@@ -154,7 +154,7 @@ def test_rand_cuda_source_compiles_with_nvrtc():
             srcs.add(cg.render_kernel(k, cfg)[0])
     assert any("em_philox_uniform" in s for s in srcs)
     for src in srcs:
-        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90")) > 0
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
 
 
 def test_nn_dropout_in_training_draws_a_fresh_reproducible_mask_each_step():

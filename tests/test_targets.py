@@ -38,7 +38,7 @@ def test_names_resolve_to_targets():
     cpu = em.get_target("cpu")
     assert cpu.kind == "cpu" and not cpu.device_memory
     h100 = em.get_target("h100")
-    assert (h100.kind, h100.arch, h100.compute_capability, h100.sm_count) == ("cuda", "sm_90", (9, 0), 132)
+    assert (h100.kind, h100.arch, h100.compute_capability, h100.sm_count) == ("cuda", "sm_90a", (9, 0), 132)
     assert h100.smem_per_block == 227 * 1024 and h100.device_memory and "mma.sync.tf32" in h100.tensor_cores
     assert h100.split.tiles_few == 132 and h100.tuning["smem_cache_max"] == 200 * 1024
     assert em.get_target(h100) is h100 and em.get_target("H100 ") is h100

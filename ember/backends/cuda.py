@@ -38,7 +38,7 @@ def nvrtc_version() -> str:
     return f"{major}.{minor}"
 
 
-def compile_cuda(source: str, arch: str = "sm_90") -> bytes:
+def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
     """cubin for `source` (cached on disk by sha256 of source, arch and NVRTC version)."""
     key = hashlib.sha256("\0".join([source, arch, nvrtc_version(), "std=c++17"]).encode()).hexdigest()[:32]
     d = cache.cache_dir("cuda")
@@ -213,14 +213,33 @@ class CUDAExecutor:
     def _launch_args(self, program, ptrs: dict, env: dict, with_launch: bool = False) -> list:
         from cuda.core import LaunchConfig
         out = []
-        for l, k in zip(program.launches, self.kernels):
+        for i, (l, k) in enumerate(zip(program.launches, self.kernels)):
             grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
             if grid <= 0:
                 continue
             cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
-            args = [ptrs[a] for a in l.args] + [np.int64(env[d]) for d in l.dims]
+            args = self._args(i, l, ptrs, env)
             out.append((cfg, k, args, l) if with_launch else (cfg, k, args))
         return out
+
+    def _args(self, index: int, l, ptrs: dict, env: dict) -> list:
+        """Launch `index`'s arguments: its buffers' pointers, its tensor maps' address (wgmma
+        kernels, backends/cuda_tma.py), its dims."""
+        bufs = [ptrs[a] for a in l.args]
+        maps = l.config.get("tma")
+        if maps:
+            if self._tma.full:  # the maps are about to be dropped: so are the graphs replaying them
+                self._graphs.clear()
+            bufs.append(self._tma.pointer(index, maps, bufs))
+        return bufs + [np.int64(env[d]) for d in l.dims]
+
+    @functools.cached_property
+    def _tma(self):
+        from .cuda_tma import TensorMaps
+        return TensorMaps(self._upload)
+
+    def _uses_tma(self, program) -> bool:
+        return any(l.config.get("tma") for l in program.launches)
 
     def _graph(self, program, ptrs: dict, env: dict, key=None):
         """The program captured as a CUDA graph with these pointers (cached under `key`, by default
@@ -395,7 +414,8 @@ class CUDAExecutor:
         """run_torch's launches for a pointer set `gkey` (binding, generation, pointers) without a
         graph to replay (or with poisoning on)."""
         ext = gkey[2]
-        if len(program.launches) == 1 and not self.poison and all(ext) and gkey not in self._sightings:
+        if len(program.launches) == 1 and not self.poison and all(ext) and gkey not in self._sightings \
+                and not self._uses_tma(program):  # (a wgmma kernel's tensor maps follow the pointers)
             # a new pointer set of a one-kernel program: one launch from a plan made once (a graph
             # replay costs less host time, bench/results/overhead-cuda-2026-11-21d.json, so a set
             # seen again is still captured below)
@@ -519,7 +539,7 @@ class CUDAExecutor:
             return 0.0
         from cuda.core import LaunchConfig
         cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
-        args = [ptrs[a] for a in l.args] + [np.int64(env[d]) for d in l.dims]
+        args = self._args(index, l, ptrs, env)
         k = self.kernels[index]
         first = self._events_time(lambda: launch(self.stream, cfg, k, *args), 1)
         if limit_us is not None and first > limit_us:

@@ -138,7 +138,7 @@ def _tuning(smem_per_block: int) -> dict:
 
 
 H100 = Target(
-    kind="cuda", preset="h100", arch="sm_90", compute_capability=(9, 0), sm_count=132,
+    kind="cuda", preset="h100", arch="sm_90a", compute_capability=(9, 0), sm_count=132,
     smem_per_block=227 * KB, smem_per_sm=228 * KB, memory_bytes=80 * 10**9,
     tensor_cores=("mma.sync.tf32", "wgmma"), device_memory=True, split=SplitPolicy(tiles_few=132),
     tuning=_tuning(227 * KB),
@@ -169,7 +169,8 @@ def detect(index: int) -> Target:
     err, mem = driver.cuDeviceTotalMem(dev)
     cores = ("mma.sync.tf32", "wgmma") if major == 9 else ("mma.sync.tf32",) if (major or 0) >= 8 else ()
     return with_device_values(
-        H100, index=index, arch=f"sm_{major}{minor}", compute_capability=(major, minor),
+        # sm_90a: the H100's arch-specific instructions (wgmma, setmaxnreg) on top of sm_90's
+        H100, index=index, arch=f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else ""), compute_capability=(major, minor),
         sm_count=attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"), smem_per_block=smem_block,
         smem_per_sm=attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
         memory_bytes=int(mem) if int(err) == 0 else None, tensor_cores=cores,

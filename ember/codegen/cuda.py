@@ -28,6 +28,7 @@ from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel,
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
 from .cuda_rows import RowMappings
+from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
 
 # the schedule's public names, importable from here as before the split (tests, bench/)
 from .cuda_schedule import (  # noqa: F401
@@ -43,6 +44,7 @@ from .cuda_schedule import (  # noqa: F401
     epilogue_ops,
     has_clusters,
     has_tensor_cores,
+    has_wgmma,
     loads_shared_by_columns,
     row_cache_plan,
     tuning,
@@ -120,7 +122,7 @@ __device__ __forceinline__ long long em_cluster_ld(const long long* p, unsigned 
 }
 #endif"""
 
-MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma")
+MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma", "wgmma")
 
 
 class CudaDialect(Dialect):
@@ -306,6 +308,7 @@ class _KernelWriter(RowMappings):
         for b in self.k.buffers:
             const = "const " if b.role == "in" else ""
             params.append(f"{const}{CUDA.storage_type(b.dtype)}* __restrict__ {b.name}")
+        params += getattr(self, "extra_params", [])
         params += [f"long long {self.names[d]}" for d in self.k.dims]
         return ", ".join(params)
 
@@ -385,17 +388,23 @@ class _KernelWriter(RowMappings):
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
+        elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
+            T = 128 * (int(self.cfg["BM"]) // 64 + 1)
+            self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
         self.cluster = int(self.cfg.get("cluster", 1))
         if self.cluster > 1 and not has_clusters(self.target):
             raise UnsupportedKernel(f"{self.target} has no thread-block clusters (sm_90 and later)")
         if mode == "mma" and not has_tensor_cores(self.target):
             raise UnsupportedKernel(f"{self.target} has no TF32 tensor cores (sm_80 and later)")
+        if mode == "wgmma" and not has_wgmma(self.target):
+            raise UnsupportedKernel(f"{self.target} has no wgmma tensor cores (sm_90a)")
         if self.cluster not in (1, 2, 4, 8):
             raise UnsupportedKernel(f"cluster of {self.cluster} blocks (1, 2, 4 or 8)")
         dims = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""
         if self.cluster > 1:
             self.emit(0, CLUSTER_HELPERS)
-        self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({T}) {self.k.name}({self.signature()}) {{')
+        bounds = f"{T}, 1" if mode == "wgmma" else f"{T}"  # wgmma: one block per SM owns the registers
+        self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
         if self.cluster > 1 and mode != "block":
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
@@ -405,6 +414,8 @@ class _KernelWriter(RowMappings):
             T = self.T
         elif mode == "mma":
             grid = render_mma(self, c)
+        elif mode == "wgmma":
+            grid = render_wgmma(self, c)
         elif mode == "elementwise":
             grid = self._elementwise(c, T, max_vec)
         elif mode in ("block", "warp", "thread"):
@@ -414,8 +425,10 @@ class _KernelWriter(RowMappings):
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
-        return "\n".join(self.lines), {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0),
-                                        "mode": mode}
+        launch = {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0), "mode": mode}
+        if getattr(self, "tma", None):
+            launch["tma"] = self.tma
+        return "\n".join(self.lines), launch
 
     def _elementwise(self, c: Canon, T: int, max_vec: int):
         if c.stages:

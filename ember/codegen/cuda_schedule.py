@@ -18,6 +18,7 @@ from ..kernel.structure import (
     contraction_of,
 )
 from .cuda_mma import mma_applicable, one_pass
+from .cuda_wgmma import default_wgmma_config, wgmma_applicable
 
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
 H100_SMS = 132  # H100 SXM
@@ -37,6 +38,11 @@ def sm_count(target) -> int:
 def has_tensor_cores(target) -> bool:
     """Whether the target runs the warp-level TF32 MMAs the `mma` mode renders (sm_80 and later)."""
     return target is None or "mma.sync.tf32" in target.tensor_cores
+
+
+def has_wgmma(target) -> bool:
+    """Whether the target runs warpgroup MMAs from TMA-filled shared memory (sm_90a: the H100)."""
+    return target is None or "wgmma" in target.tensor_cores
 
 
 def has_clusters(target) -> bool:
@@ -309,6 +315,8 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
         big = lambda e, n: (not e.is_const) or e.value >= n
         if big(M, 32) and big(N, 32) and big(K, 8):
+            if has_wgmma(target) and not isinstance(wgmma_applicable(c), str) and big(M, 64) and big(N, 64) and big(K, 64):
+                return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
             if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
                 return _mma_pipeline(g, _conv_m64_tile(g, c, tile, target))

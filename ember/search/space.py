@@ -1,6 +1,6 @@
 """Schedule spaces: the knobs each kernel can be rendered with, per device.
 
-CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm / mma),
+CUDA knobs (see codegen/cuda.py): the mapping mode (elementwise / thread / warp / block / cols / gemm / mma / wgmma),
 threads per block, vector width, whether a row is cached (registers or shared memory), how many blocks
 of a cluster share a cached row, the unrolling of a shared-memory row's loops, and for
 contractions the tile shape (BM x BN block tile, BK depth, TM x TN register tile) and, for tensor-core
@@ -13,6 +13,7 @@ candidate. The CPU renderer has no knobs yet; its search is over structure only.
 from __future__ import annotations
 
 from ..codegen import cuda as cg
+from ..codegen.cuda_wgmma import wgmma_configs
 from ..kernel import ir
 
 GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
@@ -59,6 +60,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     if cg.contraction_of(c) is not None:
         tiles = GEMM_TILES if level == "full" else GEMM_TILES[:9]
         out += [gemm_cfg(t) for t in tiles]
+        if cg.has_wgmma(target):  # Hopper: TMA + wgmma tiles and ring depths (codegen/cuda_wgmma.py)
+            out += wgmma_configs(c, level, target)
         if cg.mma_applicable(c):
             out += [mma_cfg(t) for t in (MMA_TILES if level == "full" else MMA_TILES[:MMA_FAST])]
             d = cg.default_config(k, target)

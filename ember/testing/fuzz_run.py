@@ -278,7 +278,7 @@ def _have_torch() -> bool:
         return False
 
 
-def compile_cuda_only(seed: int, mode: str = "realistic", arch: str = "sm_90") -> dict:
+def compile_cuda_only(seed: int, mode: str = "realistic", arch: str = "sm_90a") -> dict:
     """Generate the program of `seed`, lower it, render its CUDA and compile every kernel with NVRTC
     (no GPU needed): CI's check that the fuzzer's realistic shapes at least compile. Returns the
     seed, kernel count, coverage tags and seconds, or the error."""

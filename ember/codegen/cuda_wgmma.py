@@ -1,0 +1,269 @@
+"""Hopper tensor-core contractions: the ``wgmma`` mode of the CUDA renderer (sm_90a).
+
+The contraction kernels of the ``mma`` mode (kernel/structure.py's `Contraction`), where both
+operands are plain strided loads the copy engine can stage (codegen/cuda_tma.py), computed as
+research/hopper-tensor-cores.md measured it at 90% of cuBLAS:
+
+* a block of 1 producer warpgroup and NC = BM / 64 consumer warpgroups; one producer thread issues
+  TMA copies (`cp.async.bulk.tensor`) of the a and b tiles of each BK slice into a ring of `stages`
+  shared-memory slots, 128-byte swizzled (BK = 128 bytes of k: 64 bf16/f16, 32 f32);
+* `full[s]` mbarriers complete when a slot's bytes have landed (expect_tx), `empty[s]` when every
+  consumer warp has released it;
+* each consumer warpgroup owns 64 rows and issues `wgmma.mma_async.m64nBNk16` (k8 for TF32) from
+  the two shared-memory descriptors, keeping a 64 x BN float32 accumulator in registers
+  (BN / 2 per thread). With `overlap` it waits for the previous slice's group only (wait_group 1),
+  so the tensor cores always have the next slice queued;
+* the epilogue is the kernel's store (any fused elementwise work, the output's own layout and type)
+  evaluated per accumulator register from the fragment map: register i of thread t (warp w, lane l)
+  is row 16w + l/4 + 8((i/2)%2), column 8(i/4) + 2(l%4) + i%2.
+
+K-major operands take the descriptor's canonical 128B-swizzle K-major layout (a k16 step is +32
+bytes); MN-major ones (b of `x @ W`, a of `x.T @ y`) are copied as 64-row chunks and read with the
+instruction's transpose bit (a k16 step is +16 rows = 2048 bytes). TF32 has no transpose bit.
+"""
+from __future__ import annotations
+
+from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
+from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec, tma_plan
+
+WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
+#define EM_WGMMA_HELPERS
+typedef unsigned int em_u32; typedef unsigned long long em_u64;
+// shared-memory matrix descriptor: start>>4 [0,14), LBO>>4 [16,30), SBO>>4 [32,46), 128B swizzle [62,64)
+__device__ __forceinline__ em_u64 em_gdesc(em_u32 saddr, em_u32 lbo, em_u32 sbo) {
+  return (em_u64)((saddr & 0x3FFFF) >> 4) | ((em_u64)((lbo >> 4) & 0x3FFF) << 16) |
+         ((em_u64)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void em_mbar_init(em_u32 bar, em_u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void em_mbar_expect_tx(em_u32 bar, em_u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void em_mbar_arrive(em_u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void em_mbar_wait(em_u32 bar, em_u32 parity) {
+  em_u32 done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void em_tma_acquire(const void* map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"((em_u64)map) : "memory");
+  asm volatile("prefetch.tensormap [%0];" :: "l"((em_u64)map) : "memory");
+}
+__device__ __forceinline__ void em_tma2(em_u32 dst, const void* map, em_u32 bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(dst), "l"((em_u64)map), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void em_tma3(em_u32 dst, const void* map, em_u32 bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(dst), "l"((em_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void em_tma4(em_u32 dst, const void* map, em_u32 bar, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];"
+               :: "r"(dst), "l"((em_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void em_tma5(em_u32 dst, const void* map, em_u32 bar, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+               :: "r"(dst), "l"((em_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void em_wg_fence()  { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void em_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void em_wg_wait0()  { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void em_wg_wait1()  { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
+#endif"""
+
+INSTR = {"bf16": ("k16", "bf16", 16), "f16": ("k16", "f16", 16), "tf32": ("k8", "tf32", 8)}
+
+
+def wgmma_fn(kind: str, n: int, trans_a: int, trans_b: int) -> tuple[str, str]:
+    """(name, source) of the device function issuing one m64n{n} wgmma of `kind` from two
+    shared-memory descriptors into n/2 float accumulators."""
+    kshape, ty, _ = INSTR[kind]
+    name = f"em_wgmma_{kind}_n{n}_t{trans_a}{trans_b}"
+    regs = ", ".join(f"%{i}" for i in range(n // 2))
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(n // 2))
+    tail = f"p, 1, 1, {trans_a}, {trans_b}" if kind != "tf32" else "p, 1, 1"
+    src = (f"#ifndef EM_{name.upper()}\n#define EM_{name.upper()}\n"
+           f"__device__ __forceinline__ void {name}(float* d, em_u64 da, em_u64 db) {{\n"
+           f'  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n // 2 + 2}, 0;\\n"\n'
+           f'    "wgmma.mma_async.sync.aligned.m64n{n}{kshape}.f32.{ty}.{ty} {{{regs}}}, %{n // 2}, %{n // 2 + 1}, {tail};\\n}}\\n"\n'
+           f'    : {outs}\n    : "l"(da), "l"(db), "r"(1));\n}}\n#endif')
+    return name, src
+
+
+def wgmma_applicable(c: Canon) -> tuple | str:
+    """The contraction's TMA plan (kind, a plan, b plan), or why the wgmma mode does not apply."""
+    g = contraction_of(c)
+    if g is None:
+        return "not a contraction"
+    if any(not e.is_const for _, e in g.m + g.n + g.k + g.batch):
+        return "symbolic sizes (tensor maps are built for static shapes)"
+    return tma_plan(g)
+
+
+def _smem_bytes(BM: int, BN: int, stages: int) -> int:
+    return stages * (BM + BN) * SWIZZLE_BYTES + 1024  # + slack to align the ring to 1024 bytes
+
+
+def render_wgmma(w, c: Canon):
+    """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
+    plan = wgmma_applicable(c)
+    if isinstance(plan, str):
+        raise UnsupportedKernel(f"{w.k.name}: wgmma mode needs TMA-stageable operands ({plan})")
+    kind, pa, pb = plan
+    g = contraction_of(c)
+    cfg = w.cfg
+    BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
+    overlap = bool(cfg.get("overlap", True))
+    if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
+        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
+    NC = BM // 64  # consumer warpgroups
+    T = 128 * (NC + 1)
+    w.T = T
+    smem = _smem_bytes(BM, BN, stages)
+    smem_max = w.target.smem_per_block if w.target is not None else 227 * 1024
+    if smem > smem_max:
+        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
+    es = pa.dtype.itemsize
+    BK = SWIZZLE_BYTES // es  # elements of k per slice
+    _, _, kstep = INSTR[kind]
+    A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
+    fname, fsrc = wgmma_fn(kind, BN, 0 if pa.kmajor else 1, 0 if pb.kmajor else 1)
+    w.lines.insert(0, fsrc)
+    w.lines.insert(0, WGMMA_HELPERS)
+    w.extra_params = ["const unsigned char* __restrict__ em_tma_"]
+    params = {b.name: i for i, b in enumerate(w.k.buffers)}
+
+    def box(p: TmaOperand, R: int) -> list:
+        return ([BK, R] if p.kmajor else [64, BK]) + [1] * (p.rank - 2)
+    w.tma = [launch_spec(pa, params[pa.buffer], box(pa, BM)), launch_spec(pb, params[pb.buffer], box(pb, BN))]
+    w.smem_bytes = smem
+    I = w.IDX
+    w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
+    w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{2 * stages}];")
+    w.emit(1, "const em_u32 ring_ = ((em_u32)__cvta_generic_to_shared(em_dyn_smem) + 1023u) & ~1023u;")
+    w.emit(1, "const em_u32 bars_ = (em_u32)__cvta_generic_to_shared(em_bar_);")
+    w.tile_origin(g, BM, BN)
+    w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
+    w.emit(1, "if (threadIdx.x == 0) {")
+    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, 1); "
+              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC}); }}")
+    w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
+    w.emit(1, "}")
+    w.emit(1, "__syncthreads();")
+    w.emit(1, "const int wg_ = threadIdx.x / 128;")
+    # ---- producer
+    w.emit(1, "if (wg_ == 0) {")
+    if NC == 2:
+        w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
+    w.emit(2, "if (threadIdx.x == 0) {")
+    w.emit(3, "const unsigned char* mapA_ = em_tma_; const unsigned char* mapB_ = em_tma_ + 128;")
+    w.emit(3, "em_tma_acquire(mapA_); em_tma_acquire(mapB_);")
+    w.emit(3, "for (int it = 0; it < KT_; ++it) {")
+    w.emit(4, f"const int s = it % {stages}; const em_u32 ph = (it / {stages}) & 1;")
+    w.emit(4, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
+    w.emit(4, f"const em_u32 full_ = bars_ + 8 * s, sA_ = ring_ + s * {A_BYTES + B_BYTES}, sB_ = sA_ + {A_BYTES};")
+    w.emit(4, f"em_mbar_expect_tx(full_, {A_BYTES + B_BYTES});")
+    for p, dst, R, origin, mp in ((pa, "sA_", BM, "bm_", "mapA_"), (pb, "sB_", BN, "bn_", "mapB_")):
+        bc = [f"(int){v}" for v in p.batch_vars]
+        fn = f"em_tma{p.rank}"
+        if p.kmajor:
+            coords = [f"it * {BK}", f"(int)({origin} * {R})"] + bc
+            w.emit(4, f"{fn}({dst}, {mp}, full_, {', '.join(coords)});")
+        else:  # 64-row chunks of BK k-rows each
+            coords = [f"(int)({origin} * {R}) + 64 * j", f"it * {BK}"] + bc
+            w.emit(4, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, full_, {', '.join(coords)});")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    # ---- consumers
+    w.emit(1, "} else {")
+    if NC == 2:
+        w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
+    w.emit(2, "const int cw_ = wg_ - 1, tid_ = threadIdx.x % 128;")
+    w.emit(2, f"float d_[{BN // 2}];")
+    w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
+    w.emit(2, "for (int it = 0; it < KT_; ++it) {")
+    w.emit(3, f"const int s = it % {stages}; const em_u32 ph = (it / {stages}) & 1;")
+    w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
+    w.emit(3, f"const em_u32 sA_ = ring_ + s * {A_BYTES + B_BYTES}, sB_ = sA_ + {A_BYTES};")
+    w.emit(3, "em_wg_fence();")
+    w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
+    # K-major: the consumer's 64 rows start 64 rows (8 KB) in, a k step is 32 bytes along the row;
+    # MN-major: the consumer's rows are chunk cw_, a k step is kstep rows of 128 bytes
+    da = "em_gdesc(sA_ + cw_ * 8192 + kk * 32, 16, 1024)" if pa.kmajor else \
+        f"em_gdesc(sA_ + cw_ * {BK * 128} + kk * {kstep * 128}, {BK * 128}, 1024)"
+    db = "em_gdesc(sB_ + kk * 32, 16, 1024)" if pb.kmajor else f"em_gdesc(sB_ + kk * {kstep * 128}, {BK * 128}, 1024)"
+    w.emit(4, f"{fname}(d_, {da}, {db});")
+    w.emit(3, "}")
+    w.emit(3, "em_wg_commit();")
+    release = f"if ((tid_ & 31) == 0) em_mbar_arrive(bars_ + 8 * ({stages} + "
+    if overlap:  # the previous slice's group is done: release its slot, keep this one queued
+        w.emit(3, "em_wg_wait1();")
+        w.emit(3, f"if (it > 0) {{ {release}(it + {stages - 1}) % {stages})); }}")
+    else:
+        w.emit(3, "em_wg_wait0();")
+        w.emit(3, f"{release}s));")
+    w.emit(2, "}")
+    if overlap:
+        w.emit(2, "em_wg_wait0();")
+    # ---- epilogue: the store's value per accumulator register
+    w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(2, f"#pragma unroll\n    for (int h = 0; h < 2; ++h) {{")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
+    w.emit(3, "if (gm_ < M_) {")
+    w.decompose("gm_", g.m, 4)
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
+    w.emit(5, "#pragma unroll\n          for (int r = 0; r < 2; ++r) {")
+    w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4) + r;")
+    w.emit(6, "if (gn_ < N_) {")
+    w.decompose("gn_", g.n, 7)
+    w.emit(7, f"const float {g.stage.acc.name} = d_[4 * j + 2 * h + r];")
+    w.store(c.store, None, 1, 7)
+    w.emit(6, "}")
+    w.emit(5, "}")
+    w.emit(4, "}")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    w.emit(1, "}")
+    return w.tile_grid(g, BM, BN)
+
+
+def wgmma_configs(c: Canon, level: str, target=None) -> list:
+    """The wgmma schedules the search tries for this kernel (none where the mode does not apply)."""
+    if isinstance(wgmma_applicable(c), str):
+        return []
+    tiles = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
+    smem_max = target.smem_per_block if target is not None else 227 * 1024
+    out = []
+    for BM, BN in (tiles if level == "full" else tiles[:4]):
+        most = max(s for s in range(2, 9) if s == 2 or _smem_bytes(BM, BN, s) <= smem_max)
+        for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
+            if _smem_bytes(BM, BN, st) <= smem_max:
+                out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
+    if level == "full":
+        out += [dict(cf, overlap=False) for cf in out[:2]]
+    return out
+
+
+def default_wgmma_config(c: Canon, target=None) -> dict:
+    """The unsearched wgmma tile: the largest tile (128 x 256 where it fills the machine), else the
+    tile with the least estimated time over the machine's SMs (one block per SM: the ring takes the
+    shared memory), with as many stages as fit."""
+    g = contraction_of(c)
+    M, N, B = (_size(x).value for x in (g.m, g.n, g.batch))
+    sms = target.sm_count if target is not None else 132
+    smem_max = target.smem_per_block if target is not None else 227 * 1024
+    rates = {(128, 256): 1.0, (128, 128): 0.86, (64, 256): 0.8, (128, 64): 0.7, (64, 128): 0.62, (64, 64): 0.45}
+
+    def cost(t):
+        bm, bn = t
+        tiles = -(-M // bm) * -(-N // bn) * B
+        waves = -(-tiles // sms)
+        return waves * bm * bn / rates[t]
+    BM, BN = min(rates, key=cost)
+    stages = max(s for s in range(2, 9) if _smem_bytes(BM, BN, s) <= smem_max)
+    return {"mode": "wgmma", "BM": BM, "BN": BN, "stages": min(stages, 6)}

@@ -1,0 +1,132 @@
+"""The Hopper wgmma mode (codegen/cuda_wgmma.py): which contractions the copy engine can stage, what
+their tensor maps say, that every tile / ring / layout renders and compiles for sm_90a (CI, no GPU),
+and on the H100 (mark cuda) that every one of them matches the reference on odd shapes and seeds."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import pipeline
+from ember.codegen import cuda as cg
+from ember.codegen.cuda_wgmma import wgmma_configs
+from ember.graph import inputs_of
+from ember.kernel.lower import lower
+
+BF = "bfloat16"
+
+
+def _kernel(y):
+    ks = [k for k, _ in lower([y.node]).kernels if cg.contraction_of(cg.canonical(k)) is not None]
+    assert len(ks) == 1
+    return ks[0]
+
+
+def _plan(y):
+    return cg.wgmma_applicable(cg.canonical(_kernel(y)))
+
+
+def test_plain_products_in_any_transposition_take_tma():
+    x, w = em.input("x", (4096, 512), BF), em.input("w", (768, 512), BF)
+    kind, a, b = _plan(x @ w.T)  # nn.Linear: both K-major
+    assert kind == "bf16" and a.kmajor and b.kmajor
+    kind, a, b = _plan(x @ em.input("v", (512, 768), BF))  # x @ W: b MN-major (transposed wgmma)
+    assert a.kmajor and not b.kmajor and b.dims == [768, 512] and b.strides == [768]
+    kind, a, b = _plan(em.input("t", (512, 4096), BF).T @ em.input("v", (512, 768), BF))  # a MN-major too
+    assert not a.kmajor and not b.kmajor
+    kind, a, b = _plan(em.input("q", (8, 12, 512, 64), "float16") @ em.input("k", (8, 12, 64, 512), "float16"))
+    assert kind == "f16" and a.rank == 4 and a.strides == [64, 12 * 512 * 64, 512 * 64]
+
+
+def test_rows_over_several_loops_flatten():
+    """A linear layer over (batch, tokens, features) reads rows of batch x tokens as one run."""
+    kind, a, b = _plan(em.input("x", (4, 1000, 512), BF) @ em.input("w", (768, 512), BF).T)
+    assert a.dims == [512, 4000] and a.strides == [512]
+
+
+@pytest.mark.parametrize("why, make", [
+    ("16 bytes", lambda: em.input("x", (96, 1001), BF) @ em.input("w", (1001, 96), BF)),
+    ("not a plain load", lambda: em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF)),
+    ("guarded", lambda: em.conv2d(em.input("x", (4, 64, 16, 16), BF), em.input("w", (64, 64, 3, 3), BF), padding=1)),
+    ("TF32", lambda: em.input("x", (128, 256)) @ em.input("w", (256, 128))),
+    ("symbolic", lambda: em.input("x", ("n", 256), BF) @ em.input("w", (256, 128), BF)),
+])
+def test_what_the_copy_engine_cannot_stage_keeps_the_mma_mode(why, make):
+    y = make()
+    ks = [k for k, _ in lower([y.node]).kernels if cg.contraction_of(cg.canonical(k)) is not None]
+    reasons = [cg.wgmma_applicable(cg.canonical(k)) for k in ks]
+    assert reasons and all(isinstance(r, str) for r in reasons)
+    assert any(why.lower() in r.lower() for r in reasons), reasons
+    assert all(cg.default_config(k)["mode"] != "wgmma" for k in ks)
+
+
+def test_tf32_allowed_takes_wgmma_when_both_operands_are_k_major():
+    with em.allow_tf32("matmul"):
+        kind, a, b = _plan(em.input("x", (256, 512)) @ em.input("w", (384, 512)).T)
+        assert kind == "tf32"
+        assert isinstance(_plan(em.input("x", (256, 512)) @ em.input("w", (512, 384))), str)
+
+
+def test_default_tile_follows_the_problem():
+    big = cg.default_config(_kernel(em.input("x", (4096, 4096), BF) @ em.input("w", (4096, 4096), BF)))
+    assert big == {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 4}
+    small = cg.default_config(_kernel(em.input("x", (512, 2048), BF) @ em.input("w", (512, 2048), BF).T))
+    assert small["mode"] == "wgmma" and small["BM"] * small["BN"] < 128 * 256
+
+
+def _cases():
+    return {
+        "linear_bias_relu": lambda: (em.input("x", (3, 333, 512), BF) @ em.input("w", (200, 512), BF).T
+                                     + em.input("b", (200,), BF)).relu(),
+        "x_at_W_ragged": lambda: em.input("x", (1031, 264), BF) @ em.input("w", (264, 3080), BF),
+        "xT_at_W": lambda: em.input("x", (136, 200), BF).T @ em.input("w", (136, 320), BF),
+        "batched_f16": lambda: em.input("q", (2, 3, 96, 72), "float16") @ em.input("k", (2, 3, 72, 136), "float16"),
+        "f32_out": lambda: (em.input("x", (130, 128), BF) @ em.input("w", (128, 72), BF)).cast("float32") * 0.5,
+    }
+
+
+def _configs(y):
+    return [{"mode": "wgmma", "BM": bm, "BN": bn, "stages": st, "overlap": ov}
+            for bm, bn, st, ov in [(128, 256, 4, True), (128, 128, 3, False), (64, 64, 2, True), (64, 192, 5, True)]]
+
+
+def _build(y, cfg, device):
+    lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
+    cfgs = [cfg if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k)
+            for k, _ in lowered.kernels]
+    assert any(c is cfg for c in cfgs)
+    return pipeline.build_program(lowered, device, None, "single", configs=cfgs)
+
+
+def test_every_wgmma_config_compiles_for_sm90a():
+    pytest.importorskip("cuda.core")
+    for name, make in _cases().items():
+        y = make()
+        for cfg in _configs(y):
+            prog = _build(y, cfg, "h100")
+            assert "wgmma.mma_async" in prog.source and "cp.async.bulk.tensor" in prog.source
+            from ember.backends.cuda import compile_kernels
+            assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values()), name
+
+
+def test_search_space_offers_wgmma_tiles():
+    k = _kernel(em.input("x", (1024, 1024), BF) @ em.input("w", (1024, 1024), BF))
+    fast = wgmma_configs(cg.canonical(k), "fast")
+    full = wgmma_configs(cg.canonical(k), "full")
+    assert fast and len(full) > len(fast)
+    assert all(c["mode"] == "wgmma" for c in full) and any(c.get("overlap") is False for c in full)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", list(_cases()))
+def test_wgmma_matches_the_reference_on_the_gpu(name):
+    y = _cases()[name]()
+    for cfg in _configs(y):
+        prog = _build(y, cfg, "cuda")
+        prog.executor.poison = True
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32).astype(n.dtype.np)
+                   for n in inputs_of([y.node])}
+            out = np.asarray(prog(**ins), np.float32)
+            ref = np.asarray(em.reference([y], **ins)[0], np.float32)
+            err = np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-6)
+            assert err < 2e-2, f"{name} {cfg} seed {seed}: relative error {err}"
