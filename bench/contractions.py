@@ -1,0 +1,191 @@
+"""The contraction suite on the GPU: Ember's tensor-core kernels against cuBLAS (torch.matmul on the
+same tensors, same process), each case checked against a float32 reference first.
+
+Per case: the default schedule, optional forced schedules (--variants: every wgmma tile / ring depth
+the search offers, and the pre-wgmma `mma` mode), cuBLAS; TFLOP/s, % of cuBLAS and relative error.
+Timing: CUDA events around 20 calls (graph replays), median of 7, interleaved with cuBLAS.
+
+    python bench/contractions.py --out bench/results/contractions-DATE.json [--variants] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+
+import ember as em  # noqa: E402
+from ember import pipeline  # noqa: E402
+from ember.codegen import cuda as cg  # noqa: E402
+from ember.codegen.cuda_wgmma import wgmma_configs  # noqa: E402
+
+BF = "bfloat16"
+
+
+def cases(quick: bool):
+    """(name, ember graph builder, torch fn, input shapes, dtype). Layout names: nt = x @ W.T (nn.Linear),
+    nn = x @ W."""
+    out = [
+        ("gemm 4096^3 nt", (4096, 4096, 4096), "nt", BF),
+        ("gemm 4096^3 nn", (4096, 4096, 4096), "nn", BF),
+        ("gemm 8192^3 nt", (8192, 8192, 8192), "nt", BF),
+        ("gemm 8192^3 nn", (8192, 8192, 8192), "nn", BF),
+        ("gemm 4096^3 f16 nt", (4096, 4096, 4096), "nt", "float16"),
+        ("gemm 4096^3 tf32 nt", (4096, 4096, 4096), "nt", "float32"),
+        ("ragged 1031x3080x2056 nn", (1031, 3080, 2056), "nn", BF),
+        ("llama1b prefill512 qkv 2048->3072", (512, 3072, 2048), "nt", BF),
+        ("llama1b prefill512 o 2048->2048", (512, 2048, 2048), "nt", BF),
+        ("llama1b prefill512 up 2048->8192", (512, 8192, 2048), "nt", BF),
+        ("llama1b prefill512 down 8192->2048", (512, 2048, 8192), "nt", BF),
+        ("bert-base b32x128 qkv 768->2304", (4096, 2304, 768), "nt", BF),
+        ("bert-base b32x128 ff1 768->3072", (4096, 3072, 768), "nt", BF),
+        ("bert-base b32x128 ff2 3072->768", (4096, 768, 3072), "nt", BF),
+        ("bert-base attn scores 384x128x128x64", (128, 128, 64, 384), "bt", BF),
+    ]
+    return out[:6] if quick else out
+
+
+def build(shape, layout, dtype):
+    import torch
+    if layout == "bt":
+        M, N, K, B = shape
+        q, k = em.input("q", (B, M, K), dtype), em.input("k", (B, N, K), dtype)
+        y = q @ k.transpose(1, 2)
+        tdt = getattr(torch, dtype)
+        ins = {"q": torch.randn(B, M, K, device="cuda").to(tdt), "k": torch.randn(B, N, K, device="cuda").to(tdt)}
+        return y, ins, lambda: torch.matmul(ins["q"], ins["k"].transpose(1, 2)), 2 * M * N * K * B
+    M, N, K = shape
+    x = em.input("x", (M, K), dtype)
+    w = em.input("w", (N, K) if layout == "nt" else (K, N), dtype)
+    y = x @ (w.T if layout == "nt" else w)
+    tdt = getattr(torch, dtype)
+    ins = {"x": torch.randn(M, K, device="cuda").to(tdt), "w": torch.randn(*w.shape, device="cuda").to(tdt)}
+    if layout == "nt":
+        return y, ins, lambda: torch.matmul(ins["x"], ins["w"].T), 2 * M * N * K
+    return y, ins, lambda: torch.matmul(ins["x"], ins["w"]), 2 * M * N * K
+
+
+def program(y, cfg):
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([y.node], None, target)
+    cfgs = []
+    for k, _ in lowered.kernels:
+        c = cg.canonical(k)
+        d = cg.default_config(k, target)
+        if cfg is not None and cg.contraction_of(c) is not None:
+            if cfg == "mma":  # the pre-wgmma default: the tile model of the mma mode
+                from ember.codegen.cuda_schedule import _default_mma_tile, _mma_pipeline
+                from ember.kernel.structure import _size
+                g = cg.contraction_of(c)
+                M, N, K, B = (_size(x) for x in (g.m, g.n, g.k, g.batch))
+                d = _mma_pipeline(g, _default_mma_tile(M, N, K, B, target))
+            elif cfg.get("mode") == "wgmma" and isinstance(cg.wgmma_applicable(c), str):
+                return None
+            else:
+                d = dict(cfg)
+        cfgs.append(d)
+    return pipeline.build_program(lowered, target, None, "single", configs=cfgs), cfgs
+
+
+def timed(fn, reps=7, inner=20):
+    import torch
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(reps):
+        s.record()
+        for _ in range(inner):
+            fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e) * 1000 / inner)
+    return statistics.median(out)
+
+
+def run_case(name, shape, layout, dtype, variants: bool) -> dict:
+    import torch
+    ctx = em.allow_tf32("matmul") if dtype == "float32" else _null()
+    with ctx:
+        y, ins, ref_fn, flops = build(shape, layout, dtype)
+        old = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "float32"
+        ref = ref_fn().float()
+        exact = None
+        row = {"case": name, "shape": list(shape), "layout": layout, "dtype": dtype, "variants": []}
+        todo = [("default", None)]
+        if variants:
+            target = pipeline.get_target("cuda")
+            kern = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
+            todo += [(json.dumps(c, sort_keys=True), c) for c in wgmma_configs(cg.canonical(kern[0]), "full", target)]
+            todo.append(("mma (before)", "mma"))
+        for label, cfg in todo:
+            t0 = time.time()
+            try:
+                built = program(y, cfg)
+                if built is None:
+                    continue
+                prog, cfgs = built
+                fn = lambda: prog(**ins)  # noqa: E731
+                out = fn().float()
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 - a variant that fails is reported, not fatal
+                row["variants"].append({"label": label, "error": f"{type(e).__name__}: {str(e)[:300]}"})
+                print(f"  {name} {label}: FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
+                continue
+            if exact is None:  # float32 reference of the same inputs
+                a, b = list(ins.values())
+                if layout == "bt":
+                    exact = torch.matmul(a.float(), b.float().transpose(1, 2))
+                elif layout == "nt":
+                    exact = a.float() @ b.float().T
+                else:
+                    exact = a.float() @ b.float()
+                scale = exact.abs().max().item()
+                row["cublas_err"] = (ref - exact).abs().max().item() / scale
+            err = (out - exact).abs().max().item() / scale
+            us = timed(fn)
+            cub = timed(ref_fn)
+            v = {"label": label, "configs": cfgs, "us": us, "tflops": flops / us / 1e6, "cublas_us": cub,
+                 "cublas_tflops": flops / cub / 1e6, "pct_cublas": 100 * cub / us, "err": err,
+                 "ok": err <= max(4 * row["cublas_err"], 2e-2), "build_s": time.time() - t0}
+            row["variants"].append(v)
+            print(f"  {name:38s} {label[:60]:60s} {v['tflops']:7.1f} TF/s  cuBLAS {v['cublas_tflops']:7.1f}  "
+                  f"{v['pct_cublas']:5.1f}%  err {err:.2e} {'ok' if v['ok'] else 'WRONG'}", flush=True)
+        torch.backends.cuda.matmul.allow_tf32 = old
+    return row
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--variants", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None, help="substring of the case names to run")
+    args = ap.parse_args()
+    import torch
+
+    import cuda.core
+    rows = []
+    for name, shape, layout, dtype in cases(args.quick):
+        if args.only and args.only not in name:
+            continue
+        rows.append(run_case(name, shape, layout, dtype, args.variants))
+    doc = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "torch": torch.__version__, "cuda.core": cuda.core.__version__, "rows": rows}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

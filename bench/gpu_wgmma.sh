@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Issue 19 on the device: the wgmma tests, the contraction suite (default, variants), the CUDA tests.
+# Usage on the device machine: bash bench/gpu_wgmma.sh [stage...]   (logs and JSON under $OUT)
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null && export PYTHONPATH=/tmp/site
+export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 EMBER_CACHE_DIR=/tmp/ember_cache
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c "import cuda.core, torch, numpy; print('cuda.core', cuda.core.__version__, 'torch', torch.__version__, 'numpy', numpy.__version__)"; date -u; } 2>&1 | tee "$OUT/env.txt"
+for stage in "${@:-tests quick}"; do
+  case $stage in
+    tests) timeout ${T_TESTS:-150} python3 -m pytest -m cuda tests/test_wgmma.py -q -p no:cacheprovider -p no:warnings -n 5 -x 2>&1 | tee "$OUT/wgmma_tests.log" | tail -15 ;;
+    quick) timeout ${T_QUICK:-200} python3 bench/contractions.py --quick --out "$OUT/contractions-quick.json" 2>&1 | tee "$OUT/contractions-quick.log" ;;
+    suite) timeout ${T_SUITE:-300} python3 bench/contractions.py --out "$OUT/contractions.json" 2>&1 | tee "$OUT/contractions.log" ;;
+    variants) timeout ${T_VAR:-300} python3 bench/contractions.py --variants --only "${ONLY:-4096^3 nt}" --out "$OUT/contractions-variants.json" 2>&1 | tee "$OUT/contractions-variants.log" ;;
+    cuda) timeout ${T_CUDA:-200} python3 -m pytest -m cuda tests/ -q -p no:cacheprovider -p no:warnings -n 14 2>&1 | tee "$OUT/cuda_tests.log" | tail -30 ;;
+  esac
+done
