@@ -85,7 +85,9 @@ def _cases():
 
 def _configs(y):
     return [{"mode": "wgmma", "BM": bm, "BN": bn, "stages": st, "overlap": ov}
-            for bm, bn, st, ov in [(128, 256, 4, True), (128, 128, 3, False), (64, 64, 2, True), (64, 192, 5, True)]]
+            for bm, bn, st, ov in [(128, 256, 4, True), (128, 128, 3, False), (64, 64, 2, True), (64, 192, 5, True)]] + [
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "group": 3, "pair": False},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "group": 2}]
 
 
 def _build(y, cfg, device):

@@ -23,6 +23,8 @@ instruction's transpose bit (a k16 step is +16 rows = 2048 bytes). TF32 has no t
 """
 from __future__ import annotations
 
+from .. import symbolic as sm
+from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec, tma_plan
 
@@ -105,6 +107,25 @@ def wgmma_applicable(c: Canon) -> tuple | str:
     return tma_plan(g)
 
 
+def _tile_origin(w, g, BM: int, BN: int, group: int) -> None:
+    """M_, N_, K_, the block's tile (bm_, bn_) and batch entry. group > 0: the tiles run in groups
+    of `group` row tiles, rows fastest within a group (blocks in flight share b's columns in L2);
+    0: columns fastest (the mma mode's order)."""
+    if group <= 0:
+        w.tile_origin(g, BM, BN)
+        return
+    I = w.IDX
+    M, N, K = _size(g.m), _size(g.n), _size(g.k)
+    w.emit(1, f"const {I} M_ = {w.idx(M)}, N_ = {w.idx(N)}, K_ = {w.idx(K)};")
+    w.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
+    w.emit(1, f"{I} blk_ = blockIdx.x;")
+    w.emit(1, f"const {I} t_ = blk_ % (mt_ * nt_); blk_ /= mt_ * nt_;")
+    w.emit(1, f"const {I} g0_ = t_ / ({group} * nt_) * {group};")
+    w.emit(1, f"const {I} gs_ = mt_ - g0_ < {group} ? mt_ - g0_ : {group};")
+    w.emit(1, f"const {I} bm_ = g0_ + (t_ % ({group} * nt_)) % gs_, bn_ = (t_ % ({group} * nt_)) / gs_;")
+    w.decompose("blk_", g.batch, 1)
+
+
 def _smem_bytes(BM: int, BN: int, stages: int) -> int:
     return stages * (BM + BN) * SWIZZLE_BYTES + 1024  # + slack to align the ring to 1024 bytes
 
@@ -147,7 +168,7 @@ def render_wgmma(w, c: Canon):
     w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{2 * stages}];")
     w.emit(1, "const em_u32 ring_ = ((em_u32)__cvta_generic_to_shared(em_dyn_smem) + 1023u) & ~1023u;")
     w.emit(1, "const em_u32 bars_ = (em_u32)__cvta_generic_to_shared(em_bar_);")
-    w.tile_origin(g, BM, BN)
+    _tile_origin(w, g, BM, BN, int(cfg.get("group", 0)))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, 1); "
@@ -211,25 +232,71 @@ def render_wgmma(w, c: Canon):
     if overlap:
         w.emit(2, "em_wg_wait0();")
     # ---- epilogue: the store's value per accumulator register
+    pair = bool(cfg.get("pair", True)) and _pairable(w, c, g)
     w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
-    w.emit(2, f"#pragma unroll\n    for (int h = 0; h < 2; ++h) {{")
+    w.emit(2, "#pragma unroll\n    for (int h = 0; h < 2; ++h) {")
     w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
     w.emit(3, "if (gm_ < M_) {")
     w.decompose("gm_", g.m, 4)
     w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    w.emit(5, "#pragma unroll\n          for (int r = 0; r < 2; ++r) {")
-    w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4) + r;")
-    w.emit(6, "if (gn_ < N_) {")
-    w.decompose("gn_", g.n, 7)
-    w.emit(7, f"const float {g.stage.acc.name} = d_[4 * j + 2 * h + r];")
-    w.store(c.store, None, 1, 7)
-    w.emit(6, "}")
-    w.emit(5, "}")
+    if pair:  # registers 2i, 2i+1 are adjacent columns: one 2-element store
+        w.emit(5, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
+        w.emit(5, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 6)
+        w.emit(6, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
+        _pair_store(w, c, g, 6)
+        w.emit(5, "}")
+    else:
+        w.emit(5, "#pragma unroll\n          for (int r = 0; r < 2; ++r) {")
+        w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4) + r;")
+        w.emit(6, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 7)
+        w.emit(7, f"const float {g.stage.acc.name} = d_[4 * j + 2 * h + r];")
+        w.store(c.store, None, 1, 7)
+        w.emit(6, "}")
+        w.emit(5, "}")
     w.emit(4, "}")
     w.emit(3, "}")
     w.emit(2, "}")
     w.emit(1, "}")
     return w.tile_grid(g, BM, BN)
+
+
+def _acc_val(c: Canon, g):
+    return next((x for x in ir.val_toposort([c.store.value]) if x.op == "acc" and x.args[0] == g.stage.acc.name), None)
+
+
+def _pairable(w, c: Canon, g) -> bool:
+    """Whether an accumulator pair (columns n, n+1 of one row) is one aligned 2-element store: the
+    innermost n variable has an even extent and the store walks it contiguously."""
+    from .cuda_schedule import _lanes_contiguous
+    var, ext = g.n[-1]
+    item = w.k.buffer(c.store.buffer).dtype.itemsize
+    return (ext.is_const and ext.value % 2 == 0 and item in (2, 4) and _acc_val(c, g) is not None
+            and _lanes_contiguous(c.store.index, var, 2))
+
+
+def _pair_store(w, c: Canon, g, ind: int) -> None:
+    """The store of columns n (accl_) and n+1 (acch_): the store's value twice, the second with the
+    innermost n variable advanced by one, packed into one 4- or 8-byte write."""
+    var = g.n[-1][0]
+    acc = _acc_val(c, g)
+    lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
+    hi = ir.substitute(c.store.value, {var: sm.var(var, 0, None) + 1}, {acc: ir.Val("acc", ("acch_",), acc.dtype)})
+    w.emitted_groups = {}
+    w._ind = ind
+    env = w.vr.vals([lo, hi], ind)
+    buf = w.k.buffer(c.store.buffer)
+    st_t = CUDA_STORAGE(buf.dtype)
+    raw_t = "unsigned int" if buf.dtype.itemsize == 2 else "uint2"
+    w.emit(ind, f"{raw_t} o_;")
+    w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
+    w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
+    w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
+
+
+def CUDA_STORAGE(d) -> str:
+    return {"float16": "unsigned short", "bfloat16": "unsigned short"}.get(d.name, d.c_name)
 
 
 def wgmma_configs(c: Canon, level: str, target=None) -> list:
@@ -244,8 +311,10 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
         for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
             if _smem_bytes(BM, BN, st) <= smem_max:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
+    if out:  # the first tile with L2-grouped rasterisation; in the full space also the other knobs
+        out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
     if level == "full":
-        out += [dict(cf, overlap=False) for cf in out[:2]]
+        out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out
 
 
