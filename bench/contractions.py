@@ -44,6 +44,10 @@ def cases(quick: bool):
         ("bert-base b32x128 ff1 768->3072", (4096, 3072, 768), "nt", BF),
         ("bert-base b32x128 ff2 3072->768", (4096, 768, 3072), "nt", BF),
         ("bert-base attn scores 384x128x128x64", (128, 128, 64, 384), "bt", BF),
+        ("gemv 1x2048 @ 2048x8192 nn (x @ W)", (1, 8192, 2048), "nn", BF),
+        ("gemv 1x2048 @ 8192x2048 nt (Linear)", (1, 8192, 2048), "nt", BF),
+        ("gemv 1x8192 @ 8192x2048 nn (x @ W)", (1, 2048, 8192), "nn", BF),
+        ("gemv 1x8192 @ 2048x8192 nt (Linear)", (1, 2048, 8192), "nt", BF),
     ]
     return out[:6] if quick else out
 
@@ -150,11 +154,15 @@ def run_case(name, shape, layout, dtype, variants: bool) -> dict:
             err = (out - exact).abs().max().item() / scale
             us = timed(fn)
             cub = timed(ref_fn)
+            nbytes = sum(t.numel() * t.element_size() for t in ins.values()) + out.numel() * ref.element_size()
             v = {"label": label, "configs": cfgs, "us": us, "tflops": flops / us / 1e6, "cublas_us": cub,
+                 "gbs": nbytes / us / 1e3, "cublas_gbs": nbytes / cub / 1e3,
                  "cublas_tflops": flops / cub / 1e6, "pct_cublas": 100 * cub / us, "err": err,
                  "ok": err <= max(4 * row["cublas_err"], 2e-2), "build_s": time.time() - t0}
             row["variants"].append(v)
-            print(f"  {name:38s} {label[:60]:60s} {v['tflops']:7.1f} TF/s  cuBLAS {v['cublas_tflops']:7.1f}  "
+            rate = f"{v['gbs']:7.0f} GB/s  cuBLAS {v['cublas_gbs']:7.0f}" if shape[0] == 1 else \
+                f"{v['tflops']:7.1f} TF/s  cuBLAS {v['cublas_tflops']:7.1f}"
+            print(f"  {name:38s} {label[:60]:60s} {rate}  "
                   f"{v['pct_cublas']:5.1f}%  err {err:.2e} {'ok' if v['ok'] else 'WRONG'}", flush=True)
         torch.backends.cuda.matmul.allow_tf32 = old
     return row
