@@ -108,7 +108,7 @@ def timed(fn, reps=7, inner=20):
     return statistics.median(out)
 
 
-def run_case(name, shape, layout, dtype, variants: bool) -> dict:
+def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) -> dict:
     import torch
     ctx = em.allow_tf32("matmul") if dtype == "float32" else _null()
     with ctx:
@@ -125,6 +125,16 @@ def run_case(name, shape, layout, dtype, variants: bool) -> dict:
             todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c)
                      for c in wgmma_configs(cg.canonical(kern[0]), "full", target)]
             todo.append(("mma (before)", "mma"))
+        elif knobs:  # the default with each of its knobs flipped, and the fast space's tiles persistent
+            target = pipeline.get_target("cuda")
+            kern = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
+            d = cg.default_config(kern[0], target)
+            if d.get("mode") == "wgmma":
+                flips = [dict(d, persistent=True), dict(d, group=0 if d.get("group") else 8),
+                         dict(d, group=0 if d.get("group") else 8, persistent=True)]
+                flips += [dict(c, persistent=True) for c in wgmma_configs(cg.canonical(kern[0]), "fast", target)
+                          if "group" not in c and "persistent" not in c]
+                todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c) for c in flips]
         for label, cfg in todo:
             t0 = time.time()
             try:
@@ -181,6 +191,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--knobs", action="store_true", help="the default with its knobs flipped, per case")
     ap.add_argument("--only", default=None, help="substring of the case names to run")
     args = ap.parse_args()
     import torch
@@ -190,7 +201,7 @@ def main():
     for name, shape, layout, dtype in cases(args.quick):
         if args.only and args.only not in name:
             continue
-        rows.append(run_case(name, shape, layout, dtype, args.variants))
+        rows.append(run_case(name, shape, layout, dtype, args.variants, args.knobs))
     doc = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "torch": torch.__version__, "cuda.core": cuda.core.__version__, "rows": rows}
     if args.out:

@@ -107,23 +107,29 @@ def wgmma_applicable(c: Canon) -> tuple | str:
     return tma_plan(g)
 
 
-def _tile_origin(w, g, BM: int, BN: int, group: int) -> None:
-    """M_, N_, K_, the block's tile (bm_, bn_) and batch entry. group > 0: the tiles run in groups
-    of `group` row tiles, rows fastest within a group (blocks in flight share b's columns in L2);
-    0: columns fastest (the mma mode's order)."""
-    if group <= 0:
-        w.tile_origin(g, BM, BN)
-        return
+def _sizes(w, g, BM: int, BN: int) -> None:
     I = w.IDX
-    M, N, K = _size(g.m), _size(g.n), _size(g.k)
+    M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
     w.emit(1, f"const {I} M_ = {w.idx(M)}, N_ = {w.idx(N)}, K_ = {w.idx(K)};")
     w.emit(1, f"const {I} mt_ = (M_ + {BM - 1}) / {BM}, nt_ = (N_ + {BN - 1}) / {BN};")
-    w.emit(1, f"{I} blk_ = blockIdx.x;")
-    w.emit(1, f"const {I} t_ = blk_ % (mt_ * nt_); blk_ /= mt_ * nt_;")
-    w.emit(1, f"const {I} g0_ = t_ / ({group} * nt_) * {group};")
-    w.emit(1, f"const {I} gs_ = mt_ - g0_ < {group} ? mt_ - g0_ : {group};")
-    w.emit(1, f"const {I} bm_ = g0_ + (t_ % ({group} * nt_)) % gs_, bn_ = (t_ % ({group} * nt_)) / gs_;")
-    w.decompose("blk_", g.batch, 1)
+    w.emit(1, f"const {I} ntiles_ = mt_ * nt_ * {w.idx(B)};")
+
+
+def _tile_origin(w, g, group: int, ind: int) -> None:
+    """The tile (bm_, bn_) and batch entry of tile number tile_. group > 0: the tiles run in groups
+    of `group` row tiles, rows fastest within a group (blocks in flight share b's columns in L2);
+    0: columns fastest (the mma mode's order)."""
+    I = w.IDX
+    w.emit(ind, f"{I} blk_ = tile_;")
+    if group <= 0:
+        w.emit(ind, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
+        w.emit(ind, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
+    else:
+        w.emit(ind, f"const {I} t_ = blk_ % (mt_ * nt_); blk_ /= mt_ * nt_;")
+        w.emit(ind, f"const {I} g0_ = t_ / ({group} * nt_) * {group};")
+        w.emit(ind, f"const {I} gs_ = mt_ - g0_ < {group} ? mt_ - g0_ : {group};")
+        w.emit(ind, f"const {I} bm_ = g0_ + (t_ % ({group} * nt_)) % gs_, bn_ = (t_ % ({group} * nt_)) / gs_;")
+    w.decompose("blk_", g.batch, ind)
 
 
 def _smem_bytes(BM: int, BN: int, stages: int) -> int:
@@ -168,7 +174,8 @@ def render_wgmma(w, c: Canon):
     w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{2 * stages}];")
     w.emit(1, "const em_u32 ring_ = ((em_u32)__cvta_generic_to_shared(em_dyn_smem) + 1023u) & ~1023u;")
     w.emit(1, "const em_u32 bars_ = (em_u32)__cvta_generic_to_shared(em_bar_);")
-    _tile_origin(w, g, BM, BN, int(cfg.get("group", 0)))
+    _sizes(w, g, BM, BN)
+    group = int(cfg.get("group", 0))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, 1); "
@@ -184,8 +191,11 @@ def render_wgmma(w, c: Canon):
     w.emit(2, "if (threadIdx.x == 0) {")
     w.emit(3, "const unsigned char* mapA_ = em_tma_; const unsigned char* mapB_ = em_tma_ + 128;")
     w.emit(3, "em_tma_acquire(mapA_); em_tma_acquire(mapB_);")
-    w.emit(3, "for (int it = 0; it < KT_; ++it) {")
-    w.emit(4, f"const int s = it % {stages}; const em_u32 ph = (it / {stages}) & 1;")
+    w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
+    w.emit(3, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
+    _tile_origin(w, g, group, 4)
+    w.emit(3, "for (int it = 0; it < KT_; ++it, ++kit_) {")
+    w.emit(4, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(4, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
     w.emit(4, f"const em_u32 full_ = bars_ + 8 * s, sA_ = ring_ + s * {A_BYTES + B_BYTES}, sB_ = sA_ + {A_BYTES};")
     w.emit(4, f"em_mbar_expect_tx(full_, {A_BYTES + B_BYTES});")
@@ -199,6 +209,7 @@ def render_wgmma(w, c: Canon):
             coords = [f"(int)({origin} * {R}) + 64 * j", f"it * {BK}"] + bc
             w.emit(4, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, full_, {', '.join(coords)});")
     w.emit(3, "}")
+    w.emit(3, "}")
     w.emit(2, "}")
     # ---- consumers
     w.emit(1, "} else {")
@@ -206,9 +217,14 @@ def render_wgmma(w, c: Canon):
         w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
     w.emit(2, "const int cw_ = wg_ - 1, tid_ = threadIdx.x % 128;")
     w.emit(2, f"float d_[{BN // 2}];")
+    w.emit(2, "int kit_ = 0;")
+    # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
+    # and the producer fills the next tile's slots while the consumers run this one's epilogue
+    w.emit(2, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
+    _tile_origin(w, g, group, 2)
     w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
-    w.emit(2, "for (int it = 0; it < KT_; ++it) {")
-    w.emit(3, f"const int s = it % {stages}; const em_u32 ph = (it / {stages}) & 1;")
+    w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
+    w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
     w.emit(3, f"const em_u32 sA_ = ring_ + s * {A_BYTES + B_BYTES}, sB_ = sA_ + {A_BYTES};")
     w.emit(3, "em_wg_fence();")
@@ -224,13 +240,14 @@ def render_wgmma(w, c: Canon):
     release = f"if ((tid_ & 31) == 0) em_mbar_arrive(bars_ + 8 * ({stages} + "
     if overlap:  # the previous slice's group is done: release its slot, keep this one queued
         w.emit(3, "em_wg_wait1();")
-        w.emit(3, f"if (it > 0) {{ {release}(it + {stages - 1}) % {stages})); }}")
+        w.emit(3, f"if (it > 0) {{ {release}(kit_ + {stages - 1}) % {stages})); }}")
     else:
         w.emit(3, "em_wg_wait0();")
         w.emit(3, f"{release}s));")
     w.emit(2, "}")
-    if overlap:
+    if overlap:  # the tile's last slice: done, and its slot released for the next tile's loads
         w.emit(2, "em_wg_wait0();")
+        w.emit(2, f"{release}(kit_ + {stages - 1}) % {stages}));")
     # ---- epilogue: the store's value per accumulator register
     pair = bool(cfg.get("pair", True)) and _pairable(w, c, g)
     w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
@@ -258,8 +275,12 @@ def render_wgmma(w, c: Canon):
     w.emit(4, "}")
     w.emit(3, "}")
     w.emit(2, "}")
+    w.emit(2, "}")
     w.emit(1, "}")
-    return w.tile_grid(g, BM, BN)
+    tiles = w.tile_grid(g, BM, BN)
+    if cfg.get("persistent", False):  # one block per SM, each walking tiles
+        return sm.minimum(tiles, w.target.sm_count if w.target is not None else 132)
+    return tiles
 
 
 def _acc_val(c: Canon, g):
@@ -311,8 +332,10 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
         for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
             if _smem_bytes(BM, BN, st) <= smem_max:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
-    if out:  # the first tile with L2-grouped rasterisation; in the full space also the other knobs
+    if out:  # persistent blocks; the first tile with L2-grouped rasterisation; in the full space more knobs
+        out += [dict(cf, persistent=True) for cf in list(out)]
         out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
+        out += [dict(out[0], group=8, persistent=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out
