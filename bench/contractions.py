@@ -135,6 +135,10 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                 flips += [dict(c, persistent=True) for c in wgmma_configs(cg.canonical(kern[0]), "fast", target)
                           if "group" not in c and "persistent" not in c]
                 todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c) for c in flips]
+            else:  # a GEMV: the row mappings
+                flips = [{"mode": "cols", "threads": t} for t in (128, 256, 512, 1024)]
+                flips += [{"mode": m, "threads": 256, "vec": 8} for m in ("block", "warp")]
+                todo += [(json.dumps(c, sort_keys=True), c) for c in flips if c != d]
         for label, cfg in todo:
             t0 = time.time()
             try:

@@ -201,7 +201,9 @@ def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
         for v in ir.val_toposort([s.update.value]):
             if v.op == "load" and not isinstance(v.args[1], ir.Val):
                 along_rows |= _unit_stride(v.args[1], o)
-                along_red |= _unit_stride(v.args[1], rv)
+                # a load the same for every outer point (x of a GEMV x @ W) is a broadcast to the
+                # lanes, wherever it runs: only loads that also vary with the outer point count
+                along_red |= _unit_stride(v.args[1], rv) and o in sm.free_vars(v.args[1])
     return along_rows and not along_red
 
 
