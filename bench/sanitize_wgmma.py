@@ -1,0 +1,40 @@
+"""compute-sanitizer over the wgmma kernels (issue 19, item 5): one small program per operand layout
+and knob family, run once each; the sanitizer's exit status and report say whether any access was
+out of bounds (memcheck) or raced in shared memory (racecheck).
+
+    compute-sanitizer --tool memcheck python3 bench/sanitize_wgmma.py
+"""
+import sys
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+
+import numpy as np  # noqa: E402
+
+import ember as em  # noqa: E402
+from ember import pipeline  # noqa: E402
+from ember.codegen import cuda as cg  # noqa: E402
+from ember.graph import inputs_of  # noqa: E402
+
+BF = "bfloat16"
+CASES = [
+    (lambda: (em.input("x", (3, 70, 128), BF) @ em.input("w", (136, 128), BF).T + em.input("b", (136,), BF)).relu(),
+     {"BM": 128, "BN": 256, "stages": 3, "group": 8}),
+    (lambda: em.input("x", (130, 200), BF) @ em.input("w", (200, 264), BF), {"BM": 128, "BN": 128, "stages": 4, "persistent": True}),
+    (lambda: em.input("x", (136, 72), BF).T @ em.input("w", (136, 192), BF), {"BM": 64, "BN": 64, "stages": 2, "overlap": False}),
+    (lambda: em.input("q", (2, 3, 96, 72), "float16") @ em.input("k", (2, 3, 72, 136), "float16"), {"BM": 128, "BN": 64, "stages": 3}),
+]
+bad = 0
+for make, knobs in CASES:
+    y = make()
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("cuda"))
+    cfgs = [dict(knobs, mode="wgmma") if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k)
+            for k, _ in lowered.kernels]
+    prog = pipeline.build_program(lowered, "cuda", None, "single", configs=cfgs)
+    rng = np.random.default_rng(0)
+    ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32).astype(n.dtype.np) for n in inputs_of([y.node])}
+    out = np.asarray(prog(**ins), np.float32)
+    ref = np.asarray(em.reference([y], **ins)[0], np.float32)
+    err = np.abs(out - ref).max() / np.abs(ref).max()
+    bad += err > 2e-2
+    print(knobs, "relative error", err, flush=True)
+sys.exit(1 if bad else 0)
