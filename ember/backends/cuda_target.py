@@ -170,7 +170,7 @@ def detect(index: int) -> Target:
     cores = ("mma.sync.tf32", "wgmma") if major == 9 else ("mma.sync.tf32",) if (major or 0) >= 8 else ()
     return with_device_values(
         # sm_90a: the H100's arch-specific instructions (wgmma, setmaxnreg) on top of sm_90's
-        H100, index=index, arch=f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else ""), compute_capability=(major, minor),
+        H100, index=index, arch=f"sm_{major}{minor}{'a' if (major, minor) == (9, 0) else ''}", compute_capability=(major, minor),
         sm_count=attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"), smem_per_block=smem_block,
         smem_per_sm=attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
         memory_bytes=int(mem) if int(err) == 0 else None, tensor_cores=cores,

@@ -36,8 +36,9 @@ def encode(spec: dict, base_ptr: int) -> bytes:
     err, tmap = driver.cuTensorMapEncodeTiled(
         getattr(driver.CUtensorMapDataType, TMA_DTYPE[spec["dtype"]]), len(spec["dims"]), addr,
         [driver.cuuint64_t(int(d)) for d in spec["dims"]], [driver.cuuint64_t(int(s) * es) for s in spec["strides"]],
-        [driver.cuuint32_t(int(b)) for b in spec["box"]], [driver.cuuint32_t(1)] * len(spec["dims"]), driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        getattr(driver.CUtensorMapSwizzle, SWIZZLE[128]), driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        [driver.cuuint32_t(int(b)) for b in spec["box"]], [driver.cuuint32_t(1)] * len(spec["dims"]),
+        driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, getattr(driver.CUtensorMapSwizzle, SWIZZLE[128]),
+        driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if int(err) != 0:
         raise TmaError(f"cuTensorMapEncodeTiled failed ({err}) for {spec}")

@@ -144,3 +144,13 @@ class ValueRenderer:
         if s.op == "sum":
             return f"{s.name} += {v};"
         return f"{s.name} = {max_fn(compute_type(s.value.dtype))}({s.name}, {v});"
+
+
+def _lanes_contiguous(e: sm.Expr, var: str, vec: int) -> bool:
+    """e(var + l) == e(var) + l for l < vec, and e(var) is a multiple of vec when var is."""
+    base = sm.substitute(e, {var: sm.var("_q", 0, None) * vec})
+    if (base % vec) is not sm.ZERO:
+        return False
+    x = sm.var(var, 0, None)
+    e0 = sm.substitute(e, {var: x})
+    return all(sm.substitute(e, {var: x + l}) - e0 is sm.const(l) for l in range(1, vec))

@@ -17,6 +17,7 @@ from ..kernel.structure import (
     canonical,
     contraction_of,
 )
+from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import default_wgmma_config, wgmma_applicable
 
@@ -52,16 +53,6 @@ def has_clusters(target) -> bool:
 
 # ------------------------------------------------------------------------------------------------
 # vectorisation analysis
-
-
-def _lanes_contiguous(e: sm.Expr, var: str, vec: int) -> bool:
-    """e(var + l) == e(var) + l for l < vec, and e(var) is a multiple of vec when var is."""
-    base = sm.substitute(e, {var: sm.var("_q", 0, None) * vec})
-    if (base % vec) is not sm.ZERO:
-        return False
-    x = sm.var(var, 0, None)
-    e0 = sm.substitute(e, {var: x})
-    return all(sm.substitute(e, {var: x + l}) - e0 is sm.const(l) for l in range(1, vec))
 
 
 def _store_vec(k: ir.Kernel, st: ir.Store, loops: list, max_vec: int) -> int:

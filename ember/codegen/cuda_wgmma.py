@@ -26,6 +26,7 @@ from __future__ import annotations
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
+from .clike import _lanes_contiguous
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec, tma_plan
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
@@ -290,7 +291,6 @@ def _acc_val(c: Canon, g):
 def _pairable(w, c: Canon, g) -> bool:
     """Whether an accumulator pair (columns n, n+1 of one row) is one aligned 2-element store: the
     innermost n variable has an even extent and the store walks it contiguously."""
-    from .cuda_schedule import _lanes_contiguous
     var, ext = g.n[-1]
     item = w.k.buffer(c.store.buffer).dtype.itemsize
     return (ext.is_const and ext.value % 2 == 0 and item in (2, 4) and _acc_val(c, g) is not None
