@@ -44,6 +44,13 @@ def cases(quick: bool):
         ("bert-base b32x128 ff1 768->3072", (4096, 3072, 768), "nt", BF),
         ("bert-base b32x128 ff2 3072->768", (4096, 768, 3072), "nt", BF),
         ("bert-base attn scores 384x128x128x64", (128, 128, 64, 384), "bt", BF),
+        ("resnet50 b32 conv3x3 64->64 56x56", (32, 64, 56, 56, 64, 3, 1, 1), "conv", BF),
+        ("resnet50 b32 conv3x3 128->128 28x28", (32, 128, 28, 28, 128, 3, 1, 1), "conv", BF),
+        ("resnet50 b32 conv3x3 256->256 14x14", (32, 256, 14, 14, 256, 3, 1, 1), "conv", BF),
+        ("resnet50 b32 conv1x1 256->64 56x56", (32, 256, 56, 56, 64, 1, 1, 0), "conv", BF),
+        ("resnet50 b32 stem 7x7/2 3->64 224", (32, 3, 224, 224, 64, 7, 2, 3), "conv", BF),
+        ("vgg b16 conv3x3 256->256 56x56", (16, 256, 56, 56, 256, 3, 1, 1), "conv", BF),
+        ("conv3x3 64->128 56x56 b32 tf32", (32, 64, 56, 56, 128, 3, 1, 1), "conv", "float32"),
         ("gemv 1x2048 @ 2048x8192 nn (x @ W)", (1, 8192, 2048), "nn", BF),
         ("gemv 1x2048 @ 8192x2048 nt (Linear)", (1, 8192, 2048), "nt", BF),
         ("gemv 1x8192 @ 8192x2048 nn (x @ W)", (1, 2048, 8192), "nn", BF),
@@ -54,6 +61,14 @@ def cases(quick: bool):
 
 def build(shape, layout, dtype):
     import torch
+    if layout == "conv":
+        Nb, C, H, W, O, k, st, pd = shape
+        x, w = em.input("x", (Nb, C, H, W), dtype), em.input("w", (O, C, k, k), dtype)
+        y = em.conv2d(x, w, stride=st, padding=pd)
+        tdt = getattr(torch, dtype)
+        ins = {"x": torch.randn(Nb, C, H, W, device="cuda").to(tdt), "w": (torch.randn(O, C, k, k, device="cuda") / (C * k * k) ** 0.5).to(tdt)}
+        OH = (H + 2 * pd - k) // st + 1
+        return y, ins, lambda: torch.nn.functional.conv2d(ins["x"], ins["w"], stride=st, padding=pd), 2 * Nb * O * OH * OH * C * k * k
     if layout == "bt":
         M, N, K, B = shape
         q, k = em.input("q", (B, M, K), dtype), em.input("k", (B, N, K), dtype)
@@ -110,11 +125,11 @@ def timed(fn, reps=7, inner=20):
 
 def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) -> dict:
     import torch
-    ctx = em.allow_tf32("matmul") if dtype == "float32" else _null()
+    ctx = em.allow_tf32() if dtype == "float32" else _null()
     with ctx:
         y, ins, ref_fn, flops = build(shape, layout, dtype)
         old = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = dtype == "float32"
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = dtype == "float32"
         ref = ref_fn().float()
         exact = None
         row = {"case": name, "shape": list(shape), "layout": layout, "dtype": dtype, "variants": []}
@@ -135,6 +150,9 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                 flips += [dict(c, persistent=True) for c in wgmma_configs(cg.canonical(kern[0]), "fast", target)
                           if "group" not in c and "persistent" not in c]
                 todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c) for c in flips]
+            elif not isinstance(cg.wgmma_applicable(cg.canonical(kern[0])), str):  # gathered operands (convs)
+                flips = wgmma_configs(cg.canonical(kern[0]), "fast", target)
+                todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c) for c in flips]
             else:  # a GEMV: the row mappings
                 flips = [{"mode": "cols", "threads": t} for t in (128, 256, 512, 1024)]
                 flips += [{"mode": m, "threads": 256, "vec": 8} for m in ("block", "warp")]
@@ -154,9 +172,11 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                 print(f"  {name} {label}: FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
                 continue
             if exact is None:  # float32 reference of the same inputs (TF32 off)
-                torch.backends.cuda.matmul.allow_tf32 = False
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
                 a, b = list(ins.values())
-                if layout == "bt":
+                if layout == "conv":
+                    exact = torch.nn.functional.conv2d(a.float(), b.float(), stride=shape[6], padding=shape[7])
+                elif layout == "bt":
                     exact = torch.matmul(a.float(), b.float().transpose(1, 2))
                 elif layout == "nt":
                     exact = a.float() @ b.float().T
@@ -164,7 +184,7 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                     exact = a.float() @ b.float()
                 scale = exact.abs().max().item()
                 row["cublas_err"] = (ref - exact).abs().max().item() / scale
-                torch.backends.cuda.matmul.allow_tf32 = dtype == "float32"
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = dtype == "float32"
             err = (out - exact).abs().max().item() / scale
             us = timed(fn)
             cub = timed(ref_fn)
@@ -174,7 +194,7 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                  "cublas_tflops": flops / cub / 1e6, "pct_cublas": 100 * cub / us, "err": err,
                  "ok": err <= max(4 * row["cublas_err"], 2e-2), "build_s": time.time() - t0}
             row["variants"].append(v)
-            rate = f"{v['gbs']:7.0f} GB/s  cuBLAS {v['cublas_gbs']:7.0f}" if shape[0] == 1 else \
+            rate = f"{v['gbs']:7.0f} GB/s  cuBLAS {v['cublas_gbs']:7.0f}" if shape[0] == 1 and layout != "conv" else \
                 f"{v['tflops']:7.1f} TF/s  cuBLAS {v['cublas_tflops']:7.1f}"
             print(f"  {name:38s} {label[:60]:60s} {rate}  "
                   f"{v['pct_cublas']:5.1f}%  err {err:.2e} {'ok' if v['ok'] else 'WRONG'}", flush=True)

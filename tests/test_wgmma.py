@@ -52,17 +52,33 @@ def test_rows_over_several_loops_flatten():
 def test_what_the_copy_engine_cannot_stage_keeps_the_mma_mode(why, make):
     y = make()
     ks = [k for k, _ in lower([y.node]).kernels if cg.contraction_of(cg.canonical(k)) is not None]
-    reasons = [cg.wgmma_applicable(cg.canonical(k)) for k in ks]
+    reasons = [cg.wgmma_applicable(cg.canonical(k), gather=False) for k in ks]
     assert reasons and all(isinstance(r, str) for r in reasons)
     assert any(why.lower() in r.lower() for r in reasons), reasons
     assert all(cg.default_config(k)["mode"] != "wgmma" for k in ks)
 
 
+def test_operands_tma_cannot_stage_are_gathered_by_the_producer():
+    """A conv's input, a prologue, odd strides: the producer warpgroup gathers them (K-major,
+    rounded to the MMA's type); float32 without TF32 allowed still has no wgmma form."""
+    from ember.codegen.cuda_wgmma_feed import GatherOperand
+    conv = em.conv2d(em.input("x", (4, 64, 16, 16), BF), em.input("w", (64, 64, 3, 3), BF), padding=1)
+    kind, a, b = _plan(conv)
+    assert kind == "bf16" and {type(a).__name__, type(b).__name__} == {"TmaOperand", "GatherOperand"}
+    kind, a, b = _plan(em.input("x", (96, 1001), BF) @ em.input("w", (1001, 96), BF))
+    assert isinstance(a, GatherOperand) and a.kmajor
+    kind, a, b = _plan(em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF))
+    assert isinstance(a, GatherOperand)
+    assert "TF32" in _plan(em.input("x", (128, 256)) @ em.input("w", (256, 128)))
+    with em.allow_tf32("matmul"):  # TF32 has no transpose: the MN-major b is gathered K-major
+        kind, a, b = _plan(em.input("x", (256, 512)) @ em.input("w", (512, 384)))
+        assert kind == "tf32" and isinstance(a, GatherOperand) != isinstance(b, GatherOperand)
+
+
 def test_tf32_allowed_takes_wgmma_when_both_operands_are_k_major():
     with em.allow_tf32("matmul"):
         kind, a, b = _plan(em.input("x", (256, 512)) @ em.input("w", (384, 512)).T)
-        assert kind == "tf32"
-        assert isinstance(_plan(em.input("x", (256, 512)) @ em.input("w", (512, 384))), str)
+        assert kind == "tf32" and a.kmajor and b.kmajor
 
 
 def test_default_tile_follows_the_problem():
@@ -80,6 +96,18 @@ def _cases():
         "xT_at_W": lambda: em.input("x", (136, 200), BF).T @ em.input("w", (136, 320), BF),
         "batched_f16": lambda: em.input("q", (2, 3, 96, 72), "float16") @ em.input("k", (2, 3, 72, 136), "float16"),
         "f32_out": lambda: (em.input("x", (130, 128), BF) @ em.input("w", (128, 72), BF)).cast("float32") * 0.5,
+        # gathered by the producer: a padded, strided conv's input; a prologue; an odd k stride
+        "conv_gather": lambda: (em.conv2d(em.input("x", (2, 24, 17, 19), BF), em.input("w", (72, 24, 3, 3), BF),
+                                          stride=2, padding=1) + em.input("c", (72, 1, 1), BF)).relu(),
+        "prologue_gather": lambda: em.input("x", (100, 136), BF).relu() @ em.input("w", (136, 80), BF),
+        "odd_k_gather": lambda: em.input("x", (70, 1001), "float16") @ em.input("w", (1001, 66), "float16"),
+    }
+
+
+def _tf32_cases():
+    return {
+        "tf32_nn_gather": lambda: em.input("x", (130, 96)) @ em.input("w", (96, 200)),
+        "tf32_conv_gather": lambda: em.conv2d(em.input("x", (2, 16, 15, 13)), em.input("w", (40, 16, 3, 3)), padding=1),
     }
 
 
@@ -116,6 +144,32 @@ def test_search_space_offers_wgmma_tiles():
     full = wgmma_configs(cg.canonical(k), "full")
     assert fast and len(full) > len(fast)
     assert all(c["mode"] == "wgmma" for c in full) and any(c.get("overlap") is False for c in full)
+
+
+def test_gathered_and_tf32_configs_compile_for_sm90a():
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    for make in _tf32_cases().values():
+        with em.allow_tf32():
+            y = make()
+            for cfg in _configs(y)[:3]:
+                assert all(len(c) > 0 for c in compile_kernels(_build(y, cfg, "h100").source, "sm_90a").values())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", list(_tf32_cases()))
+def test_tf32_wgmma_is_within_tf32_tolerance_on_the_gpu(name):
+    from ember.precision import TF32_TOL
+    with em.allow_tf32():
+        y = _tf32_cases()[name]()
+        for cfg in _configs(y)[:4]:
+            prog = _build(y, cfg, "cuda")
+            rng = np.random.default_rng(3)
+            ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32) for n in inputs_of([y.node])}
+            out = np.asarray(prog(**ins), np.float64)
+            ref = np.asarray(em.reference([y], **ins)[0], np.float64)
+            err = np.abs(out - ref).max() / np.abs(ref).max()
+            assert err < TF32_TOL, f"{name} {cfg}: {err}"
 
 
 @pytest.mark.cuda

@@ -426,7 +426,7 @@ class _KernelWriter(RowMappings):
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
         launch = {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0), "mode": mode}
-        if getattr(self, "tma", None):
+        if getattr(self, "tma", None) is not None:  # wgmma: its tensor maps (maybe none: all gathered)
             launch["tma"] = self.tma
         return "\n".join(self.lines), launch
 

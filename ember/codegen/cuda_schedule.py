@@ -308,7 +308,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
         big = lambda e, n: (not e.is_const) or e.value >= n
         if big(M, 32) and big(N, 32) and big(K, 8):
-            if has_wgmma(target) and not isinstance(wgmma_applicable(c), str) and big(M, 64) and big(N, 64) and big(K, 64):
+            # (operands the producer must gather, a conv's input, are a search candidate only)
+            if has_wgmma(target) and not isinstance(wgmma_applicable(c, gather=False), str) \
+                    and big(M, 64) and big(N, 64) and big(K, 64):
                 return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
             if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)

@@ -27,7 +27,8 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .clike import _lanes_contiguous
-from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec, tma_plan
+from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
+from .cuda_wgmma_feed import emit_producer, full_count, wgmma_plan
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
 #define EM_WGMMA_HELPERS
@@ -73,6 +74,10 @@ __device__ __forceinline__ void em_tma5(em_u32 dst, const void* map, em_u32 bar,
   asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
                :: "r"(dst), "l"((em_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar) : "memory");
 }
+__device__ __forceinline__ void em_st_shared_v4(em_u32 addr, em_u32 a, em_u32 b, em_u32 c, em_u32 d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+__device__ __forceinline__ em_u32 em_wg_tf32(float x) { em_u32 r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
 __device__ __forceinline__ void em_wg_fence()  { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_wait0()  { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
@@ -98,14 +103,15 @@ def wgmma_fn(kind: str, n: int, trans_a: int, trans_b: int) -> tuple[str, str]:
     return name, src
 
 
-def wgmma_applicable(c: Canon) -> tuple | str:
-    """The contraction's TMA plan (kind, a plan, b plan), or why the wgmma mode does not apply."""
+def wgmma_applicable(c: Canon, gather: bool = True) -> tuple | str:
+    """The contraction's feed plan (kind, a feed, b feed), or why the wgmma mode does not apply.
+    gather=False: only operands the copy engine stages (TMA) qualify."""
     g = contraction_of(c)
     if g is None:
         return "not a contraction"
     if any(not e.is_const for _, e in g.m + g.n + g.k + g.batch):
-        return "symbolic sizes (tensor maps are built for static shapes)"
-    return tma_plan(g)
+        return "symbolic sizes (tensor maps and tiles are planned for static shapes)"
+    return wgmma_plan(g, gather)
 
 
 def _sizes(w, g, BM: int, BN: int) -> None:
@@ -139,9 +145,9 @@ def _smem_bytes(BM: int, BN: int, stages: int) -> int:
 
 def render_wgmma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
-    plan = wgmma_applicable(c)
+    plan = wgmma_applicable(c, bool(w.cfg.get("gather", True)))
     if isinstance(plan, str):
-        raise UnsupportedKernel(f"{w.k.name}: wgmma mode needs TMA-stageable operands ({plan})")
+        raise UnsupportedKernel(f"{w.k.name}: wgmma mode does not apply ({plan})")
     kind, pa, pb = plan
     g = contraction_of(c)
     cfg = w.cfg
@@ -156,8 +162,7 @@ def render_wgmma(w, c: Canon):
     smem_max = w.target.smem_per_block if w.target is not None else 227 * 1024
     if smem > smem_max:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
-    es = pa.dtype.itemsize
-    BK = SWIZZLE_BYTES // es  # elements of k per slice
+    BK = SWIZZLE_BYTES // (4 if kind == "tf32" else 2)  # elements of k per slice
     _, _, kstep = INSTR[kind]
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
     fname, fsrc = wgmma_fn(kind, BN, 0 if pa.kmajor else 1, 0 if pb.kmajor else 1)
@@ -168,7 +173,14 @@ def render_wgmma(w, c: Canon):
 
     def box(p: TmaOperand, R: int) -> list:
         return ([BK, R] if p.kmajor else [64, BK]) + [1] * (p.rank - 2)
-    w.tma = [launch_spec(pa, params[pa.buffer], box(pa, BM)), launch_spec(pb, params[pb.buffer], box(pb, BN))]
+    feeds = [(pa, 0, BM, "bm_"), (pb, A_BYTES, BN, "bn_")]
+    maps: dict = {}
+    w.tma = []
+    for p, _, R, _ in feeds:
+        if isinstance(p, TmaOperand):
+            maps[id(p)] = len(w.tma)
+            w.tma.append(launch_spec(p, params[p.buffer], box(p, R)))
+    single_thread = len(maps) == 2  # both copied: one producer thread (the rest give up registers)
     w.smem_bytes = smem
     I = w.IDX
     w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
@@ -179,7 +191,7 @@ def render_wgmma(w, c: Canon):
     group = int(cfg.get("group", 0))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
-    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, 1); "
+    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds)}); "
               f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC}); }}")
     w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     w.emit(1, "}")
@@ -187,34 +199,12 @@ def render_wgmma(w, c: Canon):
     w.emit(1, "const int wg_ = threadIdx.x / 128;")
     # ---- producer
     w.emit(1, "if (wg_ == 0) {")
-    if NC == 2:
+    if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
-    w.emit(2, "if (threadIdx.x == 0) {")
-    w.emit(3, "const unsigned char* mapA_ = em_tma_; const unsigned char* mapB_ = em_tma_ + 128;")
-    w.emit(3, "em_tma_acquire(mapA_); em_tma_acquire(mapB_);")
-    w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
-    w.emit(3, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
-    _tile_origin(w, g, group, 4)
-    w.emit(3, "for (int it = 0; it < KT_; ++it, ++kit_) {")
-    w.emit(4, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
-    w.emit(4, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
-    w.emit(4, f"const em_u32 full_ = bars_ + 8 * s, sA_ = ring_ + s * {A_BYTES + B_BYTES}, sB_ = sA_ + {A_BYTES};")
-    w.emit(4, f"em_mbar_expect_tx(full_, {A_BYTES + B_BYTES});")
-    for p, dst, R, origin, mp in ((pa, "sA_", BM, "bm_", "mapA_"), (pb, "sB_", BN, "bn_", "mapB_")):
-        bc = [f"(int){v}" for v in p.batch_vars]
-        fn = f"em_tma{p.rank}"
-        if p.kmajor:
-            coords = [f"it * {BK}", f"(int)({origin} * {R})"] + bc
-            w.emit(4, f"{fn}({dst}, {mp}, full_, {', '.join(coords)});")
-        else:  # 64-row chunks of BK k-rows each
-            coords = [f"(int)({origin} * {R}) + 64 * j", f"it * {BK}"] + bc
-            w.emit(4, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, full_, {', '.join(coords)});")
-    w.emit(3, "}")
-    w.emit(3, "}")
-    w.emit(2, "}")
+    emit_producer(w, g, feeds, maps, stages, BK, A_BYTES + B_BYTES, group, _tile_origin)
     # ---- consumers
     w.emit(1, "} else {")
-    if NC == 2:
+    if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
     w.emit(2, "const int cw_ = wg_ - 1, tid_ = threadIdx.x % 128;")
     w.emit(2, f"float d_[{BN // 2}];")

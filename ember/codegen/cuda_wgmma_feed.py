@@ -1,0 +1,168 @@
+"""How the wgmma mode's producer warpgroup fills the ring (codegen/cuda_wgmma.py).
+
+Each operand is fed one of two ways:
+
+* **tma** — a plain strided load (codegen/cuda_tma.py): one producer thread issues
+  `cp.async.bulk.tensor` copies, completing on the slot's `full` mbarrier by bytes;
+* **gather** — anything else the kernel IR can compute per element: an implicit-GEMM convolution's
+  input (guarded, divided indices), an operand with a prologue, odd strides. The producer's 128
+  threads evaluate the operand's value expression per element (Ember's own value renderer: the same
+  code the `mma` mode runs), round it to the MMA's input type, and store 16-byte chunks into the
+  K-major 128-byte-swizzled layout wgmma reads (chunk c of row r goes to chunk c ^ (r % 8) of the
+  row: the layout a TMA copy with SWIZZLE_128B writes). Consecutive threads take consecutive rows,
+  so a conv's input, contiguous along output columns, loads coalesced. Each thread then fences its
+  writes into the async proxy (`fence.proxy.async.shared::cta`) and arrives on `full`, whose count
+  is 128 (+1 for the expect_tx arrival when the other operand is copied by TMA).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtypes as dt
+from ..kernel import ir
+from ..kernel.structure import Contraction
+from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _peel, tma_operand
+
+KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
+ROUND = {"bf16": "em_f2bf", "f16": "em_f2h"}  # float -> 16-bit storage, round to nearest even
+
+
+@dataclass
+class GatherOperand:
+    val: ir.Val
+    rows: list  # the operand's row loops (m or n)
+    kind: str
+    kmajor: bool = True  # gathered tiles are always written K-major
+
+
+def gather_kind(g: Contraction, val: ir.Val) -> str | None:
+    """The MMA input type a gathered operand is rounded to: its own half type, or the half type
+    under widening casts of its load; float32 in TF32 where TF32 is allowed (rounded to nearest)."""
+    ld = _peel(val)
+    if ld is not None and ld.dtype in KIND_OF:
+        return KIND_OF[ld.dtype]
+    if val.dtype in KIND_OF:
+        return KIND_OF[val.dtype]
+    if val.dtype == dt.float32 and g.stage.acc.tf32:
+        return "tf32"
+    return None
+
+
+def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
+    """(kind, a feed, b feed) for contraction g, or why the wgmma mode does not apply. An operand
+    takes TMA where the copy engine can stage it, else (with `gather`) the producer gathers it."""
+    if g.stage.acc.dtype != dt.float32:
+        return "an accumulator that is not float32"
+    if not g.n or not g.m:
+        return "a matrix-vector product (no rows on one side)"
+    feeds = []
+    for name, val, rows in (("a", g.a, g.m), ("b", g.b, g.n)):
+        p = tma_operand(g, val, rows)
+        if isinstance(p, TmaOperand):
+            kind = TMA_KINDS[p.dtype]
+            if kind == "tf32" and not g.stage.acc.tf32:
+                return "float32 operands without TF32 allowed (ember.allow_tf32)"
+            if kind == "tf32" and not p.kmajor:  # TF32 wgmma has no transpose: gather it K-major
+                p = f"operand {name}: MN-major float32"
+            else:
+                feeds.append((kind, p))
+                continue
+        if not gather:
+            return f"operand {name}: {p}"
+        kind = gather_kind(g, val)
+        if kind is None:
+            return f"operand {name}: {val.dtype.name} values without TF32 allowed ({p})"
+        feeds.append((kind, GatherOperand(val, rows, kind)))
+    (ka, pa), (kb, pb) = feeds
+    if ka != kb:
+        return f"mixed operand types ({ka} x {kb})"
+    return ka, pa, pb
+
+
+def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
+                  group: int, tile_origin) -> None:
+    """The producer warpgroup's loop over this block's tiles and k slices. feeds: [(operand, smem
+    offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index."""
+    I = w.IDX
+    gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
+    tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
+    lead = "pt_ == 0"
+    w.emit(2, "const int pt_ = threadIdx.x;")
+    w.emit(2, f"if ({'pt_ < 128' if gathers else lead}) {{")
+    for p, _, _, _ in tmas:
+        w.emit(3, f"const unsigned char* map{maps[id(p)]}_ = em_tma_ + {128 * maps[id(p)]};")
+        w.emit(3, f"if ({lead}) em_tma_acquire(map{maps[id(p)]}_);")
+    w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
+    w.emit(3, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
+    tile_origin(w, g, group, 4)
+    w.emit(4, "for (int it = 0; it < KT_; ++it, ++kit_) {")
+    w.emit(5, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
+    w.emit(5, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
+    w.emit(5, f"const em_u32 full_ = bars_ + 8 * s, slot_ = ring_ + s * {slot_bytes};")
+    if tmas:
+        nbytes = sum(R * SWIZZLE_BYTES for _, _, R, _ in tmas)
+        w.emit(5, f"if ({lead}) {{")
+        w.emit(6, f"em_mbar_expect_tx(full_, {nbytes});")
+        for p, off, R, origin in tmas:
+            _emit_tma(w, p, f"slot_ + {off}", f"map{maps[id(p)]}_", R, origin, BK, 6)
+        w.emit(5, "}")
+    for p, off, R, origin in gathers:
+        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5)
+    if gathers:  # the threads' ordinary stores, made visible to the tensor cores' async reads
+        w.emit(5, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
+        w.emit(5, "em_mbar_arrive(full_);")
+    w.emit(4, "}")
+    w.emit(3, "}")
+    w.emit(2, "}")
+
+
+def full_count(feeds: list) -> int:
+    """Arrivals that complete a slot's `full` barrier."""
+    gathers = any(isinstance(f[0], GatherOperand) for f in feeds)
+    tmas = any(isinstance(f[0], TmaOperand) for f in feeds)
+    return (128 if gathers else 0) + (1 if tmas else 0)
+
+
+def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int) -> None:
+    bc = [f"(int){v}" for v in p.batch_vars]
+    fn = f"em_tma{p.rank}"
+    if p.kmajor:
+        coords = [f"it * {BK}", f"(int)({origin} * {R})"] + bc
+        w.emit(ind, f"{fn}({dst}, {mp}, full_, {', '.join(coords)});")
+    else:  # 64-row chunks of BK k-rows each
+        coords = [f"(int)({origin} * {R}) + 64 * j", f"it * {BK}"] + bc
+        w.emit(ind, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, full_, {', '.join(coords)});")
+
+
+def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int) -> None:
+    """The 128 producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
+    of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end."""
+    I = w.IDX
+    EPC = 16 // (4 if p.kind == "tf32" else 2)  # elements per 16-byte chunk
+    chunks = R * (BK // EPC)
+    lim = "M_" if p.rows is g.m else "N_"
+    w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += 128) {{")
+    w.emit(ind + 1, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
+    w.emit(ind + 1, f"const {I} gr_ = {origin} * {R} + rr_;")
+    w.emit(ind + 1, f"float x_[{EPC}];")
+    w.emit(ind + 1, f"#pragma unroll\n{'  ' * (ind + 1)}for (int e = 0; e < {EPC}; ++e) x_[e] = 0.f;")
+    w.emit(ind + 1, "if (gr_ < " + lim + ") {")
+    w.decompose("gr_", p.rows, ind + 2)
+    w.emit(ind + 2, f"#pragma unroll\n{'  ' * (ind + 2)}for (int e = 0; e < {EPC}; ++e) {{")
+    w.emit(ind + 3, f"const {I} gk_ = ({I})it * {BK} + cc_ * {EPC} + e;")
+    w.emit(ind + 3, "if (gk_ < K_) {")
+    w.decompose("gk_", g.k, ind + 4)
+    w.emitted_groups = {}
+    env = w.values([p.val], ind + 4)
+    w.emit(ind + 4, f"x_[e] = (float){env[p.val]};")
+    w.emit(ind + 3, "}")
+    w.emit(ind + 2, "}")
+    w.emit(ind + 1, "}")
+    if p.kind == "tf32":
+        words = [f"em_wg_tf32(x_[{i}])" for i in range(4)]
+    else:
+        words = [f"((em_u32){ROUND[p.kind]}(x_[{2 * i}]) | ((em_u32){ROUND[p.kind]}(x_[{2 * i + 1}]) << 16))"
+                 for i in range(4)]
+    w.emit(ind + 1, f"em_st_shared_v4({dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4), "
+                    f"{', '.join(words)});")
+    w.emit(ind, "}")
