@@ -148,7 +148,9 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                 flips = [dict(d, persistent=True), dict(d, group=0 if d.get("group") else 8),
                          dict(d, group=0 if d.get("group") else 8, persistent=True)]
                 flips += [dict(c, persistent=True) for c in wgmma_configs(cg.canonical(kern[0]), "fast", target)
-                          if "group" not in c and "persistent" not in c]
+                          if "group" not in c and "persistent" not in c and "occupancy" not in c]
+                flips += [c for c in wgmma_configs(cg.canonical(kern[0]), "fast", target) if c.get("occupancy") == 2]
+                flips += [dict(c, persistent=True) for c in flips if c.get("occupancy") == 2][:2]
                 todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c) for c in flips]
             elif not isinstance(cg.wgmma_applicable(cg.canonical(kern[0])), str):  # gathered operands (convs)
                 flips = wgmma_configs(cg.canonical(kern[0]), "fast", target)

@@ -116,7 +116,9 @@ def _configs(y):
             for bm, bn, st, ov in [(128, 256, 4, True), (128, 128, 3, False), (64, 64, 2, True), (64, 192, 5, True)]] + [
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "group": 3, "pair": False},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "group": 2, "persistent": True},
-        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 2, "overlap": False, "persistent": True}]
+        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 2, "overlap": False, "persistent": True},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "occupancy": 2},
+        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 2, "occupancy": 2, "persistent": True}]
 
 
 def _build(y, cfg, device):

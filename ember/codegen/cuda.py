@@ -403,7 +403,8 @@ class _KernelWriter(RowMappings):
         dims = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""
         if self.cluster > 1:
             self.emit(0, CLUSTER_HELPERS)
-        bounds = f"{T}, 1" if mode == "wgmma" else f"{T}"  # wgmma: one block per SM owns the registers
+        # wgmma: one block per SM owns the registers (or two, knob `occupancy`)
+        bounds = f"{T}, {int(self.cfg.get('occupancy', 1))}" if mode == "wgmma" else f"{T}"
         self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
         if self.cluster > 1 and mode != "block":
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")

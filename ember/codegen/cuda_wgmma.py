@@ -139,6 +139,14 @@ def _tile_origin(w, g, group: int, ind: int) -> None:
     w.decompose("blk_", g.batch, ind)
 
 
+def _smem_limit(target, occupancy: int = 1) -> int:
+    """Dynamic shared memory one block may take with `occupancy` blocks per SM (each block also
+    holds its barriers and the 1 KB the hardware reserves per block)."""
+    per_block = target.smem_per_block if target is not None else 227 * 1024
+    per_sm = (target.smem_per_sm if target is not None else None) or 228 * 1024
+    return per_block if occupancy == 1 else per_sm // occupancy - 2048
+
+
 def _smem_bytes(BM: int, BN: int, stages: int) -> int:
     return stages * (BM + BN) * SWIZZLE_BYTES + 1024  # + slack to align the ring to 1024 bytes
 
@@ -159,7 +167,10 @@ def render_wgmma(w, c: Canon):
     T = 128 * (NC + 1)
     w.T = T
     smem = _smem_bytes(BM, BN, stages)
-    smem_max = w.target.smem_per_block if w.target is not None else 227 * 1024
+    occupancy = int(cfg.get("occupancy", 1))
+    smem_max = _smem_limit(w.target, occupancy)
+    if occupancy not in (1, 2) or (occupancy == 2 and NC == 2):  # 384 x 2 threads: 80 registers, not enough
+        raise UnsupportedKernel(f"wgmma occupancy {occupancy} with BM={BM} (two blocks per SM take BM=64)")
     if smem > smem_max:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
     BK = SWIZZLE_BYTES // (4 if kind == "tf32" else 2)  # elements of k per slice
@@ -180,7 +191,9 @@ def render_wgmma(w, c: Canon):
         if isinstance(p, TmaOperand):
             maps[id(p)] = len(w.tma)
             w.tma.append(launch_spec(p, params[p.buffer], box(p, R)))
-    single_thread = len(maps) == 2  # both copied: one producer thread (the rest give up registers)
+    # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
+    # block per SM: two blocks share the register file, and 85 per thread is all there is)
+    single_thread = len(maps) == 2 and occupancy == 1
     w.smem_bytes = smem
     I = w.IDX
     w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
@@ -324,6 +337,12 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
     if out:  # persistent blocks; the first tile with L2-grouped rasterisation; in the full space more knobs
         out += [dict(cf, persistent=True) for cf in list(out)]
+        # two blocks per SM (one's epilogue under the other's main loop), for tiles whose ring fits half
+        half = _smem_limit(target, 2)
+        for BM, BN in [(64, 256), (64, 128)] + ([(64, 64)] if level == "full" else []):
+            fits = [st for st in range(2, 9) if _smem_bytes(BM, BN, st) <= half]
+            if fits:
+                out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
         out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
         out += [dict(out[0], group=8, persistent=True)]
     if level == "full":

@@ -32,6 +32,7 @@ class GatherOperand:
     val: ir.Val
     rows: list  # the operand's row loops (m or n)
     kind: str
+    extent: str  # the kernel's name for the rows' extent ("M_" or "N_")
     kmajor: bool = True  # gathered tiles are always written K-major
 
 
@@ -56,7 +57,7 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
     if not g.n or not g.m:
         return "a matrix-vector product (no rows on one side)"
     feeds = []
-    for name, val, rows in (("a", g.a, g.m), ("b", g.b, g.n)):
+    for name, val, rows, extent in (("a", g.a, g.m, "M_"), ("b", g.b, g.n, "N_")):
         p = tma_operand(g, val, rows)
         if isinstance(p, TmaOperand):
             kind = TMA_KINDS[p.dtype]
@@ -72,7 +73,7 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
         kind = gather_kind(g, val)
         if kind is None:
             return f"operand {name}: {val.dtype.name} values without TF32 allowed ({p})"
-        feeds.append((kind, GatherOperand(val, rows, kind)))
+        feeds.append((kind, GatherOperand(val, rows, kind, extent)))
     (ka, pa), (kb, pb) = feeds
     if ka != kb:
         return f"mixed operand types ({ka} x {kb})"
@@ -140,13 +141,12 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
     I = w.IDX
     EPC = 16 // (4 if p.kind == "tf32" else 2)  # elements per 16-byte chunk
     chunks = R * (BK // EPC)
-    lim = "M_" if p.rows is g.m else "N_"
     w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += 128) {{")
     w.emit(ind + 1, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
     w.emit(ind + 1, f"const {I} gr_ = {origin} * {R} + rr_;")
     w.emit(ind + 1, f"float x_[{EPC}];")
     w.emit(ind + 1, f"#pragma unroll\n{'  ' * (ind + 1)}for (int e = 0; e < {EPC}; ++e) x_[e] = 0.f;")
-    w.emit(ind + 1, "if (gr_ < " + lim + ") {")
+    w.emit(ind + 1, f"if (gr_ < {p.extent}) {{")
     w.decompose("gr_", p.rows, ind + 2)
     w.emit(ind + 2, f"#pragma unroll\n{'  ' * (ind + 2)}for (int e = 0; e < {EPC}; ++e) {{")
     w.emit(ind + 3, f"const {I} gk_ = ({I})it * {BK} + cc_ * {EPC} + e;")
