@@ -118,7 +118,7 @@ def _configs(y):
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "group": 2, "persistent": True},
         {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 2, "overlap": False, "persistent": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "occupancy": 2},
-        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 2, "occupancy": 2, "persistent": True}]
+        {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 3, "occupancy": 2, "persistent": True}]
 
 
 def _build(y, cfg, device):

@@ -169,8 +169,10 @@ def render_wgmma(w, c: Canon):
     smem = _smem_bytes(BM, BN, stages)
     occupancy = int(cfg.get("occupancy", 1))
     smem_max = _smem_limit(w.target, occupancy)
-    if occupancy not in (1, 2) or (occupancy == 2 and NC == 2):  # 384 x 2 threads: 80 registers, not enough
-        raise UnsupportedKernel(f"wgmma occupancy {occupancy} with BM={BM} (two blocks per SM take BM=64)")
+    # two blocks per SM leave 128 registers per thread (256 threads each) or 80 (384): only a 64 x <=128
+    # tile's accumulators (64 per thread) fit beside the addressing
+    if occupancy not in (1, 2) or (occupancy == 2 and (NC == 2 or BN > 128)):
+        raise UnsupportedKernel(f"wgmma occupancy {occupancy} with a {BM}x{BN} tile (two blocks per SM take 64 x 64..128)")
     if smem > smem_max:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
     BK = SWIZZLE_BYTES // (4 if kind == "tf32" else 2)  # elements of k per slice
@@ -339,7 +341,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
         out += [dict(cf, persistent=True) for cf in list(out)]
         # two blocks per SM (one's epilogue under the other's main loop), for tiles whose ring fits half
         half = _smem_limit(target, 2)
-        for BM, BN in [(64, 256), (64, 128)] + ([(64, 64)] if level == "full" else []):
+        for BM, BN in [(64, 128), (64, 64)]:
             fits = [st for st in range(2, 9) if _smem_bytes(BM, BN, st) <= half]
             if fits:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
