@@ -218,14 +218,14 @@ def main():
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--knobs", action="store_true", help="the default with its knobs flipped, per case")
-    ap.add_argument("--only", default=None, help="substring of the case names to run")
+    ap.add_argument("--only", default=None, help="comma-separated substrings of the case names to run")
     args = ap.parse_args()
     import torch
 
     import cuda.core
     rows = []
     for name, shape, layout, dtype in cases(args.quick):
-        if args.only and args.only not in name:
+        if args.only and not any(o in name for o in args.only.split(",")):
             continue
         rows.append(run_case(name, shape, layout, dtype, args.variants, args.knobs))
     doc = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
