@@ -123,6 +123,23 @@ def timed(fn, reps=7, inner=20):
     return statistics.median(out)
 
 
+def graph_timed(fn, reps=7, inner=20):
+    """Device time per call of a torch function replayed as a CUDA graph (no host launch cost)."""
+    import torch
+    st = torch.cuda.Stream()
+    st.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(st):
+        fn()
+    torch.cuda.current_stream().wait_stream(st)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return timed(g.replay, reps, inner)
+
+
+DEVICE_TIME = False  # --device-time: Ember as its own graph replay (prog.benchmark), cuBLAS as a torch graph
+
+
 def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) -> dict:
     import torch
     ctx = em.allow_tf32() if dtype == "float32" else _null()
@@ -188,8 +205,12 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                 row["cublas_err"] = (ref - exact).abs().max().item() / scale
                 torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = dtype == "float32"
             err = (out - exact).abs().max().item() / scale
-            us = timed(fn)
-            cub = timed(ref_fn)
+            if DEVICE_TIME:
+                us = prog.benchmark(reps=7, **ins)
+                cub = graph_timed(ref_fn)
+            else:
+                us = timed(fn)
+                cub = timed(ref_fn)
             nbytes = sum(t.numel() * t.element_size() for t in ins.values()) + out.numel() * ref.element_size()
             v = {"label": label, "configs": cfgs, "us": us, "tflops": flops / us / 1e6, "cublas_us": cub,
                  "gbs": nbytes / us / 1e3, "cublas_gbs": nbytes / cub / 1e3,
@@ -219,7 +240,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--knobs", action="store_true", help="the default with its knobs flipped, per case")
     ap.add_argument("--only", default=None, help="comma-separated substrings of the case names to run")
+    ap.add_argument("--device-time", action="store_true", help="time graph replays (no per-call host cost)")
     args = ap.parse_args()
+    global DEVICE_TIME
+    DEVICE_TIME = args.device_time
     import torch
 
     import cuda.core

@@ -111,14 +111,27 @@ def _tf32_cases():
     }
 
 
+def _gathers(y) -> bool:
+    from ember.codegen.cuda_wgmma_feed import GatherOperand
+    plans = [cg.wgmma_applicable(cg.canonical(k)) for k, _ in lower([y.node]).kernels]
+    return any(not isinstance(p, str) and any(isinstance(f, GatherOperand) for f in p[1:]) for p in plans)
+
+
 def _configs(y):
+    cfgs = _all_configs()
+    return cfgs if _gathers(y) else [c for c in cfgs if c.get("producers", 1) == 1]
+
+
+def _all_configs():
     return [{"mode": "wgmma", "BM": bm, "BN": bn, "stages": st, "overlap": ov}
             for bm, bn, st, ov in [(128, 256, 4, True), (128, 128, 3, False), (64, 64, 2, True), (64, 192, 5, True)]] + [
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "group": 3, "pair": False},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "group": 2, "persistent": True},
         {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 2, "overlap": False, "persistent": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "occupancy": 2},
-        {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 3, "occupancy": 2, "persistent": True}]
+        {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 3, "occupancy": 2, "persistent": True},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2, "gather": True},
+        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4}]
 
 
 def _build(y, cfg, device):

@@ -389,7 +389,7 @@ class _KernelWriter(RowMappings):
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
-            T = 128 * (int(self.cfg["BM"]) // 64 + 1)
+            T = 128 * (int(self.cfg["BM"]) // 64 + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
         self.cluster = int(self.cfg.get("cluster", 1))
         if self.cluster > 1 and not has_clusters(self.target):

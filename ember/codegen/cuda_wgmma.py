@@ -28,7 +28,7 @@ from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .clike import _lanes_contiguous
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_feed import emit_producer, full_count, wgmma_plan
+from .cuda_wgmma_feed import GatherOperand, emit_producer, full_count, wgmma_plan
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
 #define EM_WGMMA_HELPERS
@@ -164,7 +164,10 @@ def render_wgmma(w, c: Canon):
     if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
     NC = BM // 64  # consumer warpgroups
-    T = 128 * (NC + 1)
+    P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)
+    T = 128 * (NC + P)
+    if P not in (1, 2) or (T > 384 and BN > 128):  # 512 threads: 128 registers, 64 accumulators at most
+        raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
     smem = _smem_bytes(BM, BN, stages)
     occupancy = int(cfg.get("occupancy", 1))
@@ -196,6 +199,8 @@ def render_wgmma(w, c: Canon):
     # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
     # block per SM: two blocks share the register file, and 85 per thread is all there is)
     single_thread = len(maps) == 2 and occupancy == 1
+    if single_thread and P > 1:
+        raise UnsupportedKernel("a second producer warpgroup has nothing to gather (both operands copied by TMA)")
     w.smem_bytes = smem
     I = w.IDX
     w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
@@ -206,22 +211,22 @@ def render_wgmma(w, c: Canon):
     group = int(cfg.get("group", 0))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
-    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds)}); "
+    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P)}); "
               f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC}); }}")
     w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     w.emit(1, "}")
     w.emit(1, "__syncthreads();")
     w.emit(1, "const int wg_ = threadIdx.x / 128;")
     # ---- producer
-    w.emit(1, "if (wg_ == 0) {")
+    w.emit(1, f"if (wg_ < {P}) {{")
     if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
-    emit_producer(w, g, feeds, maps, stages, BK, A_BYTES + B_BYTES, group, _tile_origin)
+    emit_producer(w, g, feeds, maps, stages, BK, A_BYTES + B_BYTES, group, _tile_origin, P, int(cfg.get("gunroll", 1)))
     # ---- consumers
     w.emit(1, "} else {")
     if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
-    w.emit(2, "const int cw_ = wg_ - 1, tid_ = threadIdx.x % 128;")
+    w.emit(2, f"const int cw_ = wg_ - {P}, tid_ = threadIdx.x % 128;")
     w.emit(2, f"float d_[{BN // 2}];")
     w.emit(2, "int kit_ = 0;")
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
@@ -346,6 +351,10 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             if fits:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
         out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
+        if any(isinstance(f, GatherOperand) for f in wgmma_applicable(c)[1:]):  # the gather's knobs
+            out += [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2},
+                    {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "producers": 2, "gunroll": 4},
+                    {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 4}]
         out += [dict(out[0], group=8, persistent=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]

@@ -5,14 +5,15 @@ Each operand is fed one of two ways:
 * **tma** — a plain strided load (codegen/cuda_tma.py): one producer thread issues
   `cp.async.bulk.tensor` copies, completing on the slot's `full` mbarrier by bytes;
 * **gather** — anything else the kernel IR can compute per element: an implicit-GEMM convolution's
-  input (guarded, divided indices), an operand with a prologue, odd strides. The producer's 128
-  threads evaluate the operand's value expression per element (Ember's own value renderer: the same
+  input (guarded, divided indices), an operand with a prologue, odd strides. The producer
+  warpgroups' threads (knob `producers`: 1 or 2 warpgroups) evaluate the operand's value expression per element (Ember's own value renderer: the same
   code the `mma` mode runs), round it to the MMA's input type, and store 16-byte chunks into the
   K-major 128-byte-swizzled layout wgmma reads (chunk c of row r goes to chunk c ^ (r % 8) of the
   row: the layout a TMA copy with SWIZZLE_128B writes). Consecutive threads take consecutive rows,
   so a conv's input, contiguous along output columns, loads coalesced. Each thread then fences its
   writes into the async proxy (`fence.proxy.async.shared::cta`) and arrives on `full`, whose count
-  is 128 (+1 for the expect_tx arrival when the other operand is copied by TMA).
+  is 128 per producer warpgroup (+1 for the expect_tx arrival when the other operand is copied by
+  TMA). Knob `gunroll` keeps that many chunks' loads in flight per thread.
 """
 from __future__ import annotations
 
@@ -81,15 +82,17 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
 
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
-                  group: int, tile_origin) -> None:
-    """The producer warpgroup's loop over this block's tiles and k slices. feeds: [(operand, smem
-    offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index."""
+                  group: int, tile_origin, producers: int = 1, unroll: int = 1) -> None:
+    """The producer warpgroups' loop over this block's tiles and k slices. feeds: [(operand, smem
+    offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index.
+    producers: warpgroups that gather (128 threads each); unroll: gathered chunks per thread in
+    flight (their loads issued together)."""
     I = w.IDX
     gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
     tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
     lead = "pt_ == 0"
     w.emit(2, "const int pt_ = threadIdx.x;")
-    w.emit(2, f"if ({'pt_ < 128' if gathers else lead}) {{")
+    w.emit(2, f"if ({f'pt_ < {128 * producers}' if gathers else lead}) {{")
     for p, _, _, _ in tmas:
         w.emit(3, f"const unsigned char* map{maps[id(p)]}_ = em_tma_ + {128 * maps[id(p)]};")
         w.emit(3, f"if ({lead}) em_tma_acquire(map{maps[id(p)]}_);")
@@ -108,7 +111,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
             _emit_tma(w, p, f"slot_ + {off}", f"map{maps[id(p)]}_", R, origin, BK, 6)
         w.emit(5, "}")
     for p, off, R, origin in gathers:
-        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5)
+        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, 128 * producers, unroll)
     if gathers:  # the threads' ordinary stores, made visible to the tensor cores' async reads
         w.emit(5, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
         w.emit(5, "em_mbar_arrive(full_);")
@@ -117,11 +120,11 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(2, "}")
 
 
-def full_count(feeds: list) -> int:
+def full_count(feeds: list, producers: int = 1) -> int:
     """Arrivals that complete a slot's `full` barrier."""
     gathers = any(isinstance(f[0], GatherOperand) for f in feeds)
     tmas = any(isinstance(f[0], TmaOperand) for f in feeds)
-    return (128 if gathers else 0) + (1 if tmas else 0)
+    return (128 * producers if gathers else 0) + (1 if tmas else 0)
 
 
 def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int) -> None:
@@ -135,13 +138,16 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
         w.emit(ind, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, full_, {', '.join(coords)});")
 
 
-def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int) -> None:
-    """The 128 producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
+def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
+                 threads: int = 128, unroll: int = 1) -> None:
+    """The producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
     of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end."""
     I = w.IDX
     EPC = 16 // (4 if p.kind == "tf32" else 2)  # elements per 16-byte chunk
     chunks = R * (BK // EPC)
-    w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += 128) {{")
+    if unroll > 1:
+        w.emit(ind, f"#pragma unroll {unroll}")
+    w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += {threads}) {{")
     w.emit(ind + 1, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
     w.emit(ind + 1, f"const {I} gr_ = {origin} * {R} + rr_;")
     w.emit(ind + 1, f"float x_[{EPC}];")
