@@ -49,3 +49,32 @@ def is_gemm_shaped(n: g.Node) -> bool:
 
     a, b = (broadcast_axes(s) for s in x.srcs)
     return bool(a) and bool(b) and a != b
+
+
+def _stride(op: g.Node, d: int):
+    """The step of view `op`'s source offset along its axis d (None when not a constant)."""
+    idx = view_of(op).index
+    x = sm.var(index_name(d), 0, None)
+    step = sm.substitute(idx, {index_name(d): x + 1}) - sm.substitute(idx, {index_name(d): x})
+    return step.value if step.is_const else None
+
+
+def gemv_column_walk(n: g.Node) -> bool:
+    """A matrix-vector contraction (one operand, the vector, is the same for every output) whose
+    matrix runs contiguously along the outputs, not along the reduction: `x @ W` with W stored
+    [K, N]. Its kernel puts one output per lane (cols mode), so N / 32 blocks share the whole matrix."""
+    ops = product_operands(n)
+    if ops is None or is_gemm_shaped(n):
+        return False
+    x = _through_casts(n.srcs[0])
+    axes = reduce_axes(n)
+    kept = [d for d in range(x.ndim) if d not in axes and not (x.shape[d].is_const and x.shape[d].value == 1)]
+    if len(kept) != 1 or len(axes) != 1:
+        return False
+    views = [_through_casts(o) for o in ops]
+    if any(v.op != g.VIEW for v in views):
+        return False
+    varying = [v for v in views if index_name(kept[0]) in sm.free_vars(view_of(v).index)]
+    if len(varying) != 1:
+        return False
+    return _stride(varying[0], kept[0]) == 1 and _stride(varying[0], axes[0]) not in (0, 1)

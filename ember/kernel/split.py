@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
-from .contraction import is_gemm_shaped
+from .contraction import gemv_column_walk, is_gemm_shaped
 from .node_args import reduce_axes
 
 
@@ -44,6 +44,12 @@ class SplitPolicy:
     values the batch-64 MLP 32.0 -> 17.7 us, a 256-token decoder block 195 -> 159 us; split where
     chunks are 64 long, or up to 264 tiles, the GRU and LSTM loops lost 20%.
 
+    A matrix-vector product walking its matrix along the outputs (`x @ W`, W stored [K, N]: one output
+    per lane) with fewer than `tiles_few` blocks of 32 outputs and k >= `gemv_k_min` splits the same
+    way into chunks >= `gemv_chunk_min`, the chunk index outermost so the partial kernel still walks
+    the outputs: (1 x 8192) @ (8192 x 2048) ran on 64 blocks at 1.24 TB/s on the H100
+    (bench/results/contractions-devtime-2026-11-25.json).
+
     The search's split rule (search/rules.py) explores more splits than the default makes: single-axis
     reductions at least `search_min_len` long into at most `search_max_out` values, in the first of
     `search_chunks` that divides."""
@@ -59,6 +65,8 @@ class SplitPolicy:
     search_min_len: int = 4096
     search_max_out: int = 1024
     search_chunks: tuple = (64, 128, 32)
+    gemv_k_min: int = 4096
+    gemv_chunk_min: int = 1024
 
 
 DEFAULT_POLICY = SplitPolicy()
@@ -66,6 +74,14 @@ DEFAULT_POLICY = SplitPolicy()
 
 def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
     outs = n.numel.value
+    if gemv_column_walk(n):  # x @ W over W [K, N]: N / 32 blocks of one output per lane
+        blocks = -(-outs // 32)
+        if L < p.gemv_k_min or blocks >= p.tiles_few:
+            return None
+        S = 2
+        while blocks * S < p.tiles_wanted and L % (2 * S) == 0 and L // (2 * S) >= p.gemv_chunk_min:
+            S *= 2
+        return S if L % S == 0 and L // S >= p.gemv_chunk_min else None
     if is_gemm_shaped(n):
         tiles = -(-outs // p.tile)
         if L < p.k_min or tiles >= p.tiles_few:
@@ -90,9 +106,10 @@ def reduced_length(n: g.Node) -> int | None:
     return L
 
 
-def split_reduction(n: g.Node, S: int) -> g.Node:
+def split_reduction(n: g.Node, S: int, chunk_major: bool = False) -> g.Node:
     """`n` as a reduction over S chunks of a partial reduction: the reduced axes are moved last and
-    flattened (a view), split into (S, L / S), reduced over the chunk, then over S."""
+    flattened (a view), split into (S, L / S), reduced over the chunk, then over S. chunk_major: the
+    chunk index leads the partial result's axes (its outputs stay the fastest-varying)."""
     src = n.srcs[0]
     axes = tuple(reduce_axes(n))
     L = reduced_length(n)
@@ -100,9 +117,22 @@ def split_reduction(n: g.Node, S: int) -> g.Node:
     keep = [i for i in range(src.ndim) if i not in axes]
     order = keep + list(axes)
     shape = [src.shape[i] for i in keep] + [sm.const(S), sm.const(L // S)]
-    v = g.apply_view(src, lambda vw: vw.permute(order).reshape(shape))
-    inner = g.reduce_node(n.op, v, (len(keep) + 1,), tf32=g.is_tf32(n))
-    outer = g.reduce_node(n.op, inner, (len(keep),))
+    K = len(keep)
+    # a half-precision sum keeps its partial sums in float32, as one kernel's accumulator would
+    # (stored in bfloat16 they would be rounded once more before the final sum)
+    wide = n.op == g.SUM and n.dtype.is_float and n.dtype.itemsize < 4
+    if chunk_major:  # (S, kept..., L / S)
+        v = g.apply_view(src, lambda vw: vw.permute(order).reshape(shape).permute([K] + list(range(K)) + [K + 1]))
+        red = (K + 1,), (0,)
+    else:
+        v = g.apply_view(src, lambda vw: vw.permute(order).reshape(shape))
+        red = (K + 1,), (K,)
+    if wide:
+        v = g.cast_node(v, dt.float32)
+    inner = g.reduce_node(n.op, v, red[0], tf32=g.is_tf32(n))
+    outer = g.reduce_node(n.op, inner, red[1])
+    if wide:
+        outer = g.cast_node(outer, n.dtype)
     return g.apply_view(outer, lambda vw: vw.reshape(n.shape))
 
 
@@ -142,7 +172,7 @@ def _split(n: g.Node, p: SplitPolicy) -> g.Node | None:
     S = None if L is None else _chunks(n, L, p)
     if L is not None and _f32_accumulated(n) and L // (S or 1) > F32_EXACT_TERMS:
         return _split_exact(n, L, p)
-    return None if S is None else split_reduction(n, S)
+    return None if S is None else split_reduction(n, S, chunk_major=gemv_column_walk(n))
 
 
 def split_long_reductions(outputs: list, policy: SplitPolicy | None = None) -> list:
