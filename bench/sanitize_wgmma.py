@@ -22,6 +22,10 @@ CASES = [
     (lambda: em.input("x", (130, 200), BF) @ em.input("w", (200, 264), BF), {"BM": 128, "BN": 128, "stages": 4, "persistent": True}),
     (lambda: em.input("x", (136, 72), BF).T @ em.input("w", (136, 192), BF), {"BM": 64, "BN": 64, "stages": 2, "overlap": False}),
     (lambda: em.input("q", (2, 3, 96, 72), "float16") @ em.input("k", (2, 3, 72, 136), "float16"), {"BM": 128, "BN": 64, "stages": 3}),
+    # gathered operands: a padded strided conv's input (two producer warpgroups), a prologue
+    (lambda: em.conv2d(em.input("x", (2, 24, 17, 19), BF), em.input("w", (72, 24, 3, 3), BF), stride=2, padding=1),
+     {"BM": 128, "BN": 128, "stages": 3, "producers": 2, "gunroll": 2}),
+    (lambda: em.input("x", (100, 136), BF).relu() @ em.input("w", (136, 80), BF), {"BM": 64, "BN": 128, "stages": 4, "occupancy": 2}),
 ]
 bad = 0
 for make, knobs in CASES:
