@@ -52,6 +52,12 @@ def cases(quick: bool):
         ("vgg b16 conv3x3 256->256 56x56", (16, 256, 56, 56, 256, 3, 1, 1), "conv", BF),
         ("conv3x3 64->128 56x56 b32 tf32", (32, 64, 56, 56, 128, 3, 1, 1), "conv", "float32"),
         ("gemv 1x2048 @ 2048x8192 nn (x @ W)", (1, 8192, 2048), "nn", BF),
+        # matrices past the 50 MB L2 (a decode step's weights are read from HBM)
+        ("gemv-hbm 1x2048 @ 65536x2048 nt (Linear)", (1, 65536, 2048), "nt", BF),
+        ("gemv-hbm 1x4096 @ 32768x4096 nt (Linear)", (1, 32768, 4096), "nt", BF),
+        ("gemv-hbm 1x8192 @ 16384x8192 nt (Linear)", (1, 16384, 8192), "nt", BF),
+        ("gemv-hbm 1x2048 @ 2048x65536 nn (x @ W)", (1, 65536, 2048), "nn", BF),
+        ("gemv-hbm 1x16384 @ 16384x8192 nn (x @ W)", (1, 8192, 16384), "nn", BF),
         ("gemv 1x2048 @ 8192x2048 nt (Linear)", (1, 8192, 2048), "nt", BF),
         ("gemv 1x8192 @ 8192x2048 nn (x @ W)", (1, 2048, 8192), "nn", BF),
         ("gemv 1x8192 @ 2048x8192 nt (Linear)", (1, 2048, 8192), "nt", BF),
