@@ -324,11 +324,12 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)
     nrows = rows.value if rows.is_const else 1 << 20
-    if g is not None and 256 <= r <= 8192 and nrows >= 1024 and not columns_contiguous(k, c):
-        # a matrix-vector product walking its matrix's rows (nn.Linear at batch 1): a warp per output
-        # keeps several 16-byte loads in flight per lane. Measured on the H100 with graph replays
-        # (bench/results/contractions-devtime-2026-11-25.json): 3.72 against 2.45 TB/s for block mode
-        # at K = 2048, 3.54 against 3.36 at K = 8192
+    if g is not None and 256 <= r <= 2048 and nrows >= 1024 and not columns_contiguous(k, c):
+        # a short matrix-vector product walking its matrix's rows (nn.Linear at batch 1, K <= 2048):
+        # a warp per output keeps several 16-byte loads in flight per lane where a 256-thread block
+        # has one per thread. Measured on the H100 with graph replays of a 256 MB matrix (from HBM,
+        # bench/results/contractions-devtime-gemv-hbm-2026-11-25.json): 3.00 against 2.85 TB/s at
+        # K = 2048; at K = 4096 and 8192 block mode won (3.02 against 2.94 and 2.91)
         return {"mode": "warp", "threads": 256, "vec": 8}
     if r >= 16 and columns_contiguous(k, c):
         # enough threads in flight to cover memory latency: ~2^19 across the GPU
