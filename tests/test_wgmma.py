@@ -204,3 +204,15 @@ def test_wgmma_matches_the_reference_on_the_gpu(name):
             ref = np.asarray(em.reference([y], **ins)[0], np.float32)
             err = np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-6)
             assert err < 2e-2, f"{name} {cfg} seed {seed}: relative error {err}"
+
+
+def test_a_misaligned_operand_pointer_is_refused_in_one_line():
+    """TMA needs 16-byte aligned global addresses: a tensor starting mid-vector is refused with a
+    line naming the problem, before the driver is asked."""
+    pytest.importorskip("cuda.bindings")
+    from ember.backends.cuda_tma import TmaError, encode
+    spec = {"param": 0, "dtype": "bfloat16", "offset": 0, "dims": [64, 64], "strides": [64], "box": [64, 64]}
+    with pytest.raises(TmaError, match="not 16-byte aligned"):
+        encode(spec, 0x10008)
+    with pytest.raises(TmaError, match="not 16-byte aligned"):
+        encode(dict(spec, offset=3), 0x10000)
