@@ -180,6 +180,7 @@ def run_case(name, shape, layout, dtype, variants: bool, knobs: bool = False) ->
                 todo += [(json.dumps({k: v for k, v in c.items() if k != "mode"}, sort_keys=True), c) for c in flips]
             else:  # a GEMV: the row mappings
                 flips = [{"mode": "cols", "threads": t} for t in (128, 256, 512, 1024)]
+                flips += [{"mode": "cols", "threads": t, "cvec": v} for t in (128, 256, 512) for v in (2, 4, 8)]
                 flips += [{"mode": m, "threads": 256, "vec": 8} for m in ("block", "warp")]
                 todo += [(json.dumps(c, sort_keys=True), c) for c in flips if c != d]
         for label, cfg in todo:

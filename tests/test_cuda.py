@@ -430,3 +430,22 @@ def test_split_k_contraction_on_cuda():
         out, ref = np.asarray(fn(**ins), np.float64), np.asarray(em.reference(y, **ins), np.float64)
         tol = TF32_TOL if tf32 else 1e-4
         assert np.max(np.abs(out - ref)) <= tol + tol * np.max(np.abs(ref))
+
+
+@pytest.mark.parametrize("cv", [2, 4, 8])
+def test_cols_mode_with_several_outputs_per_lane(cv):
+    """x @ W over W [K, N] in cols mode with `cvec` consecutive outputs per lane (vector loads of
+    W's row segments, one accumulator each), a fused bias + cast epilogue, odd K and a partial last
+    group of lanes."""
+    from ember.pipeline import build_program, get_target, lower as plower
+    x, w, b = em.input("x", (1, 333), "bfloat16"), em.input("w", (333, 200), "bfloat16"), em.input("b", (200,), "float32")
+    y = ((x @ w).cast("float32") + b).relu()
+    lowered = plower([y.node], None, get_target("cuda"))
+    cfgs = [{"mode": "cols", "threads": 128, "cvec": cv} if cg.canonical(k).stages else cg.default_config(k)
+            for k, _ in lowered.kernels]
+    fn = build_program(lowered, "cuda", None, "single", configs=cfgs)
+    fn.executor.poison = True
+    for seed in (0, 1):
+        ins = {"x": rnd(1, 333, seed=seed).astype(em.dtypes.bfloat16.np), "w": rnd(333, 200, seed=seed + 3).astype(em.dtypes.bfloat16.np),
+               "b": rnd(200, seed=seed + 5)}
+        assert_close(fn(**ins), em.reference(y, **ins), "bfloat16")

@@ -66,6 +66,17 @@ def test_all_op_kernels_compile_for_sm90():
     assert not failures, "\n".join(failures[:5])
 
 
+def test_gemv_over_a_column_major_matrix_takes_vector_cols():
+    """x @ W over W [K, N]: lanes on outputs (cols), several per lane where they are contiguous;
+    every width renders and compiles."""
+    y = em.input("x", (1, 2048), "bfloat16") @ em.input("w", (2048, 8192), "bfloat16")
+    (k, _), = lower([y.node]).kernels
+    assert cg.default_config(k)["mode"] == "cols"
+    for cv in (2, 4, 8):
+        src = cg.render_kernel(k, {"mode": "cols", "threads": 256, "cvec": cv})[0]
+        assert "reinterpret_cast<const" in src and len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
+
+
 def test_reduction_over_a_middle_axis_maps_lanes_to_outputs():
     """A sum over a non-innermost axis reads along the outputs: the default schedule puts lanes on
     outputs (coalesced, cols mode); a last-axis sum keeps lanes on the reduction."""

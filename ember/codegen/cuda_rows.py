@@ -131,11 +131,15 @@ class RowMappings:
     def _cols(self, c: Canon, T: int):
         """Lane x of warp y: outer point 32*g + x, reduction steps y, y + W, ... (W warps); partial
         results meet in shared memory. Lanes past the last point compute on a clamped point and
-        store nothing, so every thread reaches the barriers."""
+        store nothing, so every thread reaches the barriers. Knob `cvec` > 1: each lane takes that
+        many consecutive points (vector loads along them, one accumulator each)."""
         if T % 32 or not 32 <= T <= 1024:
             raise UnsupportedKernel("cols mode needs 32..1024 threads, a multiple of 32")
         if not c.stages:
             raise UnsupportedKernel("cols mode is for kernels with reductions")
+        cv = int(self.cfg.get("cvec", 1))
+        if cv > 1:
+            return self._cols_vec(c, T, cv)
         I, W = self.IDX, T // 32
         nrows = _size(c.outer)
         types = sorted({compute_type(s.acc.dtype) for s in c.stages})
@@ -175,6 +179,68 @@ class RowMappings:
             self.emit(2, "}")
         self.emit(1, "}")
         return sm.minimum((nrows + 31) // 32, 2 ** 31 - 1)
+
+    def _cols_vec(self, c: Canon, T: int, cv: int):
+        """cols mode with `cv` consecutive outer points per lane (a GEMV x @ W over W [K, N]: each
+        lane reads cv outputs' weights with one vector load per reduction step)."""
+        from ..kernel import ir
+        from .cuda_schedule import _lanes_contiguous
+        if len(c.stages) != 1 or c.inner or not c.outer or cv not in (2, 4, 8):
+            raise UnsupportedKernel(f"cols cvec={cv}: one reduction stage, no tail, cv of 2, 4 or 8")
+        o, ext = c.outer[-1]
+        s = c.stages[0]
+        loads = [v for v in ir.val_toposort([s.update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)
+                 and o in sm.free_vars(v.args[1])]
+        if not (ext.is_const and ext.value % cv == 0) or not loads or any(
+                not _lanes_contiguous(v.args[1], o, cv) or v.dtype.itemsize * cv > 16 for v in loads):
+            raise UnsupportedKernel(f"cols cvec={cv}: the outputs' loads are not {cv}-wide contiguous vectors")
+        acc = next((x for x in ir.val_toposort([c.store.value]) if x.op == "acc" and x.args[0] == s.acc.name), None)
+        I, W = self.IDX, T // 32
+        ct = compute_type(s.acc.dtype)
+        op = 0 if s.acc.op == "sum" else 1
+        nrows = _size(c.outer)
+        smem = f"em_colv_{ct.replace(' ', '_')}"
+        self.emit(1, f"__shared__ {ct} {smem}[{W}][{32 * cv + 1}];")
+        self.emit(1, "const int lane_ = threadIdx.x & 31, wy_ = threadIdx.x >> 5;")
+        self.emit(1, f"const {I} nrows_ = {self.idx(nrows)};")
+        self.emit(1, f"for ({I} g_ = blockIdx.x; g_ * {32 * cv} < nrows_; g_ += gridDim.x) {{")
+        self.emit(2, f"const bool live_ = g_ * {32 * cv} + lane_ * {cv} < nrows_;")
+        self.emit(2, f"const {I} row_ = live_ ? g_ * {32 * cv} + lane_ * {cv} : nrows_ - {cv};")
+        self.decompose("row_", c.outer, 2)
+        names = [f"{s.acc.name}_{j}" for j in range(cv)]
+        for n in names:
+            self.emit(2, f"{ct} {n} = {acc_identity(s.acc.op, s.acc.dtype)};")
+        R = _size(s.loops)
+        self.emit(2, f"for ({I} r_ = wy_; r_ < {self.idx(R)}; r_ += {W}) {{")
+        self.decompose("r_", s.loops, 3)
+        self.emitted_groups = {}
+        lanes = self.lanes([s.update.value], o, cv)
+        self._ind = 3
+        env = self.vr.vals([v for lane in lanes for v in lane], 3)
+        for n, lane in zip(names, lanes):
+            self.emit(3, self.vr.update(ir.Update(n, s.update.op, s.update.value), env[lane[0]]))
+        self.emit(2, "}")
+        for j, n in enumerate(names):
+            self.emit(2, f"{smem}[wy_][lane_ * {cv} + {j}] = {n};")
+        self.emit(2, "__syncthreads();")
+        self.emit(2, "if (wy_ == 0) {")
+        for j, n in enumerate(names):
+            self.emit(3, f"for (int y_ = 1; y_ < {W}; y_++) {n} = em_combine<{ct}, {op}>({n}, {smem}[y_][lane_ * {cv} + {j}]);")
+        self.emit(3, "if (live_) {")
+        for j, n in enumerate(names):  # the store of point o + j, its accumulator bound
+            m = {o: sm.var(o, 0, None) + j} if j else {}
+            memo = {acc: ir.Val("acc", (n,), acc.dtype)} if acc is not None else {}
+            val = ir.substitute(c.store.value, m, memo)
+            self.emitted_groups = {}
+            self._ind = 4
+            venv = self.vr.vals([val], 4)
+            idx = sm.substitute(c.store.index, m) if m else c.store.index
+            self.emit(4, f"{c.store.buffer}[{self.idx(idx)}] = {self.vr.store(c.store.buffer, venv[val])};")
+        self.emit(3, "}")
+        self.emit(2, "}")
+        self.emit(2, "__syncthreads();  /* the partials are read before the next group reuses them */")
+        self.emit(1, "}")
+        return sm.minimum((nrows + 32 * cv - 1) // (32 * cv), 2 ** 31 - 1)
 
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
         if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):
