@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import symbolic as sm
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import acc_identity, compute_type
-from .cuda_schedule import RowCachePlan, _reduce_vec, _store_vec, row_cache_plan
+from .cuda_schedule import RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 
 class RowMappings:
@@ -184,16 +184,11 @@ class RowMappings:
         """cols mode with `cv` consecutive outer points per lane (a GEMV x @ W over W [K, N]: each
         lane reads cv outputs' weights with one vector load per reduction step)."""
         from ..kernel import ir
-        from .cuda_schedule import _lanes_contiguous
-        if len(c.stages) != 1 or c.inner or not c.outer or cv not in (2, 4, 8):
-            raise UnsupportedKernel(f"cols cvec={cv}: one reduction stage, no tail, cv of 2, 4 or 8")
-        o, ext = c.outer[-1]
+        why = cols_vec_ok(self.k, c, cv)
+        if why is not None:
+            raise UnsupportedKernel(f"cols cvec={cv}: {why}")
+        o = c.outer[-1][0]
         s = c.stages[0]
-        loads = [v for v in ir.val_toposort([s.update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)
-                 and o in sm.free_vars(v.args[1])]
-        if not (ext.is_const and ext.value % cv == 0) or not loads or any(
-                not _lanes_contiguous(v.args[1], o, cv) or v.dtype.itemsize * cv > 16 for v in loads):
-            raise UnsupportedKernel(f"cols cvec={cv}: the outputs' loads are not {cv}-wide contiguous vectors")
         acc = next((x for x in ir.val_toposort([c.store.value]) if x.op == "acc" and x.args[0] == s.acc.name), None)
         I, W = self.IDX, T // 32
         ct = compute_type(s.acc.dtype)

@@ -198,6 +198,21 @@ def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
     return along_rows and not along_red
 
 
+def cols_vec_ok(k: ir.Kernel, c: Canon, cv: int) -> str | None:
+    """None when cols mode can give each lane `cv` consecutive outputs (one reduction stage, no
+    tail, the innermost output extent a multiple of cv, every load that varies with the outputs a
+    contiguous vector of at most 16 bytes along them), else why not."""
+    if len(c.stages) != 1 or c.inner or not c.outer or cv not in (2, 4, 8):
+        return "one reduction stage, no tail, cv of 2, 4 or 8"
+    o, ext = c.outer[-1]
+    loads = [v for v in ir.val_toposort([c.stages[0].update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)
+             and o in sm.free_vars(v.args[1])]
+    if not (ext.is_const and ext.value % cv == 0) or not loads or any(
+            not _lanes_contiguous(v.args[1], o, cv) or v.dtype.itemsize * cv > 16 for v in loads):
+        return f"the outputs' loads are not {cv}-wide contiguous vectors"
+    return None
+
+
 def loads_shared_by_columns(c: Canon) -> bool:
     """Whether no stage load depends on the innermost outer variable: neighbouring outputs read the
     same values (a scan's masked sums), so one thread per output gets every load as a broadcast and
@@ -332,6 +347,12 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # K = 2048; at K = 4096 and 8192 block mode won (3.02 against 2.94 and 2.91)
         return {"mode": "warp", "threads": 256, "vec": 8}
     if r >= 16 and columns_contiguous(k, c):
+        # four outputs per lane (8-byte loads of bf16) where that still leaves 3 blocks per SM: a
+        # GEMV x @ W over a 2048 x 65536 W read from HBM, 2.06 -> 2.93 TB/s on the H100 (cuBLAS
+        # 3.01); with fewer outputs the blocks it removes cost more (8192 outputs: 2.28 -> 0.58)
+        # (bench/results/contractions-devtime-gemv-cvec-2026-11-25.json)
+        if g is not None and nrows >= 3 * sm_count(target) * 32 * 4 and cols_vec_ok(k, c, 4) is None:
+            return {"mode": "cols", "threads": 512, "cvec": 4}
         # enough threads in flight to cover memory latency: ~2^19 across the GPU
         w = 1
         while w < 32 and nrows * w < (1 << 19) and r >= 16 * w:
