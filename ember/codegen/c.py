@@ -46,8 +46,10 @@ static inline uint16_t em_f2bf(float f) {
   c.u += 0x7fffu + ((c.u >> 16) & 1u);  /* round to nearest even */
   return (uint16_t)(c.u >> 16);
 }
-static inline float em_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
-static inline double em_maxd(double a, double b) { return (a > b || a != a) ? a : b; }
+/* NaN-propagating max without a data-dependent branch (selects, a NaN in makes a + b NaN): the
+   short-circuit form mispredicted on random data, a 3x3 max pool ran 2.4 ms instead of 0.7-1.0 */
+static inline float em_maxf(float a, float b) { float m = a > b ? a : b; int n = (a != a) | (b != b); return n ? a + b : m; }
+static inline double em_maxd(double a, double b) { double m = a > b ? a : b; int n = (a != a) | (b != b); return n ? a + b : m; }
 static inline long long em_maxi(long long a, long long b) { return a > b ? a : b; }
 #pragma omp declare reduction(emmaxf : float : omp_out = em_maxf(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(emmaxd : double : omp_out = em_maxd(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
