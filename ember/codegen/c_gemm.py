@@ -25,6 +25,7 @@ import dataclasses
 
 from .. import dtypes as dt
 from .. import symbolic as sm
+from .cuda_mma import FLAT_K, flat_k
 
 VEC = 16  # float lanes per vector register of the micro-kernel
 KB = 16  # k block of the packing loops of an operand stored k-fastest (a Linear's weight)
@@ -87,17 +88,32 @@ def _min(a: str, b: str) -> str:
     return f"({a} < {b} ? {a} : {b})"
 
 
-def _pack(r, val, rows: list, k: list, k_fastest: bool, R: int, count: str, start: str, dst: str, ind: int) -> None:
+def _pack(r, g, val, rows: list, k: list, k_fastest: bool, R: int, count: str, start: str, dst: str, ind: int) -> None:
     """dst[(i / R) * kc_ * R + kk * R + i % R] = val(row start + i, k pc_ + kk) for i < count, zero-padded
-    to whole micro-panels of R rows."""
+    to whole micro-panels of R rows.
+
+    The index arithmetic is kept out of the element loop: an operand that walks k contiguously (a
+    Linear's or a conv's OIHW weight) reads through the flat k index itself where its index then has
+    no division (`flat_k`: no split of k into (channel, ky, kx) per element); an operand whose rows
+    are contiguous (a conv's input, the im2col side) has each panel's rows split once, before its k
+    loop, into per-row arrays. Measured on the 2-core Zen 4: ResNet-18's 512-channel convs packed
+    their 2.4M-element weight with three divisions per element."""
     e = r.emit
     e(ind, f"for (long long p_ = 0; p_ < {count}; p_ += {R}) {{")
     e(ind + 1, f"const long long w_ = {_min(str(R), f'{count} - p_')};")
     e(ind + 1, f"float* restrict d_ = {dst} + p_ * kc_;")
+    flat = flat_k(g, val) if len(k) > 1 else None
+
+    def split_k(i2: int) -> None:
+        if flat is not None:
+            e(i2, f"const long long {FLAT_K} = pc_ + kk_;")
+        else:
+            r.decompose("pc_ + kk_", k, i2)
 
     def value(i2: int) -> None:
-        env = r.vr.vals([val], i2)
-        e(i2, f"d_[kk_ * {R} + q_] = (float)({env[val]});")
+        v = flat if flat is not None else val
+        env = r.vr.vals([v], i2)
+        e(i2, f"d_[kk_ * {R} + q_] = (float)({env[v]});")
 
     if k_fastest:  # each row walks k contiguously; k in blocks of KB so the panel's block stays in L1
         e(ind + 1, f"for (long long kb_ = 0; kb_ < kc_; kb_ += {KB}) {{")
@@ -105,18 +121,31 @@ def _pack(r, val, rows: list, k: list, k_fastest: bool, R: int, count: str, star
         e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
         r.decompose(f"{start} + p_ + q_", rows, ind + 3)
         e(ind + 3, "for (long long kk_ = kb_; kk_ < ke_; kk_++) {")
-        r.decompose("pc_ + kk_", k, ind + 4)
+        split_k(ind + 4)
         value(ind + 4)
         e(ind + 3, "}")
         e(ind + 2, "}")
         e(ind + 1, "}")
         e(ind + 1, f"for (long long q_ = w_; q_ < {R}; q_++) for (long long kk_ = 0; kk_ < kc_; kk_++) d_[kk_ * {R} + q_] = 0.f;")
-    else:  # the rows are contiguous: copy k-row by k-row
+    else:  # the rows are contiguous: copy k-row by k-row, the panel's rows split once
+        split_rows = len(rows) > 1
+        if split_rows:
+            for v, _ in rows:
+                e(ind + 1, f"long long rv_{v}[{R}];")
+            e(ind + 1, "for (long long q_ = 0; q_ < w_; q_++) {")
+            r.decompose(f"{start} + p_ + q_", rows, ind + 2)
+            for v, _ in rows:
+                e(ind + 2, f"rv_{v}[q_] = {v};")
+            e(ind + 1, "}")
         e(ind + 1, "for (long long kk_ = 0; kk_ < kc_; kk_++) {")
-        r.decompose("pc_ + kk_", k, ind + 2)
+        split_k(ind + 2)
         e(ind + 2, "#pragma omp simd")
         e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
-        r.decompose(f"{start} + p_ + q_", rows, ind + 3)
+        if split_rows:
+            for v, _ in rows:
+                e(ind + 3, f"const long long {v} = rv_{v}[q_];")
+        else:
+            r.decompose(f"{start} + p_ + q_", rows, ind + 3)
         value(ind + 3)
         e(ind + 2, "}")
         e(ind + 2, f"for (long long q_ = w_; q_ < {R}; q_++) d_[kk_ * {R} + q_] = 0.f;")
@@ -153,10 +182,10 @@ def render(r, g, store, cfg: dict, omp_min_work: int) -> None:
     e(5, f"const long long bn_ = {_min(str(nc), 'n1_ - jc_')};")
     e(5, f"for (long long pc_ = 0; pc_ < K_; pc_ += {kc}) {{")
     e(6, f"const long long kc_ = {_min(str(kc), 'K_ - pc_')};")
-    _pack(r, g.b, g.n, g.k, g.b_k_fastest, nr, "bn_", "jc_", "Bp_", 6)
+    _pack(r, g, g.b, g.n, g.k, g.b_k_fastest, nr, "bn_", "jc_", "Bp_", 6)
     e(6, f"for (long long ic_ = m0_; ic_ < m1_; ic_ += {mc}) {{")
     e(7, f"const long long an_ = {_min(str(mc), 'm1_ - ic_')};")
-    _pack(r, g.a, g.m, g.k, g.a_k_fastest, mr, "an_", "ic_", "Ap_", 7)
+    _pack(r, g, g.a, g.m, g.k, g.a_k_fastest, mr, "an_", "ic_", "Ap_", 7)
     e(7, f"for (long long jr_ = 0; jr_ < bn_; jr_ += {nr}) for (long long ir_ = 0; ir_ < an_; ir_ += {mr}) {{")
     e(8, f"float* restrict tp_ = S_ ? S_ + ((ic_ - m0_ + ir_) / {mr} * tn_ + jr_ / {nr}) * {mr * nr} : T0_;")
     e(8, f"{name}_uk(kc_, Ap_ + ir_ * kc_, Bp_ + jr_ * kc_, tp_, pc_ > 0);")
