@@ -40,7 +40,8 @@ def render(lowered: lowering.LoweredGraph, target: Target, configs: list | None 
     """Kernels -> (source, per-kernel launch config) with the target's renderer."""
     buffer_index = {n: i for i, n in enumerate(lowered.buffers)}
     dim_index = {d: i for i, d in enumerate(lowered.dims)}
-    return target.render_program(lowered.kernels, buffer_index, dim_index, configs, target)
+    constants = frozenset(n for n, b in lowered.buffers.items() if b.kind == "data")  # weights captured at import
+    return target.render_program(lowered.kernels, buffer_index, dim_index, configs, target, constants=constants)
 
 
 def build_program(lowered: lowering.LoweredGraph, device, output_names, output_kind: str,

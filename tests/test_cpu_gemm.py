@@ -132,3 +132,34 @@ def test_swapped_roles(nr):
     fn = build(y, dict(SMALL, swap=True, nr=nr))
     a, b, c = rnd(53, 61, seed=1), rnd(10, 61, seed=2), rnd(10, seed=3)
     assert_close(fn(x=a, w=b, bias=c), em.reference(y, x=a, w=b, bias=c), "float32")
+
+
+@pytest.mark.parametrize("layout", ["x @ W.T", "W @ x", "conv"])
+def test_constant_weights_are_packed_once_per_program(layout):
+    """Weights captured as constants (data nodes) are packed on the first call and kept by the
+    program (cfg `prepack`), across edge tiles (M, N not multiples of the micro-tile, K over KC
+    blocks). The packed weights live in each program's executor (never in the shared library), so
+    two programs with different weights and repeated calls all stay right."""
+    def make(seed):
+        if layout == "x @ W.T":
+            x = em.input("x", (37, 61))
+            y = x @ em.tensor(rnd(29, 61, seed=seed)).T
+            feed = {"x": rnd(37, 61, seed=9)}
+        elif layout == "W @ x":
+            x = em.input("x", (61, 45))
+            y = em.tensor(rnd(35, 61, seed=seed)) @ x
+            feed = {"x": rnd(61, 45, seed=9)}
+        else:
+            x = em.input("x", (2, 5, 9, 11))
+            y = em.conv2d(x, em.tensor(rnd(13, 5, 3, 3, seed=seed)), padding=1)
+            feed = {"x": rnd(2, 5, 9, 11, seed=9)}
+        return y, feed
+    progs = []
+    for seed in (0, 1):
+        y, feed = make(seed)
+        fn = build(y)
+        assert "Pre_" in fn.source, "the constant operand was not prepacked"
+        progs.append((fn, y, feed))
+    for _ in range(2):
+        for fn, y, feed in progs:
+            assert_close(fn(**feed), em.reference(y, **feed), "float32")

@@ -6,12 +6,30 @@ import os
 from .target import SplitPolicy, Target, register_kind, register_preset
 
 
-def _render_program(kernels, buffer_index, dim_index, configs, target):
+def _render_program(kernels, buffer_index, dim_index, configs, target, constants=frozenset()):
     from ..codegen.c import render_program
     # without a search, each kernel gets the target's default (which knows the CPU's vector width)
     chosen = configs or [_default_config(k, target) for k, _ in kernels]
+    chosen = _with_prepack(kernels, chosen, constants)
     source = render_program(kernels, buffer_index, dim_index, configs=chosen)
     return source, [{"cfg": c} if c else {} for c in (configs or [None] * len(kernels))]
+
+
+def _with_prepack(kernels, configs: list, constants) -> list:
+    """Packed GEMMs whose weights are the program's constants pack them once per program (cfg
+    `prepack`), where every launch of that kernel reads constants on the same side."""
+    from ..codegen.c import _contraction
+    from ..codegen.c_gemm import prepack_side
+    sides: dict = {}
+    for (k, args), cfg in zip(kernels, configs):
+        side = None
+        if cfg and cfg.get("form") == "packed" and constants:
+            side = prepack_side(_contraction(k), {b.name for b in k.buffers if args[b.name] in constants})
+            if side and cfg.get("swap"):  # the renderer swaps a and b first
+                side = "b" if side == "a" else "a"
+        sides[k.name] = side if sides.get(k.name, side) == side else None
+    return [dict(cfg, prepack=sides[k.name]) if cfg and sides.get(k.name) else cfg
+            for (k, _), cfg in zip(kernels, configs)]
 
 
 def _render_kernel(k, cfg, target):

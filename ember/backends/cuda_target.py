@@ -47,7 +47,7 @@ def _require_cuda(what: str) -> None:
                           f"use device='cpu', or a preset such as 'h100' to generate code only")
 
 
-def _render_program(kernels, buffer_index, dim_index, configs, target):
+def _render_program(kernels, buffer_index, dim_index, configs, target, constants=frozenset()):
     from ..codegen.cuda import render_program
     return render_program(kernels, configs, target)
 

@@ -173,6 +173,8 @@ class _Renderer:
             const = "const " if b.role == "in" else ""
             params.append(f"{const}{C.storage_type(b.dtype)}* restrict {b.name}")
         params += [f"long long {self.names[d]}" for d in k.dims]
+        if self.cfg.get("prepack"):  # this launch's slot of the program's caches (its packed weights)
+            params.append("void** restrict em_cache")
         form = self.cfg.get("form")
         g = _contraction(k) if form in ("blocked", "packed") else None
         if form == "packed" and not c_gemm.supports(g):
@@ -311,7 +313,13 @@ def render_program(kernels: list, buffer_index: dict, dim_index: dict, name: str
     for i, (k, args) in enumerate(kernels):
         av = [f"({C.storage_type(b.dtype)}*)bufs[{buffer_index[args[b.name]]}]" for b in k.buffers]
         av += [f"dims[{dim_index[d]}]" for d in k.dims]
-        parts.append(f"void ember_k{i}(void** bufs, const long long* dims) {{ {k.name}({', '.join(av)}); }}")
-        calls.append(f"  ember_k{i}(bufs, dims);")
-    parts.append(f"void {name}(void** bufs, const long long* dims) {{\n" + "\n".join(calls) + "\n}")
+        if configs and configs[i] and configs[i].get("prepack"):
+            av.append(f"caches + {2 * i}")
+        parts.append(f"void ember_k{i}(void** bufs, const long long* dims, void** caches) {{ {k.name}({', '.join(av)}); }}")
+        calls.append(f"  ember_k{i}(bufs, dims, caches);")
+    parts.append(f"void {name}(void** bufs, const long long* dims, void** caches) {{\n" + "\n".join(calls) + "\n}")
+    # the caches: two slots per launch (packed weights, the buffer they were packed from), owned by
+    # the executor that passes them and freed here when it goes
+    parts.append("void ember_free_caches(void** caches, long long n) {\n"
+                 "  for (long long i = 0; i < n; i += 2) { free(caches[i]); caches[i] = 0; caches[i + 1] = 0; }\n}")
     return "\n\n".join(parts) + "\n"

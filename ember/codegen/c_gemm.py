@@ -180,6 +180,40 @@ def _walk_k(val, k: list, k_fastest: bool) -> bool:
     return e is None or _unit_run(e, k) >= KB
 
 
+def _loads(val) -> list:
+    from ..kernel import ir
+    return [x for x in ir.val_toposort([val]) if x.op == "load"]
+
+
+def _const_buffer(val) -> str:
+    return _loads(val)[0].args[0]
+
+
+def prepack_side(g, const_params: set) -> str | None:
+    """Which operand of contraction g ("a" or "b") reads only the program's constants (weights
+    captured at import) and can be packed once per program instead of on every call: static
+    sizes, no batch or dimension dependence. None when neither can."""
+    from .. import symbolic as _sm
+    if g is None or not supports(g):
+        return None
+    sizes = [e for _, e in g.m + g.n + g.k + g.batch]
+    if not all(e.is_const for e in sizes):
+        return None
+    batch = {v for v, _ in g.batch}
+    for side, val in (("a", g.a), ("b", g.b)):
+        loads = _loads(val)
+        if not loads or any(x.args[0] not in const_params for x in loads):
+            continue
+        used = set()
+        for x in loads:
+            if not isinstance(x.args[1], type(x)):
+                used |= _sm.free_vars(x.args[1]) | _sm.free_vars(x.args[2])
+        if used & batch:
+            continue
+        return side
+    return None
+
+
 def render(r, g, store, cfg: dict, omp_min_work: int) -> None:
     """The kernel body (inside its function) of contraction g with store `store` as its epilogue.
     `r` is the C renderer (emit, idx, decompose, vr)."""
@@ -190,6 +224,23 @@ def render(r, g, store, cfg: dict, omp_min_work: int) -> None:
     M, N, K, B = (sm.prod(x for _, x in loops) for loops in (g.m, g.n, g.k, g.batch))
     e(1, f"const long long BT_ = {r.idx(B)}, M_ = {r.idx(M)}, N_ = {r.idx(N)}, K_ = {r.idx(K)};")
     e(1, f"const long long tM_ = (M_ + {mr - 1}) / {mr}, tN_ = (N_ + {nr - 1}) / {nr};")
+    pre = cfg.get("prepack")  # "a" / "b": that operand is the program's constant (weights): packed once
+    if pre:
+        side = (g.a, g.m, g.a_k_fastest, mr, M) if pre == "a" else (g.b, g.n, g.b_k_fastest, nr, N)
+        val, rows, kf, R, Rn = side
+        pad = -(-Rn.value // R) * R
+        src = _const_buffer(val)
+        e(1, "float* restrict Pre_ = (float*)em_cache[0];")
+        e(1, f"if (!Pre_ || em_cache[1] != (const void*){src}) {{  /* first call, or other weights */")
+        e(2, "free(Pre_);")
+        e(2, f"Pre_ = (float*)aligned_alloc(64, ((size_t){pad * K.value} * 4 + 63) / 64 * 64);")
+        e(2, f'if (!Pre_) {{ fprintf(stderr, "ember: {name}: cannot allocate its packed weights\\n"); abort(); }}')
+        e(2, f"for (long long pc_ = 0; pc_ < K_; pc_ += {kc}) {{")
+        e(3, f"const long long kc_ = {_min(str(kc), 'K_ - pc_')};")
+        _pack(r, g, val, rows, g.k, _walk_k(val, g.k, kf), R, r.idx(Rn), "0", f"Pre_ + pc_ * {pad}", 3, kc)
+        e(2, "}")
+        e(2, f"em_cache[0] = Pre_; em_cache[1] = (void*){src};")
+        e(1, "}")
     e(1, f"#pragma omp parallel if(({r.idx(B * M * N * K)}) >= {omp_min_work})")
     e(1, "{")
     e(2, "const long long T_ = omp_get_num_threads(), th_ = omp_get_thread_num();")
@@ -209,13 +260,21 @@ def render(r, g, store, cfg: dict, omp_min_work: int) -> None:
     e(5, f"const long long bn_ = {_min(str(nc), 'n1_ - jc_')};")
     e(5, f"for (long long pc_ = 0; pc_ < K_; pc_ += {kc}) {{")
     e(6, f"const long long kc_ = {_min(str(kc), 'K_ - pc_')};")
-    _pack(r, g, g.b, g.n, g.k, _walk_k(g.b, g.k, g.b_k_fastest), nr, "bn_", "jc_", "Bp_", 6, kc)
+    if pre == "b":  # the constant operand's panels for this block, packed once
+        e(6, f"const float* restrict Bb_ = Pre_ + pc_ * {pad} + jc_ * kc_;")
+    else:
+        _pack(r, g, g.b, g.n, g.k, _walk_k(g.b, g.k, g.b_k_fastest), nr, "bn_", "jc_", "Bp_", 6, kc)
+        e(6, "const float* restrict Bb_ = Bp_;")
     e(6, f"for (long long ic_ = m0_; ic_ < m1_; ic_ += {mc}) {{")
     e(7, f"const long long an_ = {_min(str(mc), 'm1_ - ic_')};")
-    _pack(r, g, g.a, g.m, g.k, _walk_k(g.a, g.k, g.a_k_fastest), mr, "an_", "ic_", "Ap_", 7, kc)
+    if pre == "a":
+        e(7, f"const float* restrict Ab_ = Pre_ + pc_ * {pad} + ic_ * kc_;")
+    else:
+        _pack(r, g, g.a, g.m, g.k, _walk_k(g.a, g.k, g.a_k_fastest), mr, "an_", "ic_", "Ap_", 7, kc)
+        e(7, "const float* restrict Ab_ = Ap_;")
     e(7, f"for (long long jr_ = 0; jr_ < bn_; jr_ += {nr}) for (long long ir_ = 0; ir_ < an_; ir_ += {mr}) {{")
     e(8, f"float* restrict tp_ = S_ ? S_ + ((ic_ - m0_ + ir_) / {mr} * tn_ + jr_ / {nr}) * {mr * nr} : T0_;")
-    e(8, f"{name}_uk(kc_, Ap_ + ir_ * kc_, Bp_ + jr_ * kc_, tp_, pc_ > 0);")
+    e(8, f"{name}_uk(kc_, Ab_ + ir_ * kc_, Bb_ + jr_ * kc_, tp_, pc_ > 0);")
     e(8, "if (pc_ + kc_ >= K_) {")
     e(9, f"const long long mr_ = {_min(str(mr), 'an_ - ir_')}, nr_ = {_min(str(nr), 'bn_ - jr_')};")
     e(9, "for (long long i_ = 0; i_ < mr_; i_++) {")
