@@ -563,3 +563,19 @@ def test_fold_visits_each_shared_subexpression_once():
     assert sum(x is s for x in seen) == 1
     assert {id(x) for x in seen} <= {id(x) for x in subexprs(e)}
     assert all(any(x is t for x in seen) for t in (e, s, i, j, N, M))
+
+
+def test_assume_simplifies_where_the_guard_holds_and_agrees_there():
+    """A padded view of a re-split flat index: under 0 < y < 113, 0 < x < 113 the divisions fold
+    (the stem pool of a ResNet); the result equals the original at every point the guard admits."""
+    import itertools
+    o1, y, x = sm.index_var("o1", 4), sm.index_var("y", 114), sm.index_var("x", 114)
+    guard = sm.logical_and(sm.logical_and(sm.lt(0, y), sm.lt(0, x)), sm.logical_and(sm.lt(y, 113), sm.lt(x, 113)))
+    e = 12544 * sm.mod(sm.floordiv(112 * y + x + 12431, 12544) + o1 + 3, 4) \
+        + 112 * sm.mod(sm.floordiv(x + 111, 112) + y + 110, 112) + sm.mod(x + 111, 112)
+    r = sm.assume(e, guard)
+    assert r is sm.sym(12544 * o1 + 112 * y + x - 113)
+    for a, b, c in itertools.product(range(4), (1, 2, 56, 111, 112), (1, 3, 112)):
+        env = {"o1": a, "y": b, "x": c}
+        assert sm.evaluate(r, env) == sm.evaluate(e, env)
+    assert sm.assume(e, sm.ONE) is e  # no guard: unchanged

@@ -213,6 +213,9 @@ class KernelBuilder:
         v = view_of(n)
         flat, vvalid = _view_coords(v, coords)
         guard = sm.logical_and(valid, vvalid)
+        # the index is only read where the guard holds: simplify it there (a padded view's
+        # re-split flat index loses its divisions: the ResNet-18 stem pool's padded input, 1.3 -> 1.0 ms)
+        flat = sm.assume(flat, guard)
         if self.is_buffer(src):
             return ir.load(self.buffer_of(src), flat, guard, src.dtype)
         scoords = unflatten(flat, src.shape)

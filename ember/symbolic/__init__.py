@@ -36,6 +36,7 @@ Modules, by concept:
 * `logic`: min / max (rule tables), comparisons, conjunction, negation;
 * `bounds`: symbolic bounds and proofs;
 * `walk`: one tree walker (`fold`) and the visitors for substitution, free variables, evaluation;
+* `assume`: simplification where a guard holds (bounds it puts on single variables);
 * `render`: C source, JSON form, shapes as text.
 """
 from .expr import INF, ONE, ZERO, Expr, IntLike, const, dim, index_var, sym, var  # noqa: I001
@@ -44,6 +45,7 @@ from .division import floordiv, mod
 from .logic import all_of, eq, ge, gt, le, logical_and, logical_not, lt, maximum, minimum
 from .bounds import lower_bound, prove_le, prove_lt, upper_bound
 from .walk import evaluate, fold, free_vars, substitute
+from .assume import assume
 from .render import C_HELPERS, from_json, render_c, shape_str, to_json
 
 __all__ = [
@@ -51,6 +53,6 @@ __all__ = [
     "add", "mul", "prod", "sub", "sum_of", "floordiv", "mod",
     "all_of", "eq", "ge", "gt", "le", "logical_and", "logical_not", "lt", "maximum", "minimum",
     "lower_bound", "prove_le", "prove_lt", "upper_bound",
-    "evaluate", "fold", "free_vars", "substitute",
+    "evaluate", "fold", "free_vars", "substitute", "assume",
     "C_HELPERS", "from_json", "render_c", "shape_str", "to_json",
 ]
