@@ -270,3 +270,31 @@ def test_recurrent_state_is_not_recomputed_by_every_later_step():
     ins = {n: rng.standard_normal((8, 16)).astype(np.float32) for n in fn.inputs}
     for out, ref in zip(fn(**ins), em.reference(ys, **ins)):
         assert_close(out, ref)
+
+
+def test_small_constant_subgraphs_are_folded_at_compile_time():
+    """A BatchNorm in eval mode computes 1 / sqrt(var + eps) from constants: folded into a constant,
+    the fused kernel reads it per channel instead of taking a square root per element. The result
+    is the reference's."""
+    import numpy as np
+    from ember.kernel.fold import fold_constants
+    rng = np.random.default_rng(0)
+    x = em.input("x", (2, 8, 5, 5))
+    var = em.tensor(rng.uniform(0.5, 2.0, (8,)).astype(np.float32))
+    scale = (var + 1e-5).sqrt().reciprocal().reshape(1, 8, 1, 1) if hasattr(em.Tensor, "reciprocal") else \
+        (1.0 / (var + 1e-5).sqrt()).reshape(1, 8, 1, 1)
+    y = (x * scale).relu()
+    (k, _), = lower([y.node]).kernels
+    text = str(k)
+    assert "sqrt" not in text and "recip" not in text, text
+    folded, = fold_constants([y.node])
+    assert folded is not y.node
+    fn = em.compile(y, device="cpu")
+    xi = rng.standard_normal((2, 8, 5, 5)).astype(np.float32)
+    np.testing.assert_allclose(fn(x=xi), em.reference(y, x=xi), rtol=1e-6, atol=1e-6)
+
+
+def test_a_constant_output_is_still_computed_by_a_kernel():
+    from ember.kernel.fold import fold_constants
+    c = em.tensor(np.arange(6, dtype=np.float32)).sqrt()
+    assert fold_constants([c.node])[0] is c.node  # an output stays computed by a kernel

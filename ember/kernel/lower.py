@@ -17,6 +17,7 @@ from . import ir
 from .builder import (INLINE_DEPTH_MAX, LOCAL_MAX, Analysis, KernelBuilder, LocalStage, Stage, acc_dtype,
                       analyzed_builder, flat_index, unflatten)
 from .partition import INLINE_MAX, LoweringError, partition
+from .fold import fold_constants
 from .split import split_long_reductions
 
 __all__ = ["lower", "LoweredGraph", "BufferInfo", "LoweringError", "partition", "analyzed_builder",
@@ -61,7 +62,7 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     local = local if local is not None else getattr(outputs, "local", False)
     outputs = list(outputs)
     if not force:  # (forced nodes name nodes of this very graph: keep it as it is)
-        outputs = split_long_reductions(outputs, target.split if target is not None else None)
+        outputs = split_long_reductions(fold_constants(outputs), target.split if target is not None else None)
     order = g.toposort(outputs)
     M = partition(outputs, force, local)
     buffers: dict = {}
