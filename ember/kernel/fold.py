@@ -15,6 +15,7 @@ Random draws never fold.
 from __future__ import annotations
 
 from .. import graph as g
+from .node_args import iota_expr
 
 FOLD_MAX = 1 << 16  # elements of a folded node
 SOURCE_MAX = 1 << 22  # elements its constant inputs may have (compile-time cost)
@@ -31,7 +32,7 @@ def _static_iota(n: g.Node) -> bool:
     from .. import symbolic as sm
     from ..view import index_name
     own = {index_name(d) for d in range(len(n.shape))}
-    return _static_numel(n) is not None and sm.free_vars(n.arg) <= own
+    return _static_numel(n) is not None and sm.free_vars(iota_expr(n)) <= own
 
 
 def fold_constants(outputs: list) -> list:
