@@ -90,6 +90,17 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
     import torch
+    rows = measure(args.reps)
+    doc = {"machine": platform.processor() or platform.machine(), "cpu": _cpu_model(), "threads": torch.get_num_threads(),
+           "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+def measure(reps: int = 15) -> list:
+    """One row per model: eager and Ember times (ms), their ratio, relative error, compile time."""
+    import torch
 
     import ember as em
     rows = []
@@ -106,18 +117,14 @@ def main():
             err = ((out - ref).abs().max() / ref.abs().max()).item()
             eager, ember = [], []
             for _ in range(2):  # interleaved
-                eager.append(timed(lambda: model(*ins), args.reps))
-                ember.append(timed(lambda: fn(*ins), args.reps))
+                eager.append(timed(lambda: model(*ins), reps))
+                ember.append(timed(lambda: fn(*ins), reps))
         row = {"case": name, "eager_ms": min(eager), "ember_ms": min(ember), "speedup": min(eager) / min(ember),
                "rel_err": err, "compile_s": compile_s, "kernels": len(fn.program.launches)}
         rows.append(row)
         print(f"{name:30s} eager {row['eager_ms']:8.2f} ms  ember {row['ember_ms']:8.2f} ms  {row['speedup']:5.2f}x  "
               f"err {err:.1e}  ({row['kernels']} kernels, compiled in {compile_s:.0f} s)", flush=True)
-    doc = {"machine": platform.processor() or platform.machine(), "cpu": _cpu_model(), "threads": torch.get_num_threads(),
-           "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(doc, f, indent=1)
+    return rows
 
 
 def _cpu_model() -> str:

@@ -248,6 +248,7 @@ def main(argv=None) -> int:
     p.add_argument("--only", default=None)
     p.add_argument("--out", default=None)
     p.add_argument("--search-time", type=float, default=60.0, help="search time limit per case (s)")
+    p.add_argument("--models", action="store_true", help="cpu: also the real-models section (bench/cpu_models.py)")
     a = p.parse_args(argv)
     global SEARCH_TIME
     SEARCH_TIME = a.search_time
@@ -273,6 +274,11 @@ def main(argv=None) -> int:
     res = {"suite": a.suite, "device": device_name(device), "date": datetime.datetime.now().isoformat(timespec="seconds"),
            "search": a.search, "copy_bandwidth_GBps": bw / 1e9,
            "matmul_peak_TFLOPs": {k: v / 1e12 for k, v in PEAKS.items()}, "versions": versions(device), "cases": recs}
+    if a.models and device == "cpu":  # ResNet-18, a MiniLM-shaped encoder, the MLP against torch eager
+        sys.path.insert(0, HERE)
+        import cpu_models
+        res["models"] = cpu_models.measure()
+        res["models_cpu"] = cpu_models._cpu_model()
     out = a.out or os.path.join(HERE, "results", f"{a.suite}-{a.search}-{datetime.date.today()}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
