@@ -178,3 +178,32 @@ def test_integer_remainder_by_zero_or_minus_one_does_not_trap():
         np.testing.assert_array_equal(got[zero], 0)
         np.testing.assert_array_equal(got[[3, 4]], ref[[3, 4]])
     assert fn(a=av, b=bv)[0][2] == 0  # INT_MIN fmod -1
+
+
+@pytest.mark.parametrize("case", ["depthwise3x3", "depthwise5x5_stride2", "maxpool3x3_s2", "avgpool2x2"])
+def test_window_form_vectorises_short_reductions_across_outputs(case):
+    """Depthwise convolutions and pooling windows take the window form (codegen/c_window.py): the
+    taps outside, a block of outputs innermost; odd sizes leave a partial last block, padding
+    guards become masks. Against the reference, two seeds."""
+    from ember.codegen import c as cgen
+    from ember.kernel.lower import lower
+    shapes = {"depthwise3x3": (2, 12, 19, 23), "depthwise5x5_stride2": (1, 8, 21, 37),
+              "maxpool3x3_s2": (2, 6, 33, 35), "avgpool2x2": (1, 5, 18, 70)}
+    x = em.input("x", shapes[case])
+    C = shapes[case][1]
+    if case == "depthwise3x3":
+        y = em.conv2d(x, em.input("w", (C, 1, 3, 3)), padding=1, groups=C)
+    elif case == "depthwise5x5_stride2":
+        y = em.conv2d(x, em.input("w", (C, 1, 5, 5)), padding=2, stride=2, groups=C)
+    elif case == "maxpool3x3_s2":
+        y = em.max_pool2d(x, 3, 2, 1)
+    else:
+        y = em.avg_pool2d(x, 2, 2)
+    assert any(cgen.default_config(k)["form"] == "window" for k, _ in lower([y.node]).kernels)
+    fn = em.compile(y, device="cpu")
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        feed = {"x": rng.standard_normal(shapes[case]).astype(np.float32)}
+        if "depthwise" in case:
+            feed["w"] = rng.standard_normal((C, 1, 5 if "5x5" in case else 3, 5 if "5x5" in case else 3)).astype(np.float32)
+        np.testing.assert_allclose(fn(**feed), em.reference(y, **feed), rtol=1e-5, atol=1e-5)

@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from .. import primitives as P
 from .. import symbolic as sm
 from ..kernel import ir
-from . import c_gemm
+from . import c_gemm, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -184,6 +184,8 @@ class _Renderer:
         self.emit(0, f"void {k.name}({', '.join(params)}) {{")
         if g is not None and form == "packed":
             c_gemm.render(self, g, _canon(k).store, self.cfg, OMP_MIN_WORK)
+        elif form == "window" and c_window.applicable(_canon(k)):
+            c_window.render(self, _canon(k), self.cfg, OMP_MIN_WORK)
         elif g is not None:
             self.contraction(g)
         else:
@@ -272,6 +274,8 @@ def default_config(k: ir.Kernel, wide: bool = False) -> dict:
         work, N = sm.prod(e for _, e in g.batch + g.m + g.n + g.k), sm.prod(e for _, e in g.n)
         if work.is_const and work.value >= PACKED_MIN_FLOPS and N.is_const and N.value >= PACKED_MIN_N:
             return dict(c_gemm.DEFAULT)
+    if g is None and c_window.applicable(_canon(k)):  # a depthwise conv, a pooling window
+        return {"form": "window", "vb": c_window.VB}
     if g is None or g.b_k_fastest:
         return {"form": "loops"}
     N = sm.prod(e for _, e in g.n)
@@ -284,7 +288,8 @@ def space(k: ir.Kernel) -> list:
     """CPU schedule knobs the search may try for a kernel."""
     g = _contraction(k)
     if g is None:
-        return [{"form": "loops"}]
+        window = [{"form": "window", "vb": vb} for vb in (16, 64, 256)] if c_window.applicable(_canon(k)) else []
+        return [{"form": "loops"}] + window
     out = [{"form": "loops"}] + [{"form": "blocked", "nb": nb} for nb in (8, 16, 32, 64)]
     if c_gemm.supports(g):
         out += [dict(c_gemm.DEFAULT, mr=mr, nr=nr, kc=kc) for mr, nr in ((8, 32), (6, 32), (12, 32), (4, 64))
