@@ -4,7 +4,8 @@ a warm-up. The models are built in plain torch with the published architectures'
 
 * ResNet-18 (torchvision's BasicBlock layout), batch 1 x 3 x 224 x 224;
 * a BERT-style encoder with MiniLM-L6's shape (6 layers, hidden 384, 12 heads, FFN 1536), batch
-  4 x 32 tokens (no transformers package needed);
+  4 x 32 tokens (no transformers package needed), and, where transformers is installed, the
+  Hugging Face BertModel built from all-MiniLM-L6-v2's config (random weights) on token ids;
 * the MLP 784-512-10 at batch 64.
 
     python bench/cpu_models.py --out bench/results/cpu-models-DATE.json
@@ -68,6 +69,30 @@ def minilm_shaped():
     return enc, (torch.randn(4, 32, 384),)
 
 
+def hf_minilm():
+    """all-MiniLM-L6-v2's BertModel built from its config (random weights: no hub download here),
+    token ids and attention mask as a user passes them; None without the transformers package."""
+    try:
+        import transformers
+    except ImportError:
+        return None
+    import torch
+    cfg = transformers.BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                                  intermediate_size=1536, max_position_embeddings=512, attn_implementation="eager")
+    model = transformers.BertModel(cfg).eval()
+    ids = torch.randint(0, 30522, (4, 32))
+    mask = torch.ones(4, 32, dtype=torch.long)
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, ids, mask):
+            return self.m(input_ids=ids, attention_mask=mask).last_hidden_state
+    return LastHidden(model).eval(), (ids, mask)
+
+
 def mlp():
     import torch
     import torch.nn as nn
@@ -105,9 +130,13 @@ def measure(reps: int = 15) -> list:
     import ember as em
     rows = []
     for name, make in (("resnet18 1x3x224x224", resnet18), ("minilm-shaped encoder 4x32", minilm_shaped),
-                       ("mlp 784-512-10 b64", mlp)):
+                       ("hf bert all-MiniLM-L6-v2 config 4x32", hf_minilm), ("mlp 784-512-10 b64", mlp)):
         torch.manual_seed(0)
-        model, ins = make()
+        made = make()
+        if made is None:
+            print(f"{name:30s} skipped (transformers is not installed)", flush=True)
+            continue
+        model, ins = made
         t0 = time.time()
         fn = em.from_torch(model, ins, device="cpu")
         compile_s = time.time() - t0
