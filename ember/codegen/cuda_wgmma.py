@@ -318,7 +318,7 @@ def _pair_store(w, c: Canon, g, ind: int) -> None:
     w._ind = ind
     env = w.vr.vals([lo, hi], ind)
     buf = w.k.buffer(c.store.buffer)
-    st_t = CUDA_STORAGE(buf.dtype)
+    st_t = _storage_type(buf.dtype)
     raw_t = "unsigned int" if buf.dtype.itemsize == 2 else "uint2"
     w.emit(ind, f"{raw_t} o_;")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
@@ -326,7 +326,7 @@ def _pair_store(w, c: Canon, g, ind: int) -> None:
     w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
 
 
-def CUDA_STORAGE(d) -> str:
+def _storage_type(d) -> str:
     return {"float16": "unsigned short", "bfloat16": "unsigned short"}.get(d.name, d.c_name)
 
 
