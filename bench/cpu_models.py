@@ -99,6 +99,32 @@ def mlp():
     return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)).eval(), (torch.randn(64, 784),)
 
 
+def gemvs(reps: int = 30) -> list:
+    """Decode-shaped matrix-vector products (nn.Linear at batch 1) in float32 and bfloat16 weights:
+    time and the weight bytes streamed per second, Ember against eager."""
+    import torch
+
+    import ember as em
+    rows = []
+    for name in ("float32", "bfloat16"):
+        for k, n in ((2048, 8192), (8192, 2048)):
+            torch.manual_seed(0)
+            lin = torch.nn.Linear(k, n, bias=False).to(getattr(torch, name)).eval()
+            x = torch.randn(1, k).to(getattr(torch, name))
+            fn = em.from_torch(lin, (x,), device="cpu")
+            with torch.no_grad():
+                ref = lin(x).float()
+                err = ((fn(x).float() - ref).abs().max() / ref.abs().max()).item()
+                te, tb = timed(lambda: lin(x), reps), timed(lambda: fn(x), reps)
+            nbytes = lin.weight.numel() * lin.weight.element_size()
+            row = {"case": f"linear {k}->{n} batch 1 {name}", "eager_ms": te, "ember_ms": tb, "speedup": te / tb,
+                   "ember_GBps": nbytes / tb / 1e6, "eager_GBps": nbytes / te / 1e6, "rel_err": err}
+            rows.append(row)
+            print(f"{row['case']:34s} eager {te * 1e3:7.0f} us  ember {tb * 1e3:7.0f} us  {te / tb:5.2f}x  "
+                  f"({row['ember_GBps']:.1f} vs {row['eager_GBps']:.1f} GB/s of weights)", flush=True)
+    return rows
+
+
 def timed(fn, reps):
     fn()
     ts = []
@@ -115,7 +141,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
     import torch
-    rows = measure(args.reps)
+    rows = measure(args.reps) + gemvs()
     doc = {"machine": platform.processor() or platform.machine(), "cpu": _cpu_model(), "threads": torch.get_num_threads(),
            "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
     if args.out:
