@@ -154,15 +154,34 @@ def _pack(r, g, val, rows: list, k: list, k_fastest: bool, R: int, count: str, s
             e(ind + 1, "}")
         e(ind + 1, "for (long long kk_ = 0; kk_ < kc_; kk_++) {")
         split_k(ind + 2)
-        e(ind + 2, "#pragma omp simd")
-        e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
-        if split_rows:
-            for v, _ in rows:
-                e(ind + 3, f"const long long {v} = rv_{v}[q_];")
+        last, ext = rows[-1]
+        if split_rows and ext.is_const:
+            # runs of the panel's rows within one innermost row (a conv's output row): the other row
+            # variables fixed over the run and the innermost one stepping by 1, so the run's loads
+            # are contiguous vectors instead of gathers (ResNet-18's 64-channel 3x3 conv: its
+            # im2col packing took 0.6 of its 2.1 ms as gathers)
+            e(ind + 2, "for (long long q0_ = 0; q0_ < w_; ) {")
+            e(ind + 3, f"const long long n_ = {_min('w_ - q0_', f'{ext.value} - rv_{last}[q0_]')};")
+            for v, _ in rows[:-1]:
+                e(ind + 3, f"const long long {v} = rv_{v}[q0_];")
+            e(ind + 3, f"const long long l0_ = rv_{last}[q0_] - q0_;")
+            e(ind + 3, "#pragma omp simd")
+            e(ind + 3, "for (long long q_ = q0_; q_ < q0_ + n_; q_++) {")
+            e(ind + 4, f"const long long {last} = l0_ + q_;")
+            value(ind + 4)
+            e(ind + 3, "}")
+            e(ind + 3, "q0_ += n_;")
+            e(ind + 2, "}")
         else:
-            r.decompose(f"{start} + p_ + q_", rows, ind + 3)
-        value(ind + 3)
-        e(ind + 2, "}")
+            e(ind + 2, "#pragma omp simd")
+            e(ind + 2, "for (long long q_ = 0; q_ < w_; q_++) {")
+            if split_rows:
+                for v, _ in rows:
+                    e(ind + 3, f"const long long {v} = rv_{v}[q_];")
+            else:
+                r.decompose(f"{start} + p_ + q_", rows, ind + 3)
+            value(ind + 3)
+            e(ind + 2, "}")
         e(ind + 2, f"for (long long q_ = w_; q_ < {R}; q_++) d_[kk_ * {R} + q_] = 0.f;")
         e(ind + 1, "}")
     e(ind, "}")
