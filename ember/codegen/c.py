@@ -294,6 +294,7 @@ def space(k: ir.Kernel) -> list:
     if c_gemm.supports(g):
         out += [dict(c_gemm.DEFAULT, mr=mr, nr=nr, kc=kc) for mr, nr in ((8, 32), (6, 32), (12, 32), (4, 64))
                 for kc in (256, 384)]
+        out += [dict(c_gemm.DEFAULT, nc=nc) for nc in (512, 1024)]  # the B block (L2 on small-M convs)
         # C computed transposed (few columns on the MR side): not a default, it won and lost by shape
         # (512x12x512: 101 vs 138 us; 256x10x1024: 139 vs 158 us, both behind the loops' 108 us)
         out += [dict(c_gemm.DEFAULT, swap=True, nr=nr) for nr in (16, 32)]

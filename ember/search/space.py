@@ -86,6 +86,10 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     if level == "full":
         out += [{"mode": "block", "threads": t, "vec": 8, "cache": "smem", "unroll": u} for t in (512, 1024) for u in (8, 16)]
     out += [{"mode": "cols", "threads": t} for t in ((128, 256, 512, 1024) if cg.columns_contiguous(k, c) else (256,))]
+    if cg.columns_contiguous(k, c):  # several consecutive outputs per lane, where they are vectors
+        from ..codegen.cuda_schedule import cols_vec_ok
+        out += [{"mode": "cols", "threads": t, "cvec": v} for v in (2, 4, 8) if cols_vec_ok(k, c, v) is None
+                for t in (256, 512)]
     return out
 
 
