@@ -20,6 +20,9 @@ import sys
 import time
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+
+from cpu_gemm import _cpu_model  # noqa: E402  (the CPU's model name, as the GEMM benchmark records it)
 
 
 def resnet18():
@@ -180,17 +183,6 @@ def measure(reps: int = 15) -> list:
         print(f"{name:30s} eager {row['eager_ms']:8.2f} ms  ember {row['ember_ms']:8.2f} ms  {row['speedup']:5.2f}x  "
               f"err {err:.1e}  ({row['kernels']} kernels, compiled in {compile_s:.0f} s)", flush=True)
     return rows
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":
