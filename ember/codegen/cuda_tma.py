@@ -12,7 +12,7 @@ buffer, through widening casts only, whose index is affine in the loop variables
 
 A matmul and a linear layer in any transposition, batched matmuls and attention's products fit;
 an implicit-GEMM convolution's input (its k walk jumps by rows and planes) and an operand computed
-by a prologue do not, and keep the `mma` mode.
+by a prologue do not: the producer gathers those (codegen/cuda_wgmma_feed.py).
 
 The plan's tensor maps are described in the launch config (`tma`: per operand the kernel parameter
 it reads, offset, dims, strides, box, element type); backends/cuda_tma.py encodes them against the
@@ -125,30 +125,6 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
     if any(d >= 2 ** 32 for d in dims) or any(s * es >= 2 ** 40 for s in outer):
         return "a dimension beyond the copy engine's range"
     return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [v for v, _ in bvars])
-
-
-def tma_plan(g: Contraction) -> tuple | str:
-    """(kind, a plan, b plan) for a contraction both of whose operands TMA can stage in the same
-    element type, or why not. kind: "bf16", "f16" or "tf32" (float32 operands: TF32 must be allowed,
-    and both K-major: the TF32 wgmma has no transpose)."""
-    if g.stage.acc.dtype != dt.float32:
-        return "an accumulator that is not float32"
-    if not g.n or not g.m:
-        return "a matrix-vector product (no rows on one side)"
-    pa, pb = tma_operand(g, g.a, g.m), tma_operand(g, g.b, g.n)
-    for name, p in (("a", pa), ("b", pb)):
-        if isinstance(p, str):
-            return f"operand {name}: {p}"
-    assert isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand)
-    if pa.dtype != pb.dtype:
-        return f"mixed operand types ({pa.dtype.name} x {pb.dtype.name})"
-    kind = TMA_KINDS[pa.dtype]
-    if kind == "tf32":
-        if not g.stage.acc.tf32:
-            return "float32 operands without TF32 allowed (ember.allow_tf32)"
-        if not (pa.kmajor and pb.kmajor):
-            return "float32 operands that are not both K-major (TF32 wgmma has no transpose)"
-    return kind, pa, pb
 
 
 def launch_spec(p: TmaOperand, param: int, box: list) -> dict:
