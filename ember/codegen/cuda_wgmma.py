@@ -184,7 +184,6 @@ def render_wgmma(w, c: Canon):
     fname, fsrc = wgmma_fn(kind, BN, 0 if pa.kmajor else 1, 0 if pb.kmajor else 1)
     w.lines.insert(0, fsrc)
     w.lines.insert(0, WGMMA_HELPERS)
-    w.extra_params = ["const unsigned char* __restrict__ em_tma_"]
     params = {b.name: i for i, b in enumerate(w.k.buffers)}
 
     def box(p: TmaOperand, R: int) -> list:
