@@ -28,6 +28,7 @@ from .ops.movement import *  # noqa: F401,F403
 from .ops.norm import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
+from .ops.state import *  # noqa: F401,F403
 from .pipeline import compile  # noqa: A001
 from .precision import allow_tf32
 from .reference import reference

@@ -16,6 +16,7 @@ from .backends.target import DeviceError, Target, get_target
 from .kernel import lower as lowering
 from .kernel.stats import kernel_bytes, kernel_flops
 from .runtime.program import BufferSpec, Launch, Program
+from .ops.state import StateWriteSpec
 from .tensor import Tensor
 
 SEARCH_MODES = ("none", "fast", "full")
@@ -31,9 +32,24 @@ def _outputs(y):
     raise TypeError(f"em.compile takes a Tensor, or a list/tuple/dict of Tensors; got {type(y).__name__}")
 
 
-def lower(nodes: list, output_names, target: Target, force=None, local=None) -> lowering.LoweredGraph:
+def lower(nodes: list, output_names, target: Target, force=None, local=None, writes: tuple = ()) -> lowering.LoweredGraph:
     """Graph -> kernels (the fusion decision), for `target`."""
-    return lowering.lower(nodes, output_names, force=force, local=local, target=target)
+    return lowering.lower(nodes, output_names, force=force, local=local, target=target, writes=writes)
+
+
+def _state_writes(specs) -> tuple[tuple, list]:
+    """em.state_write specs -> the lowering's StateWrites and their JSON record (checked per call)."""
+    writes, record = [], []
+    for w in specs or ():
+        if not isinstance(w, StateWriteSpec):
+            raise TypeError(f"writes= takes em.state_write(...) items, got {type(w).__name__}")
+        writes.append(lowering.StateWrite(w.state.node, w.updated.node, w.axis, w.start, w.extent))
+        record.append({"state": w.state.node.arg, "axis": w.axis, "start": sm.to_json(w.start),
+                       "extent": sm.to_json(w.extent)})
+    states = [r["state"] for r in record]
+    if len(set(states)) != len(states):
+        raise ValueError(f"writes=: each state may be written once per program, got {states}")
+    return tuple(writes), record
 
 
 def render(lowered: lowering.LoweredGraph, target: Target, configs: list | None = None) -> tuple[str, list]:
@@ -73,11 +89,15 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     search: "none" uses the default lowering; "fast"/"full" search for faster equivalent programs
     (every candidate verified against the reference before it is timed); options: time_limit (s),
     example_inputs, progress; cast_inputs=True makes calls convert float inputs wider than the
-    graph's (float64 arrays into a float32 graph) instead of refusing them.
+    graph's (float64 arrays into a float32 graph) instead of refusing them; writes=[em.state_write(...)]
+    stores values into state inputs in place (ember/ops/state.py; run with `prog.run(inputs, dims=)`).
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
     cast_inputs = bool(options.pop("cast_inputs", False))
+    writes, record = _state_writes(options.pop("writes", ()))
+    if writes and search != "none":
+        raise ValueError("search with state writes (writes=) is not supported yet: compile with search='none'")
     ts, names, kind = _outputs(y)
     target = get_target(device)
     nodes = [t.node for t in ts]
@@ -91,7 +111,8 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
         from .search.driver import search_program
         prog = search_program(nodes, target, names, kind, search, build=build_program, **options)
     else:
-        prog = build_program(lower(nodes, names, target), target, names, kind)
+        prog = build_program(lower(nodes, names, target, writes=writes), target, names, kind,
+                             meta={"writes": record} if record else None)
     prog.cast_inputs = cast_inputs
     if debug >= 2:
         print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))

@@ -181,15 +181,16 @@ def _collect(y):
     raise TypeError(f"expected a Tensor, or a list/tuple/dict of Tensors; got {type(y).__name__}")
 
 
-def reference(y, /, **inputs):
+def reference(y, dims=None, /, **inputs):
     """Evaluate tensor(s) y with numpy. Inputs are given by name; named dimensions are bound from
-    the input shapes. Returns numpy arrays in the outputs' dtypes. (y is positional-only, so an
-    input may itself be named "y".)"""
+    the input shapes, and those no shape fixes from `dims` ({name: int}, a KV cache's filled length).
+    Returns numpy arrays in the outputs' dtypes. (y and dims are positional-only, so an input may
+    itself be named "y" or "dims".)"""
     ts, pack = _collect(y)
     nodes = [t.node if isinstance(t, Tensor) else t for t in ts]
     ins = g.inputs_of(nodes)
     arrays = check_inputs(ins, inputs)
-    env = bind_dims(ins, arrays)
+    env = bind_dims(ins, arrays, dict(dims or {}))
     missing = [d for d in g.symbolic_dims(nodes) if d not in env]
     if missing:
         raise ReferenceError(f"symbolic dimension(s) {missing} are not fixed by any input's shape")

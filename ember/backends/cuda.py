@@ -349,6 +349,10 @@ class CUDAExecutor:
             return self.run_torch(program, tuple(ptrs[f"in_{n}"] for n in program.inputs), env)
         self._poison(program, ptrs, env, s)
         self._graph(program, ptrs, env).launch(stream)
+        for name in program.state_inputs:  # written in place: the caller's host array gets the state back
+            a = arrays[name]
+            if a.nbytes:
+                _check(driver.cuMemcpyDtoHAsync(a.ctypes.data, ptrs[f"in_{name}"], a.nbytes, s), f"copy of state {name}")
         outs = []
         for name in program.outputs:
             b = program.buffers[name]

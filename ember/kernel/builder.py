@@ -122,7 +122,7 @@ class KernelBuilder:
     """Lowers one materialised node (the root) and everything inlined into it."""
 
     def __init__(self, root: Node, materialized: Container[Node], buffer_of, kidx: int, sizes: dict | None = None,
-                 local: bool = False):
+                 local: bool = False, region: tuple | None = None):
         self.root = root
         self.local = local
         self.items: list = []  # stages and local arrays, in the order they must run
@@ -137,8 +137,16 @@ class KernelBuilder:
         self.kidx = kidx
         self.out_vars: list[tuple[str, Expr, int]] = []  # (name, extent, output dim)
         out_coords: list[Expr] = []
+        # region (axis, start, extent): the kernel computes only root[..., start:start+extent, ...]
+        # (a state write: the rest of its buffer already holds the rest of the root's value)
+        r_axis, r_start, r_extent = region if region is not None else (-1, sm.ZERO, sm.ONE)
         for d, s in enumerate(root.shape):
-            if s is sm.ONE:
+            if d == r_axis:
+                v = sm.index_var(f"o{d}", r_extent) if r_extent is not sm.ONE else sm.ZERO
+                if r_extent is not sm.ONE:
+                    self.out_vars.append((f"o{d}", r_extent, d))
+                out_coords.append(r_start + v)
+            elif s is sm.ONE:
                 out_coords.append(sm.ZERO)
             else:
                 v = sm.index_var(f"o{d}", s)
@@ -191,7 +199,10 @@ class KernelBuilder:
             a, b = (self.value(s, coords, valid) for s in n.srcs)
             return ir.alu(op, n.dtype, a, b)
         if op == g.WHERE:
-            c, a, b = (self.value(s, coords, valid) for s in n.srcs)
+            c = self.value(n.srcs[0], coords, valid)
+            if c.op == "const":  # a mask known here (a state write's region): only one side is read
+                return self.value(n.srcs[1 if c.args[0] else 2], coords, valid)
+            a, b = (self.value(s, coords, valid) for s in n.srcs[1:])
             return ir.alu("where", n.dtype, c, a, b)
         if op == g.CAST:
             return ir.alu("cast", n.dtype, self.value(n.srcs[0], coords, valid))
@@ -553,13 +564,14 @@ def _dims_in(body: tuple, params) -> set:
     return {n for n in names if n not in loopvars and not n.startswith("_")}
 
 
-def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes: dict | None, local: bool):
+def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes: dict | None, local: bool,
+                     region: tuple | None = None):
     """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
     local arrays, else in the default mode."""
     if local:
-        b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=True)
+        b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=True, region=region)
         an = b.analyze()
         if an.local_ok:
             return b, an
-    b = KernelBuilder(root, M, buffer_of, kidx, sizes)
+    b = KernelBuilder(root, M, buffer_of, kidx, sizes, region=region)
     return b, b.analyze()

@@ -20,7 +20,7 @@ from .partition import INLINE_MAX, LoweringError, partition
 from .fold import fold_constants
 from .split import split_long_reductions
 
-__all__ = ["lower", "LoweredGraph", "BufferInfo", "LoweringError", "partition", "analyzed_builder",
+__all__ = ["lower", "LoweredGraph", "StateWrite", "BufferInfo", "LoweringError", "partition", "analyzed_builder",
            "KernelBuilder", "Stage", "LocalStage", "Analysis", "acc_dtype", "flat_index", "unflatten",
            "INLINE_MAX", "INLINE_DEPTH_MAX", "LOCAL_MAX"]
 
@@ -36,6 +36,18 @@ class BufferInfo:
     @property
     def size(self) -> Expr:
         return sm.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class StateWrite:
+    """`updated` (the state after the write: the state's shape) equals graph input `state` outside
+    [start, start + extent) along `axis`. It is materialised in the state's own buffer by a kernel
+    over that region only, so a write costs the new rows, not a copy of the state."""
+    state: Node
+    updated: Node
+    axis: int
+    start: Expr
+    extent: Expr
 
 
 @dataclass
@@ -54,17 +66,24 @@ class LoweredGraph:
         return "\n".join(lines)
 
 
-def lower(outputs: list, output_names: list | None = None, force=None, local=None, target=None) -> LoweredGraph:
+def lower(outputs: list, output_names: list | None = None, force=None, local=None, target=None,
+          writes: tuple = ()) -> LoweredGraph:
     """Partition the graph rooted at `outputs` (nodes) into kernels in execution order. `force` (or
     the `forced` attribute of a search candidate) names extra nodes to materialise. `target` (a
-    backends Target) sets the split thresholds; None: the defaults (the H100's)."""
+    backends Target) sets the split thresholds; None: the defaults (the H100's). `writes`
+    (StateWrite) are values the program stores into its state inputs in place: each is materialised
+    into its state's buffer by a kernel over the written region, and its readers read it there."""
     force = force if force is not None else getattr(outputs, "forced", frozenset())
     local = local if local is not None else getattr(outputs, "local", False)
     outputs = list(outputs)
+    n_out = len(outputs)
+    roots = outputs + [w.updated for w in writes]
     if not force:  # (forced nodes name nodes of this very graph: keep it as it is)
-        outputs = split_long_reductions(fold_constants(outputs), target.split if target is not None else None)
-    order = g.toposort(outputs)
-    M = partition(outputs, force, local)
+        roots = split_long_reductions(fold_constants(roots), target.split if target is not None else None)
+    outputs, values = roots[:n_out], roots[n_out:]
+    _check_writes(writes, values, outputs)
+    order = g.toposort(roots)
+    M = partition(roots, force, local)
     buffers: dict = {}
     names: dict = {}
     n_data = n_temp = 0
@@ -81,6 +100,10 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
         nm = f"out{i}" if output_names is None else f"out_{output_names[i]}"
         out_names.append(nm)
         buffers[nm] = BufferInfo(nm, o.dtype, o.shape, "output", o)
+    regions: dict = {}
+    for w, v in zip(writes, values):
+        names[v] = f"in_{w.state.arg}"
+        regions[v] = (w.axis, w.start, w.extent)
     for n in order:
         if n in M and n not in names and n.op not in (g.INPUT, g.DATA) and n not in outputs:
             names[n] = f"t{n_temp}"
@@ -99,7 +122,7 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     for n in order:
         if n not in M or n.op in (g.INPUT, g.DATA):
             continue
-        b, an = analyzed_builder(n, M, lambda x: names[x], len(kernels), sizes, local)
+        b, an = analyzed_builder(n, M, lambda x: names[x], len(kernels), sizes, local, regions.get(n))
         if an.materialize:
             raise LoweringError(f"partition not at fixpoint for {n}: {an.materialize}")
         kernels.append(b.build(names[n]))
@@ -110,4 +133,24 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
             b.copy_from(names[o])
             kernels.append(b.build(nm))
     ins = [n.arg for n in order if n.op == g.INPUT]
-    return LoweredGraph(buffers, kernels, out_names, ins, g.symbolic_dims(outputs))
+    dims = set(g.symbolic_dims(roots))
+    for w in writes:
+        dims |= sm.free_vars(w.start) | sm.free_vars(w.extent)
+    return LoweredGraph(buffers, kernels, out_names, ins, sorted(dims))
+
+
+def _check_writes(writes, values: list, outputs: list) -> None:
+    """A written state is a graph input, updated by a kernel of its own (not an output, nor another
+    write); the region is checked against the state's extent at run time."""
+    seen: set = set()
+    for w, v in zip(writes, values):
+        what = f"the write into state {w.state.arg!r}"
+        if w.state.op != g.INPUT:
+            raise LoweringError(f"{what}: a state must be a graph input")
+        if v.op in (g.INPUT, g.DATA, g.CONST) or v in outputs or v in seen:
+            raise LoweringError(f"{what}: the updated state must be computed by the program and written once "
+                                "(not an input, a constant, an output or another write)")
+        seen.add(v)
+        if v.dtype != w.state.dtype or v.shape != w.state.shape:
+            raise LoweringError(f"{what}: the updated state {v.dtype.name}{sm.shape_str(v.shape)} differs from "
+                                f"the state {w.state.dtype.name}{sm.shape_str(w.state.shape)}")

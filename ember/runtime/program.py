@@ -112,15 +112,57 @@ class Program:
     def cast_inputs(self, on: bool) -> None:
         self.meta["cast_inputs"] = bool(on)
 
+    @property
+    def state_inputs(self) -> list:
+        """Inputs the program writes in place (em.state_write): a KV cache's new rows land there."""
+        return [w["state"] for w in self.meta.get("writes", ())]
+
     # ------------------------------------------------------------------ running
-    def _bind(self, given: dict) -> tuple[dict, dict]:
+    def _bind(self, given: dict, dims: dict | None = None) -> tuple[dict, dict]:
         arrays = check_inputs(self.input_specs, given, keep_device=self._on_device(),
                               narrow_floats=self.cast_inputs)
-        env = bind_dims(self.input_specs, arrays)
+        bound = {}
+        for d, v in (dims or {}).items():
+            if d not in self.dims:
+                raise InputError(f"dims: {d!r} is not a dimension of this program (it has {self.dims or 'none'})")
+            if not isinstance(v, (int, np.integer)) or v < 0:
+                raise InputError(f"dims: {d!r} must be a non-negative int, got {v!r}")
+            bound[d] = int(v)
+        env = bind_dims(self.input_specs, arrays, bound)
         missing = [d for d in self.dims if d not in env]
         if missing:
-            raise InputError(f"dimension(s) {missing} are not fixed by the inputs")
+            raise InputError(f"dimension(s) {missing} are not fixed by the inputs (pass them: "
+                             f"program.run(inputs, dims={{...}}))")
+        if self.meta.get("writes"):
+            self._check_writes(given, arrays, env)
         return arrays, env
+
+    def _check_writes(self, given: dict, arrays: dict, env: dict) -> None:
+        """Every state write lands inside its state, in the caller's own array (updated in place)."""
+        from ..arrays import DeviceArray
+        on_device = any(isinstance(a, DeviceArray) for a in arrays.values())
+        for w in self.meta["writes"]:
+            name, axis = w["state"], w["axis"]
+            a = arrays[name]
+            if not isinstance(a, DeviceArray) and not (a is given[name] and a.flags.c_contiguous and a.flags.writeable):
+                raise InputError(f"state input {name!r} is written in place: pass a writeable C-contiguous array "
+                                 f"of dtype {self.buffers['in_' + name].dtype.name} (or a device array), not a copy")
+            if on_device and not isinstance(a, DeviceArray):
+                raise InputError(f"state input {name!r} is a host array while other inputs are device arrays: "
+                                 "pass the state on the device too (it is written in place)")
+            start = int(sm.evaluate(sm.from_json(w["start"]), env))
+            stop = start + int(sm.evaluate(sm.from_json(w["extent"]), env))
+            if start < 0 or stop > a.shape[axis]:
+                raise InputError(f"state input {name!r}: the write covers [{start}, {stop}) along axis {axis}, "
+                                 f"outside its extent {a.shape[axis]}")
+
+    def run(self, inputs: dict, dims: dict | None = None):
+        """Like calling the program, with named dimensions that no input shape fixes given in `dims`
+        (a KV cache's filled length)."""
+        arrays, env = self._bind(inputs, dims)
+        outs = self.executor.run(self, arrays, env)
+        self._last_env = env
+        return self._pack(outs)
 
     def _on_device(self) -> bool:
         return bool(self.target is not None and self.target.device_memory)
@@ -170,7 +212,7 @@ class Program:
         (the PyTorch frontend): contiguous torch.cuda tensors of a static-shape CUDA program go
         straight to the executor's torch path — the per-call host cost is then mostly torch's own
         output allocation and one launch (a graph launch for several kernels)."""
-        if not self._on_device() or self.dims:
+        if not self._on_device() or self.dims or self.meta.get("writes"):
             return self(**feed)
         self._last_env = {}
         ins = tuple(feed[n] for n in self.inputs)
