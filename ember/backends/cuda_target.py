@@ -111,10 +111,11 @@ def _precompile(k, cfgs, target):
 
 
 @contextlib.contextmanager
-def _search_session():
-    """The search's candidates share one upload of the constants."""
+def _search_session(uploads: dict | None = None):
+    """The search's candidates share one upload of the constants (so do the programs of one model,
+    ember/llm, which keeps `uploads` between its compiles)."""
     from .cuda import CUDAExecutor
-    CUDAExecutor.shared_uploads = {}
+    CUDAExecutor.shared_uploads = {} if uploads is None else uploads
     try:
         yield
     finally:

@@ -1,0 +1,157 @@
+"""The decoder graph of one generation step, built from Ember's own ops from a ModelConfig.
+
+One step reads `T` new tokens per sequence (a prompt chunk, or 1 when decoding) at slots
+[P, P + T) of the KV cache, writes their keys and values there in place (em.state_write), attends
+over slots [0, P + T), and returns the logits of the last new token. P and T are named dimensions
+(T is the constant 1 for the decode program), so one compiled prefill program and one decode
+program serve every position and prompt length.
+
+Batches are left-padded: sequence b's tokens start at slot `start[b]`. Its rotary positions are
+given per token (`positions`), and its queries attend to slots >= start[b] (plus their own slot,
+so a pad row stays finite and its garbage never reaches a real row through 0 * NaN).
+
+Numerics follow transformers' eager Llama: RMSNorm in float32 with the weight applied after the
+cast back, cos/sin in float32 cast to the model dtype, softmax in float32."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+from ..ops.attention import repeat_kv, rotary_embedding
+from ..ops.indexing import embedding
+from ..ops.state import narrow_to, state_write
+from ..tensor import Tensor, input, iota, tensor, where
+from .checkpoint import Checkpoint
+from .config import ModelConfig
+
+
+class Weights:
+    """The model's parameters as Ember constants (made once, shared by the prefill and decode
+    graphs, so their programs share one copy)."""
+
+    def __init__(self, cfg: ModelConfig, ckpt: Checkpoint, max_seq: int, dtype: dt.DType):
+        self.cfg, self.dtype = cfg, dtype
+        H, Hkv, D, E, F = cfg.hidden, cfg.kv_heads, cfg.head_dim, cfg.hidden, cfg.ffn
+
+        def w(name, shape):
+            return tensor(ckpt.get(name, shape), name=name)
+
+        self.embed = w("model.embed_tokens.weight", (cfg.vocab, E))
+        if cfg.tied or "lm_head.weight" not in ckpt:
+            self.lm_head = self.embed
+        else:
+            self.lm_head = w("lm_head.weight", (cfg.vocab, E))
+        self.norm = w("model.norm.weight", (E,))
+        self.layers = []
+        for i in range(cfg.layers):
+            p = f"model.layers.{i}."
+            a = p + "self_attn."
+            L = {
+                "in_norm": w(p + "input_layernorm.weight", (E,)),
+                "post_norm": w(p + "post_attention_layernorm.weight", (E,)),
+                "q": w(a + "q_proj.weight", (cfg.heads * D, E)),
+                "k": w(a + "k_proj.weight", (Hkv * D, E)),
+                "v": w(a + "v_proj.weight", (Hkv * D, E)),
+                "o": w(a + "o_proj.weight", (E, cfg.heads * D)),
+                "gate": w(p + "mlp.gate_proj.weight", (F, E)),
+                "up": w(p + "mlp.up_proj.weight", (F, E)),
+                "down": w(p + "mlp.down_proj.weight", (E, F)),
+            }
+            if cfg.qkv_bias:
+                L["q_b"], L["k_b"] = w(a + "q_proj.bias", (cfg.heads * D,)), w(a + "k_proj.bias", (Hkv * D,))
+                L["v_b"] = w(a + "v_proj.bias", (Hkv * D,))
+            if cfg.o_bias:
+                L["o_b"] = w(a + "o_proj.bias", (E,))
+            if cfg.mlp_bias:
+                for m in ("gate", "up", "down"):
+                    L[m + "_b"] = w(p + f"mlp.{m}_proj.bias", (L[m].shape[0],))
+            if cfg.qk_norm:
+                L["q_norm"], L["k_norm"] = w(a + "q_norm.weight", (D,)), w(a + "k_norm.weight", (D,))
+            self.layers.append(L)
+        del H
+        # rotary tables for every slot, float32 as transformers computes them (cos/sin of pos * inv_freq)
+        inv = np.asarray(cfg.inv_freq, np.float32)
+        ang = np.arange(max_seq, dtype=np.float32)[:, None] * inv[None, :]
+        ang = np.concatenate([ang, ang], -1)
+        self.cos = tensor((np.cos(ang) * cfg.rope_scale).astype(np.float32), name="rope_cos")
+        self.sin = tensor((np.sin(ang) * cfg.rope_scale).astype(np.float32), name="rope_sin")
+
+
+def _linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+    y = x @ w.transpose(0, 1)
+    return y if b is None else y + b
+
+
+def _rms(x: Tensor, w: Tensor, eps: float) -> Tensor:
+    xf = x.cast(dt.float32)
+    y = xf * ((xf * xf).mean(-1, keepdim=True) + eps).rsqrt()
+    return w * y.cast(x.dtype)
+
+
+def cache_shape(cfg: ModelConfig, batch: int, max_seq: int) -> tuple:
+    return (batch, cfg.kv_heads, max_seq, cfg.head_dim)
+
+
+def build_step(W: Weights, batch: int, T, max_seq: int):
+    """Graph of one step: returns (outputs {"logits", "next"}, state writes). Inputs: `tokens`
+    (B, T) int32, `positions` (B, T) int32 (rotary positions), `start` (B,) int32 (first slot of each
+    sequence), caches `k{i}` / `v{i}` (B, Hkv, max_seq, D); dims P (slots already filled) and T."""
+    cfg, dtype = W.cfg, W.dtype
+    B, D, Hq, Hkv = batch, cfg.head_dim, cfg.heads, cfg.kv_heads
+    P = sm.dim("P")
+    Tn = sm.sym(T)
+    tokens = input("tokens", (B, T), dt.int32)
+    positions = input("positions", (B, T), dt.int32)
+    start = input("start", (B,), dt.int32)
+    x = embedding(tokens, W.embed)  # (B, T, E)
+    cos = embedding(positions, W.cos).cast(dtype).unsqueeze(1)  # (B, 1, T, D)
+    sin = embedding(positions, W.sin).cast(dtype).unsqueeze(1)
+    n = P + Tn  # keys attended: slots [0, P + T)
+    key = iota((B, 1, T, n), 3)
+    query_slot = iota((B, 1, T, n), 2) + Tensor(_dim_scalar(P))
+    first = start.reshape(B, 1, 1, 1)
+    allowed = (key <= query_slot) & ((key >= first) | (key == query_slot))
+    scale = 1.0 / math.sqrt(D)
+    writes = []
+    for i, L in enumerate(W.layers):
+        h = _rms(x, L["in_norm"], cfg.eps)
+        q = _linear(h, L["q"], L.get("q_b")).reshape(B, T, Hq, D)
+        k = _linear(h, L["k"], L.get("k_b")).reshape(B, T, Hkv, D)
+        v = _linear(h, L["v"], L.get("v_b")).reshape(B, T, Hkv, D)
+        if cfg.qk_norm:
+            q, k = _rms(q, L["q_norm"], cfg.eps), _rms(k, L["k_norm"], cfg.eps)
+        q = rotary_embedding(q.transpose(1, 2), cos, sin)  # (B, Hq, T, D)
+        k = rotary_embedding(k.transpose(1, 2), cos, sin)
+        v = v.transpose(1, 2)
+        kc = input(f"k{i}", cache_shape(cfg, B, max_seq), dtype)
+        vc = input(f"v{i}", cache_shape(cfg, B, max_seq), dtype)
+        wk, wv = state_write(kc, k, 2, P), state_write(vc, v, 2, P)
+        writes += [wk, wv]
+        keys = repeat_kv(narrow_to(wk.updated, 2, n), cfg.groups)
+        vals = repeat_kv(narrow_to(wv.updated, 2, n), cfg.groups)
+        s = (q @ keys.transpose(-1, -2)).cast(dt.float32) * scale
+        s = where(allowed, s, -math.inf)
+        p = s.softmax(-1).cast(dtype)
+        o = (p @ vals).transpose(1, 2).reshape(B, T, Hq * D)
+        x = x + _linear(o, L["o"], L.get("o_b"))
+        h = _rms(x, L["post_norm"], cfg.eps)
+        g = _linear(h, L["gate"], L.get("gate_b"))
+        u = _linear(h, L["up"], L.get("up_b"))
+        x = x + _linear(g.silu() * u, L["down"], L.get("down_b"))
+    last = narrow_last(x, Tn)  # (B, E): only the last new token's logits are needed
+    logits = _linear(_rms(last, W.norm, cfg.eps), W.lm_head).cast(dt.float32)
+    return {"logits": logits, "next": logits.argmax(-1).cast(dt.int32)}, writes
+
+
+def narrow_last(x: Tensor, T) -> Tensor:
+    """x[:, T - 1] for a (B, T, E) tensor whose T may be a named dimension."""
+    from ..ops.movement import _slice_axis
+    return _slice_axis(x, 1, T - 1, T, 1).reshape(x.node.shape[0], x.node.shape[2])
+
+
+def _dim_scalar(e):
+    from .. import graph as g
+    return g.iota_node((), e, dt.int32)

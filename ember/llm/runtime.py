@@ -1,0 +1,229 @@
+"""`LLM`: a decoder checkpoint compiled into a prefill and a decode program that share their
+weights and a KV cache on the device, and the generation loop around them.
+
+    llm = ember.llm.load("path/to/hf-checkpoint", device="cuda", dtype="bfloat16", max_seq_len=2048)
+    out = llm.generate([[1, 15043, 29892]], max_new_tokens=32)        # new token ids per prompt
+    for tok in llm.stream([1, 15043], max_new_tokens=32): ...          # one prompt, token by token
+
+Programs are compiled once per batch size (the prefill program's prompt length and both programs'
+cache position are named dimensions): `compile_count` says how many compiles happened. On CUDA the
+cache and the step's small inputs are torch tensors (torch used as an allocator only: no torch
+kernel runs inside Ember's programs); on the CPU they are numpy arrays."""
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..arrays import InputError
+from ..backends.target import get_target
+from ..pipeline import compile as em_compile
+from .checkpoint import Checkpoint
+from .config import ConfigError, read_config, read_generation_config, sliding_window
+from .model import Weights, build_step, cache_shape
+from .sampling import check_sampling, sample
+
+DEFAULT_MAX_SEQ = 4096
+
+
+class LLM:
+    def __init__(self, path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False):
+        self.path = Path(path)
+        self.config, raw = read_config(self.path)
+        self.generation_config = read_generation_config(self.path)
+        cfg = self.config
+        self.max_seq_len = int(max_seq_len or min(cfg.max_positions, DEFAULT_MAX_SEQ))
+        if self.max_seq_len < 2:
+            raise ConfigError(f"max_seq_len must be at least 2, got {self.max_seq_len}")
+        window = sliding_window(raw) if cfg.model_type == "mistral" else None
+        if window is not None and self.max_seq_len > window:
+            raise ConfigError(f"config.json: sliding_window {window} < max_seq_len {self.max_seq_len}: sliding-window "
+                              "attention is not supported (use max_seq_len <= the window for exact full attention)")
+        self.max_batch = int(max_batch or 1)
+        if self.max_batch < 1:
+            raise ConfigError(f"max_batch must be at least 1, got {max_batch}")
+        self.target = get_target(device)
+        self.on_cuda = self.target.kind == "cuda"
+        self.dtype = dt.as_dtype(dtype or _checkpoint_dtype(cfg) or "float32")
+        if not self.dtype.is_float:
+            raise ConfigError(f"dtype must be a float type, got {self.dtype.name}")
+        self.verbose = verbose
+        t0 = time.perf_counter()
+        self.weights = Weights(cfg, Checkpoint(self.path, self.dtype.np), self.max_seq_len, self.dtype)
+        self.load_seconds = time.perf_counter() - t0
+        self.tokenizer = _tokenizer(self.path)
+        self._programs: dict = {}
+        self.compile_count = 0
+        self.compile_seconds = 0.0
+        self._uploads: dict = {}  # constants uploaded once for all programs (CUDA)
+        self._caches: list | None = None
+        self.last_stats: dict = {}
+
+    # ---------------------------------------------------------------- programs and state
+    def program(self, kind: str, batch: int):
+        """The compiled 'prefill' (T new tokens) or 'decode' (one token) program for a batch size."""
+        key = (kind, batch)
+        p = self._programs.get(key)
+        if p is None:
+            t0 = time.perf_counter()
+            outs, writes = build_step(self.weights, batch, "T" if kind == "prefill" else 1, self.max_seq_len)
+            session = self.target.search_session(self._uploads) if self.target.search_session else contextlib.nullcontext()
+            with session:
+                p = em_compile(outs, device=self.target, writes=writes)
+            dt_s = time.perf_counter() - t0
+            self.compile_count += 1
+            self.compile_seconds += dt_s
+            if self.verbose:
+                print(f"ember.llm: compiled the {kind} program for batch {batch}: {len(p.launches)} kernels "
+                      f"in {dt_s:.1f} s (compile #{self.compile_count})")
+            self._programs[key] = p
+        return p
+
+    def _cache(self) -> list:
+        if self._caches is None:
+            shape = cache_shape(self.config, self.max_batch, self.max_seq_len)
+            self._caches = [self._zeros(shape) for _ in range(2 * self.config.layers)]
+        return self._caches
+
+    def _zeros(self, shape):
+        if self.on_cuda:
+            torch = _torch()
+            return torch.zeros(shape, dtype=getattr(torch, self.dtype.name), device=f"cuda:{self.target.index}")
+        return np.zeros(shape, self.dtype.np)
+
+    def _ints(self, a: np.ndarray):
+        a = np.ascontiguousarray(a, np.int32)
+        if self.on_cuda:
+            return _torch().from_numpy(a).to(f"cuda:{self.target.index}", non_blocking=False)
+        return a
+
+    def _step(self, kind: str, tokens: np.ndarray, positions: np.ndarray, start: np.ndarray, pos: int) -> dict:
+        b = tokens.shape[0]
+        prog = self.program(kind, b)
+        caches = self._cache()
+        feed = {"tokens": self._ints(tokens), "positions": self._ints(positions), "start": self._ints(start)}
+        for i in range(self.config.layers):
+            feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
+        out = prog.run(feed, dims={"P": pos})
+        return {k: (v.cpu().numpy() if hasattr(v, "cpu") else np.asarray(v)) for k, v in out.items()}
+
+    # ---------------------------------------------------------------- generation
+    def _check_prompts(self, prompts, max_new_tokens: int) -> list:
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+        if not isinstance(prompts, (list, tuple)) or not prompts:
+            raise ValueError("prompts must be a non-empty list of token-id lists")
+        out = []
+        for j, p in enumerate(prompts):
+            ids = np.asarray(p)
+            if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
+                raise ValueError(f"prompt {j}: expected a non-empty list of int token ids")
+            bad = ids[(ids < 0) | (ids >= self.config.vocab)]
+            if bad.size:
+                raise InputError(f"prompt {j}: token id {int(bad[0])} is outside the vocabulary [0, {self.config.vocab})")
+            if ids.size + max_new_tokens > self.max_seq_len:
+                raise InputError(f"prompt {j}: {ids.size} tokens + max_new_tokens {max_new_tokens} exceed max_seq_len "
+                                 f"{self.max_seq_len}")
+            out.append(ids.astype(np.int64))
+        return out
+
+    def stop_ids(self, stop_token_ids=None) -> set:
+        if stop_token_ids is not None:
+            return {int(t) for t in stop_token_ids}
+        ids = set(self.config.eos)
+        g = self.generation_config.get("eos_token_id")
+        ids |= set(g) if isinstance(g, list) else ({g} if isinstance(g, int) else set())
+        return ids
+
+    def _run(self, prompts: list, max_new_tokens: int, temperature: float, top_k, top_p, seed, stop: set):
+        """Yields the next token of every sequence per step (None once a sequence has stopped)."""
+        rng = np.random.default_rng(seed)
+        b = len(prompts)
+        L = max(len(p) for p in prompts)
+        start = np.array([L - len(p) for p in prompts], np.int64)
+        tokens = np.zeros((b, L), np.int64)
+        for j, p in enumerate(prompts):
+            tokens[j, start[j]:] = p
+        slots = np.arange(L)[None, :]
+        positions = np.maximum(slots - start[:, None], 0)
+        t0 = time.perf_counter()
+        out = self._step("prefill", tokens, positions, start, 0)
+        nxt = sample(out["logits"], temperature, top_k, top_p, rng)
+        t1 = time.perf_counter()
+        done = np.zeros(b, bool)
+        steps = 0
+        self.last_stats = {"prefill_tokens": int(sum(len(p) for p in prompts)), "prefill_s": t1 - t0,
+                           "decode_tokens": 0, "decode_s": 0.0}
+        for n in range(max_new_tokens):
+            yield [None if done[j] else int(nxt[j]) for j in range(b)]
+            done |= np.array([int(t) in stop for t in nxt])
+            if done.all() or n == max_new_tokens - 1:
+                break
+            pos = L + n
+            t2 = time.perf_counter()
+            out = self._step("decode", nxt[:, None], (pos - start)[:, None], start, pos)
+            nxt = sample(out["logits"], temperature, top_k, top_p, rng)
+            steps += 1
+            self.last_stats["decode_s"] += time.perf_counter() - t2
+            self.last_stats["decode_tokens"] = steps * b
+
+    def generate(self, prompts, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None,
+                 seed=None, stop_token_ids=None) -> list:
+        """New token ids for every prompt (lists of token ids); a sequence ends after a stop token
+        (included) or max_new_tokens. temperature 0: greedy; else seeded sampling."""
+        check_sampling(temperature, top_k, top_p)
+        prompts = self._check_prompts(prompts, max_new_tokens)
+        stop = self.stop_ids(stop_token_ids)
+        results: list = [[] for _ in prompts]
+        for lo in range(0, len(prompts), self.max_batch):
+            chunk = prompts[lo:lo + self.max_batch]
+            for toks in self._run(chunk, max_new_tokens, temperature, top_k, top_p, seed, stop):
+                for j, t in enumerate(toks):
+                    if t is not None:
+                        results[lo + j].append(t)
+        return results
+
+    def stream(self, prompt, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None,
+               seed=None, stop_token_ids=None):
+        """Yield the new tokens of one prompt (a list of token ids) as they are generated."""
+        check_sampling(temperature, top_k, top_p)
+        (ids,) = self._check_prompts([prompt], max_new_tokens)
+        for toks in self._run([ids], max_new_tokens, temperature, top_k, top_p, seed, self.stop_ids(stop_token_ids)):
+            if toks[0] is None:
+                return
+            yield toks[0]
+
+    def logits(self, prompt) -> np.ndarray:
+        """The next-token logits (float32, vocab) after a prompt: one prefill (for tests and tools)."""
+        (ids,) = self._check_prompts([prompt], 1)
+        n = len(ids)
+        return self._step("prefill", ids[None, :], np.arange(n)[None, :], np.zeros(1, np.int64), 0)["logits"][0]
+
+
+def _checkpoint_dtype(cfg) -> str | None:
+    return {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32"}.get(str(cfg.dtype))
+
+
+def _tokenizer(path: Path):
+    f = path / "tokenizer.json"
+    if not f.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:  # pragma: no cover - a dependency of the llm extra
+        return None
+    return Tokenizer.from_file(str(f))
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def load(path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False) -> LLM:
+    """Read a Hugging Face-format decoder checkpoint directory (config.json, model.safetensors or
+    its shards + index, generation_config.json and tokenizer.json when present) into an LLM."""
+    return LLM(path, device=device, dtype=dtype, max_seq_len=max_seq_len, max_batch=max_batch, verbose=verbose)
