@@ -22,12 +22,17 @@ def main(argv=None) -> int:
     c.add_argument("--device", default=None, help="cpu, cuda, cuda:N, or a preset (h100: code for sm_90, no GPU needed)")
     c.add_argument("--search", default="none", choices=["none", "fast", "full"])
     c.add_argument("--time-limit", type=float, default=None, help="search time limit (s)")
+    from .llm.command import add_parser as add_generate
+    add_generate(sub)
     args = p.parse_args(argv)
     try:
         return _run(args)
     except Exception as e:  # noqa: BLE001 - only the errors a user causes print as one line
+        from .arrays import InputError
         from .backends.target import DeviceError
-        if isinstance(e, DeviceError):
+        from .llm import CheckpointError, ConfigError
+        if isinstance(e, DeviceError) or (args.cmd == "generate" and isinstance(
+                e, (InputError, CheckpointError, ConfigError, ValueError, FileNotFoundError))):
             print(f"ember: error: {e}", file=sys.stderr)
             return 2
         raise
@@ -52,6 +57,9 @@ def _run(args) -> int:
         return _inspect(args.path)
     if args.cmd == "compile":
         return _compile(args)
+    if args.cmd == "generate":
+        from .llm.command import run
+        return run(args)
     return 2
 
 

@@ -65,7 +65,7 @@ class Target:
     executor: Callable | None = field(default=None, repr=False, compare=False)  # (program) -> executor
     compiler: Callable | None = field(default=None, repr=False, compare=False)  # (source, target) -> artifact
     precompile: Callable | None = field(default=None, repr=False, compare=False)  # (k, cfgs, target)
-    search_session: Callable | None = field(default=None, repr=False, compare=False)  # (uploads=None) -> context manager: constants uploaded once
+    search_session: Callable | None = field(default=None, repr=False, compare=False)  # (uploads=None) -> context
     identity_of: Callable | None = field(default=None, repr=False, compare=False)  # (target) -> str
     present: bool = field(default=False, compare=False)  # read from a device that is here
 
