@@ -197,3 +197,24 @@ def test_cli_generate(tmp_path, capsys):
     assert out.split() == [f"w{t}" for t in want]
     assert main(["generate", str(d), "--prompt-ids", "1,500", "--ids", "--device", "cpu"]) == 2
     assert "outside the vocabulary" in capsys.readouterr().err
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("arch", ["llama3", "qwen3"])
+def test_cuda_greedy_tokens_equal_transformers(tmp_path, arch):
+    m, d = _save(tmp_path, arch, seed=8)
+    llm = L.load(d, device="cuda", dtype="float32", max_seq_len=64, max_batch=2)
+    prompts = [PROMPT, [9, 2]]
+    assert llm.generate(prompts, max_new_tokens=32, stop_token_ids=[]) == [_hf_greedy(m, p, 32) for p in prompts]
+    assert llm.compile_count == 2
+
+
+@pytest.mark.cuda
+def test_cuda_bfloat16_logits_within_bfloat16_tolerance(tmp_path):
+    m, d = _save(tmp_path, "llama", seed=9)
+    llm = L.load(d, device="cuda", dtype="bfloat16", max_seq_len=64)
+    with torch.no_grad():
+        want = m.to(torch.bfloat16)(torch.tensor([PROMPT])).logits[0, -1].float().numpy()
+    got = llm.logits(PROMPT)
+    cos = float(np.dot(got, want) / (np.linalg.norm(got) * np.linalg.norm(want)))
+    assert cos > 0.999 and np.abs(got - want).max() < 0.05 * np.abs(want).max()
