@@ -90,12 +90,16 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     (every candidate verified against the reference before it is timed); options: time_limit (s),
     example_inputs, progress; cast_inputs=True makes calls convert float inputs wider than the
     graph's (float64 arrays into a float32 graph) instead of refusing them; writes=[em.state_write(...)]
-    stores values into state inputs in place (ember/ops/state.py; run with `prog.run(inputs, dims=)`).
+    stores values into state inputs in place (ember/ops/state.py; run with `prog.run(inputs, dims=)`);
+    dim_bounds={"P": 4095} plans memory once at the bounds (one CUDA graph for every binding).
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
     cast_inputs = bool(options.pop("cast_inputs", False))
     writes, record = _state_writes(options.pop("writes", ()))
+    bounds = options.pop("dim_bounds", None) or {}
+    if any(not isinstance(v, int) or v < 0 for v in bounds.values()):
+        raise ValueError(f"dim_bounds takes {{dim name: non-negative int}}, got {bounds}")
     if writes and search != "none":
         raise ValueError("search with state writes (writes=) is not supported yet: compile with search='none'")
     ts, names, kind = _outputs(y)
@@ -113,6 +117,11 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     else:
         prog = build_program(lower(nodes, names, target, writes=writes), target, names, kind,
                              meta={"writes": record} if record else None)
+    if bounds:
+        prog.meta["dim_bounds"] = dict(bounds)
+    unknown = sorted(set(bounds) - set(prog.dims))
+    if unknown:
+        raise ValueError(f"dim_bounds names {unknown}, which are not dimensions of the program ({prog.dims})")
     prog.cast_inputs = cast_inputs
     if debug >= 2:
         print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))

@@ -11,7 +11,7 @@ from ember import symbolic as sm
 B, H, S, D = 2, 3, 19, 8
 
 
-def _attention_step(T, P="P", device="cpu"):
+def _attention_step(T, P="P", device="cpu", bounds=None):
     """q attends to the cache's first P rows plus T new ones, which the program writes at P."""
     kc, vc = em.input("kc", (B, H, S, D), em.float32), em.input("vc", (B, H, S, D), em.float32)
     q, x = em.input("q", (B, H, T, D), em.float32), em.input("x", (B, H, T, D), em.float32)
@@ -20,7 +20,7 @@ def _attention_step(T, P="P", device="cpu"):
     n = sm.sym(P) + sm.sym(T)
     keys, vals = em.narrow_to(wk.updated, 2, n), em.narrow_to(wv.updated, 2, n)
     o = ((q @ keys.transpose(-1, -2)) * (1 / math.sqrt(D))).softmax(-1) @ vals
-    return em.compile(o, device=device, writes=[wk, wv])
+    return em.compile(o, device=device, writes=[wk, wv], dim_bounds=bounds)
 
 
 def _ref_step(q, x, ref_k, ref_v, pos):
@@ -134,3 +134,34 @@ def test_state_writes_on_cuda():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(kc, ref_k, rtol=1e-5, atol=1e-6)
         pos += T
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_bounded_dims_share_one_plan(device):
+    """dim_bounds: one memory plan (and on the GPU one CUDA graph, its P-reading nodes updated per
+    call) for every position; numpy and torch inputs."""
+    rng = np.random.default_rng(5)
+    prog = _attention_step(1, device=device, bounds={"P": S - 1})
+    assert prog.dim_bounds == {"P": S - 1}
+    kc, vc = np.zeros((B, H, S, D), np.float32), np.zeros((B, H, S, D), np.float32)
+    ref_k, ref_v = np.zeros((B, H, S, D)), np.zeros((B, H, S, D))
+    torch = pytest.importorskip("torch") if device == "cuda" else None
+    if torch is not None:
+        tk, tv = torch.zeros(kc.shape, device="cuda"), torch.zeros(vc.shape, device="cuda")
+    for pos in range(S):
+        q = rng.standard_normal((B, H, 1, D)).astype(np.float32)
+        x = rng.standard_normal((B, H, 1, D)).astype(np.float32)
+        want = _ref_step(q, x, ref_k, ref_v, pos)
+        if torch is not None and pos % 2:  # device arrays: the torch path, written in place on the GPU
+            got = prog.run({"kc": tk, "vc": tv, "q": torch.from_numpy(q).cuda(), "x": torch.from_numpy(x).cuda()},
+                           dims={"P": pos}).cpu().numpy()
+            kc[:], vc[:] = tk.cpu().numpy(), tv.cpu().numpy()
+        else:
+            got = prog.run({"kc": kc, "vc": vc, "q": q, "x": x}, dims={"P": pos})
+            if torch is not None:
+                tk.copy_(torch.from_numpy(kc)), tv.copy_(torch.from_numpy(vc))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(kc, ref_k, rtol=1e-5, atol=1e-6)
+    assert len(prog._plans) == 1
+    with pytest.raises(em.InputError, match="exceeds its bound"):
+        prog.run({"kc": kc, "vc": vc, "q": q, "x": x}, dims={"P": S})

@@ -20,6 +20,7 @@ import numpy as np
 from .. import cache
 from .. import symbolic as sm
 from .cpu import CompileError
+from .cuda_graph import DynamicGraph
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
 
@@ -168,10 +169,11 @@ class CUDAExecutor:
         return buf
 
     def _binding_buffers(self, program, env: dict) -> dict:
-        key = tuple(env[d] for d in program.dims)
+        key = program.binding_key(env)
         bufs = self._bufs.get(key)
         if bufs is None:
             plan = program.plan(env)
+            env = program.memory_env(env)
             arena = self._alloc(plan.arena_bytes)
             bufs = {"__arena__": arena}
             for name, b in program.buffers.items():
@@ -187,7 +189,7 @@ class CUDAExecutor:
 
     def pointers(self, program, arrays: dict, env: dict, external: dict) -> dict:
         """Device pointer of every buffer: Ember's own per binding (memoised), external inputs in place."""
-        key = tuple(env[d] for d in program.dims)
+        key = program.binding_key(env)
         base = self._ptrs.get(key)
         if base is None or key not in self._bufs:
             plan = program.plan(env)
@@ -247,8 +249,14 @@ class CUDAExecutor:
         """The program captured as a CUDA graph with these pointers (cached under `key`, by default
         every buffer's pointer)."""
         if key is None:
-            key = (tuple(env[d] for d in program.dims), tuple(ptrs[n] for n in program.buffers))
+            key = (program.binding_key(env), tuple(ptrs[n] for n in program.buffers))
         g = self._graphs.get(key)
+        if g is None and program.dim_bounds:  # one graph for every binding, its dim-reading nodes updated
+            if len(self._graphs) >= GRAPH_CACHE:
+                self._graphs.pop(next(iter(self._graphs)))
+            g = self._graphs[key] = DynamicGraph(self, program, ptrs, env)
+        if isinstance(g, DynamicGraph):
+            return g.apply(env)
         if g is None:
             from cuda.core import launch
             from cuda.core.graph import GraphBuilder
@@ -386,18 +394,19 @@ class CUDAExecutor:
         gets torch's same blocks back, so it is one graph launch per call. (cuLaunchKernel called
         through ctypes was measured too: 7-19 us per launch against a graph launch's 4-9 us,
         bench/results/launch-latency-2026-11-22.json.)"""
-        bkey = tuple(env[d] for d in program.dims)
-        out_specs = self._torch_outputs.get(bkey)
+        ekey = tuple(env[d] for d in program.dims)
+        out_specs = self._torch_outputs.get(ekey)
         if out_specs is None:
-            out_specs = self._torch_outputs[bkey] = self._torch_output_specs(program, env)
+            out_specs = self._torch_outputs[ekey] = self._torch_output_specs(program, env)
         outs = self._torch_outs(out_specs, like)
         ext = in_ptrs + tuple(o.data_ptr() for o in outs)
+        bkey = program.binding_key(env)
         if bkey not in self._ptrs:
             self.pointers(program, None, env, {})
         gkey = (bkey, self._gen[bkey], ext)
         g = self._graphs.get(gkey)
         if g is not None and not self.poison:
-            self._replay(g)
+            self._replay(g.apply(env) if isinstance(g, DynamicGraph) else g)
             return outs
         return self._launch_torch(program, bkey, env, gkey, g, outs)
 
@@ -421,7 +430,7 @@ class CUDAExecutor:
         graph to replay (or with poisoning on)."""
         ext = gkey[2]
         if len(program.launches) == 1 and not self.poison and all(ext) and gkey not in self._sightings \
-                and not self._uses_tma(program):  # (a wgmma kernel's tensor maps follow the pointers)
+                and not self._uses_tma(program) and not program.dim_bounds:  # (a wgmma kernel's tensor maps follow the pointers)
             # a new pointer set of a one-kernel program: one launch from a plan made once (a graph
             # replay costs less host time, bench/results/overhead-cuda-2026-11-21d.json, so a set
             # seen again is still captured below)
@@ -442,10 +451,10 @@ class CUDAExecutor:
         names = [f"in_{n}" for n in program.inputs] + list(program.outputs)
         ptrs.update((n, p) for n, p in zip(names, ext) if p)  # (an empty tensor's pointer is 0)
         self._poison(program, ptrs, env, int(stream.handle))
-        if g is None and gkey in self._sightings:
+        if g is None and (gkey in self._sightings or program.dim_bounds):
             g = self._graph(program, ptrs, env, gkey)
         if g is not None:
-            g.launch(stream)
+            (g.apply(env) if isinstance(g, DynamicGraph) else g).launch(stream)
             return outs
         self._remember(gkey)
         from cuda.core import launch

@@ -72,7 +72,10 @@ class LLM:
             outs, writes = build_step(self.weights, batch, "T" if kind == "prefill" else 1, self.max_seq_len)
             session = self.target.search_session(self._uploads) if self.target.search_session else contextlib.nullcontext()
             with session:
-                p = em_compile(outs, device=self.target, writes=writes)
+                # decode: memory planned once at the longest cache, so one CUDA graph serves every
+                # position (its attention kernels' P updated per step, backends/cuda_graph.py)
+                bounds = {"P": self.max_seq_len - 1} if kind == "decode" else None
+                p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds)
             dt_s = time.perf_counter() - t0
             self.compile_count += 1
             self.compile_seconds += dt_s

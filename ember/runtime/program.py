@@ -113,6 +113,23 @@ class Program:
         self.meta["cast_inputs"] = bool(on)
 
     @property
+    def dim_bounds(self) -> dict:
+        """Upper bounds of named dims (em.compile(..., dim_bounds=)): memory is planned once at the
+        bounds, so every binding within them uses the same buffers (and, on the GPU, one CUDA graph
+        whose dim-reading kernels are updated per call)."""
+        return self.meta.get("dim_bounds") or {}
+
+    def memory_env(self, env: dict) -> dict:
+        """The binding that sizes memory: bounded dims at their bounds."""
+        b = self.dim_bounds
+        return {**env, **b} if b else env
+
+    def binding_key(self, env: dict) -> tuple:
+        """One key per memory plan (bounded dims share one)."""
+        b = self.dim_bounds
+        return tuple(b.get(d, env[d]) for d in self.dims) if b else tuple(env[d] for d in self.dims)
+
+    @property
     def state_inputs(self) -> list:
         """Inputs the program writes in place (em.state_write): a KV cache's new rows land there."""
         return [w["state"] for w in self.meta.get("writes", ())]
@@ -133,6 +150,9 @@ class Program:
         if missing:
             raise InputError(f"dimension(s) {missing} are not fixed by the inputs (pass them: "
                              f"program.run(inputs, dims={{...}}))")
+        for d, hi in self.dim_bounds.items():
+            if env.get(d, 0) > hi:
+                raise InputError(f"dimension {d!r} = {env[d]} exceeds its bound {hi} (compiled with dim_bounds)")
         if self.meta.get("writes"):
             self._check_writes(given, arrays, env)
         return arrays, env
@@ -168,9 +188,10 @@ class Program:
         return bool(self.target is not None and self.target.device_memory)
 
     def plan(self, env: dict) -> Plan:
-        key = tuple(env[d] for d in self.dims)
+        key = self.binding_key(env)
         p = self._plans.get(key)
         if p is None:
+            env = self.memory_env(env)
             temps = {b.name for b in self.buffers.values() if b.kind == "temp"}
             sizes = {n: int(sm.evaluate(self.buffers[n].size, env)) * self.buffers[n].dtype.itemsize for n in temps}
             p = plan_memory(sizes, self._lifetimes(temps))

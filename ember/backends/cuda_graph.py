@@ -1,0 +1,68 @@
+"""CUDA graphs that follow a program's bounded named dimensions without a recapture.
+
+A decode step's cache length P changes every call. Captured per binding, its graph would be new
+every step and the step would run as ~200 direct launches (~12 ms from Python on the H100,
+bench/results/llm-2026-11-25.json). A program compiled with `dim_bounds` has one memory plan for
+every binding within the bounds (runtime/program.py), so its pointers stay put; this graph is
+built node by node (cuda.core's explicit graph API), and a call with new dims updates only the
+kernel nodes whose arguments or grid read a bounded dim (`ExecutableKernelNode.update`), disabling
+a node whose grid is empty, before the replay."""
+from __future__ import annotations
+
+from .. import symbolic as sm
+
+
+def dynamic_launches(program) -> list:
+    """Indices of the launches whose dims arguments or grid depend on a bounded dimension."""
+    bounded = set(program.dim_bounds)
+    out = []
+    for i, l in enumerate(program.launches):
+        grid_vars = sm.free_vars(sm.from_json(l.config["grid"]))
+        if bounded & (set(l.dims) | grid_vars):
+            out.append(i)
+    return out
+
+
+class DynamicGraph:
+    def __init__(self, executor, program, ptrs: dict, env: dict):
+        from cuda.core.graph import GraphDefinition
+        self.ex, self.program, self.ptrs = executor, program, ptrs
+        self.dynamic = dynamic_launches(program)
+        gd = GraphDefinition()
+        nodes, prev, live = [], None, []
+        for i, k in enumerate(executor.kernels):
+            cfg, args, ok = self._launch(i, env)
+            node = gd.launch(cfg, k, *args) if prev is None else prev.launch(cfg, k, *args)
+            nodes.append(node)
+            live.append(ok)
+            prev = node
+        self.graph = gd.instantiate()
+        self.nodes = [self.graph[n] for n in nodes]
+        for n, ok in zip(self.nodes, live):
+            if not ok:
+                n.disable()
+        self.live = live
+        self.graph.upload(executor.stream)
+        self.env = dict(env)
+
+    def _launch(self, i: int, env: dict):
+        """(config, args, whether it runs) of launch i under env; an empty grid keeps a 1-block
+        config (the node is disabled)."""
+        from cuda.core import LaunchConfig
+        l = self.program.launches[i]
+        grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
+        cfg = LaunchConfig(grid=max(grid, 1), block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
+        return cfg, self.ex._args(i, l, self.ptrs, env), grid > 0
+
+    def apply(self, env: dict):
+        """Update the nodes that read the dims to `env`; returns the executable graph."""
+        if env != self.env:
+            for i in self.dynamic:
+                cfg, args, ok = self._launch(i, env)
+                n = self.nodes[i]
+                n.update(config=cfg, kernel=self.ex.kernels[i], args=args)
+                if ok != self.live[i]:
+                    n.enable() if ok else n.disable()
+                    self.live[i] = ok
+            self.env = dict(env)
+        return self.graph
