@@ -247,17 +247,18 @@ class Program:
         return tuple(outs)
 
     # ------------------------------------------------------------------ reporting
-    def profile(self, reps: int = 20, **inputs) -> list:
-        """Time every kernel (median of `reps` runs, after a warm-up) on these inputs."""
-        arrays, env = self._bind(inputs)
+    def profile(self, reps: int = 20, dims: dict | None = None, **inputs) -> list:
+        """Time every kernel (median of `reps` runs, after a warm-up) on these inputs (`dims`: named
+        dimensions no input fixes, as in `run`)."""
+        arrays, env = self._bind(inputs, dims)
         self._timings = self.executor.time_kernels(self, arrays, env, reps)
         self._last_env = env
         return self._timings
 
-    def benchmark(self, reps: int = 30, **inputs) -> float:
+    def benchmark(self, reps: int = 30, dims: dict | None = None, **inputs) -> float:
         """Median time (us) of running the whole program on these inputs (on the GPU: one CUDA graph
         replay with inputs already on the device)."""
-        arrays, env = self._bind(inputs)
+        arrays, env = self._bind(inputs, dims)
         self._last_env = env
         return self.executor.time_program(self, arrays, env, reps)
 
