@@ -28,6 +28,8 @@ class DynamicGraph:
         from cuda.core.graph import GraphDefinition
         self.ex, self.program, self.ptrs = executor, program, ptrs
         self.dynamic = dynamic_launches(program)
+        self.grids = [sm.from_json(l.config["grid"]) for l in program.launches]  # parsed once
+        self.last: dict = {}  # dynamic launch -> (grid, dims values) its node holds
         gd = GraphDefinition()
         nodes, prev, live = [], None, []
         for i, k in enumerate(executor.kernels):
@@ -44,13 +46,15 @@ class DynamicGraph:
         self.live = live
         self.graph.upload(executor.stream)
         self.env = dict(env)
+        self.last = {i: (int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in program.launches[i].dims))
+                     for i in self.dynamic}
 
     def _launch(self, i: int, env: dict):
         """(config, args, whether it runs) of launch i under env; an empty grid keeps a 1-block
         config (the node is disabled)."""
         from cuda.core import LaunchConfig
         l = self.program.launches[i]
-        grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
+        grid = int(sm.evaluate(self.grids[i], env))
         cfg = LaunchConfig(grid=max(grid, 1), block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
         return cfg, self.ex._args(i, l, self.ptrs, env), grid > 0
 
@@ -58,6 +62,11 @@ class DynamicGraph:
         """Update the nodes that read the dims to `env`; returns the executable graph."""
         if env != self.env:
             for i in self.dynamic:
+                l = self.program.launches[i]
+                now = (int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in l.dims))
+                if self.last.get(i) == now:  # (a kernel whose dims did not change value)
+                    continue
+                self.last[i] = now
                 cfg, args, ok = self._launch(i, env)
                 n = self.nodes[i]
                 n.update(config=cfg, kernel=self.ex.kernels[i], args=args)

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..ops.attention import repeat_kv, rotary_embedding
+from ..ops.attention import rotary_embedding
 from ..ops.indexing import embedding
 from ..ops.state import narrow_to, state_write
 from ..tensor import Tensor, input, iota, tensor, where
@@ -110,9 +110,9 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     cos = embedding(positions, W.cos).cast(dtype).unsqueeze(1)  # (B, 1, T, D)
     sin = embedding(positions, W.sin).cast(dtype).unsqueeze(1)
     n = P + Tn  # keys attended: slots [0, P + T)
-    key = iota((B, 1, T, n), 3)
-    query_slot = iota((B, 1, T, n), 2) + Tensor(_dim_scalar(P))
-    first = start.reshape(B, 1, 1, 1)
+    key = iota((B, 1, 1, T, n), 4)
+    query_slot = iota((B, 1, 1, T, n), 3) + Tensor(_dim_scalar(P))
+    first = start.reshape(B, 1, 1, 1, 1)
     allowed = (key <= query_slot) & ((key >= first) | (key == query_slot))
     scale = 1.0 / math.sqrt(D)
     writes = []
@@ -130,12 +130,17 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
         vc = input(f"v{i}", cache_shape(cfg, B, max_seq), dtype)
         wk, wv = state_write(kc, k, 2, P), state_write(vc, v, 2, P)
         writes += [wk, wv]
-        keys = repeat_kv(narrow_to(wk.updated, 2, n), cfg.groups)
-        vals = repeat_kv(narrow_to(wv.updated, 2, n), cfg.groups)
-        s = (q @ keys.transpose(-1, -2)).cast(dt.float32) * scale
+        # grouped-query attention without repeating the cache: the G query heads sharing a kv head
+        # are one batch of G rows (B, Hkv, G, T, .) against that head's keys broadcast over G (a
+        # stride-0 view; repeat_kv's reshape would put a division by the symbolic length in the index)
+        G = cfg.groups
+        keys = narrow_to(wk.updated, 2, n).unsqueeze(2)  # (B, Hkv, 1, P + T, D)
+        vals = narrow_to(wv.updated, 2, n).unsqueeze(2)
+        q5 = q.reshape(B, Hkv, G, T, D)
+        s = (q5 @ keys.transpose(-1, -2)).cast(dt.float32) * scale  # (B, Hkv, G, T, P + T)
         s = where(allowed, s, -math.inf)
         p = s.softmax(-1).cast(dtype)
-        o = (p @ vals).transpose(1, 2).reshape(B, T, Hq * D)
+        o = (p @ vals).reshape(B, Hq, T, D).transpose(1, 2).reshape(B, T, Hq * D)
         x = x + _linear(o, L["o"], L.get("o_b"))
         h = _rms(x, L["post_norm"], cfg.eps)
         g = _linear(h, L["gate"], L.get("gate_b"))

@@ -110,8 +110,17 @@ class LLM:
         feed = {"tokens": self._ints(tokens), "positions": self._ints(positions), "start": self._ints(start)}
         for i in range(self.config.layers):
             feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
-        out = prog.run(feed, dims={"P": pos})
-        return {k: (v.cpu().numpy() if hasattr(v, "cpu") else np.asarray(v)) for k, v in out.items()}
+        return prog.run(feed, dims={"P": pos})
+
+    @staticmethod
+    def _host(x) -> np.ndarray:
+        return x.cpu().numpy() if hasattr(x, "cpu") else np.asarray(x)
+
+    def _choose(self, out: dict, temperature: float, top_k, top_p, rng) -> np.ndarray:
+        """The next tokens: the program's own argmax when greedy (no logits copied to the host)."""
+        if temperature == 0:
+            return self._host(out["next"]).astype(np.int64)
+        return sample(self._host(out["logits"]), temperature, top_k, top_p, rng)
 
     # ---------------------------------------------------------------- generation
     def _check_prompts(self, prompts, max_new_tokens: int) -> list:
@@ -155,7 +164,7 @@ class LLM:
         self.program("prefill", b), self.program("decode", b)  # compiled before the clock starts
         t0 = time.perf_counter()
         out = self._step("prefill", tokens, positions, start, 0)
-        nxt = sample(out["logits"], temperature, top_k, top_p, rng)
+        nxt = self._choose(out, temperature, top_k, top_p, rng)
         t1 = time.perf_counter()
         done = np.zeros(b, bool)
         steps = 0
@@ -169,7 +178,7 @@ class LLM:
             pos = L + n
             t2 = time.perf_counter()
             out = self._step("decode", nxt[:, None], (pos - start)[:, None], start, pos)
-            nxt = sample(out["logits"], temperature, top_k, top_p, rng)
+            nxt = self._choose(out, temperature, top_k, top_p, rng)
             steps += 1
             self.last_stats["decode_s"] += time.perf_counter() - t2
             self.last_stats["decode_tokens"] = steps * b
@@ -204,7 +213,8 @@ class LLM:
         """The next-token logits (float32, vocab) after a prompt: one prefill (for tests and tools)."""
         (ids,) = self._check_prompts([prompt], 1)
         n = len(ids)
-        return self._step("prefill", ids[None, :], np.arange(n)[None, :], np.zeros(1, np.int64), 0)["logits"][0]
+        out = self._step("prefill", ids[None, :], np.arange(n)[None, :], np.zeros(1, np.int64), 0)
+        return self._host(out["logits"])[0]
 
 
 def _checkpoint_dtype(cfg) -> str | None:

@@ -170,11 +170,20 @@ class Program:
             if on_device and not isinstance(a, DeviceArray):
                 raise InputError(f"state input {name!r} is a host array while other inputs are device arrays: "
                                  "pass the state on the device too (it is written in place)")
-            start = int(sm.evaluate(sm.from_json(w["start"]), env))
-            stop = start + int(sm.evaluate(sm.from_json(w["extent"]), env))
+            start_e, extent_e = self._write_exprs(w)
+            start = int(sm.evaluate(start_e, env))
+            stop = start + int(sm.evaluate(extent_e, env))
             if start < 0 or stop > a.shape[axis]:
                 raise InputError(f"state input {name!r}: the write covers [{start}, {stop}) along axis {axis}, "
                                  f"outside its extent {a.shape[axis]}")
+
+    def _write_exprs(self, w: dict) -> tuple:
+        """A write's (start, extent) expressions, parsed once (this is on every decode step's path)."""
+        key = (w["state"], "write")
+        hit = self._shapes.get(key)
+        if hit is None:
+            hit = self._shapes[key] = (sm.from_json(w["start"]), sm.from_json(w["extent"]))
+        return hit
 
     def run(self, inputs: dict, dims: dict | None = None):
         """Like calling the program, with named dimensions that no input shape fixes given in `dims`
