@@ -205,8 +205,13 @@ def test_cuda_greedy_tokens_equal_transformers(tmp_path, arch):
     m, d = _save(tmp_path, arch, seed=8)
     llm = L.load(d, device="cuda", dtype="float32", max_seq_len=64, max_batch=2)
     prompts = [PROMPT, [9, 2]]
-    assert llm.generate(prompts, max_new_tokens=32, stop_token_ids=[]) == [_hf_greedy(m, p, 32) for p in prompts]
+    want = [_hf_greedy(m, p, 32) for p in prompts]
+    assert llm.generate(prompts, max_new_tokens=32, stop_token_ids=[]) == want
     assert llm.compile_count == 2
+    stop = want[0][6]  # the loop runs a step ahead of the host: the stop must still end it there
+    assert llm.generate([PROMPT], max_new_tokens=32, stop_token_ids=[stop])[0] == want[0][:want[0].index(stop) + 1]
+    assert list(llm.stream(PROMPT, max_new_tokens=5, stop_token_ids=[])) == want[0][:5]
+    assert llm.generate([PROMPT], max_new_tokens=1, stop_token_ids=[])[0] == want[0][:1]
 
 
 @pytest.mark.cuda

@@ -170,6 +170,17 @@ class LLM:
         steps = 0
         self.last_stats = {"prefill_tokens": int(sum(len(p) for p in prompts)), "prefill_s": t1 - t0,
                            "decode_tokens": 0, "decode_s": 0.0}
+        if self.on_cuda and temperature == 0:  # the GPU runs a step ahead of the host
+            from .ahead import greedy_ahead
+            steps_ahead = greedy_ahead(self, b, L, start, out["next"], max_new_tokens, self.last_stats)
+            nxt = next(steps_ahead)
+            while True:
+                yield [None if done[j] else int(nxt[j]) for j in range(b)]
+                done |= np.array([int(t) in stop for t in nxt])
+                try:
+                    nxt = steps_ahead.send(bool(done.all()))
+                except StopIteration:
+                    return
         for n in range(max_new_tokens):
             yield [None if done[j] else int(nxt[j]) for j in range(b)]
             done |= np.array([int(t) in stop for t in nxt])
