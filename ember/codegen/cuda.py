@@ -544,6 +544,7 @@ class _KernelWriter(RowMappings):
         return sm.minimum(((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B, 2 ** 31 - 1)
 
 _RENDERED: dict = {}  # (id(kernel), config, target) -> (kernel, source, launch): the search renders a lot
+_BY_STRUCTURE: dict = {}  # (kernel.key, config or None, target) -> (name, cfg, source, launch)
 
 
 def _target_key(target) -> tuple | None:
@@ -554,6 +555,11 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[s
     """(source, launch geometry) of kernel `k` under schedule `cfg` (default: `default_config`) for
     `target` (None: the H100 preset)."""
     import json
+    skey = (k.key, None if cfg is None else json.dumps(cfg, sort_keys=True), _target_key(target))
+    same = _BY_STRUCTURE.get(skey)
+    if same is not None:  # the same kernel under another name (a model's layers repeat): rename it
+        name, _, src, launch = same
+        return _rename(src, name, k.name), dict(launch)
     cfg = dict(cfg or default_config(k, target))
     key = (id(k), json.dumps(cfg, sort_keys=True), _target_key(target))
     hit = _RENDERED.get(key)
@@ -561,10 +567,19 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[s
         return hit[1], dict(hit[2])
     src, launch = _KernelWriter(k, cfg, target).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
     launch["cfg"] = cfg
+    if len(_BY_STRUCTURE) > 20000:
+        _BY_STRUCTURE.clear()
+    _BY_STRUCTURE[skey] = (k.name, cfg, src, dict(launch))
     if len(_RENDERED) > 20000:
         _RENDERED.clear()
     _RENDERED[key] = (k, src, launch)
     return src, dict(launch)
+
+
+def _rename(src: str, old: str, new: str) -> str:
+    """A rendered kernel's source under another function name (the name is a whole identifier)."""
+    import re
+    return src if old == new else re.sub(rf"\b{re.escape(old)}\b", new, src)
 
 
 KERNEL_MARK = "// ==== ember kernel "

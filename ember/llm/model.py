@@ -39,6 +39,9 @@ class Weights:
         def w(name, shape):
             return tensor(ckpt.get(name, shape), name=name)
 
+        def cat(names, shapes, name):  # q, k and v as one projection: one GEMV / GEMM, not three
+            return tensor(np.concatenate([ckpt.get(n, sh) for n, sh in zip(names, shapes)]), name=name)
+
         self.embed = w("model.embed_tokens.weight", (cfg.vocab, E))
         if cfg.tied or "lm_head.weight" not in ckpt:
             self.lm_head = self.embed
@@ -52,17 +55,16 @@ class Weights:
             L = {
                 "in_norm": w(p + "input_layernorm.weight", (E,)),
                 "post_norm": w(p + "post_attention_layernorm.weight", (E,)),
-                "q": w(a + "q_proj.weight", (cfg.heads * D, E)),
-                "k": w(a + "k_proj.weight", (Hkv * D, E)),
-                "v": w(a + "v_proj.weight", (Hkv * D, E)),
+                "qkv": cat([a + f"{x}_proj.weight" for x in "qkv"], [(cfg.heads * D, E), (Hkv * D, E), (Hkv * D, E)],
+                           a + "qkv_proj.weight"),
                 "o": w(a + "o_proj.weight", (E, cfg.heads * D)),
                 "gate": w(p + "mlp.gate_proj.weight", (F, E)),
                 "up": w(p + "mlp.up_proj.weight", (F, E)),
                 "down": w(p + "mlp.down_proj.weight", (E, F)),
             }
             if cfg.qkv_bias:
-                L["q_b"], L["k_b"] = w(a + "q_proj.bias", (cfg.heads * D,)), w(a + "k_proj.bias", (Hkv * D,))
-                L["v_b"] = w(a + "v_proj.bias", (Hkv * D,))
+                L["qkv_b"] = cat([a + f"{x}_proj.bias" for x in "qkv"], [(cfg.heads * D,), (Hkv * D,), (Hkv * D,)],
+                                 a + "qkv_proj.bias")
             if cfg.o_bias:
                 L["o_b"] = w(a + "o_proj.bias", (E,))
             if cfg.mlp_bias:
@@ -118,9 +120,10 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     writes = []
     for i, L in enumerate(W.layers):
         h = _rms(x, L["in_norm"], cfg.eps)
-        q = _linear(h, L["q"], L.get("q_b")).reshape(B, T, Hq, D)
-        k = _linear(h, L["k"], L.get("k_b")).reshape(B, T, Hkv, D)
-        v = _linear(h, L["v"], L.get("v_b")).reshape(B, T, Hkv, D)
+        qkv = _linear(h, L["qkv"], L.get("qkv_b"))  # (B, T, (Hq + 2 Hkv) D)
+        q = qkv[..., : Hq * D].reshape(B, T, Hq, D)
+        k = qkv[..., Hq * D: (Hq + Hkv) * D].reshape(B, T, Hkv, D)
+        v = qkv[..., (Hq + Hkv) * D:].reshape(B, T, Hkv, D)
         if cfg.qk_norm:
             q, k = _rms(q, L["q_norm"], cfg.eps), _rms(k, L["k_norm"], cfg.eps)
         q = rotary_embedding(q.transpose(1, 2), cos, sin)  # (B, Hq, T, D)
