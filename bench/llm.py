@@ -288,6 +288,17 @@ def main() -> int:
     for i in range(cfg.layers):
         feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:1], caches[2 * i + 1][:1]
     em_ms = cuda_time(lambda: pre.run(feed, dims={"P": 0}), 10)
+    npfeed = {"tokens": np.array([prompt], np.int32), "positions": np.arange(T, dtype=np.int32)[None],
+              "start": np.zeros(1, np.int32)}
+    for i in range(cfg.layers):
+        for kv in "kv":
+            npfeed[f"{kv}{i}"] = np.zeros((1, cfg.kv_heads, max_seq, cfg.head_dim), ml_dtypes.bfloat16)
+    times = pre.profile(reps=3, dims={"P": 0}, **npfeed)
+    with open(os.path.join(os.path.dirname(args.out), "llm-prefill-profile.txt"), "w") as f:
+        f.write(pre.report() + "\n\n" + pre.meta.get("kernels_ir", ""))
+    top = sorted(zip(times, (l.kernel for l in pre.launches)), reverse=True)[:12]
+    res["prefill_profile"] = {"kernel_sum_us": sum(times), "top": [{"kernel": k, "us": t} for t, k in top]}
+    print(json.dumps(res["prefill_profile"]), flush=True)
     tref = TorchLlama(w, LLAMA_1B, np.asarray(cfg.inv_freq, np.float32), max_seq, 1)
     with torch.no_grad():
         ptok = torch.tensor([prompt], device="cuda")

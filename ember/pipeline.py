@@ -91,7 +91,9 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     example_inputs, progress; cast_inputs=True makes calls convert float inputs wider than the
     graph's (float64 arrays into a float32 graph) instead of refusing them; writes=[em.state_write(...)]
     stores values into state inputs in place (ember/ops/state.py; run with `prog.run(inputs, dims=)`);
-    dim_bounds={"P": 4095} plans memory once at the bounds (one CUDA graph for every binding).
+    dim_bounds={"P": 4095} plans memory once at the bounds (one CUDA graph for every binding);
+    cache=True keeps the compiled program on disk under the graph's structural hash (a new process
+    compiling the same graph loads it: ember/runtime/program_cache.py).
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
@@ -108,6 +110,21 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     if debug >= 1:
         from .graph import graph_str
         print(graph_str(nodes))
+    use_cache = bool(options.pop("cache", False)) and search == "none"
+    key = None
+    if use_cache:
+        from .runtime import program_cache
+        roots = nodes + [w.updated for w in writes]
+        key = program_cache.program_key(nodes, names, kind, record, [w.updated for w in writes], bounds, target)
+        prog = program_cache.load(key, roots, target)
+        if prog is not None:
+            prog.from_cache = True
+            if target.runnable:
+                prog.executor  # noqa: B018 - compiled (NVRTC's cache) and loaded now
+            prog.cast_inputs = cast_inputs
+            if bounds:
+                prog.meta["dim_bounds"] = dict(bounds)
+            return prog
     if search != "none":
         if not target.runnable:
             raise DeviceError(f"search={search!r} times candidates on the device, and {target} is a preset "
@@ -123,6 +140,8 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     if unknown:
         raise ValueError(f"dim_bounds names {unknown}, which are not dimensions of the program ({prog.dims})")
     prog.cast_inputs = cast_inputs
+    if key is not None:
+        program_cache.store(key, prog, roots)
     if debug >= 2:
         print(prog.meta.get("kernels_ir") or "\n".join(f"{l.kernel}: {l.args}" for l in prog.launches))
     if debug >= 3:

@@ -75,7 +75,7 @@ class LLM:
                 # decode: memory planned once at the longest cache, so one CUDA graph serves every
                 # position (its attention kernels' P updated per step, backends/cuda_graph.py)
                 bounds = {"P": self.max_seq_len - 1} if kind == "decode" else None
-                p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds)
+                p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds, cache=True)
             dt_s = time.perf_counter() - t0
             self.compile_count += 1
             self.compile_seconds += dt_s

@@ -88,6 +88,7 @@ class Program:
         self._timings: list | None = None
         self._last_env: dict | None = None
         self._executor = None
+        self.from_cache = False  # loaded by em.compile(..., cache=True) from the on-disk program cache
 
     @property
     def executor(self):
@@ -339,24 +340,37 @@ class Program:
 
     @staticmethod
     def load(path, device: str | None = None) -> "Program":
-        with zipfile.ZipFile(path) as z:
+        with open(path, "rb") as f:
+            payload = f.read()
+        try:
+            return Program.from_bytes(payload, device)
+        except zipfile.BadZipFile:
+            raise ValueError(f"{path} is not an Ember program") from None
+
+    @staticmethod
+    def from_bytes(payload: bytes, device=None, data_optional: bool = False) -> "Program":
+        """A program from `to_bytes`' payload, for `device` (a name or a Target; default: the one it
+        was made for). data_optional: constants absent from the payload are left for the caller
+        (ember/runtime/program_cache.py fills them from the graph)."""
+        with zipfile.ZipFile(io.BytesIO(payload)) as z:
             meta = json.loads(z.read("program.json"))
             if meta.get("format") != FORMAT:
-                raise ValueError(f"{path} is not an Ember program")
+                raise ValueError("not an Ember program")
             buffers = {}
             for b in meta["buffers"]:
                 buffers[b["name"]] = BufferSpec(b["name"], dt.as_dtype(b["dtype"]), _from_json_shape(b["shape"]), b["kind"])
             data = {}
+            stored = set(z.namelist())
             for name, b in buffers.items():
-                if b.kind == "data":
+                if b.kind == "data" and (f"data/{name}.npy" in stored or not data_optional):
                     arr = np.load(io.BytesIO(z.read(f"data/{name}.npy")), allow_pickle=False)
                     data[name] = arr.view(b.dtype.np) if b.dtype == dt.bfloat16 else arr
         launches = [Launch(l["kernel"], l["args"], l["dims"], l.get("stats", {}), l.get("config", {}), l.get("writes"))
                     for l in meta["launches"]]
-        target = _resolve_target(device or meta["device"])
+        target = device if device is not None and not isinstance(device, str) else _resolve_target(device or meta["device"])
         p = Program(target.kind, meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
                     meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"), target)
-        if target.runnable:
+        if target.runnable and not data_optional:
             p.executor  # noqa: B018 - compiled and loaded now (errors surface at load)
         return p
 

@@ -1,0 +1,93 @@
+"""Compiled programs kept on disk under the structural hash of what was compiled, so that compiling
+the same graph again in a new process skips lowering and rendering (the LLM runtime's prefill and
+decode programs: 7.6 + 3.2 s from NVRTC's cache alone on the H100, bench/results/llm-2026-11-25c.json).
+
+Opt in with `em.compile(..., cache=True)`: a cached program is what the same Ember source made for
+the same graph, but not what a test that patches the lowering or the renderer would get, so the
+default stays off. The key hashes every output's structural node key (constants by content),
+the output names and packing, the state writes and dim bounds, the target's identity and the text
+of every Ember source file (any change to the compiler is a new key). An entry holds the program
+without its constant arrays: an array that is one of the graph's own constants is named by its
+content hash and taken from the graph on load; a folded constant (made by the lowering) is stored."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import zipfile
+
+from .. import cache
+from .. import graph as g
+from .program import Program
+
+
+@functools.lru_cache(maxsize=1)
+def source_stamp() -> str:
+    """sha256 over the text of every Ember source file (read once per process)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    for d, subdirs, files in os.walk(root):
+        subdirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                p = os.path.join(d, f)
+                h.update(os.path.relpath(p, root).encode())
+                with open(p, "rb") as fh:
+                    h.update(fh.read())
+    return h.hexdigest()
+
+
+def program_key(nodes: list, names, kind: str, writes: list, updated: list, bounds: dict, target) -> str:
+    ident = target.identity_of(target) if getattr(target, "identity_of", None) else ""
+    parts = {"nodes": [n.key for n in nodes], "names": names, "kind": kind, "writes": writes,
+             "updated": [n.key for n in updated], "bounds": bounds, "stamp": source_stamp(),
+             "target": [target.kind, target.preset, target.arch, target.sm_count, ident]}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:40]
+
+
+def _path(key: str) -> str:
+    return os.path.join(cache.cache_dir("programs"), key + ".zip")
+
+
+def _graph_constants(nodes: list) -> dict:
+    """{content hash: array} of the graph's constants."""
+    return {n.arg.sha: n.arg.array for n in g.toposort(nodes) if n.op == g.DATA}
+
+
+def store(key: str, prog: Program, nodes: list) -> None:
+    own = {id(a): sha for sha, a in _graph_constants(nodes).items()}
+    refs, inline = {}, {}
+    for name, arr in prog.data.items():
+        if id(arr) in own:
+            refs[name] = own[id(arr)]
+        else:
+            inline[name] = arr
+    skeleton = Program(prog.device, prog.source, prog.launches, prog.buffers, prog.outputs, prog.inputs, prog.dims,
+                       inline, prog.output_names, prog.output_kind, dict(prog.meta, data_refs=refs), None)
+    cache.store(_path(key), skeleton.to_bytes())
+
+
+def load(key: str, nodes: list, target) -> Program | None:
+    payload = cache.load(_path(key))
+    if payload is None:
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as z:
+            meta = json.loads(z.read("program.json"))
+        refs = meta.get("meta", {}).get("data_refs", {})
+        consts = _graph_constants(nodes)
+        if any(sha not in consts for sha in refs.values()):
+            return None
+        p = Program.from_bytes(payload, target, data_optional=True)
+    except (KeyError, ValueError, zipfile.BadZipFile, json.JSONDecodeError):
+        cache.discard(_path(key), "not a readable program")
+        return None
+    for name, sha in refs.items():
+        p.data[name] = consts[sha]
+    p.meta.pop("data_refs", None)
+    missing = [n for n, b in p.buffers.items() if b.kind == "data" and n not in p.data]
+    if missing:
+        return None
+    return p
