@@ -163,3 +163,31 @@ def test_constant_weights_are_packed_once_per_program(layout):
     for _ in range(2):
         for fn, y, feed in progs:
             assert_close(fn(**feed), em.reference(y, **feed), "float32")
+
+
+def test_packed_form_takes_symbolic_rows_and_half_products():
+    """A projection over a named number of rows (a prompt) and float16/bfloat16 products take the
+    packed form and match the reference; a half-precision GEMV keeps the half-byte forms."""
+    import numpy as np
+
+    import ember as em
+    from ember.backends.cpu import has_avx512
+    if not has_avx512():
+        pytest.skip("the packed form is the default only with AVX-512")
+    rng = np.random.default_rng(0)
+    for dtype in (em.float32, em.bfloat16, em.float16):
+        for rows in ("T", 1):
+            x = em.input("x", (rows, 96), dtype)
+            w = em.tensor((rng.standard_normal((200, 96)) * 0.1).astype(dtype.np))
+            y = (x @ w.transpose(0, 1)).silu()
+            p = em.compile(y, device="cpu")
+            packed = "_uk(" in p.source
+            if rows == "T":
+                assert packed, dtype.name
+            elif dtype != em.float32:
+                assert not packed, dtype.name
+            for T in ((1, 7, 130) if rows == "T" else (1,)):
+                xv = rng.standard_normal((T, 96)).astype(dtype.np)
+                got, want = p(x=xv).astype(np.float32), em.reference(y, x=xv).astype(np.float32)
+                tol = 1e-5 if dtype == em.float32 else 2e-2
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -261,6 +261,8 @@ def _contraction(k: ir.Kernel):
 # 11 ms vs 240 ms; with n = 10 (a 512 -> 10 classifier at batch 64, padded to NR = 32) it lost 8%.
 PACKED_MIN_FLOPS = 1 << 18  # multiply-adds (batch * M * N * K)
 PACKED_MIN_N = 16
+PACKED_M_GUESS = 64  # rows assumed for a contraction whose M is a named dimension
+PACKED_HALF_MIN_M = 2  # float16/bfloat16 products with fewer rows keep the forms that stream half bytes
 
 
 def default_config(k: ir.Kernel, wide: bool = False) -> dict:
@@ -272,7 +274,17 @@ def default_config(k: ir.Kernel, wide: bool = False) -> dict:
     g = _contraction(k)
     if wide and c_gemm.supports(g):
         work, N = sm.prod(e for _, e in g.batch + g.m + g.n + g.k), sm.prod(e for _, e in g.n)
-        if work.is_const and work.value >= PACKED_MIN_FLOPS and N.is_const and N.value >= PACKED_MIN_N:
+        # a symbolic M (a prompt's length) counts as PACKED_M_GUESS rows: the packed form's edges
+        # handle any M, and a program compiled for every length should not take loops for all of them
+        fixed = sm.prod(e for _, e in g.batch + g.n + g.k)
+        M = sm.prod(e for _, e in g.m)
+        if not work.is_const and fixed.is_const and not M.is_const:
+            work = sm.const(fixed.value * PACKED_M_GUESS)
+        # a half-precision GEMV streams its weights at half the bytes in the plain forms; packed, its
+        # panels would be float32 (measured: a bf16 Llama's decode 2.96 -> 3.44 ms/token packed)
+        gemv_half = M.is_const and M.value < PACKED_HALF_MIN_M and c_gemm.half_product(g)
+        if work.is_const and work.value >= PACKED_MIN_FLOPS and N.is_const and N.value >= PACKED_MIN_N \
+                and not gemv_half:
             return dict(c_gemm.DEFAULT)
     if g is None and c_window.applicable(_canon(k)):  # a depthwise conv, a pooling window
         return {"form": "window", "vb": c_window.VB}

@@ -33,7 +33,9 @@ DEFAULT = {"form": "packed", "mr": 8, "nr": 32, "mc": 192, "kc": 384, "nc": 2048
 
 
 def supports(g) -> bool:
-    """Float32 accumulation of a float32 product (operands may be any dtype computed in float)."""
+    """Float32 accumulation of a product of floats (operands of any float dtype, read into float32
+    panels; a float16/bfloat16 product is then exact in float32 instead of rounded first, as on
+    the tensor cores)."""
     if g is None or g.stage.acc.dtype != dt.float32:
         return False
     v = g.stage.update.value
@@ -41,7 +43,15 @@ def supports(g) -> bool:
         if v.dtype != dt.float32:
             return False
         v = v.args[0]
-    return v.op == "mul" and v.dtype == dt.float32
+    return v.op == "mul" and v.dtype in (dt.float32, dt.float16, dt.bfloat16)
+
+
+def half_product(g) -> bool:
+    """Whether the product's operands are float16 / bfloat16."""
+    v = g.stage.update.value
+    while v.op == "cast":
+        v = v.args[0]
+    return v.dtype in (dt.float16, dt.bfloat16)
 
 
 def _cfg(cfg: dict) -> tuple:
