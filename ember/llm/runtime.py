@@ -24,7 +24,7 @@ from ..pipeline import compile as em_compile
 from .checkpoint import Checkpoint
 from .config import ConfigError, read_config, read_generation_config, sliding_window
 from .model import Weights, build_step, cache_shape
-from .sampling import check_sampling, sample
+from .sampling import Sampling, check_sampling, sample
 
 DEFAULT_MAX_SEQ = 4096
 
@@ -116,12 +116,6 @@ class LLM:
     def _host(x) -> np.ndarray:
         return x.cpu().numpy() if hasattr(x, "cpu") else np.asarray(x)
 
-    def _choose(self, out: dict, temperature: float, top_k, top_p, rng) -> np.ndarray:
-        """The next tokens: the program's own argmax when greedy (no logits copied to the host)."""
-        if temperature == 0:
-            return self._host(out["next"]).astype(np.int64)
-        return sample(self._host(out["logits"]), temperature, top_k, top_p, rng)
-
     # ---------------------------------------------------------------- generation
     def _check_prompts(self, prompts, max_new_tokens: int) -> list:
         if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -150,10 +144,16 @@ class LLM:
         ids |= set(g) if isinstance(g, list) else ({g} if isinstance(g, int) else set())
         return ids
 
-    def _run(self, prompts: list, max_new_tokens: int, temperature: float, top_k, top_p, seed, stop: set):
-        """Yields the next token of every sequence per step (None once a sequence has stopped)."""
-        rng = np.random.default_rng(seed)
+    def steps(self, prompts: list, params: list, cancelled: set | None = None):
+        """The batch generation loop: yields, per step, the next token of every sequence (None once
+        it has stopped). params[j] (`Sampling`) is row j's own: temperature, top-k/top-p, seed,
+        max_new_tokens and stop ids; a row whose index is put in `cancelled` stops at the next step.
+        Prompts are checked token-id arrays (`_check_prompts`); at most max_batch of them."""
+        cancelled = cancelled if cancelled is not None else set()
         b = len(prompts)
+        rngs = [np.random.default_rng(p.seed) for p in params]
+        greedy = all(p.temperature == 0 for p in params)
+        maxn = max(p.max_new_tokens for p in params)
         L = max(len(p) for p in prompts)
         start = np.array([L - len(p) for p in prompts], np.int64)
         tokens = np.zeros((b, L), np.int64)
@@ -162,49 +162,73 @@ class LLM:
         slots = np.arange(L)[None, :]
         positions = np.maximum(slots - start[:, None], 0)
         self.program("prefill", b), self.program("decode", b)  # compiled before the clock starts
+
+        def choose(out) -> np.ndarray:
+            if greedy:  # the program's own argmax: no logits copied to the host
+                return self._host(out["next"]).astype(np.int64)
+            logits = self._host(out["logits"])
+            return np.array([int(logits[j].argmax()) if p.temperature == 0 else
+                             int(sample(logits[j:j + 1], p.temperature, p.top_k, p.top_p, rngs[j])[0])
+                             for j, p in enumerate(params)], np.int64)
+
         t0 = time.perf_counter()
         out = self._step("prefill", tokens, positions, start, 0)
-        nxt = self._choose(out, temperature, top_k, top_p, rng)
+        nxt = choose(out)
         t1 = time.perf_counter()
         done = np.zeros(b, bool)
-        steps = 0
         self.last_stats = {"prefill_tokens": int(sum(len(p) for p in prompts)), "prefill_s": t1 - t0,
                            "decode_tokens": 0, "decode_s": 0.0}
-        if self.on_cuda and temperature == 0:  # the GPU runs a step ahead of the host
+
+        def finish(n: int) -> None:  # after yielding step n's tokens
+            for j, p in enumerate(params):
+                if not done[j] and (int(nxt[j]) in p.stop or n + 1 >= p.max_new_tokens or j in cancelled):
+                    done[j] = True
+
+        if self.on_cuda and greedy:  # the GPU runs a step ahead of the host
             from .ahead import greedy_ahead
-            steps_ahead = greedy_ahead(self, b, L, start, out["next"], max_new_tokens, self.last_stats)
+            steps_ahead = greedy_ahead(self, b, L, start, out["next"], maxn, self.last_stats)
             nxt = next(steps_ahead)
+            n = 0
             while True:
                 yield [None if done[j] else int(nxt[j]) for j in range(b)]
-                done |= np.array([int(t) in stop for t in nxt])
+                finish(n)
+                n += 1
                 try:
                     nxt = steps_ahead.send(bool(done.all()))
                 except StopIteration:
                     return
-        for n in range(max_new_tokens):
+        for n in range(maxn):
             yield [None if done[j] else int(nxt[j]) for j in range(b)]
-            done |= np.array([int(t) in stop for t in nxt])
-            if done.all() or n == max_new_tokens - 1:
+            finish(n)
+            if done.all():
                 break
             pos = L + n
             t2 = time.perf_counter()
             out = self._step("decode", nxt[:, None], (pos - start)[:, None], start, pos)
-            nxt = self._choose(out, temperature, top_k, top_p, rng)
-            steps += 1
+            nxt = choose(out)
             self.last_stats["decode_s"] += time.perf_counter() - t2
-            self.last_stats["decode_tokens"] = steps * b
+            self.last_stats["decode_tokens"] += b
+
+    def sampling(self, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None, seed=None,
+                 stop_token_ids=None) -> "Sampling":
+        """One request's checked sampling parameters (stop ids default to the model's eos ids)."""
+        check_sampling(temperature, top_k, top_p)
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+        return Sampling(float(temperature), top_k, top_p, seed, max_new_tokens, frozenset(self.stop_ids(stop_token_ids)))
 
     def generate(self, prompts, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None,
                  seed=None, stop_token_ids=None) -> list:
         """New token ids for every prompt (lists of token ids); a sequence ends after a stop token
-        (included) or max_new_tokens. temperature 0: greedy; else seeded sampling."""
-        check_sampling(temperature, top_k, top_p)
+        (included) or max_new_tokens. temperature 0: greedy; else seeded sampling (prompt j draws
+        from the seed sequence [seed, j])."""
+        base = self.sampling(max_new_tokens, temperature, top_k, top_p, seed, stop_token_ids)
         prompts = self._check_prompts(prompts, max_new_tokens)
-        stop = self.stop_ids(stop_token_ids)
         results: list = [[] for _ in prompts]
         for lo in range(0, len(prompts), self.max_batch):
             chunk = prompts[lo:lo + self.max_batch]
-            for toks in self._run(chunk, max_new_tokens, temperature, top_k, top_p, seed, stop):
+            params = [base._replace(seed=None if seed is None else [seed, lo + j]) for j in range(len(chunk))]
+            for toks in self.steps(chunk, params):
                 for j, t in enumerate(toks):
                     if t is not None:
                         results[lo + j].append(t)
@@ -213,9 +237,9 @@ class LLM:
     def stream(self, prompt, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None,
                seed=None, stop_token_ids=None):
         """Yield the new tokens of one prompt (a list of token ids) as they are generated."""
-        check_sampling(temperature, top_k, top_p)
+        params = self.sampling(max_new_tokens, temperature, top_k, top_p, seed, stop_token_ids)
         (ids,) = self._check_prompts([prompt], max_new_tokens)
-        for toks in self._run([ids], max_new_tokens, temperature, top_k, top_p, seed, self.stop_ids(stop_token_ids)):
+        for toks in self.steps([ids], [params]):
             if toks[0] is None:
                 return
             yield toks[0]

@@ -3,7 +3,19 @@ top-k and top-p (nucleus), as transformers' warpers apply them (temperature, the
 top-p keeping the smallest set whose probability reaches p, the most likely token always kept)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+
+
+class Sampling(NamedTuple):
+    """One sequence's generation parameters (LLM.sampling makes a checked one)."""
+    temperature: float = 0.0
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: object = None  # an int, a list of ints (numpy SeedSequence entropy), or None
+    max_new_tokens: int = 32
+    stop: frozenset = frozenset()
 
 
 def check_sampling(temperature: float, top_k, top_p) -> None:
