@@ -23,7 +23,9 @@ def main(argv=None) -> int:
     c.add_argument("--search", default="none", choices=["none", "fast", "full"])
     c.add_argument("--time-limit", type=float, default=None, help="search time limit (s)")
     from .llm.command import add_parser as add_generate
+    from .serve.command import add_parser as add_serve
     add_generate(sub)
+    add_serve(sub)
     args = p.parse_args(argv)
     try:
         return _run(args)
@@ -31,7 +33,7 @@ def main(argv=None) -> int:
         from .arrays import InputError
         from .backends.target import DeviceError
         from .llm import CheckpointError, ConfigError
-        if isinstance(e, DeviceError) or (args.cmd == "generate" and isinstance(
+        if isinstance(e, DeviceError) or (args.cmd in ("generate", "serve") and isinstance(
                 e, (InputError, CheckpointError, ConfigError, ValueError, FileNotFoundError))):
             print(f"ember: error: {e}", file=sys.stderr)
             return 2
@@ -60,6 +62,9 @@ def _run(args) -> int:
     if args.cmd == "generate":
         from .llm.command import run
         return run(args)
+    if args.cmd == "serve":
+        from .serve.command import run as serve
+        return serve(args)
     return 2
 
 
