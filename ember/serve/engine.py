@@ -50,8 +50,15 @@ class Engine:
         self.running_batch = 0
 
     def start(self) -> None:
-        for kind in ("prefill", "decode"):  # compile before the first request (the program cache helps)
-            self.llm.program(kind, 1)
+        """Compile every batch bucket's programs before the first request (a compile mid-traffic
+        stalls every waiting request; the program cache makes restarts quick), then run."""
+        b = 1
+        while True:
+            for kind in ("prefill", "decode"):
+                self.llm.program(kind, b)
+            if b >= self.max_batch:
+                break
+            b = bucket(b + 1, self.max_batch)
         self.thread.start()
 
     def submit(self, req: Request) -> None:
