@@ -159,3 +159,33 @@ def test_full_queue_is_429_with_retry_after(model):
         app.state.engine.submit = full
         r = c.post("/v1/completions", json={"prompt": [1], "max_tokens": 2})
         assert r.status_code == 429 and r.headers["retry-after"] == "1"
+
+
+def test_run_endpoint_for_a_saved_program(tmp_path):
+    import ember as em
+    from ember.runtime.program import Program
+    from ember.serve.programs import make_program_app
+    x = em.input("x", ("B", 3), em.float32)
+    w = em.tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    prog = em.compile({"y": (x @ w).relu(), "s": x.sum(axis=1)}, device="cpu")
+    prog.save(tmp_path / "p.ember")
+    app = make_program_app(Program.load(tmp_path / "p.ember"), "mlp")
+    xv = np.array([[1, -2, 3], [0.5, 0.5, -1]], np.float32)
+    want = em.reference({"y": (x @ w).relu(), "s": x.sum(axis=1)}, x=xv)
+    with Server(app) as c:
+        assert c.get("/v1/models").json()["data"][0]["inputs"]["x"]["dtype"] == "float32"
+        r = c.post("/v1/run", json={"inputs": {"x": xv.tolist()}})
+        assert r.status_code == 200, r.text
+        np.testing.assert_allclose(r.json()["outputs"]["y"], want["y"], rtol=1e-6)
+        np.testing.assert_allclose(r.json()["outputs"]["s"], want["s"], rtol=1e-6)
+        from safetensors.numpy import load, save
+        r = c.post("/v1/run", content=save({"x": xv}), headers={"content-type": "application/octet-stream"})
+        np.testing.assert_allclose(load(r.content)["y"], want["y"], rtol=1e-6)
+        for body, param in [({"inputs": {"x": [[1.0, 2.0]]}}, "x"), ({"inputs": {"z": [[1.0, 2.0, 3.0]]}}, None),
+                            ({"inputs": {"x": "abc"}}, "x"), ({"nope": 1}, "inputs")]:
+            r = c.post("/v1/run", json=body)
+            assert r.status_code == 400, (body, r.text)
+            if param is not None:
+                assert r.json()["error"]["param"] == param, r.text
+        r = c.post("/v1/run", content=b"garbage", headers={"content-type": "application/octet-stream"})
+        assert r.status_code == 400

@@ -6,7 +6,8 @@ import os
 
 def add_parser(sub) -> None:
     s = sub.add_parser("serve", help="serve a Hugging Face decoder checkpoint over an OpenAI-compatible HTTP API")
-    s.add_argument("path", help="checkpoint directory (config.json, *.safetensors, tokenizer.json)")
+    s.add_argument("path", help="checkpoint directory (config.json, *.safetensors, tokenizer.json), or a program "
+                                "file saved with Program.save (served at POST /v1/run)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if present, else cpu)")
@@ -20,13 +21,18 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     import uvicorn
-
+    name = args.model_name or os.path.basename(os.path.normpath(args.path))
+    if os.path.isfile(args.path):  # a saved program (Program.save): POST /v1/run
+        from ..runtime.program import Program
+        from .programs import make_program_app
+        app = make_program_app(Program.load(args.path, device=args.device), name)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        return 0
     from ..llm import load
     from .app import make_app
     if args.max_batch < 1 or args.max_queue < 1:
         raise ValueError("--max-batch and --max-queue must be at least 1")
     llm = load(args.path, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len, max_batch=args.max_batch)
-    name = args.model_name or os.path.basename(os.path.normpath(args.path))
     app = make_app(llm, name, max_batch=args.max_batch, max_queue=args.max_queue, timeout_s=args.timeout)
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
