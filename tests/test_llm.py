@@ -223,3 +223,36 @@ def test_cuda_bfloat16_logits_within_bfloat16_tolerance(tmp_path):
     got = llm.logits(PROMPT)
     cos = float(np.dot(got, want) / (np.linalg.norm(got) * np.linalg.norm(want)))
     assert cos > 0.999 and np.abs(got - want).max() < 0.05 * np.abs(want).max()
+
+
+def test_continuous_batch_rows_join_and_leave(tmp_path):
+    """Sequences joining a running batch between steps (and leaving it) get the tokens they get alone."""
+    from ember.llm.continuous import ContinuousBatch
+    m, d = _save(tmp_path, "llama", seed=12)
+    llm = L.load(d, device="cpu", max_seq_len=64, max_batch=4)
+    rng = np.random.default_rng(0)
+    jobs = [([int(t) for t in rng.integers(1, 97, rng.integers(1, 7))], int(rng.integers(2, 12))) for _ in range(9)]
+    want = [_hf_greedy(m, p, n) for p, n in jobs]
+    batch = ContinuousBatch(llm, 4)
+    got: dict = {i: [] for i in range(len(jobs))}
+    waiting = list(range(len(jobs)))
+    steps = 0
+    while waiting or batch.active:
+        for i in list(waiting):  # join whoever fits, between steps
+            p, n = jobs[i]
+            if batch.fits(len(p), n):
+                got[i].append(batch.join(i, np.array(p), llm.sampling(n, stop_token_ids=[])))
+                waiting.remove(i)
+        for j in range(batch.size):
+            if batch.rows[j] is not None and batch.finished(j):
+                batch.leave(j)
+        if batch.active:
+            for _, key, tok in batch.step():
+                got[key].append(tok)
+            steps += 1
+            for j in range(batch.size):
+                if batch.rows[j] is not None and batch.finished(j):
+                    batch.leave(j)
+    assert [got[i] for i in range(len(jobs))] == want
+    assert {k for k in llm._programs if k[0] == "prefill"} == {("prefill", 1)}  # joins prefill one row
+    assert {k[1] for k in llm._programs if k[0] == "decode"} <= {1, 2, 4}

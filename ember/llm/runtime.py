@@ -103,13 +103,15 @@ class LLM:
             return _torch().from_numpy(a).to(f"cuda:{self.target.index}", non_blocking=False)
         return a
 
-    def _step(self, kind: str, tokens: np.ndarray, positions: np.ndarray, start: np.ndarray, pos: int) -> dict:
+    def _step(self, kind: str, tokens: np.ndarray, positions: np.ndarray, start: np.ndarray, pos: int,
+              row: int = 0) -> dict:
+        """Run the prefill or decode program over cache rows [row, row + batch) at slot `pos`."""
         b = tokens.shape[0]
         prog = self.program(kind, b)
         caches = self._cache()
         feed = {"tokens": self._ints(tokens), "positions": self._ints(positions), "start": self._ints(start)}
-        for i in range(self.config.layers):
-            feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
+        for i in range(self.config.layers):  # (rows of a C-contiguous cache: contiguous views, written in place)
+            feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][row:row + b], caches[2 * i + 1][row:row + b]
         return prog.run(feed, dims={"P": pos})
 
     @staticmethod

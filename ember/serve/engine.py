@@ -1,11 +1,14 @@
-"""The serving engine: one thread owns the LLM and runs batches of queued requests.
+"""The serving engine: one thread owns the LLM and runs a continuous batch of requests.
 
-Requests wait in a bounded queue; the engine takes up to `max_batch` of them (waiting a few
-milliseconds for more to arrive), runs them as one batch through `LLM.steps` (each with its own
-sampling parameters, stop ids and token budget) and hands every token to its request's asyncio
-queue as it comes. This is request-level batching: a request that arrives while a batch runs waits
-for the next batch (continuous batching, joining a running batch between steps, needs a cache
-position per row; see docs/serving.md). A failing batch fails its own requests only."""
+Requests wait in a bounded queue. Between decode steps the engine lets waiting requests join the
+running batch (`ember/llm/continuous.py`: a batch-1 prefill into a free cache row), in arrival
+order, while they fit (a free row, the prompt no longer than the batch's slot counter, the budget
+within the cache); then one decode step for every row, each row sampled with its own parameters,
+and every token handed to its request's asyncio queue as it comes. Rows leave on a stop id, their
+token budget or a cancel (a stop string, a timeout, a disconnect). Programs: one batch-1 prefill and
+a decode program per power-of-two row count up to `max_batch` (a step computes only the active rows'
+span), compiled before serving. A failing step fails the running rows'
+requests only; the engine goes on."""
 from __future__ import annotations
 
 import asyncio
@@ -40,25 +43,21 @@ class Request:
 
 
 class Engine:
-    def __init__(self, llm, max_batch: int = 8, max_queue: int = 64, gather_s: float = 0.003, metrics=None):
-        self.llm, self.max_batch, self.max_queue, self.gather_s = llm, max_batch, max_queue, gather_s
-        self.metrics = metrics
+    def __init__(self, llm, max_batch: int = 8, max_queue: int = 64, metrics=None):
+        from ..llm.continuous import ContinuousBatch
+        self.llm, self.max_batch, self.max_queue, self.metrics = llm, max_batch, max_queue, metrics
+        self.batch = ContinuousBatch(llm, max_batch)
         self.waiting: collections.deque = collections.deque()
         self.cond = threading.Condition()
         self.stopping = False
         self.thread = threading.Thread(target=self._loop, name="ember-serve-engine", daemon=True)
-        self.running_batch = 0
 
     def start(self) -> None:
-        """Compile every batch bucket's programs before the first request (a compile mid-traffic
-        stalls every waiting request; the program cache makes restarts quick), then run."""
-        b = 1
-        while True:
-            for kind in ("prefill", "decode"):
-                self.llm.program(kind, b)
-            if b >= self.max_batch:
-                break
-            b = bucket(b + 1, self.max_batch)
+        """Compile the programs before the first request (a compile mid-traffic stalls every
+        request; the program cache makes restarts quick), then run."""
+        self.llm.program("prefill", 1)
+        for n in self.batch.buckets():
+            self.llm.program("decode", n)
         self.thread.start()
 
     def submit(self, req: Request) -> None:
@@ -72,7 +71,7 @@ class Engine:
             self.cond.notify()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Take no new requests, fail the waiting ones, let the running batch finish."""
+        """Take no new requests, fail the waiting ones, let the running rows finish."""
         with self.cond:
             self.stopping = True
             left = list(self.waiting)
@@ -86,65 +85,58 @@ class Engine:
     def _gauge(self) -> None:
         if self.metrics is not None:
             self.metrics.queue_depth.set(len(self.waiting))
-            self.metrics.batch_size.set(self.running_batch)
+            self.metrics.batch_size.set(self.batch.active)
 
-    def _take(self) -> list:
+    def _next(self):
+        """The head of the queue if it fits the running batch now (arrival order: no overtaking)."""
         with self.cond:
-            while not self.waiting and not self.stopping:
-                self.cond.wait()
-            if self.stopping:
-                return []
-        time.sleep(self.gather_s)  # let concurrent arrivals join this batch
-        with self.cond:
-            batch = []
-            while self.waiting and len(batch) < self.max_batch:
-                r = self.waiting.popleft()
-                if not r.cancelled:
-                    batch.append(r)
-            self.running_batch = len(batch)
-            self._gauge()
-            return batch
+            while self.waiting and self.waiting[0].cancelled:
+                self.waiting.popleft()
+            if self.stopping or not self.waiting:
+                return None
+            r = self.waiting[0]
+            if not self.batch.fits(len(r.prompt), r.params.max_new_tokens):
+                return None
+            self.waiting.popleft()
+            return r
+
+    def _retire(self) -> None:
+        b = self.batch
+        for j, row in enumerate(b.rows):
+            if row is None:
+                continue
+            if row.key.cancelled:
+                row.cancelled = True
+            if b.finished(j):
+                req = row.key
+                req.deliver("done", "stop" if row.cancelled or row.last in row.params.stop else "length")
+                b.leave(j)
 
     def _loop(self) -> None:
+        b = self.batch
         while True:
-            batch = self._take()
-            if not batch:
-                if self.stopping:
-                    return
+            r = self._next()
+            while r is not None:
+                try:
+                    r.deliver("token", b.join(r, r.prompt, r.params))
+                except Exception as e:  # noqa: BLE001 - one request's failure is its own
+                    r.deliver("error", f"{type(e).__name__}: {e}")
+                r = self._next()
+            self._retire()
+            self._gauge()
+            if not b.active:
+                with self.cond:
+                    if self.stopping:
+                        return
+                    if not self.waiting:
+                        self.cond.wait()
                 continue
-            self._run(batch)
-            with self.cond:
-                self.running_batch = 0
-                self._gauge()
-
-    def _run(self, batch: list) -> None:
-        cancelled: set = set()
-        last = [None] * len(batch)
-        prompts, params = [r.prompt for r in batch], [r.params for r in batch]
-        pad = bucket(len(batch), self.max_batch) - len(batch)  # batch sizes in powers of two: few compiles
-        if pad:
-            prompts += [np.zeros(1, np.int64)] * pad
-            params += [batch[0].params._replace(max_new_tokens=1, temperature=0.0)] * pad
-        try:
-            for toks in self.llm.steps(prompts, params, cancelled):
-                toks = toks[:len(batch)]
-                for j, (r, t) in enumerate(zip(batch, toks)):
-                    if r.cancelled:
-                        cancelled.add(j)
-                    if t is not None and j not in cancelled:
-                        last[j] = t
-                        r.deliver("token", t)
-            for j, r in enumerate(batch):
-                stopped = last[j] is not None and last[j] in r.params.stop
-                r.deliver("done", "stop" if stopped or r.cancelled else "length")
-        except Exception as e:  # noqa: BLE001 - a failing batch fails its requests, not the server
-            for r in batch:
-                r.deliver("error", f"{type(e).__name__}: {e}")
-
-
-def bucket(n: int, cap: int) -> int:
-    """The batch size a batch of n runs at: the next power of two, at most cap."""
-    b = 1
-    while b < n:
-        b *= 2
-    return min(b, max(cap, n))
+            try:
+                for _, req, tok in b.step():
+                    req.deliver("token", tok)
+            except Exception as e:  # noqa: BLE001 - a failing step fails the running rows, not the server
+                for j, row in enumerate(b.rows):
+                    if row is not None:
+                        row.key.deliver("error", f"{type(e).__name__}: {e}")
+                        b.leave(j)
+            self._retire()
