@@ -188,3 +188,25 @@ def test_run_endpoint_for_a_saved_program(tmp_path):
                 assert r.json()["error"]["param"] == param, r.text
         r = c.post("/v1/run", content=b"garbage", headers={"content-type": "application/octet-stream"})
         assert r.status_code == 400
+
+
+def test_seeded_sampling_does_not_depend_on_the_batch(model):
+    """A request's seeded sample is the same alone and among concurrent requests (its own generator)."""
+    _, llm = model
+    app = make_app(llm, "tiny", max_batch=4)
+    body = {"prompt": PROMPT, "max_tokens": 10, "temperature": 0.9, "top_k": 20, "seed": 5, "stop_token_ids": []}
+    with Server(app) as c:
+        alone = c.post("/v1/completions", json=body).json()["choices"][0]["token_ids"]
+        results: list = [None] * 6
+
+        def one(i):
+            b = dict(body, seed=5) if i % 2 == 0 else dict(body, prompt=[i + 1, 2, 3], seed=i)
+            results[i] = c.post("/v1/completions", json=b).json()["choices"][0]["token_ids"]
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        other = c.post("/v1/completions", json=dict(body, seed=6)).json()["choices"][0]["token_ids"]
+    assert results[0] == results[2] == results[4] == alone
+    assert other != alone
