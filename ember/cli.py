@@ -22,6 +22,10 @@ def main(argv=None) -> int:
     c.add_argument("--device", default=None, help="cpu, cuda, cuda:N, or a preset (h100: code for sm_90, no GPU needed)")
     c.add_argument("--search", default="none", choices=["none", "fast", "full"])
     c.add_argument("--time-limit", type=float, default=None, help="search time limit (s)")
+    e = sub.add_parser("export", help="write a program (a saved graph or program file) as a loadable directory")
+    e.add_argument("input", help="a graph JSON (em.save_graph) or a program file (Program.save)")
+    e.add_argument("-o", "--out", required=True, help="directory to write (load with ember.export.load)")
+    e.add_argument("--device", default=None, help="cpu, cuda, or a preset (h100: cubins for sm_90a, no GPU needed)")
     from .llm.command import add_parser as add_generate
     from .serve.command import add_parser as add_serve
     add_generate(sub)
@@ -33,7 +37,8 @@ def main(argv=None) -> int:
         from .arrays import InputError
         from .backends.target import DeviceError
         from .llm import CheckpointError, ConfigError
-        if isinstance(e, DeviceError) or (args.cmd in ("generate", "serve") and isinstance(
+        from .export import ExportError
+        if isinstance(e, (DeviceError, ExportError)) or (args.cmd in ("generate", "serve") and isinstance(
                 e, (InputError, CheckpointError, ConfigError, ValueError, FileNotFoundError))):
             print(f"ember: error: {e}", file=sys.stderr)
             return 2
@@ -59,6 +64,8 @@ def _run(args) -> int:
         return _inspect(args.path)
     if args.cmd == "compile":
         return _compile(args)
+    if args.cmd == "export":
+        return _export(args)
     if args.cmd == "generate":
         from .llm.command import run
         return run(args)
@@ -81,6 +88,22 @@ def _compile(args) -> int:
           f"in {time.perf_counter() - t0:.2f} s -> {args.out}")
     if prog.meta.get("search"):
         print("search: " + prog.meta["search"])
+    return 0
+
+
+def _export(args) -> int:
+    import zipfile
+
+    import ember as em
+
+    from .export import export
+    from .runtime.program import Program
+    if zipfile.is_zipfile(args.input):
+        prog = Program.load(args.input, device=args.device)
+    else:
+        prog = em.compile(em.load_graph(args.input), device=args.device)
+    export(prog, args.out)
+    print(f"exported {len(prog.launches)} kernel(s) for {prog.device} -> {args.out}")
     return 0
 
 

@@ -100,10 +100,14 @@ def _preload_gomp() -> None:
             _GOMP = False
 
 
+def _library_key(source: str, flags, cc: str) -> str:
+    return hashlib.sha256("\0".join([source, " ".join(flags), compiler_identity(cc), cpu_identity()]).encode()).hexdigest()[:32]
+
+
 def compile_c(source: str, flags=None, cc: str = "gcc") -> str:
     """Path of a shared library built from `source` (from the cache when it exists)."""
     flags = cflags() if flags is None else flags
-    key = hashlib.sha256("\0".join([source, " ".join(flags), compiler_identity(cc), cpu_identity()]).encode()).hexdigest()[:32]
+    key = _library_key(source, flags, cc)
     d = cache.cache_dir("cpu")
     so = os.path.join(d, f"lib_{key}.so")
     if cache.verify(so):  # checked before dlopen: a truncated library would SIGBUS on first touch
@@ -124,6 +128,27 @@ def compile_c(source: str, flags=None, cc: str = "gcc") -> str:
     return so
 
 
+def _prebuilt_library(program) -> str | None:
+    """An export's shared library (ember/runtime/export.py), used when it was built by this
+    compiler for this CPU (a library built with another CPU's flags could fault): its path in the cache."""
+    built = (getattr(program, "prebuilt", None) or {}).get("cpu")
+    if not built or built.get("identity") != f"{cpu_identity()}|{compiler_identity()}" or built.get("flags") != list(cflags()):
+        return None
+    so = os.path.join(cache.cache_dir("cpu"), f"lib_{_library_key(program.source, cflags(), 'gcc')}.so")
+    if not cache.verify(so):
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(so), prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(built["so"])
+        cache.publish(tmp, so)
+    return so
+
+
+def built_library(source: str) -> dict:
+    """What an export keeps of a program's C: the shared library and what it was built for."""
+    payload = cache.load(compile_c(source))  # (without the cache's checksum trailer)
+    return {"so": payload, "identity": f"{cpu_identity()}|{compiler_identity()}", "flags": list(cflags())}
+
+
 def load_library(path: str) -> ctypes.CDLL:
     _preload_gomp()
     return ctypes.CDLL(path)
@@ -136,7 +161,7 @@ class CPUExecutor:
     """Runs a Program's kernels in-process through one ctypes call per run."""
 
     def __init__(self, program):
-        self.lib = load_library(compile_c(program.source))
+        self.lib = load_library(_prebuilt_library(program) or compile_c(program.source))
         self.entry = self.lib.ember_program
         self.entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         self.entry.restype = None

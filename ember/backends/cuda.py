@@ -130,7 +130,9 @@ class CUDAExecutor:
         target = program.target
         self.dev = device(target.index if target is not None else 0)
         self.stream = self.dev.create_stream()
-        cubins = compile_kernels(program.source, target.arch if target is not None else device_arch())
+        arch = target.arch if target is not None else device_arch()
+        prebuilt = getattr(program, "prebuilt", None) or {}  # an export's cubins (ember/runtime/export.py)
+        cubins = prebuilt.get(arch) or compile_kernels(program.source, arch)
         self.kernels = [load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel) for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
             if int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds

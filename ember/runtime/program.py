@@ -89,6 +89,7 @@ class Program:
         self._last_env: dict | None = None
         self._executor = None
         self.from_cache = False  # loaded by em.compile(..., cache=True) from the on-disk program cache
+        self.prebuilt: dict | None = None  # an export's built kernels (ember/export.py), used by the executor
 
     @property
     def executor(self):

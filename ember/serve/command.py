@@ -7,7 +7,7 @@ import os
 def add_parser(sub) -> None:
     s = sub.add_parser("serve", help="serve a Hugging Face decoder checkpoint over an OpenAI-compatible HTTP API")
     s.add_argument("path", help="checkpoint directory (config.json, *.safetensors, tokenizer.json), or a program "
-                                "file saved with Program.save (served at POST /v1/run)")
+                                "(a Program.save file or an `ember export` directory, served at POST /v1/run)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda if present, else cpu)")
@@ -22,10 +22,13 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     import uvicorn
     name = args.model_name or os.path.basename(os.path.normpath(args.path))
-    if os.path.isfile(args.path):  # a saved program (Program.save): POST /v1/run
+    exported = os.path.isfile(os.path.join(args.path, "manifest.json"))
+    if os.path.isfile(args.path) or exported:  # a saved or exported program: POST /v1/run
+        from ..export import load as load_export
         from ..runtime.program import Program
         from .programs import make_program_app
-        app = make_program_app(Program.load(args.path, device=args.device), name)
+        prog = load_export(args.path, args.device) if exported else Program.load(args.path, device=args.device)
+        app = make_program_app(prog, name)
         uvicorn.run(app, host=args.host, port=args.port, log_level="info")
         return 0
     from ..llm import load
