@@ -100,3 +100,25 @@ def test_default_lowering_stays_unless_the_winner_is_clearly_faster(cache_dir, m
     again = em.compile(y, device="cpu", search="fast", time_limit=10, progress=False)
     assert "from cache" in again.meta["search"]
     assert_close(again(x=xv), em.reference(y, x=xv))
+
+
+def test_structure_candidates_decode_shared_subterms_once():
+    """Residual joins (x used by two paths, block after block) make the extracted term a DAG; decoded
+    as a tree it doubled with every block (a ResNet-18's search ran past its time limit for minutes).
+    40 blocks finish in a subprocess well inside its timeout now."""
+    import subprocess
+    import sys
+    pytest.importorskip("egglog")
+    code = """
+import numpy as np, ember as em
+from ember.search.egraph import structure_candidates
+x = em.input("x", (4, 8), em.float32)
+h = x
+for i in range(40):
+    h = (h * 0.5).relu() + h
+cands = structure_candidates([h.node], 3)
+print(len(cands))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout.split()[-1]) >= 1

@@ -118,15 +118,20 @@ class Encoder:
 
 
 class Decoder:
-    def __init__(self, tables: Tables):
+    """Graph nodes from an extracted term DAG: `terms[i]` is (op, *args), its sub-terms given by
+    their index in `terms` (a term shared by several parents is one entry, decoded once)."""
+
+    def __init__(self, tables: Tables, terms: list):
         self.t = tables
+        self.terms = terms
         self.memo: dict = {}
         self.forced: set = set()
 
-    def node(self, term) -> Node:
-        hit = self.memo.get(term)
+    def node(self, tid: int) -> Node:
+        hit = self.memo.get(tid)
         if hit is not None:
             return hit
+        term = self.terms[tid]
         op, args = term[0], term[1:]
         t = self.t
         if op == "leaf":
@@ -158,7 +163,7 @@ class Decoder:
                 self.forced.add(n)
         else:  # pragma: no cover
             raise AssertionError(op)
-        self.memo[term] = n
+        self.memo[tid] = n
         return n
 
 
@@ -243,26 +248,45 @@ class Region:
                         changed = True
         rng = np.random.default_rng(seed)
 
-        def term(c, greedy: bool, path: frozenset, depth: int):
-            opts = [nd for nd in classes[c] if all(a[0] == "lit" or (cost[a[1]] < math.inf and a[1] not in path)
-                                                   for a in nd[1])]
-            if greedy or depth > MAX_DEPTH or not opts:
-                nd = best[c]
-            else:
-                nd = opts[rng.integers(len(opts))] if rng.random() < 0.35 else best[c]
-                if nd not in opts:
-                    nd = opts[0]
-            p2 = path | {c}
-            return (nd[0],) + tuple(a[1] if a[0] == "lit" else term(a[1], greedy or a[1] in p2, p2, depth + 1)
-                                    for a in nd[1])
+        def sample(all_greedy: bool):
+            """One extraction as a DAG: each e-class decoded once per sample (one choice per class,
+            so a subterm shared by several parents is shared in the result; a tree walk was
+            exponential in a ResNet's residual joins) into `terms` (op, *args; sub-terms by index)."""
+            terms: list = []
+            index: dict = {}
+            memo: dict = {}
+
+            def term(c, greedy: bool, path: frozenset, depth: int) -> int:
+                hit = memo.get(c)
+                if hit is not None:
+                    return hit
+                opts = [nd for nd in classes[c] if all(a[0] == "lit" or (cost[a[1]] < math.inf and a[1] not in path)
+                                                       for a in nd[1])]
+                if greedy or depth > MAX_DEPTH or not opts:
+                    nd = best[c]
+                else:
+                    nd = opts[rng.integers(len(opts))] if rng.random() < 0.35 else best[c]
+                    if nd not in opts:
+                        nd = opts[0]
+                p2 = path | {c}
+                key = (nd[0],) + tuple(a[1] if a[0] == "lit" else term(a[1], greedy or a[1] in p2, p2, depth + 1)
+                                       for a in nd[1])
+                tid = index.get(key)
+                if tid is None:
+                    tid = index[key] = len(terms)
+                    terms.append(key)
+                memo[c] = tid
+                return tid
+            return [term(roots[f"o{k}"], all_greedy, frozenset(), 0) for k in range(len(self.outputs))], terms
 
         out, seen = [], set()
         for i in range(n * 4):
             if len(out) >= n:
                 break
-            dec = Decoder(self.tables)
             try:
-                nodes = [dec.node(term(roots[f"o{k}"], i == 0, frozenset(), 0)) for k in range(len(self.outputs))]
+                tids, terms = sample(i == 0)
+                dec = Decoder(self.tables, terms)
+                nodes = [dec.node(t) for t in tids]
             except (g.GraphError, ValueError, KeyError, RecursionError):
                 continue  # a sample whose shapes do not fit together is not a candidate
             key = (tuple(x.key for x in nodes), tuple(sorted(x.key for x in dec.forced)))
