@@ -2,10 +2,7 @@
 # Issue 21 on the device: the CUDA tests (ember.llm, state writes, the rest), then bench/llm.py.
 # Usage on the device machine: bash bench/gpu_llm.sh [stage...]   (logs and JSON under $OUT)
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null && export PYTHONPATH=/tmp/site
-export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 EMBER_CACHE_DIR=/tmp/ember_cache
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c "import cuda.core, torch, numpy, transformers; print('cuda.core', cuda.core.__version__, 'torch', torch.__version__, 'numpy', numpy.__version__, 'transformers', transformers.__version__)"; date -u; } 2>&1 | tee "$OUT/env.txt"
+EXTRA_VERSIONS=transformers . bench/gpu_env.sh
 for stage in "${@:-llmtests bench}"; do
   case $stage in
     llmtests) timeout ${T_LT:-200} python3 -m pytest -m cuda tests/test_llm.py tests/test_state.py -q -p no:cacheprovider -p no:warnings -n 4 2>&1 | tee "$OUT/llm_tests.log" | tail -15 ;;

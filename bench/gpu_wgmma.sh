@@ -2,10 +2,7 @@
 # Issue 19 on the device: the wgmma tests, the contraction suite (default, variants), the CUDA tests.
 # Usage on the device machine: bash bench/gpu_wgmma.sh [stage...]   (logs and JSON under $OUT)
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null && export PYTHONPATH=/tmp/site
-export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 EMBER_CACHE_DIR=/tmp/ember_cache
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c "import cuda.core, torch, numpy; print('cuda.core', cuda.core.__version__, 'torch', torch.__version__, 'numpy', numpy.__version__)"; date -u; } 2>&1 | tee "$OUT/env.txt"
+. bench/gpu_env.sh
 for stage in "${@:-tests quick}"; do
   case $stage in
     tests) timeout ${T_TESTS:-150} python3 -m pytest -m cuda tests/test_wgmma.py -q -p no:cacheprovider -p no:warnings -n 5 -x 2>&1 | tee "$OUT/wgmma_tests.log" | tail -15 ;;

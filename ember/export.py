@@ -47,7 +47,8 @@ def export(prog: Program, out: str) -> str:
     if target is None:
         raise ExportError("the program has no target to build its kernels for")
     os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
-    meta = json.loads(_program_json(prog))
+    meta = prog.to_plan()
+    meta.pop("source")  # (its own file)
     with open(os.path.join(out, "program.json"), "w") as f:
         json.dump(meta, f)
     with open(os.path.join(out, "source.txt"), "w") as f:
@@ -77,18 +78,8 @@ def export(prog: Program, out: str) -> str:
     return out
 
 
-def _program_json(prog: Program) -> str:
-    """The plan of to_bytes without the constant arrays (they go to safetensors)."""
-    import io
-    import zipfile
-    with zipfile.ZipFile(io.BytesIO(prog.to_bytes())) as z:
-        return z.read("program.json").decode()
-
-
 def load(path: str, device=None) -> Program:
     from safetensors.numpy import load_file
-
-    from . import dtypes as dt
     mf = os.path.join(path, "manifest.json")
     if not os.path.isfile(mf):
         raise ExportError(f"{path}: no manifest.json (not an Ember export)")
@@ -111,22 +102,14 @@ def load(path: str, device=None) -> Program:
     target = get_target(device if device is not None else kind)
     if target.kind != kind:
         raise ExportError(f"{path}: exported for a {kind} target, asked to load on {target.kind}")
-    import io
-    import zipfile
     meta = json.loads(open(os.path.join(path, "program.json")).read())
     with open(os.path.join(path, "source.txt")) as f:
         meta["source"] = f.read()
-    bio = io.BytesIO()
-    with zipfile.ZipFile(bio, "w") as z:
-        z.writestr("program.json", json.dumps(meta))
-    prog = Program.from_bytes(bio.getvalue(), target, data_optional=True)
     weights = load_file(os.path.join(path, "weights.safetensors"))
-    for name, b in prog.buffers.items():
-        if b.kind == "data":
-            if name not in weights:
-                raise ExportError(f"{path}: weights.safetensors has no tensor {name!r}")
-            arr = weights[name]
-            prog.data[name] = arr.view(b.dtype.np) if b.dtype == dt.bfloat16 and arr.dtype != b.dtype.np else arr
+    missing = [b["name"] for b in meta["buffers"] if b["kind"] == "data" and b["name"] not in weights]
+    if missing:
+        raise ExportError(f"{path}: weights.safetensors has no tensor {missing[0]!r}")
+    prog = Program.from_plan(meta, target, weights, load_now=False)
     prebuilt: dict = {}
     for fn, info in manifest.get("kernels", {}).items():
         with open(os.path.join(path, "kernels", fn), "rb") as f:

@@ -49,12 +49,12 @@ class DynamicGraph:
         self.last = {i: (int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in program.launches[i].dims))
                      for i in self.dynamic}
 
-    def _launch(self, i: int, env: dict):
+    def _launch(self, i: int, env: dict, grid: int | None = None):
         """(config, args, whether it runs) of launch i under env; an empty grid keeps a 1-block
         config (the node is disabled)."""
         from cuda.core import LaunchConfig
         l = self.program.launches[i]
-        grid = int(sm.evaluate(self.grids[i], env))
+        grid = int(sm.evaluate(self.grids[i], env)) if grid is None else grid
         cfg = LaunchConfig(grid=max(grid, 1), block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
         return cfg, self.ex._args(i, l, self.ptrs, env), grid > 0
 
@@ -67,7 +67,7 @@ class DynamicGraph:
                 if self.last.get(i) == now:  # (a kernel whose dims did not change value)
                     continue
                 self.last[i] = now
-                cfg, args, ok = self._launch(i, env)
+                cfg, args, ok = self._launch(i, env, now[0])
                 n = self.nodes[i]
                 n.update(config=cfg, kernel=self.ex.kernels[i], args=args)
                 if ok != self.live[i]:

@@ -20,6 +20,8 @@ even); arithmetic runs in float; MAX propagates NaN like the primitive.
 """
 from __future__ import annotations
 
+import re
+
 from .. import dtypes as dt
 from .. import primitives as P
 from .. import symbolic as sm
@@ -543,8 +545,7 @@ class _KernelWriter(RowMappings):
         M, N, B = _size(g.m), _size(g.n), _size(g.batch)
         return sm.minimum(((M + (BM - 1)) // BM) * ((N + (BN - 1)) // BN) * B, 2 ** 31 - 1)
 
-_RENDERED: dict = {}  # (id(kernel), config, target) -> (kernel, source, launch): the search renders a lot
-_BY_STRUCTURE: dict = {}  # (kernel.key, config or None, target) -> (name, cfg, source, launch)
+_RENDERED: dict = {}  # (kernel.key, config or None, target) -> (name, source, launch): the search renders a lot
 
 
 def _target_key(target) -> tuple | None:
@@ -553,33 +554,21 @@ def _target_key(target) -> tuple | None:
 
 def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[str, dict]:
     """(source, launch geometry) of kernel `k` under schedule `cfg` (default: `default_config`) for
-    `target` (None: the H100 preset)."""
+    `target` (None: the H100 preset). Memoised by structure: a kernel equal to one rendered before
+    under another name (a model's repeated layers) is that source renamed."""
     import json
-    skey = (k.key, None if cfg is None else json.dumps(cfg, sort_keys=True), _target_key(target))
-    same = _BY_STRUCTURE.get(skey)
-    if same is not None:  # the same kernel under another name (a model's layers repeat): rename it
-        name, _, src, launch = same
-        return _rename(src, name, k.name), dict(launch)
-    cfg = dict(cfg or default_config(k, target))
-    key = (id(k), json.dumps(cfg, sort_keys=True), _target_key(target))
+    key = (k.key, None if cfg is None else json.dumps(cfg, sort_keys=True), _target_key(target))
     hit = _RENDERED.get(key)
-    if hit is not None and hit[0] is k:
-        return hit[1], dict(hit[2])
+    if hit is not None:  # (the name is a whole identifier in the source)
+        name, src, launch = hit
+        return (src if name == k.name else re.sub(rf"\b{re.escape(name)}\b", k.name, src)), dict(launch)
+    cfg = dict(cfg or default_config(k, target))
     src, launch = _KernelWriter(k, cfg, target).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
     launch["cfg"] = cfg
-    if len(_BY_STRUCTURE) > 20000:
-        _BY_STRUCTURE.clear()
-    _BY_STRUCTURE[skey] = (k.name, cfg, src, dict(launch))
     if len(_RENDERED) > 20000:
         _RENDERED.clear()
-    _RENDERED[key] = (k, src, launch)
+    _RENDERED[key] = (k.name, src, dict(launch))
     return src, dict(launch)
-
-
-def _rename(src: str, old: str, new: str) -> str:
-    """A rendered kernel's source under another function name (the name is a whole identifier)."""
-    import re
-    return src if old == new else re.sub(rf"\b{re.escape(old)}\b", new, src)
 
 
 KERNEL_MARK = "// ==== ember kernel "

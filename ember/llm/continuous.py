@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sampling import sample
-
 
 @dataclass
 class Row:
@@ -64,13 +62,7 @@ class ContinuousBatch:
         return row.last
 
     def _choose(self, out, rows) -> list:
-        host = self.llm._host
-        if all(r is None or r.params.temperature == 0 for r in rows):
-            return [int(t) for t in host(out["next"])]
-        logits = host(out["logits"])
-        return [0 if r is None else int(logits[i].argmax()) if r.params.temperature == 0 else
-                int(sample(logits[i:i + 1], r.params.temperature, r.params.top_k, r.params.top_p, r.rng)[0])
-                for i, r in enumerate(rows)]
+        return [int(t) for t in self.llm.choose(out, [r and r.params for r in rows], [r and r.rng for r in rows])]
 
     def finished(self, j: int) -> bool:
         r = self.rows[j]

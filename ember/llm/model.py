@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
+from ..graph import iota_node
 from .. import symbolic as sm
 from ..ops.attention import rotary_embedding
 from ..ops.indexing import embedding
@@ -34,7 +35,7 @@ class Weights:
 
     def __init__(self, cfg: ModelConfig, ckpt: Checkpoint, max_seq: int, dtype: dt.DType):
         self.cfg, self.dtype = cfg, dtype
-        H, Hkv, D, E, F = cfg.hidden, cfg.kv_heads, cfg.head_dim, cfg.hidden, cfg.ffn
+        Hkv, D, E, F = cfg.kv_heads, cfg.head_dim, cfg.hidden, cfg.ffn
 
         def w(name, shape):
             return tensor(ckpt.get(name, shape), name=name)
@@ -73,7 +74,6 @@ class Weights:
             if cfg.qk_norm:
                 L["q_norm"], L["k_norm"] = w(a + "q_norm.weight", (D,)), w(a + "k_norm.weight", (D,))
             self.layers.append(L)
-        del H
         # rotary tables for every slot, float32 as transformers computes them (cos/sin of pos * inv_freq)
         inv = np.asarray(cfg.inv_freq, np.float32)
         ang = np.arange(max_seq, dtype=np.float32)[:, None] * inv[None, :]
@@ -113,7 +113,7 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     sin = embedding(positions, W.sin).cast(dtype).unsqueeze(1)
     n = P + Tn  # keys attended: slots [0, P + T)
     key = iota((B, 1, 1, T, n), 4)
-    query_slot = iota((B, 1, 1, T, n), 3) + Tensor(_dim_scalar(P))
+    query_slot = iota((B, 1, 1, T, n), 3) + Tensor(iota_node((), P, dt.int32))  # slot of query i: P + i
     first = start.reshape(B, 1, 1, 1, 1)
     allowed = (key <= query_slot) & ((key >= first) | (key == query_slot))
     scale = 1.0 / math.sqrt(D)
@@ -158,8 +158,3 @@ def narrow_last(x: Tensor, T) -> Tensor:
     """x[:, T - 1] for a (B, T, E) tensor whose T may be a named dimension."""
     from ..ops.movement import _slice_axis
     return _slice_axis(x, 1, T - 1, T, 1).reshape(x.node.shape[0], x.node.shape[2])
-
-
-def _dim_scalar(e):
-    from .. import graph as g
-    return g.iota_node((), e, dt.int32)

@@ -118,6 +118,17 @@ class LLM:
     def _host(x) -> np.ndarray:
         return x.cpu().numpy() if hasattr(x, "cpu") else np.asarray(x)
 
+    def choose(self, out: dict, params: list, rngs: list) -> np.ndarray:
+        """Each row's next token from a step's outputs: params[j] (Sampling, or None for a row
+        nobody reads) and rngs[j] its generator. All greedy: the program's own argmax (no logits
+        copied to the host)."""
+        if all(p is None or p.temperature == 0 for p in params):
+            return self._host(out["next"]).astype(np.int64)
+        logits = self._host(out["logits"])
+        return np.array([int(logits[j].argmax()) if p is None or p.temperature == 0 else
+                         int(sample(logits[j:j + 1], p.temperature, p.top_k, p.top_p, rngs[j])[0])
+                         for j, p in enumerate(params)], np.int64)
+
     # ---------------------------------------------------------------- generation
     def _check_prompts(self, prompts, max_new_tokens: int) -> list:
         if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -166,12 +177,7 @@ class LLM:
         self.program("prefill", b), self.program("decode", b)  # compiled before the clock starts
 
         def choose(out) -> np.ndarray:
-            if greedy:  # the program's own argmax: no logits copied to the host
-                return self._host(out["next"]).astype(np.int64)
-            logits = self._host(out["logits"])
-            return np.array([int(logits[j].argmax()) if p.temperature == 0 else
-                             int(sample(logits[j:j + 1], p.temperature, p.top_k, p.top_p, rngs[j])[0])
-                             for j, p in enumerate(params)], np.int64)
+            return self.choose(out, params, rngs)
 
         t0 = time.perf_counter()
         out = self._step("prefill", tokens, positions, start, 0)

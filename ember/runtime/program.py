@@ -85,6 +85,7 @@ class Program:
         self.input_specs = [InputSpec(n, buffers[f"in_{n}"].dtype, buffers[f"in_{n}"].shape) for n in inputs]
         self._plans: dict = {}
         self._shapes: dict = {}
+        self._write_memo: dict = {}  # state -> parsed (start, extent) of its write
         self._timings: list | None = None
         self._last_env: dict | None = None
         self._executor = None
@@ -181,10 +182,9 @@ class Program:
 
     def _write_exprs(self, w: dict) -> tuple:
         """A write's (start, extent) expressions, parsed once (this is on every decode step's path)."""
-        key = (w["state"], "write")
-        hit = self._shapes.get(key)
+        hit = self._write_memo.get(w["state"])
         if hit is None:
-            hit = self._shapes[key] = (sm.from_json(w["start"]), sm.from_json(w["extent"]))
+            hit = self._write_memo[w["state"]] = (sm.from_json(w["start"]), sm.from_json(w["extent"]))
         return hit
 
     def run(self, inputs: dict, dims: dict | None = None):
@@ -234,10 +234,7 @@ class Program:
                 inputs = dict(args[0])
             else:
                 raise TypeError("pass inputs by name: fn(x=array, ...)")
-        arrays, env = self._bind(inputs)
-        outs = self.executor.run(self, arrays, env)
-        self._last_env = env
-        return self._pack(outs)
+        return self.run(inputs)
 
     def call_checked(self, feed: dict):
         """Like calling the program, for callers that already checked input names, shapes and dtypes
@@ -316,8 +313,9 @@ class Program:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ save / load
-    def to_bytes(self) -> bytes:
-        meta = {
+    def to_plan(self) -> dict:
+        """Everything but the constant arrays, as JSON-able data (what `from_plan` reads)."""
+        return {
             "format": FORMAT, "version": VERSION, "device": self.device, "source": self.source,
             "launches": [{"kernel": l.kernel, "args": l.args, "dims": l.dims, "stats": l.stats, "config": l.config,
                           "writes": l.writes} for l in self.launches],
@@ -326,9 +324,11 @@ class Program:
             "outputs": self.outputs, "inputs": self.inputs, "dims": self.dims,
             "output_names": self.output_names, "output_kind": self.output_kind, "meta": self.meta,
         }
+
+    def to_bytes(self) -> bytes:
         bio = io.BytesIO()
         with zipfile.ZipFile(bio, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("program.json", json.dumps(meta))
+            z.writestr("program.json", json.dumps(self.to_plan()))
             for name, arr in self.data.items():
                 raw = io.BytesIO()
                 np.save(raw, arr.view(np.uint16) if arr.dtype.name == "bfloat16" else arr, allow_pickle=False)
@@ -355,23 +355,27 @@ class Program:
         (ember/runtime/program_cache.py fills them from the graph)."""
         with zipfile.ZipFile(io.BytesIO(payload)) as z:
             meta = json.loads(z.read("program.json"))
-            if meta.get("format") != FORMAT:
-                raise ValueError("not an Ember program")
-            buffers = {}
-            for b in meta["buffers"]:
-                buffers[b["name"]] = BufferSpec(b["name"], dt.as_dtype(b["dtype"]), _from_json_shape(b["shape"]), b["kind"])
-            data = {}
             stored = set(z.namelist())
-            for name, b in buffers.items():
-                if b.kind == "data" and (f"data/{name}.npy" in stored or not data_optional):
-                    arr = np.load(io.BytesIO(z.read(f"data/{name}.npy")), allow_pickle=False)
-                    data[name] = arr.view(b.dtype.np) if b.dtype == dt.bfloat16 else arr
+            data = {b["name"]: np.load(io.BytesIO(z.read(f"data/{b['name']}.npy")), allow_pickle=False)
+                    for b in meta.get("buffers", ()) if b["kind"] == "data"
+                    and (f"data/{b['name']}.npy" in stored or not data_optional)}
+        return Program.from_plan(meta, device, data, load_now=not data_optional)
+
+    @staticmethod
+    def from_plan(meta: dict, device=None, data: dict | None = None, load_now: bool = True) -> "Program":
+        """A program from `to_plan`'s data and its constant arrays (bfloat16 ones may come as uint16)."""
+        if meta.get("format") != FORMAT:
+            raise ValueError("not an Ember program")
+        buffers = {}
+        for b in meta["buffers"]:
+            buffers[b["name"]] = BufferSpec(b["name"], dt.as_dtype(b["dtype"]), _from_json_shape(b["shape"]), b["kind"])
+        data = {n: a.view(buffers[n].dtype.np) if buffers[n].dtype == dt.bfloat16 else a for n, a in (data or {}).items()}
         launches = [Launch(l["kernel"], l["args"], l["dims"], l.get("stats", {}), l.get("config", {}), l.get("writes"))
                     for l in meta["launches"]]
         target = device if device is not None and not isinstance(device, str) else _resolve_target(device or meta["device"])
         p = Program(target.kind, meta["source"], launches, buffers, meta["outputs"], meta["inputs"],
                     meta["dims"], data, meta["output_names"], meta["output_kind"], meta.get("meta"), target)
-        if target.runnable and not data_optional:
+        if target.runnable and load_now:
             p.executor  # noqa: B018 - compiled and loaded now (errors surface at load)
         return p
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import json
 import os
 import zipfile
@@ -74,15 +73,13 @@ def load(key: str, nodes: list, target) -> Program | None:
     if payload is None:
         return None
     try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as z:
-            meta = json.loads(z.read("program.json"))
-        refs = meta.get("meta", {}).get("data_refs", {})
-        consts = _graph_constants(nodes)
-        if any(sha not in consts for sha in refs.values()):
-            return None
         p = Program.from_bytes(payload, target, data_optional=True)
     except (KeyError, ValueError, zipfile.BadZipFile, json.JSONDecodeError):
         cache.discard(_path(key), "not a readable program")
+        return None
+    refs = p.meta.get("data_refs", {})
+    consts = _graph_constants(nodes)
+    if any(sha not in consts for sha in refs.values()):
         return None
     for name, sha in refs.items():
         p.data[name] = consts[sha]
