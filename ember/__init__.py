@@ -19,6 +19,7 @@ from .dtypes import bfloat16, bool_, float16, float32, float64, int32, int64
 from .frontends import from_torch, register_torch_backend
 from .graph import GraphError
 from .ops.activation import *  # noqa: F401,F403
+from .ops.collective import *  # noqa: F401,F403
 from .ops.attention import *  # noqa: F401,F403
 from .ops.conv import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403

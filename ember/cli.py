@@ -31,6 +31,7 @@ def main(argv=None) -> int:
     add_generate(sub)
     add_serve(sub)
     args = p.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # (what `generate --tp N` hands its ranks)
     try:
         return _run(args)
     except Exception as e:  # noqa: BLE001 - only the errors a user causes print as one line

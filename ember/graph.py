@@ -48,6 +48,7 @@ WHERE = "where"
 SUM, MAX = "sum", "max"
 VIEW, GATHER, CAST = "view", "gather", "cast"
 PHILOX = "philox"
+COLLECTIVE = "collective"
 
 LEAVES = P.names("leaf")
 UNARY = P.names("unary")
@@ -56,7 +57,7 @@ REDUCE = P.names("reduce")
 ELEMENTWISE = UNARY + BINARY + P.names("select") + P.names("cast")
 ALL_OPS = tuple(P.GRAPH)
 assert set(ALL_OPS) >= {INPUT, CONST, DATA, IOTA, EXP2, LOG2, SIN, SQRT, RECIP, ADD, MUL, MOD, LT, WHERE, SUM,
-                        MAX, VIEW, GATHER, CAST, PHILOX}
+                        MAX, VIEW, GATHER, CAST, PHILOX, COLLECTIVE}
 
 
 class Data:
@@ -358,6 +359,20 @@ def gather_node(data: Node, index: Node) -> Node:
     if not index.dtype.is_int:
         raise GraphError(f"gather index must be an integer tensor, got {index.dtype.name}")
     return Node(GATHER, (data, index), None, data.dtype, index.shape)
+
+
+def collective_node(x: Node, kind: str, world: int) -> Node:
+    """x combined across `world` ranks (ember/primitives/collective.py): "all_reduce" sums it,
+    "all_gather" concatenates the ranks' x along axis 0."""
+    from .primitives.collective import CollectiveOp
+    if not isinstance(world, int) or world < 1:
+        raise GraphError(f"{kind}: the world size must be a positive int, got {world!r}")
+    if kind not in ("all_reduce", "all_gather"):
+        raise GraphError(f"unknown collective {kind!r} (all_reduce, all_gather)")
+    if kind == "all_gather" and not x.shape:
+        raise GraphError("all_gather of a scalar: give it an axis to concatenate along")
+    shape = x.shape if kind == "all_reduce" else (x.shape[0] * world,) + tuple(x.shape[1:])
+    return Node(COLLECTIVE, (x,), CollectiveOp(kind, world).text(), x.dtype, _shape(shape))
 
 
 def view_node(x: Node, v: View) -> Node:

@@ -32,6 +32,11 @@ def _outputs(y):
     raise TypeError(f"em.compile takes a Tensor, or a list/tuple/dict of Tensors; got {type(y).__name__}")
 
 
+def _graph_nodes(y) -> list:
+    from .graph import toposort
+    return toposort([t.node for t in _outputs(y)[0]])
+
+
 def lower(nodes: list, output_names, target: Target, force=None, local=None, writes: tuple = ()) -> lowering.LoweredGraph:
     """Graph -> kernels (the fusion decision), for `target`."""
     return lowering.lower(nodes, output_names, force=force, local=local, target=target, writes=writes)
@@ -68,10 +73,15 @@ def build_program(lowered: lowering.LoweredGraph, device, output_names, output_k
     buffers = {n: BufferSpec(b.name, b.dtype, b.shape, b.kind) for n, b in lowered.buffers.items()}
     source, cfgs = render(lowered, target, configs)
     launches = []
-    for (k, args), cfg in zip(lowered.kernels, cfgs):
+    between = dict.fromkeys(range(len(lowered.kernels) + 1), ())
+    for at, step in lowered.collectives:
+        between[at] += (step,)
+    for i, ((k, args), cfg) in enumerate(zip(lowered.kernels, cfgs)):
+        launches += [collective_launch(c) for c in between[i]]
         stats = {"bytes": sm.to_json(kernel_bytes(k)), "flops": sm.to_json(kernel_flops(k))}
         launches.append(Launch(k.name, [args[p.name] for p in k.buffers], list(k.dims), stats, cfg,
                                [args[p.name] for p in k.buffers if p.role == "out"]))
+    launches += [collective_launch(c) for c in between[len(lowered.kernels)]]
     data = {n: b.node.arg.array for n, b in lowered.buffers.items() if b.kind == "data"}
     meta = dict(meta or {})
     meta["kernels_ir"] = "\n".join(str(k) for k, _ in lowered.kernels)
@@ -80,6 +90,13 @@ def build_program(lowered: lowering.LoweredGraph, device, output_names, output_k
     if target.runnable:
         p.executor  # noqa: B018 - compile and load now: a candidate that cannot build fails here
     return p
+
+
+def collective_launch(c: lowering.CollectiveStep) -> Launch:
+    """A collective as a launch: no kernel (its name starts with "@"); the executor runs it between
+    the kernels around it (runtime/program.py `Launch.collective`)."""
+    stats = {"bytes": sm.to_json(c.nbytes), "flops": sm.to_json(sm.sym(0))}
+    return Launch("@" + c.op, [c.src, c.dst], [], stats, {"collective": c.op}, [c.dst])
 
 
 def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> Program:
@@ -97,6 +114,9 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
+    if search != "none" and any(n.op == "collective" for n in _graph_nodes(y)):
+        raise ValueError("search over a program with collectives (em.all_reduce / em.all_gather) is not supported "
+                         "yet (its candidates would have to be timed on every rank at once): compile with search='none'")
     cast_inputs = bool(options.pop("cast_inputs", False))
     writes, record = _state_writes(options.pop("writes", ()))
     bounds = options.pop("dim_bounds", None) or {}

@@ -164,6 +164,13 @@ def evaluate(outputs: list[Node], arrays: Mapping[str, np.ndarray], env: dict) -
                     bad = idx[(idx < 0) | (idx >= data.size)][0]
                     raise IndexError(f"gather index {bad} out of range for a source of {data.size} elements")
                 v = data[idx]
+            elif op == g.COLLECTIVE:  # every rank evaluates the same collectives in the same order
+                from .comm import require
+                from .primitives.collective import parse
+                c = parse(n.arg)
+                x = np.ascontiguousarray(np.broadcast_to(s[0], _dims(n.srcs[0].shape, env)))
+                comm = require(c.world)
+                v = comm.all_reduce(x) if c.kind == "all_reduce" else comm.all_gather(x)
             else:  # pragma: no cover
                 raise ReferenceError(f"unknown op {op}")
             vals[n] = _nd(v, nd)

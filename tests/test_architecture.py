@@ -8,7 +8,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "ember"
 
 # stage number, lowest first; a module may import only from stages <= its own (docs/architecture.md)
 STAGES = {
-    "ember.symbolic": 0, "ember.dtypes": 0, "ember.arrays": 0, "ember.cache": 0, "ember.precision": 0,
+    "ember.symbolic": 0, "ember.dtypes": 0, "ember.arrays": 0, "ember.cache": 0, "ember.precision": 0, "ember.comm": 0,
     "ember.data": 0,
     "ember.view": 1, "ember.graph": 1, "ember.primitives": 1,
     "ember.tensor": 2, "ember.ops": 2, "ember.nn": 2, "ember.optim": 2,
@@ -19,7 +19,7 @@ STAGES = {
     "ember.search": 7,
     "ember.backends": 8,
     "ember.pipeline": 9,
-    "ember.llm": 10, "ember.serve": 10,
+    "ember.llm": 10, "ember.serve": 10, "ember.distributed": 10,
     "ember.frontends": 10, "ember.train": 10, "ember.testing": 10, "ember.demo": 10, "ember.cli": 10, "ember.export": 10, "ember": 10,
 }
 

@@ -171,8 +171,8 @@ class CPUExecutor:
         self._free = self.lib.ember_free_caches
         self._free.argtypes = [ctypes.c_void_p, ctypes.c_longlong]
         self._free.restype = None
-        self.kernels = []
-        for i in range(len(program.launches)):
+        self.kernels = []  # one per kernel launch (collective steps have none)
+        for i in range(sum(1 for l in program.launches if not l.collective)):
             f = getattr(self.lib, f"ember_k{i}")
             f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
             f.restype = None
@@ -217,12 +217,48 @@ class CPUExecutor:
                 ptrs.append(o.ctypes.data)
         parr = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
         dims = np.array([env[d] for d in program.dims] or [0], np.int64)
+        self._where = dict(zip(program.buffers, ptrs))
         return parr, dims, outs, keep
 
     def run(self, program, arrays: dict, env: dict) -> list:
         parr, dims, outs, keep = self._setup(program, arrays, env)
-        self._call(parr, dims.ctypes.data)
+        if any(l.collective for l in program.launches):
+            self._run_steps(program, parr, dims.ctypes.data, env)
+        else:
+            self._call(parr, dims.ctypes.data)
         return [outs[o] for o in program.outputs]
+
+    def _run_steps(self, program, parr, dp, env: dict) -> None:
+        """The kernels one by one, the collectives between them through the process's communicator
+        (ember/comm.py: gloo under ember.distributed)."""
+        kernels = iter(self.kernels)
+        for l in program.launches:
+            if l.collective:
+                self._collective(program, l, env)
+            else:
+                next(kernels)(parr, dp)
+
+    def _collective(self, program, l, env: dict) -> None:
+        import numpy as np
+
+        from ..comm import require
+        from ..primitives.collective import parse
+        op = parse(l.collective)
+        src, dst = (self._array(program, n, env) for n in l.args)
+        comm = require(op.world)
+        wide = src.dtype.kind == "f" and src.dtype.itemsize < 4 or src.dtype.kind == "V"
+        if op.kind == "all_reduce":  # (half floats summed in float32, as NCCL's reduction kernels do)
+            dst[...] = comm.all_reduce(src.astype(np.float32) if wide else src).astype(dst.dtype)
+        else:
+            dst[...] = comm.all_gather(src)
+
+    def _array(self, program, name: str, env: dict):
+        import numpy as np
+        b = program.buffers[name]
+        shape = program.shape_of(name, env)
+        n = int(np.prod(shape)) * b.dtype.itemsize
+        raw = np.ctypeslib.as_array((ctypes.c_uint8 * max(n, 1)).from_address(self._where[name]))[:n]
+        return raw.view(b.dtype.np).reshape(shape)
 
     def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
         from ..runtime.program import timed

@@ -20,7 +20,7 @@ import numpy as np
 from .. import cache
 from .. import symbolic as sm
 from .cpu import CompileError
-from .cuda_graph import DynamicGraph
+from .cuda_graph import Collective, DynamicGraph, issue, static_collectives
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
 
@@ -133,9 +133,11 @@ class CUDAExecutor:
         arch = target.arch if target is not None else device_arch()
         prebuilt = getattr(program, "prebuilt", None) or {}  # an export's cubins (ember/runtime/export.py)
         cubins = prebuilt.get(arch) or compile_kernels(program.source, arch)
-        self.kernels = [load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel) for l in program.launches]
+        # (a collective step has no kernel: _launch_args gives it a Collective call instead)
+        self.kernels = [None if l.collective else load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel)
+                        for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
-            if int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds
+            if k is not None and int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds
                 set_max_dynamic_smem(k, int(l.config["smem"]), self.dev)  # dynamic + static (48 KB + a reduction's 128 B failed)
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
@@ -218,6 +220,11 @@ class CUDAExecutor:
         from cuda.core import LaunchConfig
         out = []
         for i, (l, k) in enumerate(zip(program.launches, self.kernels)):
+            if l.collective:
+                call = self.collective(program, l, ptrs, env)
+                if call.count:
+                    out.append((None, call, (), l) if with_launch else (None, call, ()))
+                continue
             grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
             if grid <= 0:
                 continue
@@ -225,6 +232,16 @@ class CUDAExecutor:
             args = self._args(i, l, ptrs, env)
             out.append((cfg, k, args, l) if with_launch else (cfg, k, args))
         return out
+
+    def collective(self, program, l, ptrs: dict, env: dict) -> Collective:
+        """Launch l, a collective step, as a call enqueuing NCCL on a stream (backends/nccl.py)."""
+        from ..primitives.collective import parse
+        from .nccl import communicator
+        op = parse(l.collective)
+        src, dst = l.args
+        count = int(np.prod(program.shape_of(src, env)))
+        return Collective(op.kind, ptrs[src], ptrs[dst], count, program.buffers[src].dtype,
+                          communicator(self.dev.device_id, op.world) if count else None)
 
     def _args(self, index: int, l, ptrs: dict, env: dict) -> list:
         """Launch `index`'s arguments: its buffers' pointers, its tensor maps' address (wgmma
@@ -253,14 +270,13 @@ class CUDAExecutor:
         if key is None:
             key = (program.binding_key(env), tuple(ptrs[n] for n in program.buffers))
         g = self._graphs.get(key)
-        if g is None and program.dim_bounds:  # one graph for every binding, its dim-reading nodes updated
+        if g is None and program.dim_bounds and static_collectives(program):  # one graph for every binding
             if len(self._graphs) >= GRAPH_CACHE:
                 self._graphs.pop(next(iter(self._graphs)))
             g = self._graphs[key] = DynamicGraph(self, program, ptrs, env)
         if isinstance(g, DynamicGraph):
             return g.apply(env)
         if g is None:
-            from cuda.core import launch
             from cuda.core.graph import GraphBuilder
 
             from ..runtime.concurrency import launch_accesses, launch_levels
@@ -272,12 +288,12 @@ class CUDAExecutor:
             for level in levels:  # the launches of a level are independent: parallel branches
                 if len(level) == 1:
                     cfg, k, args, _ = items[level[0]]
-                    launch(gb, cfg, k, *args)
+                    issue(gb, cfg, k, args)
                     continue
                 branches = gb.split(len(level))
                 for b, j in zip(branches, level):
                     cfg, k, args, _ = items[j]
-                    launch(b, cfg, k, *args)
+                    issue(b, cfg, k, args)
                 gb = GraphBuilder.join(*branches)
             g = gb.end_building().complete()
             g.upload(self.stream)
@@ -316,9 +332,8 @@ class CUDAExecutor:
         return replay
 
     def launch_direct(self, program, ptrs: dict, env: dict) -> None:
-        from cuda.core import launch
         for cfg, k, args in self._launch_args(program, ptrs, env):
-            launch(self.stream, cfg, k, *args)
+            issue(self.stream, cfg, k, args)
 
     @functools.cached_property
     def _torch(self):
@@ -432,6 +447,7 @@ class CUDAExecutor:
         graph to replay (or with poisoning on)."""
         ext = gkey[2]
         if len(program.launches) == 1 and not self.poison and all(ext) and gkey not in self._sightings \
+                and not program.launches[0].collective \
                 and not self._uses_tma(program) and not program.dim_bounds:  # (a wgmma kernel's tensor maps follow the pointers)
             # a new pointer set of a one-kernel program: one launch from a plan made once (a graph
             # replay costs less host time, bench/results/overhead-cuda-2026-11-21d.json, so a set
@@ -459,9 +475,8 @@ class CUDAExecutor:
             (g.apply(env) if isinstance(g, DynamicGraph) else g).launch(stream)
             return outs
         self._remember(gkey)
-        from cuda.core import launch
         for cfg, k, args in self._launch_args(program, ptrs, env):
-            launch(stream, cfg, k, *args)
+            issue(stream, cfg, k, args)
         return outs
 
     def _torch_outs(self, specs: list, like: tuple) -> list:
@@ -534,14 +549,15 @@ class CUDAExecutor:
         launches = self._launch_args(program, ptrs, env)
         out, j = [], 0
         for l in program.launches:
-            grid = int(sm.evaluate(sm.from_json(l.config["grid"]), env))
-            if grid <= 0:
+            live = self.collective(program, l, ptrs, env).count if l.collective else \
+                int(sm.evaluate(sm.from_json(l.config["grid"]), env))
+            if live <= 0:
                 out.append(0.0)
                 continue
             cfg, k, args = launches[j]
             j += 1
             inner = 10
-            t = self._events_time(lambda: [launch(self.stream, cfg, k, *args) for _ in range(inner)], reps)
+            t = self._events_time(lambda: [issue(self.stream, cfg, k, args) for _ in range(inner)], reps)
             out.append(t / inner)
         return out
 

@@ -6,10 +6,49 @@ bench/results/llm-2026-11-25.json). A program compiled with `dim_bounds` has one
 every binding within the bounds (runtime/program.py), so its pointers stay put; this graph is
 built node by node (cuda.core's explicit graph API), and a call with new dims updates only the
 kernel nodes whose arguments or grid read a bounded dim (`ExecutableKernelNode.update`), disabling
-a node whose grid is empty, before the replay."""
+a node whose grid is empty, before the replay.
+
+A collective step (backends/nccl.py) is NCCL's work captured from a stream into a child graph and
+embedded between the kernel nodes; its element count is fixed at capture, so a program whose
+collectives' sizes follow a bounded dim is captured per binding instead (`static_collectives`)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .. import dtypes as dt
 from .. import symbolic as sm
+
+
+@dataclass
+class Collective:
+    """A collective step ready to enqueue: `call(stream_handle)` (a raw CUstream, captured when the
+    stream is capturing)."""
+    kind: str
+    src: int
+    dst: int
+    count: int  # elements each rank sends
+    dtype: dt.DType
+    comm: object  # nccl.NCCLComm (None when count is 0)
+
+    def __call__(self, stream: int) -> None:
+        self.comm.run(self.kind, self.src, self.dst, self.count, self.dtype, stream)
+
+
+def issue(stream, cfg, k, args) -> None:
+    """Enqueue one item of CUDAExecutor._launch_args on a cuda.core Stream or GraphBuilder: a kernel
+    launch, or (cfg None) a collective."""
+    if cfg is None:
+        k(int((stream.stream if hasattr(stream, "begin_building") else stream).handle))
+    else:
+        from cuda.core import launch
+        launch(stream, cfg, k, *args)
+
+
+def static_collectives(program) -> bool:
+    """Whether no collective's size depends on a bounded dim (so a DynamicGraph can hold them)."""
+    bounded = set(program.dim_bounds)
+    return not any(bounded & set().union(*(sm.free_vars(s) for s in program.buffers[l.args[0]].shape))
+                   for l in program.launches if l.collective)
 
 
 def dynamic_launches(program) -> list:
@@ -17,6 +56,8 @@ def dynamic_launches(program) -> list:
     bounded = set(program.dim_bounds)
     out = []
     for i, l in enumerate(program.launches):
+        if l.collective:  # (fixed at capture: see static_collectives)
+            continue
         grid_vars = sm.free_vars(sm.from_json(l.config["grid"]))
         if bounded & (set(l.dims) | grid_vars):
             out.append(i)
@@ -33,6 +74,12 @@ class DynamicGraph:
         gd = GraphDefinition()
         nodes, prev, live = [], None, []
         for i, k in enumerate(executor.kernels):
+            if k is None:  # a collective: NCCL's captured work as a child graph
+                node = (gd if prev is None else prev).embed(self._capture(program.launches[i], env))
+                nodes.append(node)
+                live.append(True)
+                prev = node
+                continue
             cfg, args, ok = self._launch(i, env)
             node = gd.launch(cfg, k, *args) if prev is None else prev.launch(cfg, k, *args)
             nodes.append(node)
@@ -48,6 +95,16 @@ class DynamicGraph:
         self.env = dict(env)
         self.last = {i: (int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in program.launches[i].dims))
                      for i in self.dynamic}
+
+    def _capture(self, l, env: dict):
+        """The collective step l as a graph definition, captured from a stream."""
+        call = self.ex.collective(self.program, l, self.ptrs, env)
+        gb = self.ex.stream.create_graph_builder()
+        gb.begin_building()
+        if call.count:
+            call(int(gb.stream.handle))
+        gb.end_building()
+        return gb.graph_definition
 
     def _launch(self, i: int, env: dict, grid: int | None = None):
         """(config, args, whether it runs) of launch i under env; an empty grid keeps a 1-block

@@ -20,7 +20,7 @@ from .node_args import iota_expr
 FOLD_MAX = 1 << 16  # elements of a folded node
 SOURCE_MAX = 1 << 22  # elements its constant inputs may have (compile-time cost)
 LEAVES = (g.DATA, g.CONST, g.IOTA)
-NEVER = ("philox",)  # random draws: a fresh value per call
+NEVER = ("philox", "collective")  # random draws: a fresh value per call; collectives: run by every rank
 
 
 def _static_numel(n: g.Node):

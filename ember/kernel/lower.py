@@ -6,7 +6,7 @@ row kernel may live in kernel-local arrays: attention becomes one kernel with it
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import dtypes as dt
 from .. import graph as g
@@ -20,7 +20,7 @@ from .partition import INLINE_MAX, LoweringError, partition
 from .fold import fold_constants
 from .split import split_long_reductions
 
-__all__ = ["lower", "LoweredGraph", "StateWrite", "BufferInfo", "LoweringError", "partition", "analyzed_builder",
+__all__ = ["lower", "LoweredGraph", "StateWrite", "CollectiveStep", "BufferInfo", "LoweringError", "partition", "analyzed_builder",
            "KernelBuilder", "Stage", "LocalStage", "Analysis", "acc_dtype", "flat_index", "unflatten",
            "INLINE_MAX", "INLINE_DEPTH_MAX", "LOCAL_MAX"]
 
@@ -50,6 +50,17 @@ class StateWrite:
     extent: Expr
 
 
+@dataclass(frozen=True)
+class CollectiveStep:
+    """A collective between kernels (ember/primitives/collective.py): buffer `dst` gets the
+    collective of buffer `src` across the ranks. It runs after the kernels before it and before
+    those after it, on the executor's stream (NCCL on the GPU)."""
+    op: str  # the COLLECTIVE node's argument ("all_reduce/2", "all_gather/1/2")
+    src: str
+    dst: str
+    nbytes: Expr  # bytes each rank receives
+
+
 @dataclass
 class LoweredGraph:
     buffers: dict  # name -> BufferInfo
@@ -57,6 +68,7 @@ class LoweredGraph:
     outputs: list  # buffer names, in output order
     inputs: list  # graph input names
     dims: list  # symbolic dim names
+    collectives: list = field(default_factory=list)  # (number of kernels that run before it, CollectiveStep)
 
     def summary(self) -> str:
         lines = [f"{len(self.kernels)} kernel(s)"]
@@ -118,9 +130,14 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
             names[o] = nm
 
     kernels: list[tuple[ir.Kernel, dict]] = []
+    collectives: list = []
     sizes = {b.name: b.size for b in buffers.values()}
     for n in order:
         if n not in M or n.op in (g.INPUT, g.DATA):
+            continue
+        if n.op == g.COLLECTIVE:
+            step = CollectiveStep(n.arg, names[n.srcs[0]], names[n], sm.prod(n.shape) * n.dtype.itemsize)
+            collectives.append((len(kernels), step))
             continue
         b, an = analyzed_builder(n, M, lambda x: names[x], len(kernels), sizes, local, regions.get(n))
         if an.materialize:
@@ -136,7 +153,7 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     dims = set(g.symbolic_dims(roots))
     for w in writes:
         dims |= sm.free_vars(w.start) | sm.free_vars(w.extent)
-    return LoweredGraph(buffers, kernels, out_names, ins, sorted(dims))
+    return LoweredGraph(buffers, kernels, out_names, ins, sorted(dims), collectives)
 
 
 def _check_writes(writes, values: list, outputs: list) -> None:

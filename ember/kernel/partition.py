@@ -13,7 +13,8 @@ coordinates:
 
 A node is materialised when (rules applied to a fixpoint):
 
-1. it is a graph output, or the data operand of a gather (which reads arbitrary positions);
+1. it is a graph output, or the data operand of a gather (which reads arbitrary positions), or a
+   collective or its source (a collective runs between kernels, on whole buffers);
 2. it is a reduction read by more than one kernel, or at more than one coordinate tuple, or inside
    another reduction's loop at coordinates that depend on that loop (a nested reduction);
 3. it is a reduction whose dependence set differs from the kernel's O, or that depends on O only
@@ -117,6 +118,9 @@ def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
     order = g.toposort(outputs)
     M = {n for n in outputs} | {n for n in force if n.op not in (g.INPUT, g.DATA)}
     M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
+    # a collective runs between kernels (kernel/lower.py CollectiveStep): it and its source are buffers
+    M |= {n for n in order if n.op == g.COLLECTIVE}
+    M |= {n.srcs[0] for n in order if n.op == g.COLLECTIVE and n.srcs[0].op not in (g.INPUT, g.DATA)}
     asked_by: dict = {}  # node -> roots whose current analysis asked whether it is materialised
     analysis: dict = {}  # root -> (nodes it asked about, its stage nodes other than itself)
     reached: dict = {}  # stage node -> roots whose kernels compute it as a stage
@@ -126,6 +130,8 @@ def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
         new: set = set()
         touched: set = set()  # stage nodes whose set of computing roots grew this round
         for r in sorted(dirty, key=position.__getitem__):
+            if r.op == g.COLLECTIVE:  # not a kernel: nothing to analyse
+                continue
             old_asked, old_stages = analysis.pop(r, ((), ()))
             for n in old_asked:
                 asked_by[n].discard(r)

@@ -20,9 +20,32 @@ def add_parser(sub) -> None:
     g.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: the checkpoint's)")
     g.add_argument("--max-seq-len", type=int, default=None)
     g.add_argument("--ids", action="store_true", help="print the new token ids (space-separated), not text")
+    g.add_argument("--tp", type=int, default=1,
+                   help="tensor-parallel ranks: spawns N processes, one per GPU (or N CPU processes with --device cpu)")
 
 
 def run(args) -> int:
+    import os
+    if args.tp < 1:
+        raise ValueError(f"--tp must be >= 1, got {args.tp}")
+    if args.tp > 1 and "RANK" not in os.environ:  # the launcher: N ranks of this very command
+        from ..distributed import launch
+        return launch([sys.executable, "-m", "ember.cli", *args.argv], args.tp)
+    if args.tp == 1 and "RANK" not in os.environ:
+        return _generate(args)
+    from .. import distributed
+    comm = distributed.init()
+    try:
+        if comm.world != args.tp:
+            raise ValueError(f"--tp {args.tp} but the process group has {comm.world} ranks")
+        if (args.device or "").startswith("cuda") or (args.device is None and distributed.device() != "cpu"):
+            args.device = distributed.device("cuda")  # one GPU per rank
+        return _generate(args)
+    finally:
+        distributed.shutdown()
+
+
+def _generate(args) -> int:
     from . import load
     if args.prompt_ids is not None:
         try:
@@ -53,6 +76,7 @@ def run(args) -> int:
         text = llm.tokenizer.decode(out)
         sys.stdout.write(text[len(shown):] if text.startswith(shown) else "")
     sys.stdout.write("\n")
+    sys.stdout.flush()
     s = llm.last_stats
     pre = s["prefill_tokens"] / s["prefill_s"] if s.get("prefill_s") else 0.0
     dec = s["decode_tokens"] / s["decode_s"] if s.get("decode_s") else 0.0

@@ -22,34 +22,61 @@ from .. import dtypes as dt
 from ..graph import iota_node
 from .. import symbolic as sm
 from ..ops.attention import rotary_embedding
+from ..ops.collective import all_gather, all_reduce
 from ..ops.indexing import embedding
 from ..ops.state import narrow_to, state_write
 from ..tensor import Tensor, input, iota, tensor, where
 from .checkpoint import Checkpoint
-from .config import ModelConfig
+from .config import ConfigError, ModelConfig
 
 
 class Weights:
     """The model's parameters as Ember constants (made once, shared by the prefill and decode
-    graphs, so their programs share one copy)."""
+    graphs, so their programs share one copy).
 
-    def __init__(self, cfg: ModelConfig, ckpt: Checkpoint, max_seq: int, dtype: dt.DType):
-        self.cfg, self.dtype = cfg, dtype
+    With `world` > 1 they are rank `rank`'s shard, Megatron's way (docs/distributed.md): q/k/v, gate
+    and up split by output rows (whole heads: `heads` and `kv_heads` per rank), o and down by input
+    columns (their products all-reduced), the embedding and the LM head by vocabulary rows (`vocab`
+    per rank, the last shard padded with zero rows)."""
+
+    def __init__(self, cfg: ModelConfig, ckpt: Checkpoint, max_seq: int, dtype: dt.DType, rank: int = 0,
+                 world: int = 1):
+        self.cfg, self.dtype, self.rank, self.world = cfg, dtype, rank, world
+        for what, n in (("attention heads", cfg.heads), ("kv heads", cfg.kv_heads), ("the MLP width", cfg.ffn)):
+            if n % world:
+                raise ConfigError(f"tensor parallelism over {world} ranks splits {what} ({n}) evenly: use a "
+                                  f"divisor of {n}")
         Hkv, D, E, F = cfg.kv_heads, cfg.head_dim, cfg.hidden, cfg.ffn
+        self.heads, self.kv_heads, self.vocab = cfg.heads // world, Hkv // world, -(-cfg.vocab // world)
 
-        def w(name, shape):
-            return tensor(ckpt.get(name, shape), name=name)
+        def rows(a, n_local, axis=0):  # this rank's block of n_local along axis (zero-padded at the end)
+            lo = rank * n_local
+            part = np.take(a, np.arange(lo, min(lo + n_local, a.shape[axis])), axis=axis)
+            if part.shape[axis] < n_local:
+                pad = [(0, 0)] * a.ndim
+                pad[axis] = (0, n_local - part.shape[axis])
+                part = np.pad(part, pad)
+            return np.ascontiguousarray(part)
+
+        def w(name, shape, split=None):  # split: (axis, size per rank), None: replicated
+            a = ckpt.get(name, shape)
+            if split is not None and world > 1:
+                a = rows(a, split[1], split[0])
+            return tensor(a, name=name)
 
         def cat(names, shapes, name):  # q, k and v as one projection: one GEMV / GEMM, not three
-            return tensor(np.concatenate([ckpt.get(n, sh) for n, sh in zip(names, shapes)]), name=name)
+            per = [self.heads * D, self.kv_heads * D, self.kv_heads * D]
+            return tensor(np.concatenate([rows(ckpt.get(n, sh), k) for n, sh, k in zip(names, shapes, per)]), name=name)
 
-        self.embed = w("model.embed_tokens.weight", (cfg.vocab, E))
+        vocab = (0, self.vocab)
+        self.embed = w("model.embed_tokens.weight", (cfg.vocab, E), vocab)
         if cfg.tied or "lm_head.weight" not in ckpt:
             self.lm_head = self.embed
         else:
-            self.lm_head = w("lm_head.weight", (cfg.vocab, E))
+            self.lm_head = w("lm_head.weight", (cfg.vocab, E), vocab)
         self.norm = w("model.norm.weight", (E,))
         self.layers = []
+        hd, Fl = self.heads * D, F // world
         for i in range(cfg.layers):
             p = f"model.layers.{i}."
             a = p + "self_attn."
@@ -58,10 +85,10 @@ class Weights:
                 "post_norm": w(p + "post_attention_layernorm.weight", (E,)),
                 "qkv": cat([a + f"{x}_proj.weight" for x in "qkv"], [(cfg.heads * D, E), (Hkv * D, E), (Hkv * D, E)],
                            a + "qkv_proj.weight"),
-                "o": w(a + "o_proj.weight", (E, cfg.heads * D)),
-                "gate": w(p + "mlp.gate_proj.weight", (F, E)),
-                "up": w(p + "mlp.up_proj.weight", (F, E)),
-                "down": w(p + "mlp.down_proj.weight", (E, F)),
+                "o": w(a + "o_proj.weight", (E, cfg.heads * D), (1, hd)),
+                "gate": w(p + "mlp.gate_proj.weight", (F, E), (0, Fl)),
+                "up": w(p + "mlp.up_proj.weight", (F, E), (0, Fl)),
+                "down": w(p + "mlp.down_proj.weight", (E, F), (1, Fl)),
             }
             if cfg.qkv_bias:
                 L["qkv_b"] = cat([a + f"{x}_proj.bias" for x in "qkv"], [(cfg.heads * D,), (Hkv * D,), (Hkv * D,)],
@@ -69,8 +96,9 @@ class Weights:
             if cfg.o_bias:
                 L["o_b"] = w(a + "o_proj.bias", (E,))
             if cfg.mlp_bias:
-                for m in ("gate", "up", "down"):
-                    L[m + "_b"] = w(p + f"mlp.{m}_proj.bias", (L[m].shape[0],))
+                L["gate_b"] = w(p + "mlp.gate_proj.bias", (F,), (0, Fl))
+                L["up_b"] = w(p + "mlp.up_proj.bias", (F,), (0, Fl))
+                L["down_b"] = w(p + "mlp.down_proj.bias", (E,))
             if cfg.qk_norm:
                 L["q_norm"], L["k_norm"] = w(a + "q_norm.weight", (D,)), w(a + "k_norm.weight", (D,))
             self.layers.append(L)
@@ -93,8 +121,25 @@ def _rms(x: Tensor, w: Tensor, eps: float) -> Tensor:
     return w * y.cast(x.dtype)
 
 
-def cache_shape(cfg: ModelConfig, batch: int, max_seq: int) -> tuple:
-    return (batch, cfg.kv_heads, max_seq, cfg.head_dim)
+def cache_shape(cfg: ModelConfig, batch: int, max_seq: int, world: int = 1) -> tuple:
+    """A layer's K (or V) cache on one rank: its kv heads only."""
+    return (batch, cfg.kv_heads // world, max_seq, cfg.head_dim)
+
+
+def _reduced(y: Tensor, W: Weights, b: Tensor | None = None) -> Tensor:
+    """A row-parallel product made whole (summed over the ranks), then its bias (added once)."""
+    y = all_reduce(y, W.world) if W.world > 1 else y
+    return y if b is None else y + b
+
+
+def _embed(tokens: Tensor, W: Weights) -> Tensor:
+    """Vocab-parallel embedding: each rank looks up the tokens in its rows, zero elsewhere, summed."""
+    if W.world == 1:
+        return embedding(tokens, W.embed)
+    local = tokens - W.rank * W.vocab
+    mine = (local >= 0) & (local < W.vocab)
+    x = embedding(where(mine, local, 0), W.embed)
+    return all_reduce(where(mine.unsqueeze(-1), x, 0.0), W.world)
 
 
 def build_step(W: Weights, batch: int, T, max_seq: int):
@@ -102,13 +147,13 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     (B, T) int32, `positions` (B, T) int32 (rotary positions), `start` (B,) int32 (first slot of each
     sequence), caches `k{i}` / `v{i}` (B, Hkv, max_seq, D); dims P (slots already filled) and T."""
     cfg, dtype = W.cfg, W.dtype
-    B, D, Hq, Hkv = batch, cfg.head_dim, cfg.heads, cfg.kv_heads
+    B, D, Hq, Hkv = batch, cfg.head_dim, W.heads, W.kv_heads  # this rank's heads
     P = sm.dim("P")
     Tn = sm.sym(T)
     tokens = input("tokens", (B, T), dt.int32)
     positions = input("positions", (B, T), dt.int32)
     start = input("start", (B,), dt.int32)
-    x = embedding(tokens, W.embed)  # (B, T, E)
+    x = _embed(tokens, W)  # (B, T, E)
     cos = embedding(positions, W.cos).cast(dtype).unsqueeze(1)  # (B, 1, T, D)
     sin = embedding(positions, W.sin).cast(dtype).unsqueeze(1)
     n = P + Tn  # keys attended: slots [0, P + T)
@@ -129,8 +174,8 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
         q = rotary_embedding(q.transpose(1, 2), cos, sin)  # (B, Hq, T, D)
         k = rotary_embedding(k.transpose(1, 2), cos, sin)
         v = v.transpose(1, 2)
-        kc = input(f"k{i}", cache_shape(cfg, B, max_seq), dtype)
-        vc = input(f"v{i}", cache_shape(cfg, B, max_seq), dtype)
+        kc = input(f"k{i}", cache_shape(cfg, B, max_seq, W.world), dtype)
+        vc = input(f"v{i}", cache_shape(cfg, B, max_seq, W.world), dtype)
         wk, wv = state_write(kc, k, 2, P), state_write(vc, v, 2, P)
         writes += [wk, wv]
         # grouped-query attention without repeating the cache: the G query heads sharing a kv head
@@ -144,13 +189,15 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
         s = where(allowed, s, -math.inf)
         p = s.softmax(-1).cast(dtype)
         o = (p @ vals).reshape(B, Hq, T, D).transpose(1, 2).reshape(B, T, Hq * D)
-        x = x + _linear(o, L["o"], L.get("o_b"))
+        x = x + _reduced(_linear(o, L["o"]), W, L.get("o_b"))
         h = _rms(x, L["post_norm"], cfg.eps)
         g = _linear(h, L["gate"], L.get("gate_b"))
         u = _linear(h, L["up"], L.get("up_b"))
-        x = x + _linear(g.silu() * u, L["down"], L.get("down_b"))
+        x = x + _reduced(_linear(g.silu() * u, L["down"]), W, L.get("down_b"))
     last = narrow_last(x, Tn)  # (B, E): only the last new token's logits are needed
     logits = _linear(_rms(last, W.norm, cfg.eps), W.lm_head).cast(dt.float32)
+    if W.world > 1:  # vocab-parallel logits: gathered whole on every rank (each samples the same token)
+        logits = all_gather(logits, -1, W.world)[:, : cfg.vocab]
     return {"logits": logits, "next": logits.argmax(-1).cast(dt.int32)}, writes
 
 

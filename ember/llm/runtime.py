@@ -20,6 +20,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..arrays import InputError
 from ..backends.target import get_target
+from ..comm import current
 from ..pipeline import compile as em_compile
 from .checkpoint import Checkpoint
 from .config import ConfigError, read_config, read_generation_config, sliding_window
@@ -52,7 +53,10 @@ class LLM:
             raise ConfigError(f"dtype must be a float type, got {self.dtype.name}")
         self.verbose = verbose
         t0 = time.perf_counter()
-        self.weights = Weights(cfg, Checkpoint(self.path, self.dtype.np), self.max_seq_len, self.dtype)
+        comm = current()  # tensor parallel under ember.distributed.init(): this rank's shard (docs/distributed.md)
+        self.rank, self.world = comm.rank, comm.world
+        self.weights = Weights(cfg, Checkpoint(self.path, self.dtype.np), self.max_seq_len, self.dtype, self.rank,
+                               self.world)
         self.load_seconds = time.perf_counter() - t0
         self.tokenizer = _tokenizer(self.path)
         self._programs: dict = {}
@@ -87,7 +91,7 @@ class LLM:
 
     def _cache(self) -> list:
         if self._caches is None:
-            shape = cache_shape(self.config, self.max_batch, self.max_seq_len)
+            shape = cache_shape(self.config, self.max_batch, self.max_seq_len, self.world)
             self._caches = [self._zeros(shape) for _ in range(2 * self.config.layers)]
         return self._caches
 

@@ -4,7 +4,7 @@ A `Primitive` row says everything a stage needs to know about one operation:
 
 ==============  ===========================================================================================
 name            the op name in the graph (`Node.op`) and, for elementwise ops, in the kernel IR (`Val.op`)
-kind            leaf | unary | binary | select | cast | reduce | movement — how the graph builds it and how
+kind            leaf | unary | binary | select | cast | reduce | movement | collective — how the graph builds it and how
                 the lowering and the reference treat it structurally
 arity           number of sources
 dtype           the dtype rule: ``dtype(*source dtypes) -> result dtype``, raising GraphError on a bad input
@@ -42,7 +42,7 @@ class GraphError(ValueError):
     """A graph that cannot be built (shape or dtype mismatch, bad argument)."""
 
 
-KINDS = ("leaf", "unary", "binary", "select", "cast", "reduce", "movement")
+KINDS = ("leaf", "unary", "binary", "select", "cast", "reduce", "movement", "collective")
 ELEMENTWISE_KINDS = ("unary", "binary", "select", "cast")
 
 
@@ -120,3 +120,4 @@ def helpers(fn_qualifiers: str) -> str:
 from . import elementwise as _elementwise  # noqa: E402
 from . import random as _random  # noqa: E402
 from . import structural as _structural  # noqa: E402  (leaves, reductions, movement)
+from . import collective as _collective  # noqa: E402  (all-reduce, all-gather across ranks)

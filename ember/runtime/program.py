@@ -55,6 +55,11 @@ class Launch:
     config: dict = field(default_factory=dict)  # backend-specific (GPU grid/block as JSON exprs)
     writes: list | None = None  # the args it stores to (None: unknown, every arg counts as written)
 
+    @property
+    def collective(self) -> str | None:
+        """A collective step's op ("all_reduce/2"; args: [source, destination]), None for a kernel."""
+        return self.config.get("collective")
+
 
 def _json_shape(shape) -> list:
     return [sm.to_json(s) for s in shape]

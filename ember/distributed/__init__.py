@@ -1,0 +1,113 @@
+"""Running one sharded program per process: the process group, the communicator, the launcher.
+
+    ember.distributed.init()             # under torchrun (or `ember generate --tp N`): RANK, WORLD_SIZE...
+    llm = ember.llm.load(path, device=ember.distributed.device())   # this rank's shard
+
+`init` joins torch.distributed's process group (gloo: the host's messages and the CPU's collectives)
+and installs a communicator over it as the process's (ember/comm.py), so the reference and the CPU
+executor reduce through gloo. On the GPU the executor runs its collectives with NCCL itself
+(ember/backends/nccl.py), bootstrapped through this communicator. docs/distributed.md says why.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..comm import Communicator, current, set_current
+
+__all__ = ["init", "shutdown", "rank", "world", "device", "TorchCommunicator", "launch"]
+
+
+class TorchCommunicator(Communicator):
+    """The process's communicator over torch.distributed's default group (gloo)."""
+
+    def __init__(self):
+        import torch.distributed as dist
+        self.dist = dist
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+
+    @staticmethod
+    def _bits(a: np.ndarray):
+        """(torch tensor sharing a's memory, the numpy dtype to view results as): types numpy and
+        torch share travel as themselves, others (bfloat16) as their bits."""
+        import torch
+        a = np.array(a, copy=True) if not a.flags.writeable or not a.flags.c_contiguous else a
+        try:
+            return torch.from_numpy(a), None
+        except TypeError:
+            bits = {2: np.int16, 4: np.int32, 8: np.int64, 1: np.int8}[a.dtype.itemsize]
+            return torch.from_numpy(a.view(bits)), a.dtype
+
+    def all_reduce(self, a: np.ndarray) -> np.ndarray:
+        t, view = self._bits(np.array(a, copy=True))  # (gloo sums in place)
+        if view is not None:
+            raise TypeError(f"all_reduce of {a.dtype} through gloo: sum it in float32")
+        self.dist.all_reduce(t)
+        return t.numpy()
+
+    def all_gather(self, a: np.ndarray) -> np.ndarray:
+        import torch
+        t, view = self._bits(a)
+        parts = [torch.empty_like(t) for _ in range(self.world)]
+        self.dist.all_gather(parts, t)
+        out = np.concatenate([p.numpy() for p in parts], 0)
+        return out.view(view) if view is not None else out
+
+    def broadcast_bytes(self, payload: bytes | None, root: int = 0) -> bytes:
+        box = [payload]
+        self.dist.broadcast_object_list(box, src=root)
+        return box[0]
+
+    def barrier(self) -> None:
+        self.dist.barrier()
+
+
+def init(rank: int | None = None, world_size: int | None = None, timeout_s: float = 600.0) -> Communicator:
+    """Join the process group (torchrun's environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+    or the arguments) and make it the process's communicator. A world of one needs no group."""
+    import datetime
+
+    rank = int(os.environ.get("RANK", 0)) if rank is None else rank
+    world_size = int(os.environ.get("WORLD_SIZE", 1)) if world_size is None else world_size
+    if world_size == 1:
+        set_current(None)
+        return current()
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        if "MASTER_PORT" not in os.environ:
+            raise RuntimeError("ember.distributed.init: MASTER_PORT is not set (start the ranks with torchrun or "
+                               "ember.distributed.launch)")
+        dist.init_process_group("gloo", rank=rank, world_size=world_size,
+                                timeout=datetime.timedelta(seconds=timeout_s))
+    set_current(TorchCommunicator())
+    return current()
+
+
+def shutdown() -> None:
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+    set_current(None)
+
+
+def rank() -> int:
+    return current().rank
+
+
+def world() -> int:
+    return current().world
+
+
+def device(kind: str | None = None) -> str:
+    """This rank's device: "cuda:LOCAL_RANK" where a GPU is present (or kind="cuda"), else "cpu"."""
+    if kind is None:
+        from ..backends.target import available
+        kind = "cuda" if available("cuda") else "cpu"
+    if kind == "cpu":
+        return "cpu"
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', current().rank))}"
+
+
+from .launch import launch  # noqa: E402
