@@ -78,7 +78,7 @@ class TorchLlama:
         """tokens (B, T) at slots [pos, pos + T): logits of the last token (B, V) float32."""
         torch, w = self.torch, self.w
         B, T = tokens.shape
-        x = w["model.embed_tokens.weight"][tokens]
+        x = self.embed(tokens)
         cos = self.cos[pos:pos + T].to(x.dtype)[None, None]
         sin = self.sin[pos:pos + T].to(x.dtype)[None, None]
         n = pos + T
@@ -98,13 +98,22 @@ class TorchLlama:
             s = (q @ K.transpose(-1, -2)).float() * (self.D ** -0.5)
             s = s.masked_fill(~mask, float("-inf"))
             o = (s.softmax(-1).to(x.dtype) @ V).transpose(1, 2).reshape(B, T, self.Hq * self.D)
-            x = x + o @ w[p + "self_attn.o_proj.weight"].T
+            x = x + self.reduce(o @ w[p + "self_attn.o_proj.weight"].T)
             h = self._rms(x, w[p + "post_attention_layernorm.weight"])
             g = h @ w[p + "mlp.gate_proj.weight"].T
             u = h @ w[p + "mlp.up_proj.weight"].T
-            x = x + (torch.nn.functional.silu(g) * u) @ w[p + "mlp.down_proj.weight"].T
+            x = x + self.reduce((torch.nn.functional.silu(g) * u) @ w[p + "mlp.down_proj.weight"].T)
         x = self._rms(x[:, -1], w["model.norm.weight"])
-        return (x @ w["model.embed_tokens.weight"].T).float()
+        return self.gather((x @ w["model.embed_tokens.weight"].T).float())
+
+    def embed(self, tokens):
+        return self.w["model.embed_tokens.weight"][tokens]
+
+    def reduce(self, y):  # a row-parallel product made whole (bench/tp.py: over the ranks)
+        return y
+
+    def gather(self, logits):  # vocab-parallel logits made whole
+        return logits
 
 
 def cuda_time(fn, reps: int) -> float:

@@ -45,6 +45,8 @@ from . import graph as g
 from .arrays import to_numpy
 from .autograd import grad
 from .graph import Node
+from .ops.collective import all_reduce
+from .ops.movement import concat, split
 from .optim import Optimizer, input_name
 from .tensor import Tensor
 from .tensor import input as _input
@@ -137,7 +139,7 @@ def _check_loss(loss) -> None:
 
 def make_train_step(model_fn: Callable, loss_fn: Callable | None, params: Mapping[str, np.ndarray],
                     optimizer: Optimizer, batch: Mapping[str, tuple], *, lr_name: str = "lr",
-                    step_name: str = "step") -> TrainStep:
+                    step_name: str = "step", data_parallel: bool = False) -> TrainStep:
     """Build the forward + backward + update graph of one training step.
 
     ``params``: name -> initial array (its shape and dtype define the parameter input).
@@ -161,6 +163,7 @@ def make_train_step(model_fn: Callable, loss_fn: Callable | None, params: Mappin
     _check_loss(loss)
     names_order = list(params)
     grads = dict(zip(names_order, grad(loss, [p_t[n] for n in names_order])))
+    loss, grads = _data_parallel(loss, grads, data_parallel)
     lr = _input(lr_name, (), dt.float32)
     step = _input(step_name, (), dt.float32)
     new_p, new_s = optimizer.update(p_t, grads, s_t, lr, step)
@@ -168,6 +171,24 @@ def make_train_step(model_fn: Callable, loss_fn: Callable | None, params: Mappin
     outputs.update({p_in[n]: t for n, t in new_p.items()})
     outputs.update({s_in[k]: t for k, t in new_s.items()})
     return TrainStep(outputs, names, p_in, s_in, list(b_t), optimizer, lr_name, step_name, batch_specs=specs)
+
+
+def _data_parallel(loss: Tensor, grads: dict, on: bool) -> tuple:
+    """Data parallelism: every rank runs the step on its own slice of the global batch; the loss and
+    the gradients are averaged over the ranks (one all-reduce of them all, flattened into one
+    bucket) before the update, so every rank applies the same update to the same parameters. With
+    equal slices that is the step on the whole global batch of a loss that is a mean."""
+    from .comm import current
+    world = current().world
+    if not on or world == 1:
+        return loss, grads
+    names = list(grads)
+    flat = [loss.reshape(1)] + [grads[k].reshape(-1).cast(loss.dtype) for k in names]
+    sizes = [f.shape[0] for f in flat]
+    total = all_reduce(concat(flat), world) * (1.0 / world)
+    parts = split(total, sizes)
+    out = {k: p.reshape(grads[k].shape).cast(grads[k].dtype) for k, p in zip(names, parts[1:])}
+    return parts[0].reshape(()), out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -210,7 +231,7 @@ _MODULE_METHODS = ("named_parameters", "named_buffers", "named_modules", "buffer
 
 
 def make_module_train_step(model, loss_fn: Callable, optimizer: Optimizer, batch: Mapping, *,
-                           lr_name: str = "lr", step_name: str = "step") -> TrainStep:
+                           lr_name: str = "lr", step_name: str = "step", data_parallel: bool = False) -> TrainStep:
     """The training-step graph of an ``nn.Module``: ``loss_fn(model, batch_tensors)`` must return the
     0-d loss (``batch_tensors``: name -> graph input, built from ``batch``, a dict of arrays or of
     (shape, dtype)). Every parameter with ``requires_grad`` that the loss reads is trained; one it does
@@ -262,6 +283,7 @@ def make_module_train_step(model, loss_fn: Callable, optimizer: Optimizer, batch
 
     order = list(params)
     grads = dict(zip(order, grad(loss, [p_t[k] for k in order])))
+    loss, grads = _data_parallel(loss, grads, data_parallel)
     lr = _input(lr_name, (), dt.float32)
     step = _input(step_name, (), dt.float32)
     new_p, new_s = optimizer.update(p_t, grads, s_t, lr, step)
@@ -410,8 +432,12 @@ def compile_train(model, loss_fn: Callable, optimizer: Optimizer, example_batch:
     shaped like ``example_batch`` (a dict of arrays, or of (shape, dtype) pairs; dims may be named).
     ``lr`` (default: the optimizer's) can be changed on every call without recompiling. The module's
     current parameters are the starting point; it is not modified until ``write_back()``.
+    ``data_parallel=True`` under ember.distributed.init(): each rank feeds its slice of the global
+    batch, and the loss and gradients are averaged over the ranks before the update (one all-reduce,
+    docs/distributed.md); the ranks must start from the same parameters.
     """
-    ts = make_module_train_step(model, loss_fn, optimizer, example_batch)
+    ts = make_module_train_step(model, loss_fn, optimizer, example_batch,
+                                data_parallel=bool(options.pop("data_parallel", False)))
     program = compile_fn(ts.outputs, device=device, search=search, **options)
     params = {k: p.data for k, p in model.named_parameters() if k in ts.param_inputs}
     buffers = {k: b.data for k, b in model.named_buffers() if k in ts.buffer_inputs}

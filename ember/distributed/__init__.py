@@ -55,8 +55,9 @@ class TorchCommunicator(Communicator):
         return out.view(view) if view is not None else out
 
     def broadcast_bytes(self, payload: bytes | None, root: int = 0) -> bytes:
+        import torch
         box = [payload]
-        self.dist.broadcast_object_list(box, src=root)
+        self.dist.broadcast_object_list(box, src=root, device=torch.device("cpu"))
         return box[0]
 
     def barrier(self) -> None:
@@ -79,7 +80,11 @@ def init(rank: int | None = None, world_size: int | None = None, timeout_s: floa
         if "MASTER_PORT" not in os.environ:
             raise RuntimeError("ember.distributed.init: MASTER_PORT is not set (start the ranks with torchrun or "
                                "ember.distributed.launch)")
-        dist.init_process_group("gloo", rank=rank, world_size=world_size,
+        import torch
+        # gloo carries Ember's own messages (host arrays); with GPUs, torch code in the same processes
+        # (a baseline, a DTensor model) gets NCCL for its CUDA tensors from the same group
+        backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
+        dist.init_process_group(backend, rank=rank, world_size=world_size,
                                 timeout=datetime.timedelta(seconds=timeout_s))
     set_current(TorchCommunicator())
     return current()

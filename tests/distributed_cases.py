@@ -1,0 +1,100 @@
+"""Cases run as ranks by tests/test_distributed.py (ember.distributed.launch, gloo on the CPU): each
+rank checks its own results and exits non-zero on a mismatch. Usage: python tests/distributed_cases.py CASE"""
+import sys
+
+import numpy as np
+
+import ember as em
+import ember.nn  # noqa: F401
+import ember.optim  # noqa: F401
+import ember.distributed as ed
+
+
+def collectives(comm, device="cpu"):
+    """Programs with all-reduces and all-gathers (float32, bfloat16, odd shapes, several seeds) on the
+    CPU (or each rank's GPU: NCCL) and in the reference, against numpy over every rank's inputs."""
+    r, W = comm.rank, comm.world
+    device = device if device == "cpu" else f"cuda:{r}"
+    for seed, (m, k, n) in enumerate([(5, 8, 6), (3, 14, 1), (7, 6, 9)]):
+        rng = np.random.default_rng(seed)
+        A = rng.standard_normal((m, k * W)).astype(np.float32)
+        B = rng.standard_normal((k * W, n)).astype(np.float32)
+        mine = slice(r * k, (r + 1) * k)
+        for dtype, tol in ((em.float32, 1e-4), (em.bfloat16, 0.15)):
+            x = em.input("x", (m, k), dtype)
+            h = em.all_reduce(x @ em.tensor(B[mine]).cast(dtype))  # row-parallel
+            y0 = em.all_gather(h.cast(em.float32) + float(r), -1)  # ranks' columns side by side
+            y1 = em.all_gather(h.cast(em.float32).sum(-1, keepdim=True), 0)  # rows stacked
+            xs = A[:, mine].astype(dtype.np)
+            full = A.astype(dtype.np).astype(np.float32) @ B.astype(dtype.np).astype(np.float32)
+            want0 = np.concatenate([full + q for q in range(W)], -1)
+            want1 = np.concatenate([full.sum(-1, keepdims=True)] * W, 0)
+            prog = em.compile({"y0": y0, "y1": y1}, device=device)
+            got = prog(x=xs)
+            ref = em.reference({"y0": y0, "y1": y1}, x=xs)
+            for name, want in (("y0", want0), ("y1", want1)):
+                for what, v in (("program", got[name]), ("reference", ref[name])):
+                    err = np.abs(v - want).max() / max(1.0, np.abs(want).max())
+                    assert v.shape == want.shape and err < tol, (seed, dtype.name, name, what, err)
+
+
+def gradients(comm):
+    """The collectives' gradient rules: a column- then row-parallel MLP's shard gradients are the
+    shards of the unsharded MLP's gradients (reference, float64)."""
+    r, W = comm.rank, comm.world
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((4, 6))
+    W1 = rng.standard_normal((6, 4 * W))  # columns split
+    W2 = rng.standard_normal((4 * W, 5))  # rows split
+    cols = slice(r * 4, (r + 1) * 4)
+    x = em.input("x", (4, 6), em.float64)
+    w1, w2 = em.input("w1", (6, 4), em.float64), em.input("w2", (4, 5), em.float64)
+    y = em.all_reduce((x @ w1).relu() @ w2)
+    z = em.all_gather(y * 0.5, -1)  # each rank's copy of y, side by side
+    loss = (z * z).sum()
+    g1, g2 = em.grad(loss, [w1, w2])
+    got1, got2 = em.reference([g1, g2], x=X, w1=W1[:, cols], w2=W2[cols])
+    # unsharded: loss = W * sum((0.5 y)^2), y = relu(X W1) W2; only this rank's copy's slice of
+    # the gathered gradient flows back (all_gather's rule), and all_reduce passes it through
+    h = np.maximum(X @ W1, 0)
+    yy = h @ W2
+    dy = 2 * 0.25 * yy
+    d2 = h.T @ dy
+    d1 = X.T @ ((dy @ W2.T) * (X @ W1 > 0))
+    assert np.allclose(got2, d2[cols]) and np.allclose(got1, d1[:, cols]), "sharded gradients"
+
+
+def train(comm):
+    """Data-parallel compile_train: each rank steps on its half of the global batch; losses and
+    parameters equal single-process training on the whole batch."""
+    r, W = comm.rank, comm.world
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8 * W, 5)).astype(np.float32)
+    Y = rng.standard_normal((8 * W, 3)).astype(np.float32)
+
+    def make():
+        return em.nn.Sequential(em.nn.Linear(5, 7, seed=1), em.nn.Tanh(), em.nn.Linear(7, 3, seed=2))
+
+    def loss_fn(m, b):
+        return ((m(b["x"]) - b["y"]) ** 2).mean()
+
+    mine = slice(r * 8, (r + 1) * 8)
+    dp = em.compile_train(make(), loss_fn, em.optim.AdamW(lr=0.05), {"x": X[mine], "y": Y[mine]}, device="cpu",
+                          data_parallel=True)
+    one = em.compile_train(make(), loss_fn, em.optim.AdamW(lr=0.05), {"x": X, "y": Y}, device="cpu")
+    for _ in range(4):
+        a = dp({"x": X[mine], "y": Y[mine]})
+        b = one({"x": X, "y": Y})
+        assert abs(a - b) <= 1e-5 * max(1.0, abs(b)), ("loss", a, b)
+    pa, pb = dp.parameters(), one.parameters()
+    for k in pb:
+        assert np.allclose(pa[k], pb[k], atol=1e-5), ("parameter", k)
+
+
+if __name__ == "__main__":
+    comm = ed.init()
+    try:
+        globals()[sys.argv[1]](comm, *sys.argv[2:])
+    finally:
+        ed.shutdown()
+    print(f"rank {comm.rank}: {sys.argv[1]} ok")

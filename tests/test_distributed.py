@@ -1,0 +1,127 @@
+"""Tensor and data parallelism (docs/distributed.md): collective programs, their gradients, data-
+parallel training and `ember generate --tp 2`, each run as 2 ranks (gloo on the CPU; NCCL on 2 GPUs
+where the machine has them), plus the single-process rules: a world of one, one-line errors."""
+import sys
+
+import numpy as np
+import pytest
+
+import ember as em
+from ember.comm import CommError
+from ember.distributed import launch
+from ember.graph import GraphError
+from ember.runtime.program import Program
+
+torch = pytest.importorskip("torch")
+CASES = [sys.executable, "tests/distributed_cases.py"]
+
+
+@pytest.mark.parametrize("case", ["collectives", "gradients", "train"])
+def test_two_ranks(case):
+    assert launch(CASES + [case], 2, timeout_s=300) == 0
+
+
+def test_world_of_one_is_the_identity():
+    x = em.input("x", (3, 4), em.float32)
+    y = em.all_gather(em.all_reduce(x * 2.0), -1)
+    prog = em.compile(y, device="cpu")
+    assert [l.kernel for l in prog.launches if l.collective] == ["@all_reduce/1", "@all_gather/1"]
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(prog(x=a), 2 * a)
+    np.testing.assert_allclose(em.reference(y, x=a), 2 * a)
+
+
+def test_collective_errors_are_one_line():
+    x = em.input("x", (3, 4), em.float32)
+    y = em.all_reduce(x, world=2)
+    prog = em.compile(y, device="cpu")
+    with pytest.raises(CommError, match="span 2 ranks.*has 1"):
+        prog(x=np.zeros((3, 4), np.float32))
+    with pytest.raises(CommError, match="span 2 ranks"):
+        em.reference(y, x=np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match="collectives .* not supported"):
+        em.compile(y, device="cpu", search="fast")
+    with pytest.raises(GraphError, match="world size"):
+        em.all_reduce(x, world=0)
+    with pytest.raises(Exception, match="axis 2 out of range"):
+        em.all_gather(x, 2)
+
+
+def test_collectives_survive_save_and_load_and_render_for_the_gpu(tmp_path):
+    from ember.graph import from_json, to_json
+    x = em.input("x", (5, 6), em.bfloat16)
+    y = em.all_gather((em.all_reduce(x @ em.tensor(np.ones((6, 6), np.float32)).cast(em.bfloat16), 2) + 1.0), -1, 2)
+    back = from_json(to_json({"y": y.node}))["y"]
+    assert back.key == y.node.key
+    prog = em.compile(y, device="h100")  # rendered and NVRTC-compiled in CI; the collectives are steps
+    kinds = [l.collective or "kernel" for l in prog.launches]
+    assert kinds.count("all_reduce/2") == 1 and kinds.count("all_gather/2") == 1
+    assert kinds.index("all_reduce/2") < kinds.index("all_gather/2")
+    prog.save(tmp_path / "p.ember")
+    loaded = Program.load(tmp_path / "p.ember", device="h100")
+    assert [l.collective for l in loaded.launches] == [l.collective for l in prog.launches]
+
+
+def _tiny_llama(tmp_path, heads=4, kv=2):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(7)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=heads,
+                                   num_key_value_heads=kv, vocab_size=97, max_position_embeddings=256)
+    m = transformers.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.ndim == 2:
+                p.mul_(2.5)
+    m.save_pretrained(tmp_path / "llama")
+    prompt = [3, 17, 5, 88, 42, 7]
+    with torch.no_grad():
+        out = m.generate(torch.tensor([prompt]), max_new_tokens=10, do_sample=False, eos_token_id=None, pad_token_id=0,
+                         attention_mask=torch.ones(1, len(prompt), dtype=torch.long))
+    return tmp_path / "llama", prompt, out[0, len(prompt):].tolist()
+
+
+def _generate(path, prompt, tp, device, capfd):
+    from ember.cli import main
+    code = main(["generate", str(path), "--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", "10", "--ids",
+                 "--device", device, "--tp", str(tp)])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def test_generate_tp2_equals_tp1_and_transformers(tmp_path, capfd):
+    path, prompt, want = _tiny_llama(tmp_path)
+    for tp in (1, 2):
+        code, out, err = _generate(path, prompt, tp, "cpu", capfd)
+        assert code == 0, err
+        assert out.split() == [str(t) for t in want], (tp, out)
+
+
+def test_tp_that_does_not_divide_the_heads_is_a_one_line_error(tmp_path, capfd):
+    path, prompt, _ = _tiny_llama(tmp_path)
+    code, out, err = _generate(path, prompt, 3, "cpu", capfd)
+    assert code != 0 and "splits attention heads (4) evenly" in err
+
+
+def _gpus() -> int:
+    try:
+        from cuda.core import system
+        return system.get_num_devices() if hasattr(system, "get_num_devices") else system.num_devices
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+@pytest.mark.cuda
+def test_cuda_collectives_on_two_gpus():
+    if _gpus() < 2:
+        pytest.skip("needs 2 GPUs")
+    assert launch(CASES + ["collectives", "cuda"], 2, timeout_s=300) == 0
+
+
+@pytest.mark.cuda
+def test_cuda_generate_tp2_equals_transformers(tmp_path, capfd):
+    if _gpus() < 2:
+        pytest.skip("needs 2 GPUs")
+    path, prompt, want = _tiny_llama(tmp_path)
+    code, out, err = _generate(path, prompt, 2, "cuda", capfd)
+    assert code == 0, err
+    assert out.split() == [str(t) for t in want]
