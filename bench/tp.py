@@ -139,9 +139,16 @@ def worker(args) -> int:
         for i in range(cfg.layers):
             feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:1], caches[2 * i + 1][:1]
         steady = cuda_time(lambda: prog.run(feed, dims={"P": P}), 50)
+        pos = [P - 40]
+
+        def moving():  # a new position every call: the decode graph's P-reading nodes updated
+            feed["positions"].fill_(pos[0])
+            prog.run(feed, dims={"P": pos[0]})
+            pos[0] += 1
+        loop = cuda_time(moving, 30)
         kv = 2 * cfg.layers * (cfg.kv_heads // world) * ctx * cfg.head_dim * 2
         floor = (2 * n_params + kv) / bw * 1e3
-        c = {"context": ctx, "ember_ms": steady, "floor_ms": floor, "ember_pct_floor": 100 * floor / steady}
+        c = {"context": ctx, "ember_ms": steady, "ember_moving_ms": loop, "floor_ms": floor, "ember_pct_floor": 100 * floor / steady}
         tok = torch.ones(1, 1, dtype=torch.long, device="cuda")
         with torch.no_grad():
             c["torch_eager_ms"] = cuda_time(lambda: tw.step(tok, P), 20)

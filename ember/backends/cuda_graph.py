@@ -69,7 +69,7 @@ class DynamicGraph:
         from cuda.core.graph import GraphDefinition
         self.ex, self.program, self.ptrs = executor, program, ptrs
         self.dynamic = dynamic_launches(program)
-        self.grids = [sm.from_json(l.config["grid"]) for l in program.launches]  # parsed once
+        self.grids = [None if l.collective else sm.from_json(l.config["grid"]) for l in program.launches]  # parsed once
         self.last: dict = {}  # dynamic launch -> (grid, dims values) its node holds
         gd = GraphDefinition()
         nodes, prev, live = [], None, []

@@ -88,7 +88,8 @@ class NCCLComm:
         uid = _UniqueId()
         if comm.rank == 0:
             _check(lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
-        raw = comm.broadcast_bytes(bytes(uid.internal) if comm.rank == 0 else None)
+        # (the whole 128 bytes: reading the c_char array field would stop at its first zero byte)
+        raw = comm.broadcast_bytes(ctypes.string_at(ctypes.addressof(uid), 128) if comm.rank == 0 else None)
         ctypes.memmove(ctypes.addressof(uid), raw, 128)
         self.handle = ctypes.c_void_p()
         _check(lib.ncclCommInitRank(ctypes.byref(self.handle), comm.world, uid, comm.rank), "ncclCommInitRank")
