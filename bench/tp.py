@@ -166,7 +166,7 @@ def worker(args) -> int:
                 c["torch_cudagraph_ms"] = f"failed: {type(e).__name__}: {str(e)[:160]}"
         row["contexts"].append(c)
         print(json.dumps({"rank": rank, **c}), flush=True)
-    if world > 1:  # each collective timed alone (both ranks run the same launches in the same order)
+    if world > 1 and args.profile:  # each collective timed alone (both ranks run the same launches in the same order)
         feed["positions"].fill_(127)
         try:
             times = prog.profile(reps=10, dims={"P": 127}, **feed)
@@ -174,7 +174,7 @@ def worker(args) -> int:
             row["kernel_us_per_step"] = sum(t for t, l in zip(times, prog.launches) if not l.collective)
         except Exception as e:  # noqa: BLE001
             row["collective_us_per_step"] = f"failed: {type(e).__name__}: {str(e)[:160]}"
-    del tw
+    tw = None  # (its caches freed before transformers loads)
     if args.hf:
         try:
             import transformers
@@ -210,6 +210,7 @@ def main() -> int:
     ap.add_argument("--contexts", default="128,1024")
     ap.add_argument("--layers-8b", type=int, default=8)
     ap.add_argument("--hf", action="store_true", help="also time transformers' tp_plan='auto' generate")
+    ap.add_argument("--profile", action="store_true", help="time each launch alone (Program.profile)")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--model", default="1b")
     ap.add_argument("--parts", default="/tmp/tp-parts")
@@ -230,10 +231,11 @@ def main() -> int:
             t0 = time.perf_counter()
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--model", model, "--parts", args.parts,
                    "--contexts", ",".join(map(str, args.contexts)), "--layers-8b", str(args.layers_8b)]
-            code = launch(cmd + (["--hf"] if args.hf else []), tp, timeout_s=420)
+            code = launch(cmd + (["--hf"] if args.hf else []) + (["--profile"] if args.profile else []), tp,
+                          timeout_s=420)
             print(f"{model} tp{tp}: exit {code} in {time.perf_counter() - t0:.0f} s", flush=True)
-            for f in sorted(glob.glob(os.path.join(args.parts, f"{model}-tp{tp}-rank*.json"))):
-                res["runs"].append(json.load(open(f)))
+    for f in sorted(glob.glob(os.path.join(args.parts, "*-rank*.json"))):  # this run's and earlier ones' here
+        res["runs"].append(json.load(open(f)))
     base = {r["model"]: r["greedy"] for r in res["runs"] if r["tp"] == 1 and r["rank"] == 0}
     for r in res["runs"]:
         r["greedy_equals_tp1"] = r["greedy"] == base.get(r["model"])

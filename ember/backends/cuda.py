@@ -544,7 +544,6 @@ class CUDAExecutor:
 
     def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
         """Per-kernel time (us): each kernel launched `inner` times between events, median of reps."""
-        from cuda.core import launch
         ptrs = self._prepare(program, arrays, env)
         launches = self._launch_args(program, ptrs, env)
         out, j = [], 0

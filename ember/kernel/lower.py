@@ -20,8 +20,8 @@ from .partition import INLINE_MAX, LoweringError, partition
 from .fold import fold_constants
 from .split import split_long_reductions
 
-__all__ = ["lower", "LoweredGraph", "StateWrite", "CollectiveStep", "BufferInfo", "LoweringError", "partition", "analyzed_builder",
-           "KernelBuilder", "Stage", "LocalStage", "Analysis", "acc_dtype", "flat_index", "unflatten",
+__all__ = ["lower", "LoweredGraph", "StateWrite", "CollectiveStep", "BufferInfo", "LoweringError", "partition",
+           "analyzed_builder", "KernelBuilder", "Stage", "LocalStage", "Analysis", "acc_dtype", "flat_index", "unflatten",
            "INLINE_MAX", "INLINE_DEPTH_MAX", "LOCAL_MAX"]
 
 
@@ -136,7 +136,7 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
         if n not in M or n.op in (g.INPUT, g.DATA):
             continue
         if n.op == g.COLLECTIVE:
-            step = CollectiveStep(n.arg, names[n.srcs[0]], names[n], sm.prod(n.shape) * n.dtype.itemsize)
+            step = CollectiveStep(str(n.arg), names[n.srcs[0]], names[n], sm.prod(n.shape) * n.dtype.itemsize)
             collectives.append((len(kernels), step))
             continue
         b, an = analyzed_builder(n, M, lambda x: names[x], len(kernels), sizes, local, regions.get(n))
