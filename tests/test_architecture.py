@@ -12,7 +12,7 @@ STAGES = {
     "ember.data": 0,
     "ember.view": 1, "ember.graph": 1, "ember.primitives": 1,
     "ember.tensor": 2, "ember.ops": 2, "ember.nn": 2, "ember.optim": 2,
-    "ember.reference": 3, "ember.autograd": 3,
+    "ember.reference": 3, "ember.autograd": 3, "ember.sharding": 3,
     "ember.kernel": 4,
     "ember.codegen": 5,
     "ember.runtime": 6,

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 CASES = [sys.executable, "tests/distributed_cases.py"]
 
 
-@pytest.mark.parametrize("case", ["collectives", "gradients", "train"])
+@pytest.mark.parametrize("case", ["collectives", "gradients", "train", "sharding"])
 def test_two_ranks(case):
     assert launch(CASES + [case], 2, timeout_s=300) == 0
 
@@ -60,6 +60,30 @@ def test_collectives_survive_save_and_load_and_render_for_the_gpu(tmp_path):
     prog.save(tmp_path / "p.ember")
     loaded = Program.load(tmp_path / "p.ember", device="h100")
     assert [l.collective for l in loaded.launches] == [l.collective for l in prog.launches]
+
+
+def test_sharding_rules_in_one_process():
+    from ember.sharding import P, R, S, shard_graph
+    rng = np.random.default_rng(0)
+    x = em.input("x", (4, 6), em.float32)
+    w1, w2 = em.tensor(rng.standard_normal((8, 6)).astype(np.float32)), em.tensor(rng.standard_normal((6, 8)).astype(np.float32))
+    h = (x @ w1.T).relu()
+    y = h @ w2.T
+    local, lays, n = shard_graph([h, y], {w1: 0, w2: 1}, 1, 2, keep_outputs=True)
+    assert lays == [S(1), P] and n == 0
+    assert [s.value for s in local[0].shape] == [4, 4] and [s.value for s in local[1].shape] == [4, 6]
+    _, lays, n = shard_graph([y], {w1: 0, w2: 1}, 0, 2)
+    assert lays == [R] and n == 1
+    same, _, n = shard_graph([y], {w1: 0}, 0, 1)  # a world of one: the graph itself
+    assert same[0] is y.node and n == 0
+    with pytest.raises(GraphError, match="does not split evenly"):
+        shard_graph([y], {w1: 1}, 0, 4)
+    with pytest.raises(GraphError, match="only constants and inputs"):
+        shard_graph([y], {h: 0}, 0, 2)
+    with pytest.raises(GraphError, match="already has collectives"):
+        shard_graph([em.all_reduce(y, 2)], {w1: 0}, 0, 2)
+    with pytest.raises(GraphError, match="outside a world"):
+        shard_graph([y], {w1: 0}, 2, 2)
 
 
 def _tiny_llama(tmp_path, heads=4, kv=2):
