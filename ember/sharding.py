@@ -24,7 +24,9 @@ view (affine, unmasked)     S(a) -> S(b) when a run of output axes b.. reads inp
                             (a permute, a broadcast, a reshape splitting a: b, the outermost, then
                             splits over the ranks; other axes may be sliced); rebuilt for the
                             rank's shapes. Other views (merging a with another axis, pads) read R
-gather, philox, leaves      sources made R
+gather                      from a table split along axis 0: each rank gathers the positions in
+                            its rows, zero elsewhere -> P (a vocab-split embedding); else R sources
+philox, anything else       sources made R
 ==========================  ====================================================================
 
 Making a source R: S(a) -> all_gather along a; P -> all_reduce. The graph's outputs are made R, so
@@ -38,7 +40,7 @@ from . import graph as g
 from . import symbolic as sm
 from .graph import Node
 from .primitives import GraphError
-from .view import View, index_vars, row_major_strides
+from .view import View, index_name, row_major_strides
 
 R, P = ("R",), ("P",)
 
@@ -53,6 +55,7 @@ class Sharder:
     def __init__(self, specs: dict, rank: int, world: int):
         self.specs, self.rank, self.world = specs, rank, world
         self.local: dict = {}  # global node -> (local node, layout)
+        self.whole: dict = {}  # global node -> its local node made replicated
         self.collectives = 0
 
     # ---------------------------------------------------------------- layouts
@@ -68,7 +71,12 @@ class Sharder:
         x, lay = self.local[n]
         if lay == R:
             return x
-        self.collectives += 1
+        if n not in self.whole:  # (once per node, however many consumers need it whole)
+            self.whole[n] = self._collect(x, lay)
+            self.collectives += 1
+        return self.whole[n]
+
+    def _collect(self, x: Node, lay: tuple) -> Node:
         if lay == P:  # (a view of a partial sum is the view of the sum: reduce the viewed buffer)
             if x.op == g.VIEW and x.arg.valid is sm.ONE:
                 return g.view_node(g.collective_node(x.srcs[0], "all_reduce", self.world), x.arg)
@@ -128,13 +136,28 @@ class Sharder:
         src = n.srcs[0]
         x, lay = self.local[src]
         if lay[0] == "S":
-            moved = _split_view(n.arg, src.shape, lay[1], self.world)
+            moved = _local_view(n.arg, src.shape, lay[1], self.rank, self.world)
             if moved is not None:
                 b, local_view = moved
                 return g.view_node(x, local_view), S(b)
         if lay == P and n.arg.valid is sm.ONE:  # an unmasked view of a sum is the sum of the views
             return g.view_node(x, n.arg), P
         return g.view_node(self.replicated(src), n.arg), R
+
+    def gather(self, n: Node) -> tuple:
+        """A gather from a table split along axis 0 (a vocab-split embedding): rank r's rows are one
+        contiguous run of the flat table, so each rank gathers the positions inside its run, zero
+        elsewhere, and the sum over the ranks is the gather."""
+        from .tensor import Tensor, where
+        data = self.local[n.srcs[0]][0]
+        size = sm.sym(sm.prod(data.shape))
+        if not size.is_const:
+            return self._rebuild(n, [self.replicated(s) for s in n.srcs]), R
+        index = Tensor(self.replicated(n.srcs[1]))
+        local = index - self.rank * size.value
+        inside = (local >= 0) & (local < size.value)
+        rows = Tensor(g.gather_node(data, where(inside, local, 0).cast(index.dtype).node))
+        return where(inside, rows, 0).cast(n.dtype).node, P
 
     def _rebuild(self, n: Node, srcs: list) -> Node:
         if n.op in g.REDUCE:
@@ -156,93 +179,45 @@ class Sharder:
             return self.reduce(n)
         if n.op in g.ELEMENTWISE or n.op == g.PHILOX:
             return self.elementwise(n)
+        if n.op == g.GATHER and self.local[n.srcs[0]][1] == S(0):
+            return self.gather(n)
         return self._rebuild(n, [self.replicated(s) for s in n.srcs]), R  # gather and anything new
 
 
-def _split_view(v: View, src_shape: tuple, a: int, world: int):
-    """(output axis b, the view rebuilt for the rank's shapes) when the view reads input axis a whole
-    through one run of consecutive output axes (one axis: a permute, a broadcast; several: a reshape
-    splitting a, whose outermost axis b must then split over the ranks), and the other axes affinely;
-    None otherwise (the caller gathers)."""
-    if v.valid is not sm.ONE:
+def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int):
+    """(output axis b, this rank's view) when block r of some output axis b reads only block r of
+    input axis a, for every rank r — proved by the symbolic simplifier's bounds on the input
+    coordinate a recovered from the flat index ((index // stride) % size) with i_b shifted to block r;
+    None when no axis can be proved (the caller gathers). The rank's view is the same coordinates
+    re-flattened with the rank's strides: permutes, broadcasts, slices of other axes, reshapes
+    splitting a or merging it with inner axes all come out this way."""
+    n_a = sm.sym(src_shape[a])
+    if not n_a.is_const:
         return None
-    aff = v.affine_strides()
-    if aff is None:
-        return _merged_view(v, src_shape, a, world)
-    offset, strides = aff
+    blk_a = n_a.value // world
     src_strides = row_major_strides(src_shape)
-    nd = len(strides)
-    owner: list = [None] * nd  # input axis each output axis reads (None: broadcast)
-    mult: list = [sm.ONE] * nd  # its stride in units of that input axis's stride
-    for d in reversed(range(len(src_shape))):  # innermost input axis first: each claims its run
-        if sm.sym(src_shape[d]) is sm.ONE:
-            continue
-        acc = sm.ONE
-        while acc is not src_shape[d]:
-            b = next((b for b in range(nd) if owner[b] is None and strides[b] is not sm.ZERO
-                      and strides[b] is src_strides[d] * acc), None)
-            if b is None:
-                break
-            owner[b], mult[b] = d, acc
-            acc = acc * v.shape[b]
-    if any(o is None and s is not sm.ZERO for o, s in zip(owner, strides)):
-        return None
-    bs = [b for b, d in enumerate(owner) if d == a]
-    if not bs or sm.prod([v.shape[b] for b in bs]) is not src_shape[a]:  # a read whole, once
-        return None
-    if not all(mult[c].is_const for c in bs):
-        return None
-    b = max(bs, key=lambda c: mult[c].value)  # the run's outermost axis: the ranks split it
-    outer = sm.sym(v.shape[b])
-    if not outer.is_const or outer.value % world:
-        return None
-    starts = [offset // st if d == 0 else (offset // st) % src_shape[d] for d, st in enumerate(src_strides)]
-    if starts[a] is not sm.ZERO:
-        return None
     local_src = list(src_shape)
-    local_src[a] = src_shape[a] // world
+    local_src[a] = sm.sym(blk_a)
     local_strides = row_major_strides(local_src)
-    shape = list(v.shape)
-    shape[b] = sm.sym(outer.value // world)
-    iv = index_vars(shape)
-    index = sm.sum_of([local_strides[d] * starts[d] for d in range(len(local_src))] +
-                      [local_strides[d] * m * i for d, m, i in zip(owner, mult, iv) if d is not None])
-    return b, View(tuple(shape), index, sm.ONE)
 
+    def coords(b: int, r: int, blk_b: int) -> tuple:
+        shifted = {index_name(b): sm.index_var(index_name(b), blk_b) + r * blk_b}
+        index = sm.substitute(v.index, shifted)
+        cs = [index // st if d == 0 else (index // st) % src_shape[d] for d, st in enumerate(src_strides)]
+        cs[a] = cs[a] - r * blk_a
+        return cs, sm.substitute(v.valid, shifted)
 
-def _merged_view(v: View, src_shape: tuple, a: int, world: int):
-    """The non-affine case: a reshape merging input axis a with inner axes into one output axis b
-    (attention's heads back into the model width). Each input coordinate is recovered from the flat
-    index as (index // stride) % size; a's must be i_b or i_b // K with b of length size_a * K, and
-    i_b may appear elsewhere only as i_b % K: then rank r's block of b is its block of a, and the
-    same coordinate expressions, over the rank's shapes, are the local view."""
-    src_strides = row_major_strides(src_shape)
-    coords = [v.index // st if d == 0 else (v.index // st) % src_shape[d] for d, st in enumerate(src_strides)]
-    c = coords[a]
-    names = sorted(sm.free_vars(c))
-    if len(names) != 1:
-        return None
-    b = int(names[0][2:])
-    ib = index_vars(v.shape)[b]
-    if c is ib:
-        K = sm.ONE
-    elif c.op == "div" and c.args[0] is ib and sm.sym(c.args[1]).is_const:
-        K = sm.sym(c.args[1])
-    else:
-        return None
-    if v.shape[b] is not src_shape[a] * K:
-        return None
-    for d, cd in enumerate(coords):
-        if d != a and names[0] in sm.free_vars(cd) and cd is not ib % K:
-            return None
-    shape = list(v.shape)
-    shape[b] = sm.sym(src_shape[a] // world) * K
-    local_src = list(src_shape)
-    local_src[a] = src_shape[a] // world
-    new_ib = index_vars(shape)[b]
-    local = [sm.substitute(cd, {names[0]: new_ib}) for cd in coords]
-    index = sm.sum_of([st * cd for st, cd in zip(row_major_strides(local_src), local)])
-    return b, View(tuple(shape), index, sm.ONE)
+    for b, size in enumerate(v.shape):
+        size = sm.sym(size)
+        if not size.is_const or size.value % world or size.value < world:
+            continue
+        blk_b = size.value // world
+        if all(0 <= c[a].vmin and c[a].vmax < blk_a for c in (coords(b, r, blk_b)[0] for r in range(world))):
+            cs, valid = coords(b, rank, blk_b)
+            shape = list(v.shape)
+            shape[b] = sm.sym(blk_b)
+            return b, View(tuple(shape), sm.sum_of([st * c for st, c in zip(local_strides, cs)]), valid)
+    return None
 
 
 def shard_graph(outputs: list, specs: dict, rank: int, world: int, keep_outputs: bool = False) -> tuple:

@@ -119,7 +119,7 @@ def sharding(comm):
         ("mlp+softmax+layernorm", [mlp.softmax(-1), (mlp * gamma).amax(-1)], {w1.node: 0, w2.node: 1, gamma.node: 0}, None),
         ("split input rows", [(x * 2.0).sum(0), x.amax(0), x.T @ x], {x.node: 0}, None),
         ("split input columns", [x.softmax(-1), (x @ w1.T)], {x.node: 1}, None),
-        ("embedding, vocab split", [table[ids] * 3.0], {table.node: 0}, None),
+        ("embedding, vocab split", [table[ids] * 3.0], {table.node: 0}, 1),
         ("embedding, width split", [table[ids].sum(-1)], {table.node: 1}, None),
         ("attention, q split only", [att], {wq.node: 0}, None),
         ("attention block, Megatron", [block], {wq.node: 0, wk.node: 0, wv.node: 0, wo.node: 1}, 1),
