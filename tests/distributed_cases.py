@@ -36,6 +36,8 @@ def collectives(comm, device="cpu"):
                 for what, v in (("program", got[name]), ("reference", ref[name])):
                     err = np.abs(v - want).max() / max(1.0, np.abs(want).max())
                     assert v.shape == want.shape and err < tol, (seed, dtype.name, name, what, err)
+    s = prog.trace(x=xs)  # every rank together; the collectives' spans include waiting for the others
+    assert s["collectives"] == 3 and s["collective_us"] > 0, s  # one all-reduce, two all-gathers
 
 
 def gradients(comm):

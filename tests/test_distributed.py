@@ -31,6 +31,17 @@ def test_world_of_one_is_the_identity():
     np.testing.assert_allclose(em.reference(y, x=a), 2 * a)
 
 
+def test_trace_of_a_step(tmp_path):
+    import json
+    x = em.input("x", (16, 16), em.float32)
+    prog = em.compile(em.all_reduce((x @ x).relu()) + 1.0, device="cpu")
+    s = prog.trace(tmp_path / "t.json", x=np.ones((16, 16), np.float32))
+    assert s["collectives"] == 1 and s["launches"] == len(prog.launches) and s["kernel_us"] > 0
+    ev = [e for e in json.load(open(tmp_path / "t.json"))["traceEvents"] if e["ph"] == "X"]
+    assert [e["cat"] for e in ev] == ["collective" if l.collective else "kernel" for l in prog.launches]
+    assert all(b["ts"] >= a["ts"] + a["dur"] - 1e-3 for a, b in zip(ev, ev[1:]))  # one after another
+
+
 def test_collective_errors_are_one_line():
     x = em.input("x", (3, 4), em.float32)
     y = em.all_reduce(x, world=2)

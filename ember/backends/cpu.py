@@ -260,6 +260,24 @@ class CPUExecutor:
         raw = np.ctypeslib.as_array((ctypes.c_uint8 * max(n, 1)).from_address(self._where[name]))[:n]
         return raw.view(b.dtype.np).reshape(shape)
 
+    def trace(self, program, arrays: dict, env: dict) -> list:
+        """[(launch index, start us, duration us)] of one step run launch by launch (after a warm-up)."""
+        import time
+        parr, dims, outs, keep = self._setup(program, arrays, env)
+        dp = dims.ctypes.data
+        for _ in range(2):  # (the first calls also pay the library's lazy symbol binding)
+            self._run_steps(program, parr, dp, env)
+        spans, kernels, t0 = [], iter(self.kernels), time.perf_counter()
+        for i, l in enumerate(program.launches):
+            a = time.perf_counter()
+            if l.collective:
+                self._collective(program, l, env)
+            else:
+                next(kernels)(parr, dp)
+            b = time.perf_counter()
+            spans.append((i, (a - t0) * 1e6, (b - a) * 1e6))
+        return spans
+
     def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
         from ..runtime.program import timed
         parr, dims, outs, keep = self._setup(program, arrays, env)

@@ -542,6 +542,10 @@ class CUDAExecutor:
         external = {f"in_{n}": a.ptr for n, a in arrays.items() if isinstance(a, DeviceArray)}
         return self.pointers(program, arrays, env, external)
 
+    def trace(self, program, arrays: dict, env: dict) -> list:
+        from .cuda_trace import trace
+        return trace(self, program, arrays, env)
+
     def time_kernels(self, program, arrays: dict, env: dict, reps: int) -> list:
         """Per-kernel time (us): each kernel launched `inner` times between events, median of reps."""
         ptrs = self._prepare(program, arrays, env)

@@ -268,6 +268,19 @@ class Program:
         self._last_env = env
         return self._timings
 
+    def trace(self, path=None, dims: dict | None = None, **inputs) -> dict:
+        """Run every launch once, in order, timing each on the device (after a warm-up run); write a
+        Chrome/Perfetto trace to `path` if given (runtime/trace.py) and return the sums: kernel and
+        collective time (us) of the step. Every rank of a sharded program must call it together."""
+        from ..comm import current
+        from .trace import summarize, write_trace
+        arrays, env = self._bind(inputs, dims)
+        self._last_env = env
+        spans = self.executor.trace(self, arrays, env)
+        if path is not None:
+            write_trace(path, self, spans, current().rank)
+        return summarize(self, spans)
+
     def benchmark(self, reps: int = 30, dims: dict | None = None, **inputs) -> float:
         """Median time (us) of running the whole program on these inputs (on the GPU: one CUDA graph
         replay with inputs already on the device)."""
