@@ -9,7 +9,8 @@ The driver launches each configuration as ranks (ember.distributed.launch) that 
 it checks that every TP degree's greedy tokens equal TP 1's, and writes one JSON: decode ms/token
 (steady state at a fixed position, and the generation loop), % of the aggregate bandwidth floor
 (weights / ranks + KV bytes read per rank per step over one GPU's measured copy bandwidth), the
-collective time per step (each collective launch timed alone, `Program.profile`)."""
+collective time per step (`--trace`: one step launch by launch, `Program.trace`, a Perfetto trace per
+rank next to the part files)."""
 from __future__ import annotations
 
 import argparse
@@ -166,14 +167,13 @@ def worker(args) -> int:
                 c["torch_cudagraph_ms"] = f"failed: {type(e).__name__}: {str(e)[:160]}"
         row["contexts"].append(c)
         print(json.dumps({"rank": rank, **c}), flush=True)
-    if world > 1 and args.profile:  # each collective timed alone (both ranks run the same launches in the same order)
+    if args.trace:  # one step launch by launch on the GPU: collective time per step (a Perfetto trace per rank)
         feed["positions"].fill_(127)
         try:
-            times = prog.profile(reps=10, dims={"P": 127}, **feed)
-            row["collective_us_per_step"] = sum(t for t, l in zip(times, prog.launches) if l.collective)
-            row["kernel_us_per_step"] = sum(t for t, l in zip(times, prog.launches) if not l.collective)
+            path = os.path.join(args.parts, f"{args.model}-tp{world}-rank{rank}.trace.json")
+            row["trace"] = prog.trace(path, dims={"P": 127}, **feed)
         except Exception as e:  # noqa: BLE001
-            row["collective_us_per_step"] = f"failed: {type(e).__name__}: {str(e)[:160]}"
+            row["trace"] = f"failed: {type(e).__name__}: {str(e)[:160]}"
     tw = None  # (its caches freed before transformers loads)
     if args.hf:
         try:
@@ -210,7 +210,7 @@ def main() -> int:
     ap.add_argument("--contexts", default="128,1024")
     ap.add_argument("--layers-8b", type=int, default=8)
     ap.add_argument("--hf", action="store_true", help="also time transformers' tp_plan='auto' generate")
-    ap.add_argument("--profile", action="store_true", help="time each launch alone (Program.profile)")
+    ap.add_argument("--trace", action="store_true", help="trace one decode step per rank (Program.trace)")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--model", default="1b")
     ap.add_argument("--parts", default="/tmp/tp-parts")
@@ -231,7 +231,7 @@ def main() -> int:
             t0 = time.perf_counter()
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--model", model, "--parts", args.parts,
                    "--contexts", ",".join(map(str, args.contexts)), "--layers-8b", str(args.layers_8b)]
-            code = launch(cmd + (["--hf"] if args.hf else []) + (["--profile"] if args.profile else []), tp,
+            code = launch(cmd + (["--hf"] if args.hf else []) + (["--trace"] if args.trace else []), tp,
                           timeout_s=420)
             print(f"{model} tp{tp}: exit {code} in {time.perf_counter() - t0:.0f} s", flush=True)
     for f in sorted(glob.glob(os.path.join(args.parts, "*-rank*.json"))):  # this run's and earlier ones' here
