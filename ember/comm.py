@@ -32,11 +32,25 @@ class Communicator:
         """The ranks' arrays concatenated along axis 0, in rank order."""
         return a
 
+    def start(self, kind: str, src: np.ndarray, dst: np.ndarray) -> "Pending":
+        """Begin `kind` ("all_reduce" | "all_gather") of src into dst; the result is in dst once the
+        returned handle's wait() returns. A world of one (and any communicator without its own
+        asynchronous form) completes it here."""
+        dst[...] = self.all_reduce(src) if kind == "all_reduce" else self.all_gather(src)
+        return Pending()
+
     def broadcast_bytes(self, payload: bytes | None, root: int = 0) -> bytes:
         """Rank `root`'s bytes on every rank (an NCCL unique id)."""
         return payload
 
     def barrier(self) -> None:
+        pass
+
+
+class Pending:
+    """A collective in flight (Communicator.start); this one is already complete."""
+
+    def wait(self) -> None:
         pass
 
 

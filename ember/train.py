@@ -173,22 +173,40 @@ def make_train_step(model_fn: Callable, loss_fn: Callable | None, params: Mappin
     return TrainStep(outputs, names, p_in, s_in, list(b_t), optimizer, lr_name, step_name, batch_specs=specs)
 
 
+BUCKET_ELEMS = 1 << 20  # gradient elements per all-reduce (data parallelism)
+
+
 def _data_parallel(loss: Tensor, grads: dict, on: bool) -> tuple:
     """Data parallelism: every rank runs the step on its own slice of the global batch; the loss and
-    the gradients are averaged over the ranks (one all-reduce of them all, flattened into one
-    bucket) before the update, so every rank applies the same update to the same parameters. With
-    equal slices that is the step on the whole global batch of a loss that is a mean."""
+    the gradients are averaged over the ranks before the update, so every rank applies the same
+    update to the same parameters (with equal slices, the step on the whole global batch of a loss
+    that is a mean). Gradients travel in buckets of about BUCKET_ELEMS elements, the last
+    parameters' (which the backward finishes first) first: a bucket's all-reduce can run while the
+    backward still computes the earlier layers' gradients (the CPU executor overlaps them)."""
     from .comm import current
     world = current().world
     if not on or world == 1:
         return loss, grads
-    names = list(grads)
-    flat = [loss.reshape(1)] + [grads[k].reshape(-1).cast(loss.dtype) for k in names]
-    sizes = [f.shape[0] for f in flat]
-    total = all_reduce(concat(flat), world) * (1.0 / world)
-    parts = split(total, sizes)
-    out = {k: p.reshape(grads[k].shape).cast(grads[k].dtype) for k, p in zip(names, parts[1:])}
-    return parts[0].reshape(()), out
+    out: dict = {}
+    names = list(grads)[::-1]
+    loss = all_reduce(loss, world) * (1.0 / world)
+    while names:
+        bucket, size = [], 0
+        while names and (not bucket or size + _numel(grads[names[0]]) <= BUCKET_ELEMS):
+            size += _numel(grads[names[0]])
+            bucket.append(names.pop(0))
+        flat = [grads[k].reshape(-1).cast(dt.float32) for k in bucket]
+        total = all_reduce(concat(flat) if len(flat) > 1 else flat[0], world) * (1.0 / world)
+        parts = split(total, [f.shape[0] for f in flat]) if len(flat) > 1 else [total]
+        out.update({k: p.reshape(grads[k].shape).cast(grads[k].dtype) for k, p in zip(bucket, parts)})
+    return loss, {k: out[k] for k in grads}
+
+
+def _numel(t: Tensor) -> int:
+    n = 1
+    for s in t.node.shape:
+        n *= int(s.value) if getattr(s, "is_const", False) else 1 << 20
+    return n
 
 
 # ------------------------------------------------------------------------------------------------

@@ -91,6 +91,15 @@ def train(comm):
     pa, pb = dp.parameters(), one.parameters()
     for k in pb:
         assert np.allclose(pa[k], pb[k], atol=1e-5), ("parameter", k)
+    from ember import train as train_module
+    train_module.BUCKET_ELEMS = 16  # one all-reduce per parameter or two, overlapped with the backward
+    dp = em.compile_train(make(), loss_fn, em.optim.AdamW(lr=0.05), {"x": X[mine], "y": Y[mine]}, device="cpu",
+                          data_parallel=True)
+    assert sum(1 for l in dp.program.launches if l.collective) >= 4
+    one = em.compile_train(make(), loss_fn, em.optim.AdamW(lr=0.05), {"x": X, "y": Y}, device="cpu")
+    for _ in range(3):
+        a, b = dp({"x": X[mine], "y": Y[mine]}), one({"x": X, "y": Y})
+        assert abs(a - b) <= 1e-5 * max(1.0, abs(b)), ("bucketed loss", a, b)
 
 
 def sharding(comm):

@@ -160,6 +160,8 @@ def load_library(path: str) -> ctypes.CDLL:
 class CPUExecutor:
     """Runs a Program's kernels in-process through one ctypes call per run."""
 
+    overlap = True  # collectives run while independent kernels compute (see _run_steps)
+
     def __init__(self, program):
         self.lib = load_library(_prebuilt_library(program) or compile_c(program.source))
         self.entry = self.lib.ember_program
@@ -230,27 +232,49 @@ class CPUExecutor:
 
     def _run_steps(self, program, parr, dp, env: dict) -> None:
         """The kernels one by one, the collectives between them through the process's communicator
-        (ember/comm.py: gloo under ember.distributed)."""
+        (ember/comm.py: gloo under ember.distributed). With `overlap`, a collective runs on gloo's
+        threads while the kernels after it compute, until a launch touches its source's or
+        destination's memory (read, write, or the arena reusing it)."""
         kernels = iter(self.kernels)
-        for l in program.launches:
+        ranges = self._ranges(program, env)
+        pending: list = []  # (byte ranges, handle) of collectives in flight
+        for i, l in enumerate(program.launches):
+            if pending:
+                still = []
+                for held, h in pending:
+                    if any(a < d and c < b for a, b in held for c, d in ranges[i]):
+                        h.wait()
+                    else:
+                        still.append((held, h))
+                pending = still
             if l.collective:
-                self._collective(program, l, env)
+                h = self._collective(program, l, env)
+                if self.overlap:
+                    pending.append((ranges[i], h))
+                else:
+                    h.wait()
             else:
                 next(kernels)(parr, dp)
+        for _, h in pending:
+            h.wait()
 
-    def _collective(self, program, l, env: dict) -> None:
+    def _ranges(self, program, env: dict) -> list:
+        """Per launch, the [start, end) byte ranges of the buffers it names."""
         import numpy as np
 
+        def extent(name):
+            b = program.buffers[name]
+            n = int(np.prod(program.shape_of(name, env))) * b.dtype.itemsize
+            return self._where[name], self._where[name] + max(n, 1)
+        return [[extent(a) for a in l.args] for l in program.launches]
+
+    def _collective(self, program, l, env: dict):
+        """Start collective launch l (a handle to wait on)."""
         from ..comm import require
         from ..primitives.collective import parse
         op = parse(l.collective)
         src, dst = (self._array(program, n, env) for n in l.args)
-        comm = require(op.world)
-        wide = src.dtype.kind == "f" and src.dtype.itemsize < 4 or src.dtype.kind == "V"
-        if op.kind == "all_reduce":  # (half floats summed in float32, as NCCL's reduction kernels do)
-            dst[...] = comm.all_reduce(src.astype(np.float32) if wide else src).astype(dst.dtype)
-        else:
-            dst[...] = comm.all_gather(src)
+        return require(op.world).start(op.kind, src, dst)
 
     def _array(self, program, name: str, env: dict):
         import numpy as np
@@ -271,7 +295,7 @@ class CPUExecutor:
         for i, l in enumerate(program.launches):
             a = time.perf_counter()
             if l.collective:
-                self._collective(program, l, env)
+                self._collective(program, l, env).wait()
             else:
                 next(kernels)(parr, dp)
             b = time.perf_counter()

@@ -54,6 +54,21 @@ class TorchCommunicator(Communicator):
         out = np.concatenate([p.numpy() for p in parts], 0)
         return out.view(view) if view is not None else out
 
+    def start(self, kind: str, src: np.ndarray, dst: np.ndarray):
+        """The collective in flight on gloo's threads while the caller computes (async_op); dst
+        receives it by wait()."""
+        import torch
+        if kind == "all_reduce":
+            native = dst.dtype in (np.float32, np.float64, np.int32, np.int64)
+            buf = dst if native else np.empty(dst.shape, np.float32)
+            buf[...] = src
+            work = self.dist.all_reduce(torch.from_numpy(buf.reshape(-1)), async_op=True)
+            return _Pending(work, None if native else (buf, dst))
+        t, view = self._bits(src)
+        parts = [torch.empty_like(t) for _ in range(self.world)]
+        work = self.dist.all_gather(parts, t, async_op=True)
+        return _Pending(work, None, (parts, dst, view))
+
     def broadcast_bytes(self, payload: bytes | None, root: int = 0) -> bytes:
         import torch
         box = [payload]
@@ -62,6 +77,21 @@ class TorchCommunicator(Communicator):
 
     def barrier(self) -> None:
         self.dist.barrier()
+
+
+class _Pending:
+    def __init__(self, work, cast=None, gather=None):
+        self.work, self.cast, self.gather = work, cast, gather
+
+    def wait(self) -> None:
+        self.work.wait()
+        if self.cast is not None:  # (a half-float sum, done in float32)
+            buf, dst = self.cast
+            dst[...] = buf.astype(dst.dtype)
+        if self.gather is not None:
+            parts, dst, view = self.gather
+            out = np.concatenate([p.numpy() for p in parts], 0)
+            dst[...] = out.view(view) if view is not None else out
 
 
 def init(rank: int | None = None, world_size: int | None = None, timeout_s: float = 600.0) -> Communicator:
