@@ -39,7 +39,9 @@ def main(argv=None) -> int:
         from .backends.target import DeviceError
         from .llm import CheckpointError, ConfigError
         from .export import ExportError
-        if isinstance(e, (DeviceError, ExportError)) or (args.cmd in ("generate", "serve") and isinstance(
+        from .comm import CommError
+        from .backends.nccl import NCCLError
+        if isinstance(e, (DeviceError, ExportError, CommError, NCCLError)) or (args.cmd in ("generate", "serve") and isinstance(
                 e, (InputError, CheckpointError, ConfigError, ValueError, FileNotFoundError))):
             print(f"ember: error: {e}", file=sys.stderr)
             return 2

@@ -137,12 +137,16 @@ def test_tp_that_does_not_divide_the_heads_is_a_one_line_error(tmp_path, capfd):
     assert code != 0 and "splits attention heads (4) evenly" in err
 
 
+def test_tp_over_more_gpus_than_present_is_a_one_line_error(tmp_path, capfd):
+    from ember.distributed import gpu_count
+    path, prompt, _ = _tiny_llama(tmp_path)
+    code, out, err = _generate(path, prompt, max(2, gpu_count() + 1), "cuda", capfd)
+    assert code == 2 and "runs one rank per GPU" in err
+
+
 def _gpus() -> int:
-    try:
-        from cuda.core import system
-        return system.get_num_devices() if hasattr(system, "get_num_devices") else system.num_devices
-    except Exception:  # noqa: BLE001
-        return 0
+    from ember.distributed import gpu_count
+    return gpu_count()
 
 
 @pytest.mark.cuda

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..comm import Communicator, current, set_current
 
-__all__ = ["init", "shutdown", "rank", "world", "device", "TorchCommunicator", "launch"]
+__all__ = ["init", "shutdown", "rank", "world", "device", "gpu_count", "TorchCommunicator", "launch"]
 
 
 class TorchCommunicator(Communicator):
@@ -133,6 +133,16 @@ def rank() -> int:
 
 def world() -> int:
     return current().world
+
+
+def gpu_count() -> int:
+    """CUDA devices visible to this process (0 without a driver)."""
+    from ..backends.target import available
+    if not available("cuda"):
+        return 0
+    from cuda.core import system
+    n = getattr(system, "num_devices", None)
+    return int(n() if callable(n) else n) if n is not None else int(system.get_num_devices())
 
 
 def device(kind: str | None = None) -> str:
