@@ -200,10 +200,17 @@ def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int):
     local_src[a] = sm.sym(blk_a)
     local_strides = row_major_strides(local_src)
 
+    grouped = _affine_coords(v, src_strides) if v.valid is not sm.ONE else None
+    if v.valid is not sm.ONE and grouped is None:
+        return None
+
     def coords(b: int, r: int, blk_b: int) -> tuple:
         shifted = {index_name(b): sm.index_var(index_name(b), blk_b) + r * blk_b}
-        index = sm.substitute(v.index, shifted)
-        cs = [index // st if d == 0 else (index // st) % src_shape[d] for d, st in enumerate(src_strides)]
+        if grouped is not None:
+            cs = [sm.substitute(c, shifted) for c in grouped]
+        else:
+            index = sm.substitute(v.index, shifted)
+            cs = [index // st if d == 0 else (index // st) % src_shape[d] for d, st in enumerate(src_strides)]
         cs[a] = cs[a] - r * blk_a
         return cs, sm.substitute(v.valid, shifted)
 
@@ -218,6 +225,38 @@ def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int):
             shape[b] = sm.sym(blk_b)
             return b, View(tuple(shape), sm.sum_of([st * c for st, c in zip(local_strides, cs)]), valid)
     return None
+
+
+def _affine_coords(v: View, src_strides: list):
+    """The input coordinates of a masked affine view (a pad, a placement at a named offset) as sums
+    of its terms, each term given to the largest input stride dividing it. At masked positions the
+    flat index may leave the buffer and borrow across axes, so `(index // stride) % size` would mix
+    axes there; the terms, from per-axis movement ops, do not (at valid positions they are the
+    coordinates). None when the index is not affine."""
+    aff = v.affine_strides()
+    if aff is None:
+        return None
+    offset, strides = aff
+    terms = [(s * i) for s, i in zip(strides, index_vars_of(v)) if s is not sm.ZERO]
+    const = sm.sym(offset)
+    if const.op == "add":
+        terms += [sm.sym(const.args[0])] + [t * c for t, c in const.args[1]]
+    else:
+        terms.append(const)
+    cs = [sm.ZERO] * len(src_strides)
+    for t in terms:
+        if t is sm.ZERO:
+            continue
+        d = next((d for d, st in enumerate(src_strides) if (t // st) * st is t), None)
+        if d is None:
+            return None
+        cs[d] = cs[d] + t // src_strides[d]
+    return cs
+
+
+def index_vars_of(v: View) -> list:
+    from .view import index_vars
+    return index_vars(v.shape)
 
 
 def shard_graph(outputs: list, specs: dict, rank: int, world: int, keep_outputs: bool = False) -> tuple:

@@ -135,11 +135,20 @@ def sharding(comm):
         ("attention, q split only", [att], {wq.node: 0}, None),
         ("attention block, Megatron", [block], {wq.node: 0, wk.node: 0, wv.node: 0, wo.node: 1}, 1),
     ]
-    arrays = {"x": X, "ids": IDS}
+    from ember import symbolic as sm
+    from ember.ops.state import narrow_to, state_write
+    cache = em.input("cache", (2, 10, 4), em.float64)  # (heads, slots, head dim): a KV cache split by heads
+    wr = state_write(cache, heads(wk), 1, "P")
+    seen = narrow_to(wr.updated, 1, sm.dim("P") + 6)
+    cases += [
+        ("kv cache write, heads split", [(seen * 2.0).sum(-1), wr.updated], {wk.node: 0, cache.node: 0}, None),
+        ("pads of a split tensor", [em.pad(x, (1, 2)) * 1.5, em.pad(x, (0, 0, 2, 0)).sum(0)], {x.node: 1}, None),
+    ]
+    arrays = {"x": X, "ids": IDS, "cache": rng.standard_normal((2, 10, 4))}
     for name, outs, specs, count in cases:
         nodes = [o.node for o in outs]
         glob = {n.arg: n for n in inputs_of(nodes)}
-        want = em.reference(outs, **{k: arrays[k] for k in glob})
+        want = em.reference(outs, {"P": 3}, **{k: arrays[k] for k in glob})
         local, _, n = shard_graph(nodes, specs, r, W)
         feed = {}
         for k, node in glob.items():  # a split input is fed this rank's block
@@ -149,8 +158,9 @@ def sharding(comm):
                 a = np.take(a, np.arange(r * size, (r + 1) * size), axis=ax)
             feed[k] = a
         ts = [em.Tensor(m) for m in local]
-        got = em.reference(ts, **feed)
-        prog = em.compile(ts, device="cpu")(**feed)
+        compiled = em.compile(ts, device="cpu")
+        got = em.reference(ts, {"P": 3}, **feed)
+        prog = compiled.run(feed, dims={"P": 3} if "P" in compiled.dims else None)
         for o, a, c in zip(want, got, prog):
             assert a.shape == o.shape and np.allclose(a, o) and np.allclose(c, o), (name, np.abs(a - o).max())
         assert count is None or n == count, (name, n)
