@@ -52,8 +52,8 @@ def S(axis: int) -> tuple:
 class Sharder:
     """One rank's translation of a global graph (see the module docstring)."""
 
-    def __init__(self, specs: dict, rank: int, world: int):
-        self.specs, self.rank, self.world = specs, rank, world
+    def __init__(self, specs: dict, rank: int, world: int, bounds: dict | None = None):
+        self.specs, self.rank, self.world, self.bounds = specs, rank, world, bounds or {}
         self.local: dict = {}  # global node -> (local node, layout)
         self.whole: dict = {}  # global node -> its local node made replicated
         self.collectives = 0
@@ -111,7 +111,16 @@ class Sharder:
             return g.input_node(n.arg, shape, n.dtype), S(axis)
         raise AssertionError(n.op)  # pragma: no cover (checked by shard_graph)
 
+    def _current(self, n: Node) -> tuple:
+        """(local node, layout) of n, where n already made whole for another consumer is read whole:
+        a partial sum kept partial would be reduced again later, larger; a split value kept split
+        would be gathered again further on (argmax's max, then its comparisons, of split logits)."""
+        x, lay = self.local[n]
+        return (self.whole[n], R) if n in self.whole else (x, lay)
+
     def elementwise(self, n: Node) -> tuple:
+        for s in n.srcs:
+            self.local[s] = self._current(s)
         lays = [self.local[s][1] for s in n.srcs]
         if P in lays:
             linear = (n.op == g.ADD and all(la == P for la in lays)) or \
@@ -125,7 +134,7 @@ class Sharder:
         return self._rebuild(n, srcs), S(split)
 
     def reduce(self, n: Node) -> tuple:
-        x, lay = self.local[n.srcs[0]]
+        x, lay = self.local[n.srcs[0]] = self._current(n.srcs[0])
         if lay == P and n.op == g.SUM:
             return self._rebuild(n, [x]), P
         if lay[0] == "S" and (lay[1] not in n.arg or n.op == g.SUM):
@@ -134,9 +143,9 @@ class Sharder:
 
     def view(self, n: Node) -> tuple:
         src = n.srcs[0]
-        x, lay = self.local[src]
+        x, lay = self.local[src] = self._current(src)
         if lay[0] == "S":
-            moved = _local_view(n.arg, src.shape, lay[1], self.rank, self.world)
+            moved = _local_view(n.arg, src.shape, lay[1], self.rank, self.world, self.bounds)
             if moved is not None:
                 b, local_view = moved
                 return g.view_node(x, local_view), S(b)
@@ -184,7 +193,7 @@ class Sharder:
         return self._rebuild(n, [self.replicated(s) for s in n.srcs]), R  # gather and anything new
 
 
-def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int):
+def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int, bounds: dict | None = None):
     """(output axis b, this rank's view) when block r of some output axis b reads only block r of
     input axis a, for every rank r — proved by the symbolic simplifier's bounds on the input
     coordinate a recovered from the flat index ((index // stride) % size) with i_b shifted to block r;
@@ -219,7 +228,8 @@ def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int):
         if not size.is_const or size.value % world or size.value < world:
             continue
         blk_b = size.value // world
-        if all(0 <= c[a].vmin and c[a].vmax < blk_a for c in (coords(b, r, blk_b)[0] for r in range(world))):
+        if all(0 <= c.vmin and c.vmax < blk_a for c in (_within_mask(coords(b, r, blk_b)[0][a], v, b, bounds)
+                                                        for r in range(world))):
             cs, valid = coords(b, rank, blk_b)
             shape = list(v.shape)
             shape[b] = sm.sym(blk_b)
@@ -228,21 +238,16 @@ def _local_view(v: View, src_shape: tuple, a: int, rank: int, world: int):
 
 
 def _affine_coords(v: View, src_strides: list):
-    """The input coordinates of a masked affine view (a pad, a placement at a named offset) as sums
-    of its terms, each term given to the largest input stride dividing it. At masked positions the
-    flat index may leave the buffer and borrow across axes, so `(index // stride) % size` would mix
-    axes there; the terms, from per-axis movement ops, do not (at valid positions they are the
-    coordinates). None when the index is not affine."""
-    aff = v.affine_strides()
-    if aff is None:
-        return None
-    offset, strides = aff
-    terms = [(s * i) for s, i in zip(strides, index_vars_of(v)) if s is not sm.ZERO]
-    const = sm.sym(offset)
-    if const.op == "add":
-        terms += [sm.sym(const.args[0])] + [t * c for t, c in const.args[1]]
+    """The input coordinates of a masked view (a pad, a placement at a named offset, a concatenation)
+    as sums of the index's terms, each term given to the largest input stride dividing it. At
+    masked positions the flat index may leave the buffer and borrow across axes, so
+    `(index // stride) % size` would mix axes there; the terms, each from one per-axis movement op,
+    do not (at valid positions they are the coordinates). None when a term divides by no stride."""
+    index = sm.sym(v.index)
+    if index.op == "add":
+        terms = [sm.sym(index.args[0])] + [t * c for t, c in index.args[1]]
     else:
-        terms.append(const)
+        terms = [index]
     cs = [sm.ZERO] * len(src_strides)
     for t in terms:
         if t is sm.ZERO:
@@ -254,16 +259,52 @@ def _affine_coords(v: View, src_strides: list):
     return cs
 
 
+def _within_mask(c, v: View, b: int, bounds: dict | None):
+    """Coordinate expression c with each index var other than the shifted b's narrowed to the range
+    the view's mask allows (masked positions are never read), and each named dim to its bound."""
+    sub = {name: sm.index_var(name, hi - lo) + lo for name, (lo, hi) in _mask_ranges(v.valid).items()
+           if name != index_name(b) and hi > lo} if v.valid is not sm.ONE else {}
+    named = {k: b for k, b in (bounds or {}).items() if isinstance(k, str)}
+    spans = {k: b for k, b in (bounds or {}).items() if not isinstance(k, str)}  # extents: {P + T: 4096}
+    for d, extent in enumerate(v.shape):
+        if d != b and extent in spans and index_name(d) not in sub:
+            sub[index_name(d)] = sm.index_var(index_name(d), spans[extent])
+    sub.update({name: sm.index_var(name, bound + 1) for name, bound in named.items()})
+    return sm.substitute(c, sub) if sub else c
+
+
+def _mask_ranges(valid) -> dict:
+    """{index var name: (lo, hi)} implied by a mask made of `k < var`, `var < k` conjunctions (what
+    pads and concatenations build): the only positions whose coordinates must be in range."""
+    out: dict = {}
+    parts = list(valid.args) if getattr(valid, "op", None) == "and" else [valid]
+    for c in parts:
+        if getattr(c, "op", None) != "lt":
+            continue
+        a, b = (sm.sym(x) for x in c.args)
+        if a.is_const and b.op == "var":
+            lo, hi = out.get(b.args[0], (0, b.vmax + 1))
+            out[b.args[0]] = (max(lo, a.value + 1), hi)
+        elif b.is_const and a.op == "var":
+            lo, hi = out.get(a.args[0], (0, a.vmax + 1))
+            out[a.args[0]] = (lo, min(hi, b.value))
+    return out
+
+
 def index_vars_of(v: View) -> list:
     from .view import index_vars
     return index_vars(v.shape)
 
 
-def shard_graph(outputs: list, specs: dict, rank: int, world: int, keep_outputs: bool = False) -> tuple:
+def shard_graph(outputs: list, specs: dict, rank: int, world: int, keep_outputs=False,
+                dim_bounds: dict | None = None) -> tuple:
     """This rank's graph of `outputs` (global nodes or Tensors) with the leaves in `specs` ({node or
     Tensor: axis}) split
     over `world` ranks. Returns (local output nodes, their layouts, the number of collectives
-    inserted). The outputs are made replicated unless keep_outputs."""
+    inserted). The outputs are made replicated, except those in `keep_outputs` (True: all), which
+    keep their layout (a KV cache written in place stays split). `dim_bounds` ({name: largest
+    value}, or {extent expression: largest extent}) lets views over named dims be proved to stay in a
+    rank's block (a cache read to P + T <= its length)."""
     outputs = [getattr(o, "node", o) for o in outputs]  # (Tensors or nodes)
     specs = {getattr(k, "node", k): a for k, a in specs.items()}
     if not 0 <= rank < world:
@@ -274,9 +315,9 @@ def shard_graph(outputs: list, specs: dict, rank: int, world: int, keep_outputs:
             raise GraphError(f"only constants and inputs can be annotated with a sharding, not a {n.op} node")
         if not -len(n.shape) <= axis < len(n.shape):
             raise GraphError(f"sharding axis {axis} out of range for a tensor of rank {len(n.shape)}")
-    sh = Sharder(specs, rank, world)
+    sh = Sharder(specs, rank, world, dim_bounds)
     for n in order:
         sh.local[n] = sh.node(n)
-    if keep_outputs:
-        return [sh.local[o][0] for o in outputs], [sh.local[o][1] for o in outputs], sh.collectives
-    return [sh.replicated(o) for o in outputs], [R] * len(outputs), sh.collectives
+    keep = set(outputs) if keep_outputs is True else {getattr(o, "node", o) for o in (keep_outputs or ())}
+    local = [sh.local[o][0] if o in keep else sh.replicated(o) for o in outputs]
+    return local, [sh.local[o][1] if o in keep else R for o in outputs], sh.collectives

@@ -166,6 +166,46 @@ def sharding(comm):
         assert count is None or n == count, (name, n)
 
 
+def llm(comm, arch="llama", sharding="manual", path="/tmp/ember-dist-llm"):
+    """A tiny checkpoint of `arch` split over the ranks (`sharding`: written out or propagated):
+    greedy tokens for a batch of two prompts of different lengths equal transformers' for each alone,
+    and the propagated programs have the written-out ones' collectives."""
+    import torch
+    import transformers
+
+    import ember.llm as L
+    path = f"{path}-{arch}"
+    kw = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+              num_key_value_heads=2, vocab_size=98, max_position_embeddings=256)
+    torch.manual_seed(11)
+    if arch == "qwen3":
+        m = transformers.Qwen3ForCausalLM(transformers.Qwen3Config(head_dim=32, **kw))
+    elif arch == "qwen2":
+        m = transformers.Qwen2ForCausalLM(transformers.Qwen2Config(**kw))
+    else:
+        m = transformers.LlamaForCausalLM(transformers.LlamaConfig(**kw))
+    m.eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.ndim == 2:
+                p.mul_(2.5)
+    if comm.rank == 0:
+        m.save_pretrained(path)
+    comm.barrier()
+    prompts = [[3, 17, 5, 88, 42, 7], [9, 2, 61]]
+    want = []
+    for pr in prompts:
+        with torch.no_grad():
+            out = m.generate(torch.tensor([pr]), max_new_tokens=8, do_sample=False, eos_token_id=None,
+                             pad_token_id=0, attention_mask=torch.ones(1, len(pr), dtype=torch.long))
+        want.append(out[0, len(pr):].tolist())
+    model = L.load(path, device="cpu", max_seq_len=64, max_batch=2, sharding=sharding)
+    got = model.generate(prompts, max_new_tokens=8, stop_token_ids=[])
+    assert got == want, (arch, sharding, got, want)
+    n = sum(1 for l in model.program("decode", 2).launches if l.collective)
+    assert n == 2 * 2 + 2, n  # one all-reduce after o and after down per layer, the embedding's, the logits' gather
+
+
 if __name__ == "__main__":
     comm = ed.init()
     try:

@@ -21,6 +21,13 @@ def test_two_ranks(case):
     assert launch(CASES + [case], 2, timeout_s=300) == 0
 
 
+@pytest.mark.parametrize("arch,sharding", [("llama", "manual"), ("llama", "propagate"), ("qwen2", "propagate"),
+                                           ("qwen3", "propagate")])
+def test_llm_on_two_ranks(arch, sharding, tmp_path):
+    pytest.importorskip("transformers")
+    assert launch(CASES + ["llm", arch, sharding, str(tmp_path / "ckpt")], 2, timeout_s=300) == 0
+
+
 def test_world_of_one_is_the_identity():
     x = em.input("x", (3, 4), em.float32)
     y = em.all_gather(em.all_reduce(x * 2.0), -1)

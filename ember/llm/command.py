@@ -20,6 +20,8 @@ def add_parser(sub) -> None:
     g.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: the checkpoint's)")
     g.add_argument("--max-seq-len", type=int, default=None)
     g.add_argument("--ids", action="store_true", help="print the new token ids (space-separated), not text")
+    g.add_argument("--sharding", choices=["manual", "propagate"], default="manual",
+                   help="with --tp: the per-rank graph written out (manual) or split from annotations (propagate)")
     g.add_argument("--tp", type=int, default=1,
                    help="tensor-parallel ranks: spawns N processes, one per GPU (or N CPU processes with --device cpu)")
 
@@ -55,7 +57,7 @@ def _generate(args) -> int:
             ids = [int(t) for t in args.prompt_ids.replace(" ", "").split(",") if t != ""]
         except ValueError:
             raise ValueError(f"--prompt-ids: expected comma-separated integers, got {args.prompt_ids!r}") from None
-    llm = load(args.path, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len)
+    llm = load(args.path, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len, sharding=args.sharding)
     if args.prompt is not None:
         if llm.tokenizer is None:
             raise ValueError(f"{args.path}: no tokenizer.json, so --prompt cannot be encoded (use --prompt-ids)")

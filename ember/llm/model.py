@@ -40,17 +40,22 @@ class Weights:
     per rank, the last shard padded with zero rows)."""
 
     def __init__(self, cfg: ModelConfig, ckpt: Checkpoint, max_seq: int, dtype: dt.DType, rank: int = 0,
-                 world: int = 1):
-        self.cfg, self.dtype, self.rank, self.world = cfg, dtype, rank, world
+                 world: int = 1, groups: int = 1):
+        # groups > 1 (with world 1): the whole model laid out for ember.sharding to split over `groups`
+        # ranks: q/k/v concatenated group by group (a row block of the concatenation is one rank's
+        # heads), the vocabulary padded to a multiple of `groups`
+        self.cfg, self.dtype, self.rank, self.world, self.groups = cfg, dtype, rank, world, groups
+        ranks = max(world, groups)
         for what, n in (("attention heads", cfg.heads), ("kv heads", cfg.kv_heads), ("the MLP width", cfg.ffn)):
-            if n % world:
-                raise ConfigError(f"tensor parallelism over {world} ranks splits {what} ({n}) evenly: use a "
+            if n % ranks:
+                raise ConfigError(f"tensor parallelism over {ranks} ranks splits {what} ({n}) evenly: use a "
                                   f"divisor of {n}")
         Hkv, D, E, F = cfg.kv_heads, cfg.head_dim, cfg.hidden, cfg.ffn
-        self.heads, self.kv_heads, self.vocab = cfg.heads // world, Hkv // world, -(-cfg.vocab // world)
+        self.heads, self.kv_heads = cfg.heads // world, Hkv // world
+        self.vocab = -(-cfg.vocab // world) if world > 1 else -(-cfg.vocab // groups) * groups
 
-        def rows(a, n_local, axis=0):  # this rank's block of n_local along axis (zero-padded at the end)
-            lo = rank * n_local
+        def rows(a, n_local, axis=0, block=rank):  # block `block` of n_local along axis (zero-padded at the end)
+            lo = block * n_local
             part = np.take(a, np.arange(lo, min(lo + n_local, a.shape[axis])), axis=axis)
             if part.shape[axis] < n_local:
                 pad = [(0, 0)] * a.ndim
@@ -65,15 +70,23 @@ class Weights:
             return tensor(a, name=name)
 
         def cat(names, shapes, name):  # q, k and v as one projection: one GEMV / GEMM, not three
-            per = [self.heads * D, self.kv_heads * D, self.kv_heads * D]
-            return tensor(np.concatenate([rows(ckpt.get(n, sh), k) for n, sh, k in zip(names, shapes, per)]), name=name)
+            parts = [ckpt.get(n, sh) for n, sh in zip(names, shapes)]
+            per = [cfg.heads * D // ranks, Hkv * D // ranks, Hkv * D // ranks]
+            blocks = [rank] if world > 1 else range(groups)
+            return tensor(np.concatenate([rows(a, k, 0, g) for g in blocks for a, k in zip(parts, per)]), name=name)
 
         vocab = (0, self.vocab)
-        self.embed = w("model.embed_tokens.weight", (cfg.vocab, E), vocab)
+        padded = world > 1 or self.vocab != cfg.vocab  # (rows() pads the one block of a whole padded table)
+        self.embed = w("model.embed_tokens.weight", (cfg.vocab, E), vocab) if world > 1 else \
+            tensor(rows(ckpt.get("model.embed_tokens.weight", (cfg.vocab, E)), self.vocab, 0, 0) if padded else
+                   ckpt.get("model.embed_tokens.weight", (cfg.vocab, E)), name="model.embed_tokens.weight")
         if cfg.tied or "lm_head.weight" not in ckpt:
             self.lm_head = self.embed
-        else:
+        elif world > 1:
             self.lm_head = w("lm_head.weight", (cfg.vocab, E), vocab)
+        else:
+            a = ckpt.get("lm_head.weight", (cfg.vocab, E))
+            self.lm_head = tensor(rows(a, self.vocab, 0, 0) if padded else a, name="lm_head.weight")
         self.norm = w("model.norm.weight", (E,))
         self.layers = []
         hd, Fl = self.heads * D, F // world
@@ -148,6 +161,7 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     sequence), caches `k{i}` / `v{i}` (B, Hkv, max_seq, D); dims P (slots already filled) and T."""
     cfg, dtype = W.cfg, W.dtype
     B, D, Hq, Hkv = batch, cfg.head_dim, W.heads, W.kv_heads  # this rank's heads
+    groups = W.groups if W.world == 1 else 1
     P = sm.dim("P")
     Tn = sm.sym(T)
     tokens = input("tokens", (B, T), dt.int32)
@@ -165,10 +179,12 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     writes = []
     for i, L in enumerate(W.layers):
         h = _rms(x, L["in_norm"], cfg.eps)
-        qkv = _linear(h, L["qkv"], L.get("qkv_b"))  # (B, T, (Hq + 2 Hkv) D)
-        q = qkv[..., : Hq * D].reshape(B, T, Hq, D)
-        k = qkv[..., Hq * D: (Hq + Hkv) * D].reshape(B, T, Hkv, D)
-        v = qkv[..., (Hq + Hkv) * D:].reshape(B, T, Hkv, D)
+        qkv = _linear(h, L["qkv"], L.get("qkv_b"))  # (B, T, (Hq + 2 Hkv) D), in groups of [q k v] heads
+        gq, gk = Hq // groups * D, Hkv // groups * D
+        qkv = qkv.reshape(B, T, groups, gq + 2 * gk)
+        q = qkv[..., :gq].reshape(B, T, Hq, D)
+        k = qkv[..., gq: gq + gk].reshape(B, T, Hkv, D)
+        v = qkv[..., gq + gk:].reshape(B, T, Hkv, D)
         if cfg.qk_norm:
             q, k = _rms(q, L["q_norm"], cfg.eps), _rms(k, L["k_norm"], cfg.eps)
         q = rotary_embedding(q.transpose(1, 2), cos, sin)  # (B, Hq, T, D)
@@ -198,6 +214,8 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     logits = _linear(_rms(last, W.norm, cfg.eps), W.lm_head).cast(dt.float32)
     if W.world > 1:  # vocab-parallel logits: gathered whole on every rank (each samples the same token)
         logits = all_gather(logits, -1, W.world)[:, : cfg.vocab]
+    elif W.vocab != cfg.vocab:  # (the padding rows of a table laid out for ember.sharding)
+        logits = logits[:, : cfg.vocab]
     return {"logits": logits, "next": logits.argmax(-1).cast(dt.int32)}, writes
 
 

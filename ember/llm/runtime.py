@@ -31,7 +31,8 @@ DEFAULT_MAX_SEQ = 4096
 
 
 class LLM:
-    def __init__(self, path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False):
+    def __init__(self, path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
+                 sharding: str = "manual"):
         self.path = Path(path)
         self.config, raw = read_config(self.path)
         self.generation_config = read_generation_config(self.path)
@@ -55,8 +56,16 @@ class LLM:
         t0 = time.perf_counter()
         comm = current()  # tensor parallel under ember.distributed.init(): this rank's shard (docs/distributed.md)
         self.rank, self.world = comm.rank, comm.world
-        self.weights = Weights(cfg, Checkpoint(self.path, self.dtype.np), self.max_seq_len, self.dtype, self.rank,
-                               self.world)
+        if sharding not in ("manual", "propagate"):
+            raise ConfigError(f"sharding must be 'manual' or 'propagate', got {sharding!r}")
+        # manual: this rank's weights and a graph with its collectives written out (llm/model.py);
+        # propagate: the whole model's graph, split by ember.sharding from annotations (llm/tensor_parallel.py)
+        self.sharding = sharding if self.world > 1 else "manual"
+        ckpt = Checkpoint(self.path, self.dtype.np)
+        if self.sharding == "propagate":
+            self.weights = Weights(cfg, ckpt, self.max_seq_len, self.dtype, groups=self.world)
+        else:
+            self.weights = Weights(cfg, ckpt, self.max_seq_len, self.dtype, self.rank, self.world)
         self.load_seconds = time.perf_counter() - t0
         self.tokenizer = _tokenizer(self.path)
         self._programs: dict = {}
@@ -74,6 +83,9 @@ class LLM:
         if p is None:
             t0 = time.perf_counter()
             outs, writes = build_step(self.weights, batch, "T" if kind == "prefill" else 1, self.max_seq_len)
+            if self.sharding == "propagate":
+                from .tensor_parallel import shard_step
+                outs, writes = shard_step(self.weights, outs, writes, self.rank, self.world)
             session = self.target.search_session(self._uploads) if self.target.search_session else contextlib.nullcontext()
             with session:
                 # decode: memory planned once at the longest cache, so one CUDA graph serves every
@@ -284,7 +296,12 @@ def _torch():
     return torch
 
 
-def load(path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False) -> LLM:
+def load(path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
+         sharding: str = "manual") -> LLM:
     """Read a Hugging Face-format decoder checkpoint directory (config.json, model.safetensors or
-    its shards + index, generation_config.json and tokenizer.json when present) into an LLM."""
-    return LLM(path, device=device, dtype=dtype, max_seq_len=max_seq_len, max_batch=max_batch, verbose=verbose)
+    its shards + index, generation_config.json and tokenizer.json when present) into an LLM. Under
+    ember.distributed.init() with several ranks it is this rank's tensor-parallel shard: `sharding`
+    "manual" (the graph with its collectives written out) or "propagate" (ember.sharding splits the
+    whole model's graph from annotations; docs/distributed.md)."""
+    return LLM(path, device=device, dtype=dtype, max_seq_len=max_seq_len, max_batch=max_batch, verbose=verbose,
+               sharding=sharding)
