@@ -151,6 +151,50 @@ def test_tp_over_more_gpus_than_present_is_a_one_line_error(tmp_path, capfd):
     assert code == 2 and "runs one rank per GPU" in err
 
 
+def test_serve_tp2(tmp_path):
+    """`ember serve --tp 2` on CPU ranks: rank 0 serves, rank 1 follows its steps; greedy and seeded
+    requests, one after another and concurrently, get the tokens one process gives."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("uvicorn")
+    path, prompt, want = _tiny_llama(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "ember.cli", "serve", str(path), "--tp", "2", "--device", "cpu",
+                             "--port", str(port), "--max-batch", "2", "--max-seq-len", "64"],
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            time.sleep(0.2)
+
+        def ask(body):
+            r = httpx.post(url + "/v1/completions", json=dict(body, stop_token_ids=[]), timeout=120)
+            assert r.status_code == 200, r.text
+            return r.json()["choices"][0]["token_ids"]
+        assert ask({"prompt": prompt, "max_tokens": 10}) == want
+        seeded = {"prompt": prompt, "max_tokens": 8, "temperature": 1.0, "seed": 5}
+        first = ask(seeded)
+        with ThreadPoolExecutor(3) as pool:
+            outs = list(pool.map(ask, [{"prompt": prompt, "max_tokens": 10}, seeded, {"prompt": prompt[:3], "max_tokens": 5}]))
+        assert outs[0] == want and outs[1] == first and len(outs[2]) == 5
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+
+
 def _gpus() -> int:
     from ember.distributed import gpu_count
     return gpu_count()

@@ -24,13 +24,13 @@ from .metrics import Metrics
 from .prompts import PromptError, chat_prompt, parse_completion
 
 
-def make_app(llm, model_name: str, max_batch: int = 8, max_queue: int = 64, timeout_s: float = 600.0):
+def make_app(llm, model_name: str, max_batch: int = 8, max_queue: int = 64, timeout_s: float = 600.0, batch=None):
     from starlette.applications import Starlette
     from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
     from starlette.routing import Route
 
     metrics = Metrics()
-    engine = Engine(llm, max_batch=max_batch, max_queue=max_queue, metrics=metrics)
+    engine = Engine(llm, max_batch=max_batch, max_queue=max_queue, metrics=metrics, batch=batch)
 
     def error(status: int, message: str, param: str | None = None, headers: dict | None = None):
         kind = "invalid_request_error" if status < 500 else "server_error"

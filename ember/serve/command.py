@@ -1,4 +1,4 @@
-"""`ember serve PATH [--host] [--port] [--device] [--dtype] [--max-batch] [--max-queue] [--max-seq-len]`."""
+"""`ember serve PATH [--host] [--port] [--device] [--dtype] [--max-batch] [--max-queue] [--max-seq-len] [--tp N]`."""
 from __future__ import annotations
 
 import os
@@ -17,6 +17,9 @@ def add_parser(sub) -> None:
     s.add_argument("--max-seq-len", type=int, default=None)
     s.add_argument("--model-name", default=None, help="the model id clients send (default: the directory name)")
     s.add_argument("--timeout", type=float, default=600.0, help="seconds a request may take")
+    s.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks (one GPU each, or CPU processes "
+                                                     "with --device cpu); rank 0 serves")
+    s.add_argument("--sharding", choices=["manual", "propagate"], default="manual", help="with --tp (docs/distributed.md)")
 
 
 def run(args) -> int:
@@ -33,9 +36,38 @@ def run(args) -> int:
         return 0
     from ..llm import load
     from .app import make_app
-    if args.max_batch < 1 or args.max_queue < 1:
-        raise ValueError("--max-batch and --max-queue must be at least 1")
-    llm = load(args.path, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len, max_batch=args.max_batch)
-    app = make_app(llm, name, max_batch=args.max_batch, max_queue=args.max_queue, timeout_s=args.timeout)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
-    return 0
+    if args.max_batch < 1 or args.max_queue < 1 or args.tp < 1:
+        raise ValueError("--max-batch, --max-queue and --tp must be at least 1")
+    if args.tp > 1 and "RANK" not in os.environ:  # the launcher: N ranks of this very command
+        import sys
+
+        from ..distributed import gpu_count, launch
+        if args.device != "cpu" and (args.device or gpu_count()) and gpu_count() < args.tp:
+            raise ValueError(f"--tp {args.tp} runs one rank per GPU, and this machine has {gpu_count()}")
+        return launch([sys.executable, "-m", "ember.cli", *args.argv], args.tp)
+    comm = None
+    if args.tp > 1:
+        from .. import distributed
+        comm = distributed.init(timeout_s=30 * 24 * 3600.0)  # (the other ranks wait on rank 0 while it is idle)
+        if comm.world != args.tp:
+            raise ValueError(f"--tp {args.tp} but the process group has {comm.world} ranks")
+        if args.device != "cpu":
+            args.device = distributed.device(None if args.device is None else "cuda")
+    try:
+        llm = load(args.path, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len,
+                   max_batch=args.max_batch, sharding=args.sharding)
+        batch = None
+        if comm is not None:
+            from .ranks import MirroredBatch, follow
+            if comm.rank:
+                follow(llm, args.max_batch, comm)
+                return 0
+            batch = MirroredBatch(llm, args.max_batch, comm)
+        app = make_app(llm, name, max_batch=args.max_batch, max_queue=args.max_queue, timeout_s=args.timeout,
+                       batch=batch)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        return 0
+    finally:
+        if comm is not None:
+            from .. import distributed
+            distributed.shutdown()

@@ -43,10 +43,10 @@ class Request:
 
 
 class Engine:
-    def __init__(self, llm, max_batch: int = 8, max_queue: int = 64, metrics=None):
+    def __init__(self, llm, max_batch: int = 8, max_queue: int = 64, metrics=None, batch=None):
         from ..llm.continuous import ContinuousBatch
         self.llm, self.max_batch, self.max_queue, self.metrics = llm, max_batch, max_queue, metrics
-        self.batch = ContinuousBatch(llm, max_batch)
+        self.batch = batch or ContinuousBatch(llm, max_batch)  # (serve/ranks.py MirroredBatch under --tp)
         self.waiting: collections.deque = collections.deque()
         self.cond = threading.Condition()
         self.stopping = False
@@ -81,6 +81,9 @@ class Engine:
             r.deliver("error", "the server is shutting down")
         if self.thread.is_alive():
             self.thread.join(timeout)
+        close = getattr(self.batch, "close", None)
+        if close is not None:  # (the other ranks of a tensor-parallel server stop with it)
+            close()
 
     def _gauge(self) -> None:
         if self.metrics is not None:
