@@ -16,7 +16,7 @@ import numpy as np
 
 from ..comm import Communicator, current, set_current
 
-__all__ = ["init", "shutdown", "rank", "world", "device", "gpu_count", "TorchCommunicator", "launch"]
+__all__ = ["init", "shutdown", "rank", "world", "device", "gpu_count", "TorchCommunicator", "launch", "launch_cli"]
 
 
 class TorchCommunicator(Communicator):
@@ -155,4 +155,4 @@ def device(kind: str | None = None) -> str:
     return f"cuda:{int(os.environ.get('LOCAL_RANK', current().rank))}"
 
 
-from .launch import launch  # noqa: E402
+from .launch import launch, launch_cli  # noqa: E402

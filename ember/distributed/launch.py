@@ -57,3 +57,13 @@ def launch(cmd: list, world: int, timeout_s: float | None = None) -> int:
 def python_module(module: str, *args) -> list:
     """The command running `python -m module args...` with this interpreter."""
     return [sys.executable, "-m", module, *map(str, args)]
+
+
+def launch_cli(argv: list, tp: int, device: str | None) -> int:
+    """`ember ... --tp N` from a shell: N ranks of the same command line (one GPU each unless
+    `device` is "cpu"); refuses more GPU ranks than GPUs in one line."""
+    from . import gpu_count
+    if device != "cpu" and (device or gpu_count()) and gpu_count() < tp:
+        raise ValueError(f"--tp {tp} runs one rank per GPU, and this machine has {gpu_count()} "
+                         "(use --device cpu for CPU ranks)")
+    return launch([sys.executable, "-m", "ember.cli", *argv], tp)

@@ -31,11 +31,8 @@ def run(args) -> int:
     if args.tp < 1:
         raise ValueError(f"--tp must be >= 1, got {args.tp}")
     if args.tp > 1 and "RANK" not in os.environ:  # the launcher: N ranks of this very command
-        from ..distributed import gpu_count, launch
-        if args.device != "cpu" and (args.device or gpu_count()) and gpu_count() < args.tp:
-            raise ValueError(f"--tp {args.tp} runs one rank per GPU, and this machine has {gpu_count()} "
-                             "(use --device cpu for CPU ranks)")
-        return launch([sys.executable, "-m", "ember.cli", *args.argv], args.tp)
+        from ..distributed import launch_cli
+        return launch_cli(args.argv, args.tp, args.device)
     if args.tp == 1 and "RANK" not in os.environ:
         return _generate(args)
     from .. import distributed

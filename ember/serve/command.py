@@ -39,12 +39,8 @@ def run(args) -> int:
     if args.max_batch < 1 or args.max_queue < 1 or args.tp < 1:
         raise ValueError("--max-batch, --max-queue and --tp must be at least 1")
     if args.tp > 1 and "RANK" not in os.environ:  # the launcher: N ranks of this very command
-        import sys
-
-        from ..distributed import gpu_count, launch
-        if args.device != "cpu" and (args.device or gpu_count()) and gpu_count() < args.tp:
-            raise ValueError(f"--tp {args.tp} runs one rank per GPU, and this machine has {gpu_count()}")
-        return launch([sys.executable, "-m", "ember.cli", *args.argv], args.tp)
+        from ..distributed import launch_cli
+        return launch_cli(args.argv, args.tp, args.device)
     comm = None
     if args.tp > 1:
         from .. import distributed
