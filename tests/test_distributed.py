@@ -104,6 +104,33 @@ def test_sharding_rules_in_one_process():
         shard_graph([y], {w1: 0}, 2, 2)
 
 
+def test_sharding_search_finds_megatron_where_it_pays():
+    from ember.search.sharding import LinkModel, plan_sharding
+
+    def block(E, F, H, D=64, T=1):
+        x = em.input("x", (T, E), em.bfloat16)
+
+        def w(*shape):
+            return em.tensor(np.zeros(shape, dtype=em.bfloat16.np))
+        w1, w2, qkv, wo = w(F, E), w(E, F), w(3 * H * D, E), w(E, H * D)
+        mlp = x + (x @ w1.T).gelu() @ w2.T
+        # q/k/v in 2 rank groups, as llm/model.py lays them out for the propagation
+        heads = (x @ qkv.T).reshape(T, 2, 3, H // 2, D)
+        q, k, v = (heads[:, :, i].reshape(T, H, D).transpose(0, 1) for i in range(3))
+        att = ((q @ k.transpose(-1, -2)) * 0.125).softmax(-1) @ v
+        return [mlp, x + att.transpose(0, 1).reshape(T, H * D) @ wo.T], [w1, w2, qkv, wo, x]
+    outs, leaves = block(2048, 8192, 32)
+    specs, report = plan_sharding(outs, leaves, 2)  # Llama-1B sizes, H100 numbers: only the MLP pays
+    assert [specs.get(t.node) for t in leaves[:4]] == [0, 1, None, None] and report["collectives"] == 1
+    fast = LinkModel(latency=1e-6)  # collectives 10x cheaper to start: the attention pays too
+    specs, report = plan_sharding(outs, leaves, 2, fast)
+    assert {id(k) for k in specs} == {id(t.node) for t in leaves[:4]}
+    assert [specs[t.node] for t in leaves[:4]] == [0, 1, 0, 1] and report["collectives"] == 2
+    outs, leaves = block(64, 128, 2)  # tiny: collectives cost more than the weights they split
+    specs, report = plan_sharding(outs, leaves, 2)
+    assert specs == {} and report["collectives"] == 0
+
+
 def _tiny_llama(tmp_path, heads=4, kv=2):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(7)
