@@ -110,9 +110,9 @@ def worker(args) -> int:
         w = {k: v.to(f"cuda:{rank}") for k, v in load_file(os.path.join(ckpt, "model.safetensors")).items()}
     cfg = parse_config(cfg_d)
     max_seq = max(args.contexts) + 128
-    row = {"model": args.model, "layers": cfg.layers, "tp": world, "rank": rank}
+    row = {"model": args.model, "layers": cfg.layers, "tp": world, "rank": rank, "sharding": args.sharding}
     t0 = time.perf_counter()
-    llm = L.load(ckpt, device=f"cuda:{rank}", max_seq_len=max_seq, max_batch=1)
+    llm = L.load(ckpt, device=f"cuda:{rank}", max_seq_len=max_seq, max_batch=1, sharding=args.sharding)
     prog = llm.program("decode", 1)
     llm.program("prefill", 1)
     row["load_compile_s"] = time.perf_counter() - t0
@@ -210,6 +210,8 @@ def main() -> int:
     ap.add_argument("--contexts", default="128,1024")
     ap.add_argument("--layers-8b", type=int, default=8)
     ap.add_argument("--hf", action="store_true", help="also time transformers' tp_plan='auto' generate")
+    ap.add_argument("--sharding", default="manual", choices=["manual", "propagate"],
+                    help="the LLM's per-rank graph written out or split from annotations")
     ap.add_argument("--trace", action="store_true", help="trace one decode step per rank (Program.trace)")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--model", default="1b")
@@ -230,6 +232,7 @@ def main() -> int:
                 continue
             t0 = time.perf_counter()
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--model", model, "--parts", args.parts,
+                   "--sharding", args.sharding,
                    "--contexts", ",".join(map(str, args.contexts)), "--layers-8b", str(args.layers_8b)]
             code = launch(cmd + (["--hf"] if args.hf else []) + (["--trace"] if args.trace else []), tp,
                           timeout_s=420)
