@@ -202,6 +202,10 @@ def llm(comm, arch="llama", sharding="manual", path="/tmp/ember-dist-llm"):
     model = L.load(path, device="cpu", max_seq_len=64, max_batch=2, sharding=sharding)
     got = model.generate(prompts, max_new_tokens=8, stop_token_ids=[])
     assert got == want, (arch, sharding, got, want)
+    # unseeded sampling: every rank draws the same tokens (rank 0's seed), or the caches would diverge
+    sampled = model.generate(prompts, max_new_tokens=6, temperature=1.0, stop_token_ids=[])
+    mine = np.array(sum(sampled, []), np.int64)
+    assert (comm.all_gather(mine[None]) == mine[None]).all(), "ranks sampled different tokens"
     n = sum(1 for l in model.program("decode", 2).launches if l.collective)
     assert n == 2 * 2 + 2, n  # one all-reduce after o and after down per layer, the embedding's, the logits' gather
 

@@ -123,6 +123,10 @@ def init(rank: int | None = None, world_size: int | None = None, timeout_s: floa
 def shutdown() -> None:
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
+        try:  # every rank done with the group before any tears it down (a rank leaving while a peer's
+            dist.barrier()  # last transfer is in flight aborted that peer at exit, 'terminate called')
+        except Exception:  # noqa: BLE001 - a peer already gone: tear down regardless
+            pass
         dist.destroy_process_group()
     set_current(None)
 

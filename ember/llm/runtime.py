@@ -233,6 +233,15 @@ class LLM:
             self.last_stats["decode_s"] += time.perf_counter() - t2
             self.last_stats["decode_tokens"] += b
 
+    def _shared_seed(self, seed, temperature):
+        """Under tensor parallelism every rank must draw the same tokens: an unseeded sampling call
+        gets a seed drawn on rank 0 and broadcast (generate and stream are called by every rank)."""
+        if seed is not None or self.world == 1 or not temperature:
+            return seed
+        import pickle
+        import secrets
+        return pickle.loads(current().broadcast_bytes(pickle.dumps(secrets.randbits(63)) if self.rank == 0 else None))
+
     def sampling(self, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None, seed=None,
                  stop_token_ids=None) -> "Sampling":
         """One request's checked sampling parameters (stop ids default to the model's eos ids)."""
@@ -246,6 +255,7 @@ class LLM:
         """New token ids for every prompt (lists of token ids); a sequence ends after a stop token
         (included) or max_new_tokens. temperature 0: greedy; else seeded sampling (prompt j draws
         from the seed sequence [seed, j])."""
+        seed = self._shared_seed(seed, temperature)
         base = self.sampling(max_new_tokens, temperature, top_k, top_p, seed, stop_token_ids)
         prompts = self._check_prompts(prompts, max_new_tokens)
         results: list = [[] for _ in prompts]
@@ -261,7 +271,8 @@ class LLM:
     def stream(self, prompt, max_new_tokens: int = 32, temperature: float = 0.0, top_k=None, top_p=None,
                seed=None, stop_token_ids=None):
         """Yield the new tokens of one prompt (a list of token ids) as they are generated."""
-        params = self.sampling(max_new_tokens, temperature, top_k, top_p, seed, stop_token_ids)
+        params = self.sampling(max_new_tokens, temperature, top_k, top_p, self._shared_seed(seed, temperature),
+                               stop_token_ids)
         (ids,) = self._check_prompts([prompt], max_new_tokens)
         for toks in self.steps([ids], [params]):
             if toks[0] is None:
