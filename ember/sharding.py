@@ -34,6 +34,8 @@ every rank returns the whole value (or, with ``keep_outputs=True``, its own layo
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import graph as g
@@ -264,8 +266,8 @@ def _within_mask(c, v: View, b: int, bounds: dict | None):
     the view's mask allows (masked positions are never read), and each named dim to its bound."""
     sub = {name: sm.index_var(name, hi - lo) + lo for name, (lo, hi) in _mask_ranges(v.valid).items()
            if name != index_name(b) and hi > lo} if v.valid is not sm.ONE else {}
-    named = {k: b for k, b in (bounds or {}).items() if isinstance(k, str)}
-    spans = {k: b for k, b in (bounds or {}).items() if not isinstance(k, str)}  # extents: {P + T: 4096}
+    named = {k: top for k, top in (bounds or {}).items() if isinstance(k, str)}
+    spans = {k: top for k, top in (bounds or {}).items() if not isinstance(k, str)}  # extents: {P + T: 4096}
     for d, extent in enumerate(v.shape):
         if d != b and extent in spans and index_name(d) not in sub:
             sub[index_name(d)] = sm.index_var(index_name(d), spans[extent])
@@ -282,18 +284,13 @@ def _mask_ranges(valid) -> dict:
         if getattr(c, "op", None) != "lt":
             continue
         a, b = (sm.sym(x) for x in c.args)
-        if a.is_const and b.op == "var":
-            lo, hi = out.get(b.args[0], (0, b.vmax + 1))
-            out[b.args[0]] = (max(lo, a.value + 1), hi)
-        elif b.is_const and a.op == "var":
-            lo, hi = out.get(a.args[0], (0, a.vmax + 1))
-            out[a.args[0]] = (lo, min(hi, b.value))
+        var, lo_k, hi_k = (b, a.value + 1, None) if a.is_const and b.op == "var" else \
+            (a, None, b.value) if b.is_const and a.op == "var" else (None, None, None)
+        if var is None or not math.isfinite(var.vmax):  # (an extent only known at run time: left alone)
+            continue
+        lo, hi = out.get(var.args[0], (0, int(var.vmax) + 1))
+        out[var.args[0]] = (lo if lo_k is None else max(lo, lo_k), hi if hi_k is None else min(hi, hi_k))
     return out
-
-
-def index_vars_of(v: View) -> list:
-    from .view import index_vars
-    return index_vars(v.shape)
 
 
 def shard_graph(outputs: list, specs: dict, rank: int, world: int, keep_outputs=False,
