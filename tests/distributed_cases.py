@@ -210,6 +210,57 @@ def llm(comm, arch="llama", sharding="manual", path="/tmp/ember-dist-llm"):
     assert n == 2 * 2 + 2, n  # one all-reduce after o and after down per layer, the embedding's, the logits' gather
 
 
+def fuzz_sharding(comm, count="60"):
+    """Random fuzzer programs (ember/testing/fuzz.py: contractions, reductions, views, elementwise
+    chains) with random inputs split along random axes: each rank's graph (ember.sharding) gives the
+    global graph's values, in the reference and (every third) compiled."""
+    from ember.graph import inputs_of
+    from ember.sharding import shard_graph
+    from ember.testing.fuzz import generate
+    from ember.testing.fuzz_ops import build_ember
+    from ember.testing.fuzz_run import make_inputs
+    r, W = comm.rank, comm.world
+    checked = collectives = 0
+    for seed in range(int(count)):
+        prog = generate(1000 + seed, "small")
+        vals = build_ember(prog)
+        outs = [vals[o] for o in prog.outputs]
+        arrays = make_inputs(prog)
+        rng = np.random.default_rng(seed)
+        specs = {}
+        for s in prog.inputs:  # the same draws on every rank
+            axes = [d for d, n in enumerate(s.params["shape"]) if n % W == 0 and n >= W]
+            if axes and rng.random() < 0.7:
+                specs[vals[s.out].node] = int(rng.choice(axes))
+        want = em.reference(outs, **arrays)
+        local, _, n = shard_graph(outs, specs, r, W)
+        feed = {}
+        for node in inputs_of(local):
+            a = arrays[node.arg]
+            g = vals[node.arg].node
+            if g in specs:
+                ax, size = specs[g], a.shape[specs[g]] // W
+                a = np.take(a, np.arange(r * size, (r + 1) * size), axis=ax)
+            feed[node.arg] = a
+        ts = [em.Tensor(m) for m in local]
+        results = [("reference", em.reference(ts, **feed))]
+        if seed % 3 == 0:
+            results.append(("compiled", em.compile(ts, device="cpu")(**feed)))
+        for what, got in results:
+            got = got if isinstance(got, (list, tuple)) else [got]
+            for name, a, b in zip(prog.outputs, got, want):
+                a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+                tol = 2e-2 if b.dtype.itemsize == 2 else 1e-4
+                scale = max(1.0, float(np.abs(b64[np.isfinite(b64)]).max(initial=0)))
+                ok = a64.shape == b64.shape and np.allclose(a64, b64, rtol=tol, atol=tol * scale, equal_nan=True)
+                assert ok, (seed, what, name, specs and {k.arg: v for k, v in specs.items()}, n)
+        checked += bool(specs)
+        collectives += n
+    assert checked >= int(count) // 2, checked  # (most programs get at least one split input)
+    if r == 0:
+        print(f"fuzz_sharding: {count} programs, {checked} sharded, {collectives} collectives inserted")
+
+
 if __name__ == "__main__":
     comm = ed.init()
     try:

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 CASES = [sys.executable, "tests/distributed_cases.py"]
 
 
-@pytest.mark.parametrize("case", ["collectives", "gradients", "train", "sharding"])
+@pytest.mark.parametrize("case", ["collectives", "gradients", "train", "sharding", "fuzz_sharding"])
 def test_two_ranks(case):
     assert launch(CASES + [case], 2, timeout_s=300) == 0
 

@@ -28,31 +28,33 @@ class TorchCommunicator(Communicator):
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
 
     @staticmethod
-    def _bits(a: np.ndarray):
-        """(torch tensor sharing a's memory, the numpy dtype to view results as): types numpy and
-        torch share travel as themselves, others (bfloat16) as their bits."""
+    def _bytes(a: np.ndarray):
+        """a's bytes as a torch uint8 tensor (every dtype travels through gloo this way, exactly:
+        gloo has no bool, bfloat16 or, for gathers, float16)."""
         import torch
-        a = np.array(a, copy=True) if not a.flags.writeable or not a.flags.c_contiguous else a
-        try:
-            return torch.from_numpy(a), None
-        except TypeError:
-            bits = {2: np.int16, 4: np.int32, 8: np.int64, 1: np.int8}[a.dtype.itemsize]
-            return torch.from_numpy(a.view(bits)), a.dtype
+        a = np.ascontiguousarray(a)
+        return torch.from_numpy(np.array(a.reshape(-1).view(np.uint8), copy=True))
+
+    @staticmethod
+    def _joined(parts: list, like: np.ndarray) -> np.ndarray:
+        """The ranks' byte tensors as one array: like's dtype, concatenated along axis 0."""
+        flat = np.concatenate([p.numpy() for p in parts]).view(like.dtype)
+        return flat.reshape((len(parts) * like.shape[0],) + like.shape[1:])
 
     def all_reduce(self, a: np.ndarray) -> np.ndarray:
-        t, view = self._bits(np.array(a, copy=True))  # (gloo sums in place)
-        if view is not None:
+        import torch
+        if a.dtype not in (np.float32, np.float64, np.int32, np.int64):
             raise TypeError(f"all_reduce of {a.dtype} through gloo: sum it in float32")
+        t = torch.from_numpy(np.array(a, copy=True))  # (gloo sums in place)
         self.dist.all_reduce(t)
         return t.numpy()
 
     def all_gather(self, a: np.ndarray) -> np.ndarray:
         import torch
-        t, view = self._bits(a)
+        t = self._bytes(a)
         parts = [torch.empty_like(t) for _ in range(self.world)]
         self.dist.all_gather(parts, t)
-        out = np.concatenate([p.numpy() for p in parts], 0)
-        return out.view(view) if view is not None else out
+        return self._joined(parts, np.asarray(a))
 
     def start(self, kind: str, src: np.ndarray, dst: np.ndarray):
         """The collective in flight on gloo's threads while the caller computes (async_op); dst
@@ -64,10 +66,10 @@ class TorchCommunicator(Communicator):
             buf[...] = src
             work = self.dist.all_reduce(torch.from_numpy(buf.reshape(-1)), async_op=True)
             return _Pending(work, None if native else (buf, dst))
-        t, view = self._bits(src)
+        t = self._bytes(src)
         parts = [torch.empty_like(t) for _ in range(self.world)]
         work = self.dist.all_gather(parts, t, async_op=True)
-        return _Pending(work, None, (parts, dst, view))
+        return _Pending(work, None, (parts, dst, src))
 
     def broadcast_bytes(self, payload: bytes | None, root: int = 0) -> bytes:
         import torch
@@ -89,9 +91,8 @@ class _Pending:
             buf, dst = self.cast
             dst[...] = buf.astype(dst.dtype)
         if self.gather is not None:
-            parts, dst, view = self.gather
-            out = np.concatenate([p.numpy() for p in parts], 0)
-            dst[...] = out.view(view) if view is not None else out
+            parts, dst, src = self.gather
+            dst[...] = TorchCommunicator._joined(parts, src)
 
 
 def init(rank: int | None = None, world_size: int | None = None, timeout_s: float = 600.0) -> Communicator:
