@@ -131,4 +131,8 @@ def _inspect(path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if "RANK" in __import__("os").environ:  # a rank of `generate/serve --tp N`: no interpreter teardown
+        from .distributed import exit_rank
+        exit_rank(code or 0)
+    sys.exit(code)

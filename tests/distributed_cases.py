@@ -265,6 +265,10 @@ if __name__ == "__main__":
     comm = ed.init()
     try:
         globals()[sys.argv[1]](comm, *sys.argv[2:])
-    finally:
-        ed.shutdown()
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        ed.exit_rank(1)
+    ed.shutdown()
     print(f"rank {comm.rank}: {sys.argv[1]} ok")
+    ed.exit_rank(0)
