@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -132,7 +133,7 @@ def _inspect(path: str) -> int:
 
 if __name__ == "__main__":
     code = main()
-    if "RANK" in __import__("os").environ:  # a rank of `generate/serve --tp N`: no interpreter teardown
+    if "RANK" in os.environ:  # a rank of `generate/serve --tp N`: no interpreter teardown
         from .distributed import exit_rank
         exit_rank(code or 0)
     sys.exit(code)
