@@ -131,6 +131,20 @@ def cuda_time(fn, reps: int) -> float:
     return ts[len(ts) // 2]
 
 
+def cuda_graph(fn):
+    """fn captured as a torch CUDA graph (after one warm-up call on a side stream, as torch asks)."""
+    import torch
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    gr = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(gr):
+        fn()
+    return gr
+
+
 def copy_bandwidth() -> float:
     import torch
     a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -224,15 +238,7 @@ def main() -> int:
             tok = torch.ones(b, 1, dtype=torch.long, device="cuda")
             with torch.no_grad():
                 eager = cuda_time(lambda: tref.step(tok, P), 20)
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    tref.step(tok, P)
-                torch.cuda.current_stream().wait_stream(s)
-                gr = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(gr):
-                    tref.step(tok, P)
-                graphed = cuda_time(gr.replay, 50)
+                graphed = cuda_time(cuda_graph(lambda: tref.step(tok, P)).replay, 50)
                 comp = None
                 if not args.skip_torch_compile:
                     try:

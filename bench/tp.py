@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from llm import LLAMA_1B, TorchLlama, copy_bandwidth, cuda_time, write_checkpoint  # noqa: E402
+from llm import LLAMA_1B, TorchLlama, copy_bandwidth, cuda_graph, cuda_time, write_checkpoint  # noqa: E402
 
 # Llama-3.1-8B's layer shapes; `--layers-8b` of its 32 layers (the device session's time: the full
 # depth scales the decode time by about 32 / layers, the collective count likewise)
@@ -154,15 +154,7 @@ def worker(args) -> int:
         with torch.no_grad():
             c["torch_eager_ms"] = cuda_time(lambda: tw.step(tok, P), 20)
             try:
-                st = torch.cuda.Stream()
-                st.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(st):
-                    tw.step(tok, P)
-                torch.cuda.current_stream().wait_stream(st)
-                gr = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(gr):
-                    tw.step(tok, P)
-                c["torch_cudagraph_ms"] = cuda_time(gr.replay, 50)
+                c["torch_cudagraph_ms"] = cuda_time(cuda_graph(lambda: tw.step(tok, P)).replay, 50)
             except Exception as e:  # noqa: BLE001
                 c["torch_cudagraph_ms"] = f"failed: {type(e).__name__}: {str(e)[:160]}"
         row["contexts"].append(c)
