@@ -62,6 +62,12 @@ def _default_config(k, target):
     return default_config(k, target)
 
 
+def _online_softmax(k, form, target=None):
+    from ..codegen.cuda_schedule import has_tensor_cores
+    from ..codegen.cuda_flash import flash_applicable
+    return has_tensor_cores(target) and flash_applicable(k, form) is None
+
+
 def _space(k, level, target):
     from ..search.space import cuda_space
     return cuda_space(k, level, target)
@@ -145,7 +151,7 @@ H100 = Target(
     tuning=_tuning(227 * KB),
     render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
     search_space=_space, refine=_refine, executor=_executor, compiler=_compiler, precompile=_precompile,
-    search_session=_search_session, identity_of=_identity)
+    search_session=_search_session, identity_of=_identity, online_softmax=_online_softmax)
 
 register_preset("h100", H100)
 register_preset("sm_90", H100)

@@ -67,6 +67,8 @@ class Target:
     precompile: Callable | None = field(default=None, repr=False, compare=False)  # (k, cfgs, target)
     search_session: Callable | None = field(default=None, repr=False, compare=False)  # (uploads=None) -> context
     identity_of: Callable | None = field(default=None, repr=False, compare=False)  # (target) -> str
+    # (kernel, online form) -> whether the renderer streams it in one pass (kernel/online.py)
+    online_softmax: Callable | None = field(default=None, repr=False, compare=False)
     present: bool = field(default=False, compare=False)  # read from a device that is here
 
     @property

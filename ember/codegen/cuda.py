@@ -28,6 +28,8 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical, contraction_of  # noqa: F401
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
+from .cuda_flash import render_flash
+from ..kernel.online import online_form
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
 from .cuda_rows import RowMappings
 from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
@@ -390,6 +392,8 @@ class _KernelWriter(RowMappings):
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
+        elif mode == "flash":
+            T = 32 * int(self.cfg.get("warps", 4))
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
             T = 128 * (int(self.cfg["BM"]) // 64 + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
@@ -412,6 +416,13 @@ class _KernelWriter(RowMappings):
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
             grid = self._rowlocal(T)
+        elif mode == "flash":
+            form = online_form(self.k)
+            if form is None:
+                raise UnsupportedKernel(f"{self.k.name}: not in online-softmax form (kernel/online.py)")
+            if not has_tensor_cores(self.target):
+                raise UnsupportedKernel(f"{self.target} has no mma.sync tensor cores (sm_80 and later)")
+            grid = render_flash(self, form)
         elif mode == "gemm":
             grid = self._gemm(c)
             T = self.T
@@ -563,7 +574,7 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[s
         name, src, launch = hit
         return (src if name == k.name else re.sub(rf"\b{re.escape(name)}\b", k.name, src)), dict(launch)
     cfg = dict(cfg or default_config(k, target))
-    src, launch = _KernelWriter(k, cfg, target).render(None if cfg.get("mode") == "rowlocal" else canonical(k))
+    src, launch = _KernelWriter(k, cfg, target).render(None if cfg.get("mode") in ("rowlocal", "flash") else canonical(k))
     launch["cfg"] = cfg
     if len(_RENDERED) > 20000:
         _RENDERED.clear()

@@ -314,6 +314,8 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     """The unsearched schedule for `target`: elementwise for maps; block/warp/thread by reduction length."""
     from ..kernel.structure import has_locals
     if has_locals(k):
+        if flash_config(k, target) is not None:
+            return flash_config(k, target)
         return {"mode": "rowlocal", "threads": 256}
     c = canonical(k)
     if not c.stages:
@@ -372,3 +374,14 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     if r >= 32:
         return {"mode": "warp", "threads": 128, "vec": 8}
     return {"mode": "thread", "threads": 128, "vec": 1}
+
+
+def flash_config(k: ir.Kernel, target=None) -> dict | None:
+    """The `flash` schedule (codegen/cuda_flash.py) when kernel `k` is in online-softmax form and the
+    target has the tensor cores it uses; else None."""
+    from ..kernel.online import online_form
+    from .cuda_flash import flash_applicable
+    form = online_form(k)
+    if form is None or not has_tensor_cores(target) or flash_applicable(k, form) is not None:
+        return None
+    return {"mode": "flash", "warps": 4, "BN": 64}

@@ -122,7 +122,7 @@ class KernelBuilder:
     """Lowers one materialised node (the root) and everything inlined into it."""
 
     def __init__(self, root: Node, materialized: Container[Node], buffer_of, kidx: int, sizes: dict | None = None,
-                 local: bool = False, region: tuple | None = None):
+                 local: bool | str = False, region: tuple | None = None):
         self.root = root
         self.local = local
         self.items: list = []  # stages and local arrays, in the order they must run
@@ -234,6 +234,8 @@ class KernelBuilder:
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
             if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
                 j = self._local_var(scoords)
+                if j is not None and self.local == "stream" and not self._reads_reduction(src):
+                    j = None  # streamed kernels keep on chip only what the reductions make (the mask, q: buffers)
                 if j is not None:
                     inner = self._localize(src, scoords, guard, j)
                     if vvalid is sm.ONE:
@@ -318,10 +320,26 @@ class KernelBuilder:
             return None
         (j,) = scope
         ext = self.scope_ext.get(j)
+        if ext is not None and self.local == "stream":  # streamed, never stored (kernel/online.py)
+            return j if not ext.is_const or ext.value > 1 else None
         return j if ext is not None and ext.is_const and 1 < ext.value <= LOCAL_MAX else None
 
+    def _reads_reduction(self, n: Node) -> bool:
+        """Whether n's inlined expression (up to materialised nodes) holds a reduction."""
+        seen: set = set()
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x in seen or x in self.M or x.op in g.LEAVES:
+                continue
+            seen.add(x)
+            if x.op in g.REDUCE:
+                return True
+            stack.extend(x.srcs)
+        return False
+
     def _localize(self, n: Node, coords: tuple, valid: Expr, j: str) -> ir.Val:
-        E = self.scope_ext[j].value
+        E = self.scope_ext[j].value if self.scope_ext[j].is_const else self.scope_ext[j]
         ph = sm.index_var("_lj", E)
         key = (n, tuple(sm.substitute(c, {j: ph}) for c in coords), sm.substitute(valid, {j: ph}))
         loc = self.local_of.get(key)
@@ -334,7 +352,7 @@ class KernelBuilder:
             c2 = tuple(sm.substitute(c, {j: lv}) for c in coords)
             v2 = sm.substitute(valid, {j: lv})
             self.reduce_scope.add(var)
-            self.scope_ext[var] = sm.const(E)
+            self.scope_ext[var] = sm.sym(E)
             self.in_reduce += 1
             if n.op in g.REDUCE:
                 axes = reduce_axes(n)
@@ -433,7 +451,9 @@ class KernelBuilder:
         others = [st for st in self.stages if st.deps != outs]
         deps = {st.deps for st in others} | {loc.deps for loc in self.local_of.values()}
         O = set().union(*deps) if deps else set(outs)
-        ok = not self.materialize and all(st.deps == O for st in others) and all(d <= O for d in deps)
+        # (a streamed kernel's operands, its mask and q, become buffers first: kernel/online.py)
+        ok = (not self.materialize or self.local == "stream") and all(st.deps == O for st in others) and \
+            all(d <= O for d in deps)
         self.tail_stages = set(id(st) for st in tail) if O != outs else set()
         self.O = O
         return Analysis(self.root, list(self.stages), set(self.materialize), local_ok=ok)
@@ -451,7 +471,7 @@ class KernelBuilder:
         body = (self._stage_stmts(loc.inner) if loc.inner is not None else []) + \
             [ir.Store(loc.name, sm.index_var(loc.var, loc.extent), loc.value)]
         return [ir.Local(loc.name, loc.dtype, loc.extent),
-                ir.Loop(loc.var, sm.const(loc.extent), "parallel", tuple(body))]
+                ir.Loop(loc.var, sm.sym(loc.extent), "parallel", tuple(body))]
 
     def build(self, out_buffer: str) -> tuple[ir.Kernel, dict]:
         """Kernel IR with canonical parameter names b0.. and the map param -> program buffer."""
@@ -564,12 +584,14 @@ def _dims_in(body: tuple, params) -> set:
     return {n for n in names if n not in loopvars and not n.startswith("_")}
 
 
-def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes: dict | None, local: bool,
+def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes: dict | None, local,
                      region: tuple | None = None):
     """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
     local arrays, else in the default mode."""
+    if not isinstance(local, (bool, str)):  # a set of roots that take the streaming local mode
+        local = "stream" if root in local else False
     if local:
-        b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=True, region=region)
+        b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=local, region=region)
         an = b.analyze()
         if an.local_ok:
             return b, an

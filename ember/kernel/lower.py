@@ -19,6 +19,8 @@ from .builder import (INLINE_DEPTH_MAX, LOCAL_MAX, Analysis, KernelBuilder, Loca
 from .partition import INLINE_MAX, LoweringError, partition
 from .fold import fold_constants
 from .split import split_long_reductions
+from .online import online_form
+from .contraction import product_operands
 
 __all__ = ["lower", "LoweredGraph", "StateWrite", "CollectiveStep", "BufferInfo", "LoweringError", "partition",
            "analyzed_builder", "KernelBuilder", "Stage", "LocalStage", "Analysis", "acc_dtype", "flat_index", "unflatten",
@@ -95,6 +97,8 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     outputs, values = roots[:n_out], roots[n_out:]
     _check_writes(writes, values, outputs)
     order = g.toposort(roots)
+    if not local and not force:
+        local = online_roots(roots, target) or False
     M = partition(roots, force, local)
     buffers: dict = {}
     names: dict = {}
@@ -171,3 +175,67 @@ def _check_writes(writes, values: list, outputs: list) -> None:
         if v.dtype != w.state.dtype or v.shape != w.state.shape:
             raise LoweringError(f"{what}: the updated state {v.dtype.name}{sm.shape_str(v.shape)} differs from "
                                 f"the state {w.state.dtype.name}{sm.shape_str(w.state.shape)}")
+
+
+def online_roots(roots: list, target) -> frozenset:
+    """The kernels (by root) that stream their softmax-weighted contraction in one pass
+    (kernel/online.py) because `target` renders that form (its `online_softmax(kernel, form)` hook
+    says yes): attention with its scores never stored. Their kernels take the streaming local mode;
+    every other kernel is partitioned as before. A root whose kernel stops matching once the rest
+    of the graph is partitioned (another kernel reads its probabilities: training) is dropped."""
+    accepts = getattr(target, "online_softmax", None)
+    if accepts is None:
+        return frozenset()
+    nodes = g.toposort(roots)
+    if not any(n.op == g.MAX for n in nodes) or not any(n.op == g.EXP2 for n in nodes):
+        return frozenset()
+
+    names = {n: f"t{i}" for i, n in enumerate(nodes)}
+    sizes = {names[n]: sm.prod(n.shape) for n in nodes}
+
+    def streams(r, M) -> bool:
+        if r.op in g.LEAVES or r.op == g.COLLECTIVE:
+            return False
+        b, an = analyzed_builder(r, M, names.__getitem__, 0, sizes, "stream")
+        if not b.local_of or an.materialize:
+            return False
+        k = b.build("x")[0]
+        form = online_form(k)
+        return form is not None and bool(accepts(k, form, target))
+
+    # candidates: contractions of the default partition reading a materialised softmax-like operand
+    # (an exp2 of something a max reduced): attention's P @ V
+    base = partition(roots, frozenset(), False)
+
+    def softmaxed(x) -> bool:
+        while x.op in (g.VIEW, g.CAST) and x not in base:
+            x = x.srcs[0]
+        if x not in base or x.op in g.LEAVES:
+            return False
+        region = _inlined(x, base)
+        return any(n.op == g.MAX for n in region) and any(n.op == g.EXP2 for n in region)
+
+    def reads_softmax(r) -> bool:
+        return any(product_operands(n) is not None and any(softmaxed(s) for s in product_operands(n))
+                   for n in _inlined(r, base))
+
+    chosen = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
+    while chosen:
+        M = partition(roots, frozenset(), chosen)
+        kept = frozenset(r for r in chosen if r in M and streams(r, M))
+        if kept == chosen:
+            return chosen
+        chosen = kept
+    return chosen
+
+
+def _inlined(r, M) -> set:
+    """r and the nodes inlined into its kernel (up to materialised nodes and leaves)."""
+    seen, stack = set(), [r]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.extend(s for s in n.srcs if s not in M and s.op not in g.LEAVES)
+    return seen

@@ -107,10 +107,11 @@ class _AskedLog:
         return n in self.M
 
 
-def partition(outputs: list, force=frozenset(), local: bool = False) -> set:
+def partition(outputs: list, force=frozenset(), local=False) -> set:
     """The set of materialised nodes (fixpoint of the rules in the module docstring), including any
     nodes the caller forces (a searched kernel boundary). With `local`, intermediates read along one
-    loop of a row kernel may live in kernel-local arrays instead of being materialised.
+    loop of a row kernel may live in kernel-local arrays instead of being materialised; `local` may
+    also be a set of roots, which alone take the streaming local mode (kernel/online.py).
 
     Each round analyses only the roots whose analysis can have changed: new roots, and roots that
     asked about a node materialised in the last round. (Re-analysing every root each round made an

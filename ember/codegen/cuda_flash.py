@@ -1,0 +1,332 @@
+"""The `flash` mode: a kernel in online-softmax form (kernel/online.py) as one tensor-core kernel that
+streams the keys through shared memory and never stores a score.
+
+Each block owns BM = 16 * warps rows of the `query` loop (for one point of the other row loops) and
+walks the keys in tiles of BN:
+
+* q (BM x D) is copied once into shared memory and held in registers as mma A fragments; the
+  key and value tiles (BN x D, BN x Dv) arrive by `cp.async` into a two-slot ring (the next tile
+  loads while this one computes), 16-byte chunks XOR-swizzled by row so `ldmatrix` reads them
+  without bank conflicts;
+* S = q k^T by `mma.sync.m16n8k16` (bf16/f16, float32 accumulation), each warp 16 rows x BN keys;
+* every score goes through the kernel's own X (the max stage's value: scale, mask, casts, any
+  loads it makes), evaluated per element by the shared value renderer; keys past the end read -inf;
+* the online recurrence (kernel/online.py) per row: running max m, rescale a = exp2(c (m_old - m)),
+  P = exp2(c (X - m)) rounded to the operands' dtype, running sum l (per thread, reduced over the
+  row's four lanes at the end);
+* O += P v by `mma.sync` with P's accumulators re-packed as A fragments (no shared memory) and v
+  read by `ldmatrix.trans`;
+* O / l goes through the kernel's store expression (its epilogue: casts, any fused elementwise).
+
+When X is -inf beyond key = query + off (a causal or sliding mask written with index comparisons),
+each block stops at its last row's bound: a causal attention does half the tiles. Blocks are issued
+longest first.
+"""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.online import KEY, OnlineForm, replace
+from ..kernel.structure import UnsupportedKernel
+
+FLASH_PRELUDE = r"""
+#ifndef EM_FLASH_HELPERS
+#define EM_FLASH_HELPERS
+__device__ __forceinline__ void em_cp16(void* smem, const void* gmem, bool pred) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(gmem), "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void em_cp_commit() { asm volatile("cp.async.commit_group;"); }
+__device__ __forceinline__ void em_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void em_ldsm4(unsigned* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+__device__ __forceinline__ void em_ldsm4t(unsigned* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+#define EM_MMA16816(T, d, a, b0, b1) \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." T "." T ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+__device__ __forceinline__ unsigned em_pack_bf16(float lo, float hi) {
+  unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+__device__ __forceinline__ unsigned em_pack_f16(float lo, float hi) {
+  unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+#endif
+"""
+
+HALF = {"bfloat16": "bf16", "float16": "f16"}
+
+
+def _step(e: sm.Expr, var: str) -> sm.Expr:
+    x = sm.var(var + "_s", 0, None)
+    return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x})
+
+
+def _aligned(e: sm.Expr, n: int) -> bool:
+    r = sm.sym(e) % n
+    return r.is_const and r.value == 0
+
+
+def _operand(v: ir.Val, fast: str, what: str) -> str | None:
+    """Why operand load `v` cannot be copied as 16-byte chunks along `fast`, or None."""
+    if v.op != "load" or isinstance(v.args[1], ir.Val) or v.args[2] is not sm.ONE:
+        return f"{what} is not a plain load"
+    idx = v.args[1]
+    st = _step(idx, fast)
+    if not (st.is_const and st.value == 1):
+        return f"{what} is not contiguous along its inner axis"
+    if not _aligned(sm.substitute(idx, {fast: sm.ZERO}), 8):
+        return f"{what}'s rows are not 16-byte aligned"
+    return None
+
+
+def flash_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
+    """None when `flash` mode can render `k` (in online form `f`); else why not."""
+    if f.q.dtype.name not in HALF or f.p_dtype != f.q.dtype:
+        return "flash mode needs bf16/f16 q, k, v and P rounded to that dtype"
+    if f.accum != dt.float32:
+        return "flash mode accumulates in float32"
+    for e, what in ((f.depth, "the score depth"), (f.out_extent, "the value width")):
+        if not e.is_const or e.value % 64 or e.value > 128:
+            return f"{what} must be 64 or 128"
+    L = dict(f.rows)[f.query]
+    if L.is_const and L.value < 16:  # (one decode row: a 64-row tile would be 1/64 used; flash-decoding is not here yet)
+        return f"{L.value} query rows: too few for a 16-row tensor-core tile per warp"
+    for v, fast, what in ((f.q, f.depth_var, "q"), (f.k, f.depth_var, "k"), (f.v, f.out_var, "v")):
+        why = _operand(v, fast, what)
+        if why:
+            return why
+    return None
+
+
+def key_limit(f: OnlineForm) -> sm.Expr | None:
+    """off such that X is -inf wherever KEY > query + off (read from a `where(cond, x, -inf)` whose
+    condition has a conjunct KEY <= query + off); None when X has no such bound."""
+    x = f.x
+    while x.op == "cast":
+        x = x.args[0]
+    if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
+        return None
+    qv, kv = sm.var("_q", 0, None), sm.var("_k", 0, None)  # unbounded: differences cancel exactly
+
+    def index_of(v: ir.Val):
+        while v.op == "cast":
+            v = v.args[0]
+        return v.args[0] if v.op == "index" else None
+
+    def relations(c: ir.Val):  # yields (u, w) meaning u <= w
+        if c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False:
+            yield from relations(c.args[0])
+            yield from relations(c.args[1])
+        elif c.op == "mul" and c.dtype.is_bool:
+            yield from relations(c.args[0])
+            yield from relations(c.args[1])
+        elif c.op == "where" and c.args[0].op == "lt" and c.args[1].op == "const" and c.args[1].args[0] is False \
+                and c.args[2].op == "const" and c.args[2].args[0] is True:
+            a, b = (index_of(s) for s in c.args[0].args)  # not (a < b): b <= a
+            if a is not None and b is not None:
+                yield b, a
+        elif c.op == "lt":
+            a, b = (index_of(s) for s in c.args)  # a < b: a <= b - 1
+            if a is not None and b is not None:
+                yield a, b - 1
+
+    for u, w in relations(x.args[0]):
+        diff = sm.substitute(sm.sym(u) - sm.sym(w), {KEY: kv, f.query: qv})
+        dk = sm.substitute(diff, {"_k": kv + 1}) - diff
+        dq = sm.substitute(diff, {"_q": qv + 1}) - diff
+        if dk.is_const and dk.value == 1 and dq.is_const and dq.value == -1:
+            rest = sm.substitute(diff, {"_k": sm.ZERO, "_q": sm.ZERO})
+            if not (sm.free_vars(rest) & {"_k", "_q", KEY, f.query}):
+                return -rest  # KEY - query + rest <= 0
+    return None
+
+
+def render_flash(w, f: OnlineForm) -> sm.Expr:
+    """Emit the body of kernel `w.k` in flash mode; returns the grid (blocks)."""
+    cfg = w.cfg
+    warps, BN = int(cfg.get("warps", 4)), int(cfg.get("BN", 64))
+    BM = 16 * warps
+    why = flash_applicable(w.k, f)
+    if why:
+        raise UnsupportedKernel(f"{w.k.name}: {why}")
+    if BN % 16 or BN not in (32, 64, 128):
+        raise UnsupportedKernel(f"flash BN={BN} (32, 64 or 128)")
+    D, DV = f.depth.value, f.out_extent.value
+    T = 32 * warps
+    I = w.IDX
+    ty = HALF[f.q.dtype.name]
+    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
+    w.lines.insert(0, FLASH_PRELUDE)
+    smem = 2 * (BM * D + 2 * BN * D + 2 * BN * DV)
+    w.smem_bytes = smem
+    e = w.emit
+    rows = dict(f.rows)
+    L = rows[f.query]
+    batch = [(v, x) for v, x in f.rows if v != f.query]
+    ntq = (L + (BM - 1)) // BM
+    e(1, "extern __shared__ __align__(128) unsigned char em_dyn_smem[];")
+    e(1, "unsigned short* Qs = reinterpret_cast<unsigned short*>(em_dyn_smem);")
+    e(1, f"unsigned short* Ks = Qs + {BM * D};")
+    e(1, f"unsigned short* Vs = Ks + {2 * BN * D};")
+    e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
+    e(1, f"{I} blk_ = blockIdx.x;")
+    e(1, f"const {I} ntq_ = {w.idx(ntq)};")
+    e(1, f"const {I} q0_ = (ntq_ - 1 - blk_ % ntq_) * {BM}; blk_ /= ntq_;  /* longest blocks first */")
+    w.decompose("blk_", batch, 1)
+    e(1, f"const {I} nq_ = {w.idx(L)}, nk_ = {w.idx(f.keys)};")
+    qv, kv = sm.var("qi_", 0, None), sm.var("kr_", 0, None)
+
+    def addr(v: ir.Val, subs: dict) -> str:
+        return w.idx(sm.substitute(v.args[1], subs))
+
+    dvar = sm.var("ch_", 0, None) * 8
+    # q tile
+    e(1, f"for (int c_ = tid_; c_ < {BM * D // 8}; c_ += {T}) {{")
+    e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
+    e(2, f"const {I} qi_ = q0_ + r_;")
+    e(2, f"em_cp16(Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3), "
+         f"{f.q.args[0]} + (qi_ < nq_ ? {addr(f.q, {f.query: qv, f.depth_var: dvar})} : 0), qi_ < nq_);")
+    e(1, "}")
+    # keys this block needs
+    off = key_limit(f)
+    if off is not None:
+        e(1, f"const {I} qlast_ = (q0_ + {BM - 1} < nq_ ? q0_ + {BM - 1} : nq_ - 1);")
+        e(1, f"{I} kend_ = qlast_ + ({w.idx(off)}) + 1;")
+        e(1, "kend_ = kend_ < nk_ ? kend_ : nk_; kend_ = kend_ > 0 ? kend_ : 0;")
+    else:
+        e(1, f"const {I} kend_ = nk_;")
+    e(1, f"const {I} ntk_ = (kend_ + {BN - 1}) / {BN};")
+
+    def load_kv(tile: str, slot: str, ind: int):
+        for v, width, base, fast in ((f.k, D, "Ks", f.depth_var), (f.v, DV, "Vs", f.out_var)):
+            e(ind, f"for (int c_ = tid_; c_ < {BN * width // 8}; c_ += {T}) {{")
+            e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
+            e(ind + 1, f"const {I} kr_ = ({tile}) * {BN} + r_;")
+            e(ind + 1, f"em_cp16({base} + ({slot}) * {BN * width} + r_ * {width} + ((ch_ ^ (r_ & 7)) << 3), "
+                       f"{v.args[0]} + (kr_ < nk_ ? {addr(v, {KEY: kv, fast: dvar})} : 0), kr_ < nk_);")
+            e(ind, "}")
+
+    e(1, "if (ntk_ > 0) {")
+    load_kv("0", "0", 2)
+    e(1, "}")
+    e(1, "em_cp_commit(); em_cp_wait_all(); __syncthreads();")
+    e(1, f"unsigned qf_[{D // 16}][4];")
+    e(1, "#pragma unroll")
+    e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(2, "const int r_ = warp_ * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
+    e(2, f"em_ldsm4(qf_[kk], Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(1, "}")
+    e(1, "float m_[2] = {-INFINITY, -INFINITY}, l_[2] = {0.f, 0.f};")
+    e(1, f"float o_[{DV // 8}][4];")
+    e(1, "#pragma unroll")
+    e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
+    e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
+    e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
+    e(2, "if (t_ + 1 < ntk_) {")
+    load_kv("t_ + 1", "(t_ + 1) & 1", 3)
+    e(2, "}")
+    e(2, "em_cp_commit();")
+    e(2, f"const unsigned short* Kt = Ks + (t_ & 1) * {BN * D};")
+    e(2, f"const unsigned short* Vt = Vs + (t_ & 1) * {BN * DV};")
+    e(2, f"float s_[{BN // 8}][4];")
+    e(2, "#pragma unroll")
+    e(2, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][0] = s_[n][1] = s_[n][2] = s_[n][3] = 0.f;")
+    e(2, "#pragma unroll")
+    e(2, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
+    e(4, "unsigned b_[4];")
+    e(4, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
+    e(4, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(4, f'EM_MMA16816("{ty}", s_[2 * n2], qf_[kk], b_[0], b_[1]);')
+    e(4, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
+    e(3, "}")
+    e(2, "}")
+    # X per score
+    loc_loads = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in {b.name for b in w.k.buffers}]
+    X = replace(f.x, {ld: f.score for ld in loc_loads})
+    e(2, "#pragma unroll")
+    e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(3, "#pragma unroll")
+    e(3, "for (int c = 0; c < 4; ++c) {")
+    e(4, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
+    e(4, f"const {I} {KEY} = t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+    e(4, f"const float {f.score_acc} = s_[n][c];")
+    e(4, f"float x_ = -INFINITY;")
+    e(4, f"if ({KEY} < kend_ && {f.query} < nq_) {{")
+    env = w.vr.vals([X], 5)
+    e(5, f"x_ = {env[X]};")
+    e(4, "}")
+    e(4, "s_[n][c] = x_;")
+    e(3, "}")
+    e(2, "}")
+    # online recurrence
+    c = repr(float(f.c)) + "f"
+    e(2, "#pragma unroll")
+    e(2, "for (int h = 0; h < 2; ++h) {")
+    e(3, "float mx_ = m_[h];")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
+    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
+    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
+    e(3, "const float mu_ = mx_ == -INFINITY ? 0.f : mx_;")
+    e(3, f"const float a_ = exp2f((m_[h] - mu_) * {c});")
+    e(3, "m_[h] = mx_;")
+    e(3, "float ls_ = 0.f;")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(4, f"s_[n][2 * h] = exp2f((s_[n][2 * h] - mu_) * {c});")
+    e(4, f"s_[n][2 * h + 1] = exp2f((s_[n][2 * h + 1] - mu_) * {c});")
+    e(4, "ls_ += s_[n][2 * h] + s_[n][2 * h + 1];")
+    e(3, "}")
+    e(3, "l_[h] = l_[h] * a_ + ls_;")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}")
+    e(2, "}")
+    # O += P v
+    e(2, "#pragma unroll")
+    e(2, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
+    e(3, f"unsigned pa_[4] = {{{pack}(s_[2 * kk][0], s_[2 * kk][1]), {pack}(s_[2 * kk][2], s_[2 * kk][3]), "
+         f"{pack}(s_[2 * kk + 1][0], s_[2 * kk + 1][1]), {pack}(s_[2 * kk + 1][2], s_[2 * kk + 1][3])}};")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
+    e(4, "unsigned b_[4];")
+    e(4, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
+    e(4, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(4, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
+    e(4, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
+    e(3, "}")
+    e(2, "}")
+    e(2, "em_cp_wait_all(); __syncthreads();")
+    e(1, "}")
+    # epilogue: O / l through the store's expression
+    e(1, "#pragma unroll")
+    e(1, "for (int h = 0; h < 2; ++h) {")
+    e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 1);")
+    e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 2);")
+    e(2, "l_[h] = 1.f / l_[h];")
+    e(1, "}")
+    e(1, "#pragma unroll")
+    e(1, f"for (int n = 0; n < {DV // 8}; ++n) {{")
+    e(2, "#pragma unroll")
+    e(2, "for (int c = 0; c < 4; ++c) {")
+    e(3, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
+    e(3, f"const {I} {f.out_var} = n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+    e(3, f"if ({f.query} < nq_) {{")
+    e(4, f"const float {f.out_acc} = o_[n][c] * l_[c >> 1];")
+    w.emitted_groups = {}
+    env = w.vr.vals([f.store.value], 4)
+    e(4, f"{f.store.buffer}[{w.idx(f.store.index)}] = {w.vr.store(f.store.buffer, env[f.store.value])};")
+    e(3, "}")
+    e(2, "}")
+    e(1, "}")
+    w.T = T
+    return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
