@@ -49,6 +49,7 @@ __device__ __forceinline__ void em_ldsm4t(unsigned* r, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
+__device__ __forceinline__ float em_ex2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 #define EM_MMA16816(T, d, a, b0, b1) \
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." T "." T ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};" \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
@@ -106,9 +107,10 @@ def flash_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
     return None
 
 
-def key_limit(f: OnlineForm) -> sm.Expr | None:
-    """off such that X is -inf wherever KEY > query + off (read from a `where(cond, x, -inf)` whose
-    condition has a conjunct KEY <= query + off); None when X has no such bound."""
+def key_limit(f: OnlineForm) -> tuple | None:
+    """(off, conjunct): X is -inf wherever KEY > query + off, read from a `where(cond, x, -inf)` whose
+    condition has a conjunct (the bool value returned) meaning KEY <= query + off; None when X has no
+    such bound."""
     x = f.x
     while x.op == "cast":
         x = x.args[0]
@@ -132,20 +134,20 @@ def key_limit(f: OnlineForm) -> sm.Expr | None:
                 and c.args[2].op == "const" and c.args[2].args[0] is True:
             a, b = (index_of(s) for s in c.args[0].args)  # not (a < b): b <= a
             if a is not None and b is not None:
-                yield b, a
+                yield b, a, c
         elif c.op == "lt":
             a, b = (index_of(s) for s in c.args)  # a < b: a <= b - 1
             if a is not None and b is not None:
-                yield a, b - 1
+                yield a, b - 1, c
 
-    for u, w in relations(x.args[0]):
+    for u, w, cond in relations(x.args[0]):
         diff = sm.substitute(sm.sym(u) - sm.sym(w), {KEY: kv, f.query: qv})
         dk = sm.substitute(diff, {"_k": kv + 1}) - diff
         dq = sm.substitute(diff, {"_q": qv + 1}) - diff
         if dk.is_const and dk.value == 1 and dq.is_const and dq.value == -1:
             rest = sm.substitute(diff, {"_k": sm.ZERO, "_q": sm.ZERO})
             if not (sm.free_vars(rest) & {"_k", "_q", KEY, f.query}):
-                return -rest  # KEY - query + rest <= 0
+                return -rest, cond  # KEY - query + rest <= 0
     return None
 
 
@@ -196,13 +198,16 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
          f"{f.q.args[0]} + (qi_ < nq_ ? {addr(f.q, {f.query: qv, f.depth_var: dvar})} : 0), qi_ < nq_);")
     e(1, "}")
     # keys this block needs
-    off = key_limit(f)
-    if off is not None:
+    lim = key_limit(f)
+    if lim is not None:
         e(1, f"const {I} qlast_ = (q0_ + {BM - 1} < nq_ ? q0_ + {BM - 1} : nq_ - 1);")
-        e(1, f"{I} kend_ = qlast_ + ({w.idx(off)}) + 1;")
+        e(1, f"{I} kend_ = qlast_ + ({w.idx(lim[0])}) + 1;")
         e(1, "kend_ = kend_ < nk_ ? kend_ : nk_; kend_ = kend_ > 0 ? kend_ : 0;")
+        # keys every row of the block may see: tiles wholly below them need no mask
+        e(1, f"const {I} kfull_ = q0_ + ({w.idx(lim[0])}) + 1;")
     else:
         e(1, f"const {I} kend_ = nk_;")
+        e(1, f"const {I} kfull_ = nk_;")
     e(1, f"const {I} ntk_ = (kend_ + {BN - 1}) / {BN};")
 
     def load_kv(tile: str, slot: str, ind: int):
@@ -250,25 +255,44 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     e(4, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
     e(3, "}")
     e(2, "}")
-    # X per score
-    loc_loads = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in {b.name for b in w.k.buffers}]
+    # X per score: masked (edge and diagonal tiles) and, where the key bound holds for every row of
+    # the block and X' (X with that bound's conjunct true) reads no buffer, unmasked
+    bufs = {b.name for b in w.k.buffers}
+    loc_loads = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
     X = replace(f.x, {ld: f.score for ld in loc_loads})
-    e(2, "#pragma unroll")
-    e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
-    e(3, "#pragma unroll")
-    e(3, "for (int c = 0; c < 4; ++c) {")
-    e(4, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
-    e(4, f"const {I} {KEY} = t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
-    e(4, f"const float {f.score_acc} = s_[n][c];")
-    e(4, f"float x_ = -INFINITY;")
-    e(4, f"if ({KEY} < kend_ && {f.query} < nq_) {{")
-    env = w.vr.vals([X], 5)
-    e(5, f"x_ = {env[X]};")
-    e(4, "}")
-    e(4, "s_[n][c] = x_;")
-    e(3, "}")
-    e(2, "}")
-    # online recurrence
+    X_full = replace(X, {lim[1]: ir.const(True, dt.bool_)}) if lim is not None else X
+    full_ok = not any(x.op == "load" for x in ir.val_toposort([X_full]))
+    reads = any(x.op == "load" for x in ir.val_toposort([X]))
+
+    def scores(Xv, guarded: bool, ind: int):
+        e(ind, "#pragma unroll")
+        e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+        e(ind + 1, "#pragma unroll")
+        e(ind + 1, "for (int c = 0; c < 4; ++c) {")
+        e(ind + 2, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
+        e(ind + 2, f"const {I} {KEY} = t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+        e(ind + 2, f"const float {f.score_acc} = s_[n][c];")
+        e(ind + 2, "float x_ = -INFINITY;")
+        cond = [f"{KEY} < kend_"] if guarded else []
+        if reads or not guarded:
+            cond += [f"{f.query} < nq_"] if guarded else []
+        e(ind + 2, f"if ({' && '.join(cond) or 'true'}) {{")
+        env = w.vr.vals([Xv], ind + 3)
+        e(ind + 3, f"x_ = {env[Xv]};")
+        e(ind + 2, "}")
+        e(ind + 2, "s_[n][c] = x_;")
+        e(ind + 1, "}")
+        e(ind, "}")
+
+    if full_ok:
+        e(2, f"if ((t_ + 1) * {BN} <= kfull_ && (t_ + 1) * {BN} <= nk_) {{")
+        scores(X_full, False, 3)
+        e(2, "} else {")
+        scores(X, True, 3)
+        e(2, "}")
+    else:
+        scores(X, True, 2)
+    # online recurrence (exp2 as one FMA and ex2.approx: P is rounded to 16 bits next)
     c = repr(float(f.c)) + "f"
     e(2, "#pragma unroll")
     e(2, "for (int h = 0; h < 2; ++h) {")
@@ -277,14 +301,14 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
     e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
     e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
-    e(3, "const float mu_ = mx_ == -INFINITY ? 0.f : mx_;")
-    e(3, f"const float a_ = exp2f((m_[h] - mu_) * {c});")
+    e(3, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
+    e(3, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
     e(3, "m_[h] = mx_;")
     e(3, "float ls_ = 0.f;")
     e(3, "#pragma unroll")
     e(3, f"for (int n = 0; n < {BN // 8}; ++n) {{")
-    e(4, f"s_[n][2 * h] = exp2f((s_[n][2 * h] - mu_) * {c});")
-    e(4, f"s_[n][2 * h + 1] = exp2f((s_[n][2 * h + 1] - mu_) * {c});")
+    e(4, f"s_[n][2 * h] = em_ex2(fmaf(s_[n][2 * h], {c}, -mc_));")
+    e(4, f"s_[n][2 * h + 1] = em_ex2(fmaf(s_[n][2 * h + 1], {c}, -mc_));")
     e(4, "ls_ += s_[n][2 * h] + s_[n][2 * h + 1];")
     e(3, "}")
     e(3, "l_[h] = l_[h] * a_ + ls_;")

@@ -384,4 +384,9 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
     form = online_form(k)
     if form is None or not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
+    # measured on an H200 (bench/results/attention-variants-2026-11-26a.json, bf16, B 4, 32 heads):
+    # head dim 128 runs fastest as 8 warps x 128 keys (232 TFLOP/s causal at 4096 keys, 280 non-causal;
+    # 4 x 64: 192 / 215), head dim 64 as 4 warps x 64 keys (188 against 148-180)
+    if form.depth.value >= 128 or form.out_extent.value >= 128:
+        return {"mode": "flash", "warps": 8, "BN": 128}
     return {"mode": "flash", "warps": 4, "BN": 64}

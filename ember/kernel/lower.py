@@ -93,7 +93,9 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     n_out = len(outputs)
     roots = outputs + [w.updated for w in writes]
     if not force:  # (forced nodes name nodes of this very graph: keep it as it is)
-        roots = split_long_reductions(fold_constants(roots), target.split if target is not None else None)
+        # a softmax-weighted contraction the target streams is not split (it reads every key anyway)
+        keep = _streamable if getattr(target, "online_softmax", None) is not None and not local else None
+        roots = split_long_reductions(fold_constants(roots), target.split if target is not None else None, keep)
     outputs, values = roots[:n_out], roots[n_out:]
     _check_writes(writes, values, outputs)
     order = g.toposort(roots)
@@ -239,3 +241,31 @@ def _inlined(r, M) -> set:
         seen.add(n)
         stack.extend(s for s in n.srcs if s not in M and s.op not in g.LEAVES)
     return seen
+
+
+def softmax_weighted(n) -> bool:
+    """Whether n is a contraction with an operand made (through elementwise steps) from an exp2 of
+    something a max reduced: a softmax-weighted sum, P @ V (the online form's candidates)."""
+    ops = product_operands(n)
+    if ops is None:
+        return False
+    for x in ops:
+        seen, stack, exp2, mx = set(), [x], False, False
+        while stack and len(seen) < 64:
+            y = stack.pop()
+            if y in seen:
+                continue
+            seen.add(y)
+            exp2 |= y.op == g.EXP2
+            mx |= y.op == g.MAX
+            if y.op not in g.LEAVES and y.op not in g.REDUCE:
+                stack.extend(y.srcs)
+            elif y.op == g.SUM:  # the normaliser: a sum of the same exponentials
+                stack.extend(y.srcs)
+        if exp2 and mx:
+            return True
+    return False
+
+
+def _streamable(n) -> bool:
+    return softmax_weighted(n) and all(x.dtype in (dt.bfloat16, dt.float16) for x in product_operands(n))

@@ -175,14 +175,15 @@ def _split(n: g.Node, p: SplitPolicy) -> g.Node | None:
     return None if S is None else split_reduction(n, S, chunk_major=gemv_column_walk(n))
 
 
-def split_long_reductions(outputs: list, policy: SplitPolicy | None = None) -> list:
-    """The graph with every long, few-output reduction split (the same nodes where none is)."""
+def split_long_reductions(outputs: list, policy: SplitPolicy | None = None, keep=None) -> list:
+    """The graph with every long, few-output reduction split (the same nodes where none is);
+    `keep(node)` may exempt reductions (a contraction the target streams: kernel/online.py)."""
     p = policy or DEFAULT_POLICY
     new: dict = {}
     for n in g.toposort(outputs):
         srcs = tuple(new.get(s, s) for s in n.srcs)
         m = n if srcs == n.srcs else g.Node(n.op, srcs, n.arg, n.dtype, n.shape)
-        if m.op in g.REDUCE:
+        if m.op in g.REDUCE and not (keep is not None and keep(m)):
             m = _split(m, p) or m
         new[n] = m
     return [new[o] for o in outputs]

@@ -49,6 +49,10 @@ def gemm_cfg(t) -> dict:
 def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     from ..kernel.structure import has_locals
     if has_locals(k):
+        from ..codegen.cuda_schedule import flash_config
+        if flash_config(k, target) is not None:  # a streamed kernel (kernel/online.py): its tile knobs
+            return [flash_config(k, target)] + [{"mode": "flash", "warps": w, "BN": bn}
+                                                for w in (4, 8) for bn in (32, 64, 128)]
         return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]
     c = cg.canonical(k)
     out = [cg.default_config(k, target)]

@@ -1,0 +1,189 @@
+"""Attention on the GPU (issue 20): correctness of Ember's streamed (flash) attention against a float64
+oracle on odd shapes, then prefill throughput against torch's SDPA (flash backend and its default),
+eager (matmul-softmax-matmul) and torch.compile, in one run on one GPU.
+
+    python bench/attention.py --out bench/results/attention-DATE.json [--quick] [--check-only]
+
+FLOPs counted as 4 * B * H * L * S * D (halved for causal), as FlashAttention's benchmarks do.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+sys.path.insert(0, ".")
+
+
+def timed(fn, reps=7, inner=10):
+    import torch
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        s.record()
+        for _ in range(inner):
+            fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e) * 1000 / inner)
+    return statistics.median(out)
+
+
+def ember_sdpa(B, H, Hkv, L, S, D, dtype, causal, cfg=None):
+    """Ember's program for SDPA; `cfg` overrides the flash kernel's schedule (a variant)."""
+    import ember as em
+    from ember import pipeline
+    from ember.ops.attention import scaled_dot_product_attention
+    q = em.input("q", (B, H, L, D), dtype)
+    k = em.input("k", (B, Hkv, S, D), dtype)
+    v = em.input("v", (B, Hkv, S, D), dtype)
+    o = scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=Hkv != H)
+    if cfg is None:
+        return em.compile(o, device="cuda")
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([o.node], None, target)
+    cfgs = [dict(cfg) if target.default_config(k_, target).get("mode") == "flash" else target.default_config(k_, target)
+            for k_, _ in lowered.kernels]
+    return pipeline.build_program(lowered, target, None, "single", configs=cfgs)
+
+
+def oracle(q, k, v, causal):
+    """float64 softmax(q k^T / sqrt(d) + causal mask) v, with GQA heads repeated; top-left causal."""
+    import torch
+    q, k, v = (t.double() for t in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        L, S = s.shape[-2:]
+        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    return s.softmax(-1) @ v
+
+
+def check(out: dict) -> bool:
+    import torch
+    import ember as em
+    ok = True
+    cases = [(1, 2, 2, 300, 300, 64, "bfloat16", True), (2, 4, 4, 100, 100, 128, "float16", False),
+             (1, 4, 2, 257, 257, 64, "bfloat16", True), (1, 2, 2, 17, 1000, 128, "bfloat16", False),
+             (2, 3, 3, 1000, 1000, 64, "float16", True), (1, 8, 1, 129, 129, 128, "bfloat16", True),
+             (1, 2, 2, 64, 64, 64, "bfloat16", False), (1, 1, 1, 4096, 4096, 128, "bfloat16", True)]
+    rows = []
+    for seed, (B, H, Hkv, L, S, D, dtn, causal) in enumerate(cases):
+        torch.manual_seed(seed)
+        tdt = getattr(torch, dtn)
+        q, k, v = (torch.randn(B, h, n, D, device="cuda").to(tdt) for h, n in ((H, L), (Hkv, S), (Hkv, S)))
+        try:
+            prog = ember_sdpa(B, H, Hkv, L, S, D, getattr(em, dtn), causal)
+            modes = [l.config.get("mode") for l in prog.launches]
+            got = prog(q=q, k=k, v=v)
+            got = (got[0] if isinstance(got, (list, tuple)) else got).double()
+            want = oracle(q, k, v, causal)
+            err = float((got - want).abs().max())
+            tol = 2e-2 if dtn == "bfloat16" else 4e-3
+            good = bool(err <= tol * max(1.0, float(want.abs().max())))
+            # torch's own SDPA error, for scale
+            ref = torch.nn.functional.scaled_dot_product_attention(
+                q, k.repeat_interleave(H // Hkv, 1), v.repeat_interleave(H // Hkv, 1), is_causal=causal)
+            terr = float((ref.double() - want).abs().max())
+            row = dict(shape=[B, H, Hkv, L, S, D], dtype=dtn, causal=causal, modes=modes, max_err=err,
+                       torch_err=terr, ok=good)
+        except Exception as e:  # noqa: BLE001 (a failed case is reported, the run goes on)
+            row = dict(shape=[B, H, Hkv, L, S, D], dtype=dtn, causal=causal, error=f"{type(e).__name__}: {e}"[:400], ok=False)
+        ok &= row["ok"]
+        rows.append(row)
+        print("check", json.dumps(row), flush=True)
+    out["check"] = rows
+    return ok
+
+
+VARIANTS: list = []  # --variants: flash schedules timed beside the default
+
+
+def bench(out: dict, quick: bool) -> None:
+    import torch
+    import ember as em
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    F = torch.nn.functional
+    cases = [(4, 32, 4096, 128, True), (4, 32, 512, 128, True), (4, 32, 4096, 128, False), (4, 32, 4096, 64, True),
+             (1, 32, 16384, 128, True)]
+    if quick:
+        cases = cases[:2]
+    rows = []
+    for B, H, L, D, causal in cases:
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(B, H, L, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        flops = 4 * B * H * L * L * D / (2 if causal else 1)
+        row = dict(B=B, H=H, L=L, D=D, causal=causal, dtype="bfloat16")
+        t0 = time.perf_counter()
+        prog = ember_sdpa(B, H, H, L, L, D, em.bfloat16, causal)
+        row["compile_s"] = round(time.perf_counter() - t0, 2)
+        row["kernels"] = len(prog.launches)
+        row["modes"] = [l.config.get("mode") for l in prog.launches]
+        row["ember_us"] = prog.benchmark(reps=10, q=q, k=k, v=v)
+        for cfg in VARIANTS:
+            try:
+                p2 = ember_sdpa(B, H, H, L, L, D, em.bfloat16, causal, cfg)
+                row[f"ember_w{cfg['warps']}_bn{cfg['BN']}_us"] = p2.benchmark(reps=10, q=q, k=k, v=v)
+            except Exception as e:  # noqa: BLE001
+                row[f"ember_w{cfg['warps']}_bn{cfg['BN']}_error"] = str(e)[:200]
+
+        def flash():
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        row["sdpa_flash_us"] = timed(flash)
+        row["sdpa_default_us"] = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        mask = torch.ones(L, L, dtype=torch.bool, device="cuda").tril() if causal else None
+
+        def eager():
+            s = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(D))
+            if mask is not None:
+                s = s.masked_fill(~mask, float("-inf"))
+            return s.float().softmax(-1).to(q.dtype) @ v
+        if B * H * L * L * 6 < 40e9:  # the scores in memory: skipped where they would not fit
+            row["eager_us"] = timed(eager, reps=5, inner=3)
+            try:
+                comp = torch.compile(eager)
+                comp()
+                row["compile_us"] = timed(comp, reps=5, inner=5)
+            except Exception as e:  # noqa: BLE001
+                row["compile_error"] = str(e)[:200]
+        for key in [k_ for k_ in list(row) if k_.endswith("_us")]:
+            row[key.replace("_us", "_tflops")] = round(flops / row[key] / 1e6, 1)
+        row["vs_sdpa_flash"] = round(row["sdpa_flash_us"] / row["ember_us"], 3)
+        row["vs_sdpa_default"] = round(row["sdpa_default_us"] / row["ember_us"], 3)
+        print("bench", json.dumps(row), flush=True)
+        rows.append(row)
+        del q, k, v
+        torch.cuda.empty_cache()
+    out["bench"] = rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--variants", action="store_true")
+    a = ap.parse_args()
+    if a.variants:
+        VARIANTS.extend({"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128))
+    import torch
+    out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    ok = check(out)
+    if not a.check_only:
+        bench(out, a.quick)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(out, f, indent=1)
+    print("all correct" if ok else "SOME WRONG")
+
+
+if __name__ == "__main__":
+    main()
