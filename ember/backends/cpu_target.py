@@ -58,6 +58,15 @@ def _compiler(source, target):
     return compile_c(source)
 
 
+def online_softmax(k, form, target=None):
+    """The hook that lets the lowering stream attention on the CPU (codegen/c_online.py). Not the
+    host Target's default: measured on the 2-core VM, the one-pass loop ran 0.35-1.1x the three
+    kernels with packed GEMMs (bench/results/attention-cpu-2026-11-26.txt); a Target made with
+    `dataclasses.replace(target, online_softmax=online_softmax)` takes it."""
+    from ..codegen.c_online import applicable
+    return applicable(form)
+
+
 def _identity(target) -> str:
     from .cpu import compiler_identity, cpu_identity
     return f"{cpu_identity()}|{compiler_identity()}"

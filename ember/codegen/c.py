@@ -15,7 +15,9 @@ from .. import dtypes as dt
 from .. import primitives as P
 from .. import symbolic as sm
 from ..kernel import ir
-from . import c_gemm, c_window
+from ..kernel.online import online_form
+from ..kernel.structure import has_locals
+from . import c_gemm, c_online, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -184,6 +186,8 @@ class _Renderer:
         self.emit(0, f"void {k.name}({', '.join(params)}) {{")
         if g is not None and form == "packed":
             c_gemm.render(self, g, _canon(k).store, self.cfg, OMP_MIN_WORK)
+        elif form == "online":
+            c_online.render(self, online_form(k), OMP_MIN_WORK)
         elif form == "window" and c_window.applicable(_canon(k)):
             c_window.render(self, _canon(k), self.cfg, OMP_MIN_WORK)
         elif g is not None:
@@ -271,6 +275,8 @@ def default_config(k: ir.Kernel, wide: bool = False) -> dict:
     Otherwise contractions whose b operand is contiguous along n use the blocked form (n innermost,
     vectorised); when b is contiguous along k (a linear layer's weight) the plain loops' dot products
     vectorise better."""
+    if has_locals(k) and c_online.applicable(online_form(k)):  # a streamed kernel (kernel/online.py)
+        return {"form": "online"}
     g = _contraction(k)
     if wide and c_gemm.supports(g):
         work, N = sm.prod(e for _, e in g.batch + g.m + g.n + g.k), sm.prod(e for _, e in g.n)
@@ -298,6 +304,8 @@ def default_config(k: ir.Kernel, wide: bool = False) -> dict:
 
 def space(k: ir.Kernel) -> list:
     """CPU schedule knobs the search may try for a kernel."""
+    if has_locals(k) and c_online.applicable(online_form(k)):
+        return [{"form": "online"}]
     g = _contraction(k)
     if g is None:
         window = [{"form": "window", "vb": vb} for vb in (16, 64, 256)] if c_window.applicable(_canon(k)) else []

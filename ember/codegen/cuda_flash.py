@@ -27,7 +27,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
-from ..kernel.online import KEY, OnlineForm, replace
+from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 
 FLASH_PRELUDE = r"""
@@ -104,50 +104,6 @@ def flash_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
         why = _operand(v, fast, what)
         if why:
             return why
-    return None
-
-
-def key_limit(f: OnlineForm) -> tuple | None:
-    """(off, conjunct): X is -inf wherever KEY > query + off, read from a `where(cond, x, -inf)` whose
-    condition has a conjunct (the bool value returned) meaning KEY <= query + off; None when X has no
-    such bound."""
-    x = f.x
-    while x.op == "cast":
-        x = x.args[0]
-    if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
-        return None
-    qv, kv = sm.var("_q", 0, None), sm.var("_k", 0, None)  # unbounded: differences cancel exactly
-
-    def index_of(v: ir.Val):
-        while v.op == "cast":
-            v = v.args[0]
-        return v.args[0] if v.op == "index" else None
-
-    def relations(c: ir.Val):  # yields (u, w) meaning u <= w
-        if c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False:
-            yield from relations(c.args[0])
-            yield from relations(c.args[1])
-        elif c.op == "mul" and c.dtype.is_bool:
-            yield from relations(c.args[0])
-            yield from relations(c.args[1])
-        elif c.op == "where" and c.args[0].op == "lt" and c.args[1].op == "const" and c.args[1].args[0] is False \
-                and c.args[2].op == "const" and c.args[2].args[0] is True:
-            a, b = (index_of(s) for s in c.args[0].args)  # not (a < b): b <= a
-            if a is not None and b is not None:
-                yield b, a, c
-        elif c.op == "lt":
-            a, b = (index_of(s) for s in c.args)  # a < b: a <= b - 1
-            if a is not None and b is not None:
-                yield a, b - 1, c
-
-    for u, w, cond in relations(x.args[0]):
-        diff = sm.substitute(sm.sym(u) - sm.sym(w), {KEY: kv, f.query: qv})
-        dk = sm.substitute(diff, {"_k": kv + 1}) - diff
-        dq = sm.substitute(diff, {"_q": qv + 1}) - diff
-        if dk.is_const and dk.value == 1 and dq.is_const and dq.value == -1:
-            rest = sm.substitute(diff, {"_k": sm.ZERO, "_q": sm.ZERO})
-            if not (sm.free_vars(rest) & {"_k", "_q", KEY, f.query}):
-                return -rest, cond  # KEY - query + rest <= 0
     return None
 
 
