@@ -159,7 +159,7 @@ def bench(out: dict, quick: bool) -> None:
         row["vs_sdpa_default"] = round(row["sdpa_default_us"] / row["ember_us"], 3)
         print("bench", json.dumps(row), flush=True)
         rows.append(row)
-        del q, k, v
+        q = k = v = None  # noqa: F841 (freed before the next case)
         torch.cuda.empty_cache()
     out["bench"] = rows
 
