@@ -28,7 +28,7 @@ def render(r, f: OnlineForm, omp_min_work: int) -> None:
     e, idx = r.emit, r.idx
     DV = f.out_extent.value
     ct = compute_type(f.accum)
-    work = idx(sm.prod([x for _, x in f.rows]) * f.keys * (f.depth + f.out_extent))
+    work = idx(sm.prod([x for _, x in f.rows]) * f.keys * ((f.depth if f.depth is not None else sm.ONE) + f.out_extent))
     col = f" collapse({len(f.rows)})" if len(f.rows) > 1 else ""
     e(1, f"#pragma omp parallel for{col} schedule(dynamic, 1) if(({work}) >= {omp_min_work})")
     for i, (var, ext) in enumerate(f.rows):
@@ -45,15 +45,17 @@ def render(r, f: OnlineForm, omp_min_work: int) -> None:
         e(ind, f"const long long kend_ = {idx(f.keys)};")
     e(ind, f"for (long long {KEY} = 0; {KEY} < kend_; {KEY}++) {{")
     i2 = ind + 1
-    e(i2, f"{ct} {f.score_acc} = 0;")
-    e(i2, f"#pragma omp simd reduction(+:{f.score_acc})")
-    e(i2, f"for (long long {f.depth_var} = 0; {f.depth_var} < {idx(f.depth)}; {f.depth_var}++) {{")
-    env = r.vr.vals([f.product], i2 + 1)
-    e(i2 + 1, f"{f.score_acc} += {env[f.product]};")
-    e(i2, "}")
-    bufs = {b.name for b in r.k.buffers}
-    loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
-    X = replace(f.x, {ld: f.score for ld in loc})
+    X = f.x
+    if f.product is not None:  # the score's own contraction q . k_j
+        e(i2, f"{ct} {f.score_acc} = 0;")
+        e(i2, f"#pragma omp simd reduction(+:{f.score_acc})")
+        e(i2, f"for (long long {f.depth_var} = 0; {f.depth_var} < {idx(f.depth)}; {f.depth_var}++) {{")
+        env = r.vr.vals([f.product], i2 + 1)
+        e(i2 + 1, f"{f.score_acc} += {env[f.product]};")
+        e(i2, "}")
+        bufs = {b.name for b in r.k.buffers}
+        loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
+        X = replace(f.x, {ld: f.score for ld in loc})
     env = r.vr.vals([X], i2)
     e(i2, f"const {ct} x_ = {env[X]};")
     e(i2, "if (x_ == -INFINITY) continue;  /* adds exp2(-inf) = 0 */")

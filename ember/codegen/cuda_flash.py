@@ -90,6 +90,8 @@ def _operand(v: ir.Val, fast: str, what: str) -> str | None:
 
 def flash_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
     """None when `flash` mode can render `k` (in online form `f`); else why not."""
+    if f.q is None or f.k is None or f.depth is None:
+        return "flash mode needs the scores' own contraction q . k (scores read from memory are not tiled)"
     if f.q.dtype.name not in HALF or f.p_dtype != f.q.dtype:
         return "flash mode needs bf16/f16 q, k, v and P rounded to that dtype"
     if f.accum != dt.float32:

@@ -41,13 +41,14 @@ class OnlineForm:
     rows: tuple  # ((var, extent), ...): the kernel's outer parallel loops
     query: str  # the row variable the score operand q varies along (the tile's rows)
     keys: sm.Expr  # extent of the streamed axis
-    depth: sm.Expr  # extent of the score contraction (q . k)
-    depth_var: str
-    q: ir.Val  # score operands: q over (rows, depth_var), k over (KEY, depth_var)
-    k: ir.Val
-    product: ir.Val  # the score contraction's summand (q * k with its casts) over (rows, KEY, depth_var)
-    score: ir.Val  # the contraction's value as the scores' local holds it, over acc `score_acc`
-    score_acc: str
+    # the scores' own contraction (None when X reads its scores from memory: a plain softmax @ v)
+    depth: sm.Expr | None  # extent of the score contraction (q . k)
+    depth_var: str | None
+    q: ir.Val | None  # score operands: q over (rows, depth_var), k over (KEY, depth_var)
+    k: ir.Val | None
+    product: ir.Val | None  # the contraction's summand (q * k with its casts) over (rows, KEY, depth_var)
+    score: ir.Val | None  # the contraction's value as the scores' local holds it, over acc `score_acc`
+    score_acc: str | None
     x: ir.Val  # the shifted quantity X (over rows, KEY and `score`'s acc): the max stage's value
     c: float  # the exp2 multiplier (> 0)
     p_dtype: object  # dtype P is rounded through before the P.V contraction (None: not rounded)
@@ -144,18 +145,9 @@ def _shift_of(e: ir.Val, m_acc: str):
     return None
 
 
-def online_form(k: ir.Kernel) -> OnlineForm | None:
-    """The online-softmax pieces of local-mode kernel `k` (module docstring), or None."""
-    body, rows = k.body, []
-    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
-        rows.append((body[0].var, body[0].extent))
-        body = body[0].body
-    items = [s for s in body if not isinstance(s, ir.Local)]
-    locals_ = {s.name for s in body if isinstance(s, ir.Local)}
-    if len(locals_) != 2 or len(items) != 7:
-        return None
-    # 1. the scores' local: for l: Acc s; for r reduce: s += prod; loc[l] = f(s)
-    fill = items[0]
+def _score_local(fill, locals_: set, row_vars: set):
+    """(q, k, summand, score value, its acc, depth var, depth, local) for the scores' local
+    `for l: Acc s; for r reduce: s += q * k; loc[l] = f(s)`, or None."""
     if not (isinstance(fill, ir.Loop) and fill.kind == "parallel" and len(fill.body) == 3):
         return None
     red = _single_reduce(fill.body, 0)
@@ -168,21 +160,37 @@ def online_form(k: ir.Kernel) -> OnlineForm | None:
     prod, _ = _peel_casts(s_upd.value)
     if prod.op != "mul" or any(a.op != "load" for a in prod.args):
         return None
-    keys = fill.extent
-    row_vars = {v for v, _ in rows}
     qk = [(a, b) for a, b in _commuted(prod, "mul") if fill.var not in _vars(a) and fill.var in _vars(b)]
-    if not qk:
+    if not qk or _reads_local(st.value, locals_) or _vars(st.value) - row_vars:
         return None
     q, kk = qk[0]
-    score_local = st.buffer
-    score = st.value
-    if _reads_local(score, locals_) or _vars(score) - row_vars:
+    return q, kk, s_upd.value, st.value, s_acc.name, dvar, depth, st.buffer
+
+
+def online_form(k: ir.Kernel) -> OnlineForm | None:
+    """The online-softmax pieces of local-mode kernel `k` (module docstring), or None."""
+    body, rows = k.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
+        rows.append((body[0].var, body[0].extent))
+        body = body[0].body
+    items = [s for s in body if not isinstance(s, ir.Local)]
+    locals_ = {s.name for s in body if isinstance(s, ir.Local)}
+    if (len(locals_), len(items)) == (1, 6):  # scores read from memory: no contraction of their own
+        items = [None] + items
+    elif (len(locals_), len(items)) != (2, 7):
         return None
+    row_vars = {v for v, _ in rows}
+    sc = _score_local(items[0], locals_, row_vars) if items[0] is not None else (None,) * 8
+    if sc is None:
+        return None
+    q, kk, s_upd_value, score, s_acc_name, dvar, depth, score_local = sc
+    keys = items[0].extent if items[0] is not None else None
     # 2. the max stage: m = max_j X_j, X reading the scores at j
     red = _single_reduce(tuple(items), 1)
     if red is None or red[0].op != "max":
         return None
     m_acc, mvar, mext, m_upd, _ = red
+    keys = mext if keys is None else keys
     if mext != keys:
         return None
     x = m_upd.value
@@ -201,7 +209,8 @@ def online_form(k: ir.Kernel) -> OnlineForm | None:
     # 4. P_j = exp2(c (X_j - m)) * recip(l), possibly rounded
     pfill = items[5]
     if not (isinstance(pfill, ir.Loop) and pfill.kind == "parallel" and len(pfill.body) == 1
-            and isinstance(pfill.body[0], ir.Store) and pfill.body[0].buffer in locals_ - {score_local}):
+            and isinstance(pfill.body[0], ir.Store) and pfill.body[0].buffer in locals_ - {score_local}
+            and pfill.extent == keys):
         return None
     p_local = pfill.body[0].buffer
     pv, casts = _peel_casts(pfill.body[0].value)
@@ -239,19 +248,22 @@ def online_form(k: ir.Kernel) -> OnlineForm | None:
     if (p_dtype is None and pc) or (p_dtype is not None and pc[-1:] != [p_dtype]):
         return None
     # X reads only the scores (at KEY), buffers and indices; F reads the tail's accumulator
-    if _reads_local(X, locals_) != {score_local}:
+    if _reads_local(X, locals_) != ({score_local} if score_local else set()):
         return None
     for ld in _loads(X):
         if ld.args[0] == score_local and ld.args[1] != sm.index_var(KEY, keys):
             return None
-    if _reads_local(ost.value, locals_) or q.dtype != kk.dtype or q.dtype != v.dtype:
+    if _reads_local(ost.value, locals_) or (q is not None and (q.dtype != kk.dtype or q.dtype != v.dtype)):
         return None
-    query = [r for r, _ in rows if r in _vars(q) and r not in _vars(kk) and r not in _vars(v)]
+    # the row loop the score operand q runs along (the flash kernel's tile rows)
+    query = [r for r, _ in rows if q is None or (r in _vars(q) and r not in _vars(kk) and r not in _vars(v))]
     if not query:
         return None
+    fvar = items[0].var if items[0] is not None else None
     return OnlineForm(rows=tuple(rows), query=query[-1], keys=keys, depth=depth, depth_var=dvar, q=q,
-                      k=_rename(kk, fill.var, KEY, keys), product=_rename(s_upd.value, fill.var, KEY, keys),
-                      score=score, score_acc=s_acc.name, x=X, c=c,
+                      k=None if kk is None else _rename(kk, fvar, KEY, keys),
+                      product=None if s_upd_value is None else _rename(s_upd_value, fvar, KEY, keys),
+                      score=score, score_acc=s_acc_name, x=X, c=c,
                       p_dtype=p_dtype, v=_rename(v, ovar, KEY, keys), out_var=tail.var, out_extent=tail.extent,
                       out_acc=o_acc.name, store=ost, accum=o_acc.dtype)
 
@@ -267,10 +279,18 @@ def key_limit(f: OnlineForm) -> tuple | None:
         return None
     qv, kv = sm.var("_q", 0, None), sm.var("_k", 0, None)  # unbounded: differences cancel exactly
 
-    def index_of(v: ir.Val):
-        while v.op == "cast":
+    def index_of(v: ir.Val):  # an integer value built from indices and constants, as an Expr
+        while v.op == "cast" and not v.dtype.is_float:
             v = v.args[0]
-        return v.args[0] if v.op == "index" else None
+        if v.op == "index":
+            return v.args[0]
+        if v.op == "const" and isinstance(v.args[0], int) and not isinstance(v.args[0], bool):
+            return sm.sym(v.args[0])
+        if v.op in ("add", "mul") and not v.dtype.is_float:
+            a, b = (index_of(s) for s in v.args)
+            if a is not None and b is not None:
+                return a + b if v.op == "add" else a * b
+        return None
 
     def relations(c: ir.Val):  # yields (u, w) meaning u <= w
         if c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False:

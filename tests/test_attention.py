@@ -1,0 +1,203 @@
+"""Attention streamed in one pass (kernel/online.py): the online-softmax form is recognised where its
+algebra holds and nowhere else; streamed kernels equal the reference (CPU form in CI, the flash
+tensor-core kernel on the GPU); the CUDA lowering makes one flash kernel per attention and its
+source compiles for sm_90 without a GPU."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import ember as em
+from ember.backends.cpu_target import online_softmax as cpu_stream
+from ember.backends.target import get_target
+from ember.kernel import ir
+from ember.kernel.lower import lower
+from ember.kernel.online import KEY, key_limit, online_form
+from ember.tensor import where
+from tests.conftest import assert_close
+
+HALF = {"bfloat16": em.bfloat16, "float16": em.float16, "float32": em.float32}
+
+
+def _sdpa(B, H, Hkv, L, S, D, dtype, causal):
+    q = em.input("q", (B, H, L, D), dtype)
+    k = em.input("k", (B, Hkv, S, D), dtype)
+    v = em.input("v", (B, Hkv, S, D), dtype)
+    return em.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=H != Hkv)
+
+
+def _forms(y, local=True):
+    L = lower([y.node], local=local)
+    return [online_form(k) for k, _ in L.kernels if k.meta.get("locals")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_has_the_online_form(dtype, causal):
+    # (300 x 300: a causal mask over fewer positions is folded into a constant table: no bound to read)
+    forms = _forms(_sdpa(1, 2, 1, 300, 300, 16, HALF[dtype], causal))
+    assert len(forms) == 1 and forms[0] is not None
+    f = forms[0]
+    assert f.keys.value == 300 and f.depth.value == 16 and f.out_extent.value == 16
+    assert math.isclose(f.c, 1 / math.log(2))  # exp(x) = exp2(x log2 e)
+    assert (f.p_dtype is None) == (dtype == "float32")  # P is rounded to v's dtype before P @ V
+    lim = key_limit(f)
+    assert (lim is not None) == causal
+    if causal:
+        assert lim[0].is_const and lim[0].value == 0  # key <= query (top-left aligned)
+
+
+def _attention_like(x, v, shift="max", c=1.0, norm="sum"):
+    """softmax-weighted sums that differ from attention's algebra in one step each."""
+    m = x.max(-1, keepdim=True) if shift == "max" else x.mean(-1, keepdim=True)
+    e = (x - m).exp() if c == 1.0 else ((x - m) * c).exp()
+    z = e.sum(-1, keepdim=True)
+    p = e / (z + x) if norm == "plus_x" else e / z
+    return p @ v
+
+
+@pytest.mark.parametrize("variant", [dict(shift="mean"), dict(c=-1.0), dict(norm="plus_x")])
+def test_other_algebra_is_not_streamed(variant):
+    """A shift that is not the max, a negative multiplier, a normaliser that depends on the key: the
+    online recurrence does not hold, and no kernel takes the form (nor the CUDA lowering's flash)."""
+    x = em.input("x", (3, 5, 12), em.bfloat16)
+    v = em.input("v", (3, 12, 64), em.bfloat16)
+    y = _attention_like(x, v, **variant)
+    assert not any(_forms(y))
+    modes = [l.config.get("mode") for l in em.compile(y, device="h100").launches]
+    assert "flash" not in modes
+
+
+def test_plain_softmax_weighted_sum_is_streamed():
+    """Not an attention: any max-shifted exp2 sum normalising a contraction over the same axis."""
+    x = em.input("x", (3, 5, 12), em.float32)
+    v = em.input("v", (3, 12, 7), em.float32)
+    y = _attention_like(x, v)
+    (f,) = _forms(y)
+    assert f is not None and f.product is None
+    rng = np.random.default_rng(1)
+    _run_streamed(y, {"x": rng.standard_normal((3, 5, 12)).astype(np.float32),
+                      "v": rng.standard_normal((3, 12, 7)).astype(np.float32)}, "float32")
+
+
+def _run_streamed(y, inputs, dtype):
+    host = dataclasses.replace(get_target("cpu"), online_softmax=cpu_stream)
+    p = em.compile(y, device=host)
+    assert len(p.launches) == 1
+    got = p(**inputs)
+    assert_close(got, em.reference(y, **inputs), dtype, what="streamed attention")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_streamed_attention_equals_the_reference_on_random_shapes(seed):
+    """The rewrite's equivalence, fuzzed: random batch, heads (GQA), lengths (not multiples of
+    anything), head dims, dtypes and masks; the CPU renders the online form (codegen/c_online.py)."""
+    rng = np.random.default_rng(seed)
+    B, Hkv = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    H = Hkv * int(rng.integers(1, 4))
+    L, S, D = int(rng.integers(1, 40)), int(rng.integers(1, 60)), int(rng.choice([8, 16, 24, 64]))
+    dtype = ["float32", "bfloat16", "float16"][seed % 3]
+    causal = bool(seed % 2) and L <= S
+    y = _sdpa(B, H, Hkv, L, S, D, HALF[dtype], causal)
+    ins = {n: rng.standard_normal(shape).astype(np.float32) for n, shape in
+           (("q", (B, H, L, D)), ("k", (B, Hkv, S, D)), ("v", (B, Hkv, S, D)))}
+    ins = {n: em.reference(em.tensor(a).cast(HALF[dtype])) for n, a in ins.items()}
+    _run_streamed(y, ins, dtype)
+
+
+def test_streamed_attention_with_an_offset_mask_and_loads_in_x():
+    """A mask read from a buffer and an index bound with a symbolic offset (a KV cache's P)."""
+    rng = np.random.default_rng(3)
+    q = em.input("q", (2, 7, 16), em.float32)
+    k = em.input("k", (2, "S", 16), em.float32)
+    v = em.input("v", (2, "S", 16), em.float32)
+    keep = em.input("keep", (2, 1, "S"), em.bool_)
+    S = k.node.shape[1]
+    s = (q @ k.transpose(-1, -2)) * 0.25
+    key = em.iota((7, S), 1)
+    query = em.iota((7, S), 0) + _scalar(S - 7)  # query i sits at slot S - 7 + i
+    s = where((key <= query) & keep, s, -math.inf)
+    y = s.softmax(-1) @ v
+    f = _forms(y, local=True)
+    # (symbolic key lengths take the streaming mode only; the local mode needs a static row)
+    host = dataclasses.replace(get_target("cpu"), online_softmax=cpu_stream)
+    p = em.compile(y, device=host)
+    assert len(p.launches) == 1 and not f
+    for n in (9, 20):
+        ins = {"q": rng.standard_normal((2, 7, 16)).astype(np.float32),
+               "k": rng.standard_normal((2, n, 16)).astype(np.float32),
+               "v": rng.standard_normal((2, n, 16)).astype(np.float32),
+               "keep": rng.random((2, 1, n)) < 0.8}
+        ins["keep"][..., n - 7:] = True  # (every query may see at least itself)
+        assert_close(p(**ins), em.reference(y, **ins), "float32", what=f"S={n}")
+
+
+def _scalar(e):
+    """A 0-d int32 tensor holding a symbolic expression (a named dimension's value)."""
+    from ember import graph as g
+    from ember.tensor import Tensor
+    return Tensor(g.iota_node((), e, em.int32))
+
+
+def test_key_limit_reads_the_offset():
+    q = em.input("q", (1, 5, 8), em.float32)
+    k = em.input("k", (1, "S", 8), em.float32)
+    S = k.node.shape[1]
+    s = q @ k.transpose(-1, -2)
+    key, query = em.iota((5, S), 1), em.iota((5, S), 0)
+    for mask, off in (((key <= query + 3), 3), ((key < query + _scalar(S - 4)), "S"), ((key >= query), None)):
+        y = where(mask, s, -math.inf).softmax(-1) @ k
+        host = dataclasses.replace(get_target("cpu"), online_softmax=cpu_stream)
+        L = lower([y.node], target=host)
+        (f,) = [online_form(kk) for kk, _ in L.kernels if kk.meta.get("locals")]
+        lim = key_limit(f)
+        if off is None:
+            assert lim is None
+        else:
+            want = em.symbolic.sym(off) if isinstance(off, int) else k.node.shape[1] - 5
+            assert lim[0] == want
+
+
+def test_cuda_lowering_streams_attention_as_one_flash_kernel():
+    y = _sdpa(1, 4, 2, 300, 300, 64, em.bfloat16, True)
+    p = em.compile(y, device="h100")  # renders and NVRTC-compiles for sm_90 without a GPU
+    assert [l.config.get("mode") for l in p.launches] == ["flash"]
+    # float32 stays three kernels (the flash kernel's products are 16-bit)
+    y32 = _sdpa(1, 4, 2, 300, 300, 64, em.float32, True)
+    assert "flash" not in [l.config.get("mode") for l in em.compile(y32, device="h100").launches]
+
+
+@pytest.mark.parametrize("cfg", [{"warps": 4, "BN": 32}, {"warps": 8, "BN": 128}, {"warps": 4, "BN": 64}])
+def test_flash_variants_compile(cfg):
+    from ember import pipeline
+    y = _sdpa(2, 2, 2, 100, 130, 128, em.float16, False)
+    target = get_target("h100")
+    lowered = pipeline.lower([y.node], None, target)
+    p = pipeline.build_program(lowered, target, None, "single", configs=[dict(cfg, mode="flash")])
+    assert p.launches[0].config["block"] == 32 * cfg["warps"]
+
+
+def test_streamed_kernel_ir_names_the_key_axis():
+    f = _forms(_sdpa(1, 1, 1, 4, 6, 8, em.float32, False))[0]
+    assert KEY in str(f.k.args[1]) and KEY in str(f.v.args[1]) and KEY not in str(f.q.args[1])
+    assert any(x.op == "acc" for x in ir.val_toposort([f.store.value]))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape", [(1, 2, 2, 300, 300, 64, "bfloat16", True), (2, 4, 4, 100, 130, 128, "float16", False),
+                                   (1, 8, 2, 129, 129, 128, "bfloat16", True), (1, 2, 2, 17, 1000, 64, "bfloat16", False)])
+def test_cuda_flash_attention_equals_torch(shape):
+    import torch
+    B, H, Hkv, L, S, D, dtn, causal = shape
+    y = _sdpa(B, H, Hkv, L, S, D, HALF[dtn], causal)
+    p = em.compile(y, device="cuda")
+    assert [l.config.get("mode") for l in p.launches] == ["flash"]
+    torch.manual_seed(0)
+    tdt = getattr(torch, dtn)
+    q, k, v = (torch.randn(B, h, n, D, device="cuda").to(tdt) for h, n in ((H, L), (Hkv, S), (Hkv, S)))
+    got = p(q=q, k=k, v=v).double()
+    g = H // Hkv
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1), is_causal=causal)
+    assert float((got - want).abs().max()) < (2e-2 if dtn == "bfloat16" else 4e-3)
