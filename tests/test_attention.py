@@ -201,3 +201,26 @@ def test_cuda_flash_attention_equals_torch(shape):
     want = torch.nn.functional.scaled_dot_product_attention(
         q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1), is_causal=causal)
     assert float((got - want).abs().max()) < (2e-2 if dtn == "bfloat16" else 4e-3)
+
+
+@pytest.mark.cuda
+def test_cuda_llm_prefill_streams_attention(tmp_path):
+    """A bf16 Llama with head dim 64: the prefill program's attention is one flash kernel per layer,
+    and the logits match transformers' in bfloat16."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import ember.llm as L
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=97, max_position_embeddings=512)
+    m = transformers.LlamaForCausalLM(cfg).eval()
+    m.save_pretrained(tmp_path / "m")
+    llm = L.load(tmp_path / "m", device="cuda", dtype="bfloat16", max_seq_len=256)
+    prompt = [int(t) for t in np.random.default_rng(0).integers(1, 97, 150)]
+    got = llm.logits(prompt)
+    modes = [l.config.get("mode") for l in llm.program("prefill", 1).launches]
+    assert modes.count("flash") == 2
+    with torch.no_grad():
+        want = m.to(torch.bfloat16)(torch.tensor([prompt])).logits[0, -1].float().numpy()
+    cos = float(np.dot(got, want) / (np.linalg.norm(got) * np.linalg.norm(want)))
+    assert cos > 0.999 and np.abs(got - want).max() < 0.05 * np.abs(want).max()

@@ -218,8 +218,7 @@ def online_roots(roots: list, target) -> frozenset:
         return any(n.op == g.MAX for n in region) and any(n.op == g.EXP2 for n in region)
 
     def reads_softmax(r) -> bool:
-        return any(product_operands(n) is not None and any(softmaxed(s) for s in product_operands(n))
-                   for n in _inlined(r, base))
+        return any(any(softmaxed(s) for s in (product_operands(n) or ())) for n in _inlined(r, base))
 
     chosen = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
     while chosen:
@@ -233,7 +232,8 @@ def online_roots(roots: list, target) -> frozenset:
 
 def _inlined(r, M) -> set:
     """r and the nodes inlined into its kernel (up to materialised nodes and leaves)."""
-    seen, stack = set(), [r]
+    seen: set = set()
+    stack = [r]
     while stack:
         n = stack.pop()
         if n in seen:
@@ -250,7 +250,8 @@ def softmax_weighted(n) -> bool:
     if ops is None:
         return False
     for x in ops:
-        seen, stack, exp2, mx = set(), [x], False, False
+        seen: set = set()
+        stack, exp2, mx = [x], False, False
         while stack and len(seen) < 64:
             y = stack.pop()
             if y in seen:
@@ -268,4 +269,4 @@ def softmax_weighted(n) -> bool:
 
 
 def _streamable(n) -> bool:
-    return softmax_weighted(n) and all(x.dtype in (dt.bfloat16, dt.float16) for x in product_operands(n))
+    return softmax_weighted(n) and all(x.dtype in (dt.bfloat16, dt.float16) for x in (product_operands(n) or ()))

@@ -253,16 +253,21 @@ def online_form(k: ir.Kernel) -> OnlineForm | None:
     for ld in _loads(X):
         if ld.args[0] == score_local and ld.args[1] != sm.index_var(KEY, keys):
             return None
-    if _reads_local(ost.value, locals_) or (q is not None and (q.dtype != kk.dtype or q.dtype != v.dtype)):
+    if _reads_local(ost.value, locals_):
         return None
-    # the row loop the score operand q runs along (the flash kernel's tile rows)
-    query = [r for r, _ in rows if q is None or (r in _vars(q) and r not in _vars(kk) and r not in _vars(v))]
+    if q is None or kk is None or s_upd_value is None or items[0] is None:  # scores read from memory
+        kq = prod_ = None
+        query = [r for r, _ in rows]
+    else:
+        if q.dtype != kk.dtype or q.dtype != v.dtype:
+            return None
+        # the row loop the score operand q runs along (the flash kernel's tile rows)
+        query = [r for r, _ in rows if r in _vars(q) and r not in _vars(kk) and r not in _vars(v)]
+        kq, prod_ = _rename(kk, items[0].var, KEY, keys), _rename(s_upd_value, items[0].var, KEY, keys)
     if not query:
         return None
-    fvar = items[0].var if items[0] is not None else None
     return OnlineForm(rows=tuple(rows), query=query[-1], keys=keys, depth=depth, depth_var=dvar, q=q,
-                      k=None if kk is None else _rename(kk, fvar, KEY, keys),
-                      product=None if s_upd_value is None else _rename(s_upd_value, fvar, KEY, keys),
+                      k=kq, product=prod_,
                       score=score, score_acc=s_acc_name, x=X, c=c,
                       p_dtype=p_dtype, v=_rename(v, ovar, KEY, keys), out_var=tail.var, out_extent=tail.extent,
                       out_acc=o_acc.name, store=ost, accum=o_acc.dtype)
