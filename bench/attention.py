@@ -52,6 +52,25 @@ def ember_sdpa(B, H, Hkv, L, S, D, dtype, causal, cfg=None):
     return pipeline.build_program(lowered, target, None, "single", configs=cfgs)
 
 
+def ember_decode(B, Hkv, G, S, D, cfg=None):
+    """One new token per sequence against S cached keys, GQA as the LLM runtime writes it: the G query
+    heads of a kv head are G rows against that head's keys (no repeated cache)."""
+    import ember as em
+    from ember import pipeline
+    q = em.input("q", (B, Hkv, G, 1, D), em.bfloat16)
+    k = em.input("k", (B, Hkv, S, D), em.bfloat16)
+    v = em.input("v", (B, Hkv, S, D), em.bfloat16)
+    s = (q @ k.unsqueeze(2).transpose(-1, -2)).cast(em.float32) * (1.0 / math.sqrt(D))
+    o = s.softmax(-1).cast(em.bfloat16) @ v.unsqueeze(2)
+    if cfg is None:
+        return em.compile(o, device="cuda")
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([o.node], None, target)
+    cfgs = [dict(cfg) if target.default_config(k_, target).get("mode") == "decode" else target.default_config(k_, target)
+            for k_, _ in lowered.kernels]
+    return pipeline.build_program(lowered, target, None, "single", configs=cfgs)
+
+
 def oracle(q, k, v, causal):
     """float64 softmax(q k^T / sqrt(d) + causal mask) v, with GQA heads repeated; top-left causal."""
     import torch
@@ -98,8 +117,70 @@ def check(out: dict) -> bool:
         ok &= row["ok"]
         rows.append(row)
         print("check", json.dumps(row), flush=True)
+    for seed, (B, Hkv, G, S, D) in enumerate([(1, 8, 4, 1000, 64), (2, 2, 3, 4097, 128), (1, 1, 1, 33, 64)]):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        try:
+            prog = ember_decode(B, Hkv, G, S, D)
+            got = prog(q=q, k=k, v=v).double()
+            want = oracle(q.reshape(B, Hkv * G, 1, D), k, v, False).reshape(B, Hkv, G, 1, D)
+            err = float((got - want).abs().max())
+            row = dict(decode=[B, Hkv, G, S, D], modes=[l.config.get("mode") for l in prog.launches], max_err=err,
+                       ok=bool(err < 2e-2))
+        except Exception as e:  # noqa: BLE001
+            row = dict(decode=[B, Hkv, G, S, D], error=f"{type(e).__name__}: {e}"[:400], ok=False)
+        ok &= row["ok"]
+        rows.append(row)
+        print("check", json.dumps(row), flush=True)
     out["check"] = rows
     return ok
+
+
+def copy_bandwidth() -> float:
+    """Bytes per second of a device-to-device copy of 1 GiB (read + write counted)."""
+    import torch
+    a = torch.empty(1 << 29, dtype=torch.float16, device="cuda")
+    b = torch.empty_like(a)
+    us = timed(lambda: b.copy_(a), reps=5, inner=5)
+    return 2 * a.numel() * 2 / (us * 1e-6)
+
+
+def bench_decode(out: dict, variants: bool) -> None:
+    """Decode attention over long caches: bytes of k and v read once, against the copy bandwidth."""
+    import torch
+    F = torch.nn.functional
+    bw = copy_bandwidth()
+    out["copy_GBps"] = round(bw / 1e9, 1)
+    rows = []
+    for B, Hkv, G, S, D in [(1, 8, 4, 8192, 64), (1, 8, 4, 8192, 128), (4, 8, 4, 8192, 128), (1, 8, 4, 32768, 128),
+                            (1, 8, 4, 1024, 64)]:
+        torch.manual_seed(0)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        nbytes = 2 * k.numel() * 2
+        prog = ember_decode(B, Hkv, G, S, D)
+        row = dict(B=B, Hkv=Hkv, G=G, S=S, D=D, modes=[l.config.get("mode") for l in prog.launches],
+                   cfg=[l.config.get("cfg") for l in prog.launches])
+        row["ember_us"] = prog.benchmark(reps=20, q=q, k=k, v=v)
+        if variants:
+            for cfg in [{"mode": "decode", "warps": w, "unroll": u, "cluster": c}
+                        for w in (4, 8, 16) for u in (2, 4, 8) for c in (4, 8)]:
+                try:
+                    us = ember_decode(B, Hkv, G, S, D, cfg).benchmark(reps=10, q=q, k=k, v=v)
+                    row[f"w{cfg['warps']}_u{cfg['unroll']}_c{cfg['cluster']}_us"] = round(us, 2)
+                except Exception as e:  # noqa: BLE001
+                    row[f"w{cfg['warps']}_u{cfg['unroll']}_c{cfg['cluster']}_error"] = str(e)[:160]
+        qh = q.reshape(B, Hkv * G, 1, D)
+        row["sdpa_us"] = timed(lambda: F.scaled_dot_product_attention(qh, k, v, enable_gqa=True), reps=7, inner=20)
+        best = min(v_ for k_, v_ in row.items() if k_.endswith("_us") and k_ != "sdpa_us")
+        row["best_us"] = best
+        row["ember_pct_copy_bw"] = round(100 * nbytes / (row["ember_us"] * 1e-6) / bw, 1)
+        row["best_pct_copy_bw"] = round(100 * nbytes / (best * 1e-6) / bw, 1)
+        row["sdpa_pct_copy_bw"] = round(100 * nbytes / (row["sdpa_us"] * 1e-6) / bw, 1)
+        print("decode", json.dumps(row), flush=True)
+        rows.append(row)
+    out["decode"] = rows
 
 
 VARIANTS: list = []  # --variants: flash schedules timed beside the default
@@ -170,6 +251,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("--variants", action="store_true")
+    ap.add_argument("--decode-only", action="store_true")
     a = ap.parse_args()
     if a.variants:
         VARIANTS.extend({"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128))
@@ -178,7 +260,9 @@ def main():
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     ok = check(out)
     if not a.check_only:
-        bench(out, a.quick)
+        bench_decode(out, a.variants)
+        if not a.decode_only:
+            bench(out, a.quick)
     if a.out:
         with open(a.out, "w") as f:
             json.dump(out, f, indent=1)

@@ -168,14 +168,39 @@ def test_cuda_lowering_streams_attention_as_one_flash_kernel():
     assert "flash" not in [l.config.get("mode") for l in em.compile(y32, device="h100").launches]
 
 
-@pytest.mark.parametrize("cfg", [{"warps": 4, "BN": 32}, {"warps": 8, "BN": 128}, {"warps": 4, "BN": 64}])
-def test_flash_variants_compile(cfg):
-    from ember import pipeline
-    y = _sdpa(2, 2, 2, 100, 130, 128, em.float16, False)
+def _decode_graph(B, Hkv, G, S, D):
+    q = em.input("q", (B, Hkv, G, 1, D), em.bfloat16)
+    k = em.input("k", (B, Hkv, S, D), em.bfloat16)
+    v = em.input("v", (B, Hkv, S, D), em.bfloat16)
+    s = (q @ k.unsqueeze(2).transpose(-1, -2)).cast(em.float32) * (1.0 / math.sqrt(D))
+    return s.softmax(-1).cast(em.bfloat16) @ v.unsqueeze(2)
+
+
+def _compiles(y, cfgs):
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_cuda
+    from ember.codegen import cuda as cg
     target = get_target("h100")
-    lowered = pipeline.lower([y.node], None, target)
-    p = pipeline.build_program(lowered, target, None, "single", configs=[dict(cfg, mode="flash")])
-    assert p.launches[0].config["block"] == 32 * cfg["warps"]
+    (k, _), = lower([y.node], target=target).kernels
+    for cfg in cfgs:
+        src = cg.render_kernel(k, cfg, target)[0]
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0, cfg
+    return k
+
+
+def test_flash_variants_compile_for_sm90():
+    y = _sdpa(2, 2, 2, 100, 130, 128, em.float16, False)
+    k = _compiles(y, [{"mode": "flash", "warps": w, "BN": bn} for w, bn in ((4, 32), (8, 128), (4, 64))])
+    assert get_target("h100").default_config(k, get_target("h100"))["mode"] == "flash"
+
+
+def test_decode_attention_takes_flash_decoding_and_compiles():
+    """One query row per head group (GQA rows sharing their kv head): the keys split over a cluster."""
+    y = _decode_graph(1, 8, 4, 8192, 64)
+    k = _compiles(y, [{"mode": "decode", "warps": w, "unroll": u, "cluster": c}
+                      for w, u, c in ((8, 4, 8), (4, 2, 1), (16, 8, 4))])
+    cfg = get_target("h100").default_config(k, get_target("h100"))
+    assert cfg["mode"] == "decode" and cfg["cluster"] == 8
 
 
 def test_streamed_kernel_ir_names_the_key_axis():
@@ -201,6 +226,22 @@ def test_cuda_flash_attention_equals_torch(shape):
     want = torch.nn.functional.scaled_dot_product_attention(
         q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1), is_causal=causal)
     assert float((got - want).abs().max()) < (2e-2 if dtn == "bfloat16" else 4e-3)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape", [(1, 8, 4, 1000, 64), (2, 2, 3, 4097, 128), (1, 1, 1, 33, 64)])
+def test_cuda_decode_attention_equals_torch(shape):
+    import torch
+    B, Hkv, G, S, D = shape
+    p = em.compile(_decode_graph(B, Hkv, G, S, D), device="cuda")
+    assert [l.config.get("mode") for l in p.launches] == ["decode"]
+    torch.manual_seed(1)
+    q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+    k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+    got = p(q=q, k=k, v=v).double()
+    s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+    want = s.softmax(-1) @ v.double().unsqueeze(2)
+    assert float((got - want).abs().max()) < 2e-2
 
 
 @pytest.mark.cuda

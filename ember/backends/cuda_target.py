@@ -63,9 +63,8 @@ def _default_config(k, target):
 
 
 def _online_softmax(k, form, target=None):
-    from ..codegen.cuda_schedule import has_tensor_cores
-    from ..codegen.cuda_flash import flash_applicable
-    return has_tensor_cores(target) and flash_applicable(k, form) is None
+    from ..codegen.cuda_schedule import flash_config
+    return flash_config(k, target) is not None
 
 
 def _space(k, level, target):

@@ -28,7 +28,8 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical, contraction_of  # noqa: F401
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
-from .cuda_flash import render_flash
+from .cuda_flash import FLASH_PRELUDE, render_flash
+from .cuda_flash_decode import render_decode
 from ..kernel.online import online_form
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
 from .cuda_rows import RowMappings
@@ -392,7 +393,7 @@ class _KernelWriter(RowMappings):
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
-        elif mode == "flash":
+        elif mode in ("flash", "decode"):
             T = 32 * int(self.cfg.get("warps", 4))
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
             T = 128 * (int(self.cfg["BM"]) // 64 + int(self.cfg.get("producers", 1)))
@@ -412,7 +413,7 @@ class _KernelWriter(RowMappings):
         # wgmma: one block per SM owns the registers (or two, knob `occupancy`)
         bounds = f"{T}, {int(self.cfg.get('occupancy', 1))}" if mode == "wgmma" else f"{T}"
         self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
-        if self.cluster > 1 and mode != "block":
+        if self.cluster > 1 and mode not in ("block", "decode"):
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
             grid = self._rowlocal(T)
@@ -423,6 +424,12 @@ class _KernelWriter(RowMappings):
             if not has_tensor_cores(self.target):
                 raise UnsupportedKernel(f"{self.target} has no mma.sync tensor cores (sm_80 and later)")
             grid = render_flash(self, form)
+        elif mode == "decode":
+            form = online_form(self.k)
+            if form is None:
+                raise UnsupportedKernel(f"{self.k.name}: not in online-softmax form (kernel/online.py)")
+            self.lines.insert(0, FLASH_PRELUDE)
+            grid = render_decode(self, form)
         elif mode == "gemm":
             grid = self._gemm(c)
             T = self.T
@@ -574,7 +581,8 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[s
         name, src, launch = hit
         return (src if name == k.name else re.sub(rf"\b{re.escape(name)}\b", k.name, src)), dict(launch)
     cfg = dict(cfg or default_config(k, target))
-    src, launch = _KernelWriter(k, cfg, target).render(None if cfg.get("mode") in ("rowlocal", "flash") else canonical(k))
+    src, launch = _KernelWriter(k, cfg, target).render(
+        None if cfg.get("mode") in ("rowlocal", "flash", "decode") else canonical(k))
     launch["cfg"] = cfg
     if len(_RENDERED) > 20000:
         _RENDERED.clear()

@@ -381,8 +381,16 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
     target has the tensor cores it uses; else None."""
     from ..kernel.online import online_form
     from .cuda_flash import flash_applicable
+    from .cuda_flash_decode import decode_applicable, query_vars
     form = online_form(k)
-    if form is None or not has_tensor_cores(target) or flash_applicable(k, form) is not None:
+    if form is None:
+        return None
+    if decode_applicable(k, form) is None:  # a few query rows: the keys split over a cluster's blocks
+        groups = sm.prod([e for v, e in form.rows if (v, e) not in query_vars(form)])
+        n = groups.value if groups.is_const else 16
+        cluster = 8 if 8 * n <= 2 * sm_count(target) else 4 if 4 * n <= 2 * sm_count(target) else 1
+        return {"mode": "decode", "warps": 8, "unroll": 4, "cluster": cluster}
+    if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
     # measured on an H200 (bench/results/attention-variants-2026-11-26a.json, bf16, B 4, 32 heads):
     # head dim 128 runs fastest as 8 warps x 128 keys (232 TFLOP/s causal at 4096 keys, 280 non-causal;

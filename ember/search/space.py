@@ -50,9 +50,12 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     from ..kernel.structure import has_locals
     if has_locals(k):
         from ..codegen.cuda_schedule import flash_config
-        if flash_config(k, target) is not None:  # a streamed kernel (kernel/online.py): its tile knobs
-            return [flash_config(k, target)] + [{"mode": "flash", "warps": w, "BN": bn}
-                                                for w in (4, 8) for bn in (32, 64, 128)]
+        first = flash_config(k, target)
+        if first is not None and first["mode"] == "decode":  # flash-decoding (codegen/cuda_flash_decode.py)
+            return [first] + [{"mode": "decode", "warps": w, "unroll": u, "cluster": c}
+                              for w in (4, 8, 16) for u in (2, 4, 8) for c in (1, 4, 8)]
+        if first is not None:  # a streamed kernel (kernel/online.py): its tile knobs
+            return [first] + [{"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128)]
         return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]
     c = cg.canonical(k)
     out = [cg.default_config(k, target)]
