@@ -164,13 +164,14 @@ def bench_decode(out: dict, variants: bool) -> None:
                    cfg=[l.config.get("cfg") for l in prog.launches])
         row["ember_us"] = prog.benchmark(reps=20, q=q, k=k, v=v)
         if variants:
-            for cfg in [{"mode": "decode", "warps": w, "unroll": u, "cluster": c}
-                        for w in (4, 8, 16) for u in (2, 4, 8) for c in (4, 8)]:
+            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "cluster": c}
+                        for w in (2, 4, 8) for bn in (16, 32, 64) for c in (4, 8)]:
+                name = f"w{cfg['warps']}_bn{cfg['BN']}_c{cfg['cluster']}"
                 try:
                     us = ember_decode(B, Hkv, G, S, D, cfg).benchmark(reps=10, q=q, k=k, v=v)
-                    row[f"w{cfg['warps']}_u{cfg['unroll']}_c{cfg['cluster']}_us"] = round(us, 2)
+                    row[f"{name}_us"] = round(us, 2)
                 except Exception as e:  # noqa: BLE001
-                    row[f"w{cfg['warps']}_u{cfg['unroll']}_c{cfg['cluster']}_error"] = str(e)[:160]
+                    row[f"{name}_error"] = str(e)[:160]
         qh = q.reshape(B, Hkv * G, 1, D)
         row["sdpa_us"] = timed(lambda: F.scaled_dot_product_attention(qh, k, v, enable_gqa=True), reps=7, inner=20)
         best = min(v_ for k_, v_ in row.items() if k_.endswith("_us") and k_ != "sdpa_us")

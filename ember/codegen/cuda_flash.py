@@ -39,6 +39,7 @@ __device__ __forceinline__ void em_cp16(void* smem, const void* gmem, bool pred)
 }
 __device__ __forceinline__ void em_cp_commit() { asm volatile("cp.async.commit_group;"); }
 __device__ __forceinline__ void em_cp_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void em_cp_wait_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 __device__ __forceinline__ void em_ldsm4(unsigned* r, const void* p) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
@@ -99,6 +100,8 @@ def flash_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
     for e, what in ((f.depth, "the score depth"), (f.out_extent, "the value width")):
         if not e.is_const or e.value % 64 or e.value > 128:
             return f"{what} must be 64 or 128"
+    if f.query is None:
+        return "no row loop that q alone varies along (every row reads its own keys)"
     L = dict(f.rows)[f.query]
     if L.is_const and L.value < 16:  # (one decode row: a 64-row tile would be 1/64 used; flash-decoding is not here yet)
         return f"{L.value} query rows: too few for a 16-row tensor-core tile per warp"

@@ -3,16 +3,16 @@ token per sequence, the heads of a GQA group) as flash-decoding: the keys split 
 thread-block cluster and over the warps of each block, partial (max, sum, row) triples combined.
 
 * the query rows are every row loop the keys and values do not depend on (a GQA group's heads and
-  the new tokens): R of them, all held by every warp (q in registers, D / 32 elements per lane), so
-  each key and value row is read from memory once for the whole group;
-* block `rank` of a cluster of C takes keys [rank * chunk, (rank + 1) * chunk), its W warps take
-  groups of U keys in turn: U rows of k and v loaded at once (lanes across the head dimension,
-  4- or 8-byte loads), the R x U scores reduced across the warp by shuffles, the kernel's own X per
-  score, then the online recurrence per row (one rescale per U keys);
+  the new tokens): R <= 16 of them, one 16-row tensor-core tile (rows past R are padding), so each
+  key and value row is read from memory once for the whole group;
+* block `rank` of a cluster of C takes keys [rank * chunk, (rank + 1) * chunk); its W warps take
+  tiles of BN keys in turn, each warp with its own two-slot `cp.async` ring (warp-local waits, no
+  block barrier in the loop): S = q k^T and O += P v by `mma.sync` as in flash mode, the kernel's
+  own X per score, the online recurrence per row;
 * the warps' triples are combined in shared memory, the blocks' through distributed shared memory
   by rank 0 of the cluster, which applies 1 / l and the store's expression.
 
-Bandwidth, not arithmetic, bounds it: it is written to keep U * W rows of k and v in flight per SM.
+Bandwidth bounds it: W warps x BN keys x (D + Dv) x 2 bytes are in flight per block.
 """
 from __future__ import annotations
 
@@ -22,7 +22,15 @@ from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_flash import HALF, _operand
 
-ROWS_MAX = 16  # query rows one kernel holds in registers
+ROWS_MAX = 16  # query rows: one tensor-core tile
+
+
+def smem_limit(target) -> int:
+    return int(getattr(target, "smem_per_block", 0) or 227 * 1024)
+
+
+def decode_smem(W: int, BN: int, D: int, DV: int) -> int:
+    return 16 * D * 2 + max(W * 2 * BN * (D + DV) * 2, 4 * (W * 16 * (DV + 2) + 16 * (DV + 2)))
 
 
 def query_vars(f: OnlineForm) -> list:
@@ -65,26 +73,32 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     if why:
         raise UnsupportedKernel(f"{w.k.name}: {why}")
     cfg = w.cfg
-    W, U, C = int(cfg.get("warps", 8)), int(cfg.get("unroll", 4)), int(cfg.get("cluster", 1))
+    W, BN, C = int(cfg.get("warps", 4)), int(cfg.get("BN", 32)), int(cfg.get("cluster", 1))
+    if BN not in (16, 32, 64):
+        raise UnsupportedKernel(f"decode BN={BN} (16, 32 or 64)")
     D, DV = f.depth.value, f.out_extent.value
-    EL, EV = D // 32, DV // 32
     qv = query_vars(f)
     groups = [(v, e) for v, e in f.rows if (v, e) not in qv]
     R = sm.prod([e for _, e in qv]).value
-    I = w.IDX
-    e = w.emit
+    I, e = w.IDX, w.emit
+    ty = HALF[f.q.dtype.name]
+    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
     c = repr(float(f.c)) + "f"
-    st = w.vr.d.storage_type(f.k.dtype)
-    pair = {2: "unsigned int", 4: "uint2"}
-    smem = 4 * (W * R * (DV + 2) + R * (DV + 2))
-    w.smem_bytes = smem
-    e(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
-    e(1, "float* wm_ = reinterpret_cast<float*>(em_dyn_smem);  /* [W][R] maxima, [W][R] sums, [W][R][DV] rows */")
-    e(1, f"float* wl_ = wm_ + {W * R};")
-    e(1, f"float* wo_ = wl_ + {W * R};")
-    e(1, f"float* bm_ = wo_ + {W * R * DV};  /* the block's combined triple: [R], [R], [R][DV] */")
-    e(1, f"float* bl_ = bm_ + {R};")
-    e(1, f"float* bo_ = bl_ + {R};")
+    slot = BN * (D + DV)  # elements of one ring slot
+    ring = W * 2 * slot * 2  # bytes
+    comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
+    w.smem_bytes = 16 * D * 2 + max(ring, comb)
+    if w.smem_bytes > smem_limit(w.target):
+        raise UnsupportedKernel(f"decode: {w.smem_bytes} bytes of shared memory for {W} warps x {BN} keys")
+    e(1, "extern __shared__ __align__(128) unsigned char em_dyn_smem[];")
+    e(1, "unsigned short* Qs = reinterpret_cast<unsigned short*>(em_dyn_smem);")
+    e(1, f"unsigned short* ring_ = Qs + {16 * D};")
+    e(1, f"float* wm_ = reinterpret_cast<float*>(Qs + {16 * D});  /* after the loop: [W][16] maxima, sums, rows */")
+    e(1, f"float* wl_ = wm_ + {W * 16};")
+    e(1, f"float* wo_ = wl_ + {W * 16};")
+    e(1, f"float* bm_ = wo_ + {W * 16 * DV};  /* the block's combined triple */")
+    e(1, "float* bl_ = bm_ + 16;")
+    e(1, "float* bo_ = bl_ + 16;")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
     e(1, f"{I} blk_ = blockIdx.x / {C};")
@@ -97,116 +111,166 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "kend_ = kend_ < nk_ ? kend_ : nk_;")
     else:
         e(1, f"const {I} kend_ = nk_;")
-    e(1, f"const {I} chunk_ = (kend_ + {C * U - 1}) / {C * U} * {U};")
+    e(1, f"const {I} chunk_ = (kend_ + {C * BN - 1}) / {C * BN} * {BN};")
     e(1, f"const {I} k0_ = rank_ * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
+    e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
 
     def at_row(r: str, ind: int):
-        """Declare the query row variables of row index `r` (a C expression)."""
-        t, rest = r, qv[1:]
+        t = r
         for i, (var, ext) in enumerate(reversed(qv)):
             if i == len(qv) - 1:
                 e(ind, f"const {I} {var} = {t};")
             else:
                 e(ind, f"const {I} {var} = ({t}) % {ext.value};")
                 t = f"({t}) / {ext.value}"
-        del rest
 
-    # q in registers: q_[r][i] = q(row r, depth lane * EL + i)
-    e(1, f"float q_[{R}][{EL}];")
-    e(1, "#pragma unroll")
-    e(1, f"for (int r = 0; r < {R}; ++r) {{")
-    at_row("r", 2)
-    dv = sm.var("lane_", 0, None) * EL
-    e(2, f"const {pair[EL]} qq_ = *reinterpret_cast<const {pair[EL]}*>(&{f.q.args[0]}[{w.idx(sm.substitute(f.q.args[1], {f.depth_var: dv}))}]);")
-    e(2, "#pragma unroll")
-    e(2, f"for (int i = 0; i < {EL}; ++i) q_[r][i] = {w.vr.d.widen(f'reinterpret_cast<const {st}*>(&qq_)[i]', f.q.dtype, 'float')};")
+    # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
+    e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")
+    e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
+    e(2, f"unsigned short* dst_ = Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3);")
+    e(2, f"if (r_ < {R}) {{")
+    at_row("r_", 3)
+    dvar = sm.var("ch_", 0, None) * 8
+    e(3, f"em_cp16(dst_, {f.q.args[0]} + {w.idx(sm.substitute(f.q.args[1], {f.depth_var: dvar}))}, true);")
+    e(2, "} else { *reinterpret_cast<uint4*>(dst_) = make_uint4(0, 0, 0, 0); }")
     e(1, "}")
-    e(1, f"float m_[{R}], l_[{R}], o_[{R}][{EV}];")
+    e(1, "em_cp_commit(); em_cp_wait_all(); __syncthreads();")
+    e(1, f"unsigned qf_[{D // 16}][4];")
     e(1, "#pragma unroll")
-    e(1, f"for (int r = 0; r < {R}; ++r) {{ m_[r] = -INFINITY; l_[r] = 0.f; for (int i = 0; i < {EV}; ++i) o_[r][i] = 0.f; }}")
-    e(1, f"for ({I} j0_ = k0_ + warp_ * {U}; j0_ < k1_; j0_ += {W * U}) {{")
-    e(2, f"{pair[EL]} kk_[{U}]; {pair[EV]} vv_[{U}];")
-    kvar = sm.var("kr_", 0, None)
-    e(2, "#pragma unroll")
-    e(2, f"for (int u = 0; u < {U}; ++u) {{")
-    e(3, f"const {I} kr_ = j0_ + u < k1_ ? j0_ + u : k1_ - 1;  /* (a clamped row: its score is masked) */")
-    e(3, f"kk_[u] = *reinterpret_cast<const {pair[EL]}*>(&{f.k.args[0]}[{w.idx(sm.substitute(f.k.args[1], {KEY: kvar, f.depth_var: dv}))}]);")
-    dvv = sm.var("lane_", 0, None) * EV
-    e(3, f"vv_[u] = *reinterpret_cast<const {pair[EV]}*>(&{f.v.args[0]}[{w.idx(sm.substitute(f.v.args[1], {KEY: kvar, f.out_var: dvv}))}]);")
+    e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(2, "const int r_ = lane_ & 15, ch_ = kk * 2 + (lane_ >> 4);")
+    e(2, f"em_ldsm4(qf_[kk], Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(1, "}")
+    kv = sm.var("kr_", 0, None)
+    e(1, f"unsigned short* my_ = ring_ + warp_ * {2 * slot};")
+
+    def load_tile(t: str, s_: str, ind: int):
+        """Warp-local copy of key tile `t` into ring slot `s_`."""
+        for v, width, off, fast in ((f.k, D, 0, f.depth_var), (f.v, DV, BN * D, f.out_var)):
+            e(ind, f"for (int c_ = lane_; c_ < {BN * width // 8}; c_ += 32) {{")
+            e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
+            e(ind + 1, f"const {I} kr_ = k0_ + ({t}) * {BN} + r_;")
+            e(ind + 1, f"em_cp16(my_ + ({s_}) * {slot} + {off} + r_ * {width} + ((ch_ ^ (r_ & 7)) << 3), "
+                       f"{v.args[0]} + (kr_ < k1_ ? {w.idx(sm.substitute(v.args[1], {KEY: kv, fast: dvar}))} : 0), kr_ < k1_);")
+            e(ind, "}")
+
+    e(1, "float m_[2] = {-INFINITY, -INFINITY}, l_[2] = {0.f, 0.f};")
+    e(1, f"float o_[{DV // 8}][4];")
+    e(1, "#pragma unroll")
+    e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
+    e(1, "const int qrow_ = lane_ >> 2;")
+    e(1, "int slot_ = 0;")
+    e(1, "if (warp_ < ntk_) {")
+    load_tile("warp_", "0", 2)
+    e(1, "}")
+    e(1, "em_cp_commit();")
+    e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, slot_ ^= 1) {{")
+    e(2, f"if (t_ + {W} < ntk_) {{")
+    load_tile(f"t_ + {W}", "slot_ ^ 1", 3)
     e(2, "}")
-    e(2, f"float x_[{R}][{U}];")
+    e(2, "em_cp_commit();")
+    e(2, "em_cp_wait_one(); __syncwarp();")
+    e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
+    e(2, f"const unsigned short* Vt = Kt + {BN * D};")
+    e(2, f"float s_[{BN // 8}][4];")
+    e(2, "#pragma unroll")
+    e(2, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][0] = s_[n][1] = s_[n][2] = s_[n][3] = 0.f;")
+    e(2, "#pragma unroll")
+    e(2, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
+    e(4, "unsigned b_[4];")
+    e(4, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
+    e(4, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(4, f'EM_MMA16816("{ty}", s_[2 * n2], qf_[kk], b_[0], b_[1]);')
+    e(4, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
+    e(3, "}")
+    e(2, "}")
     bufs = {b.name for b in w.k.buffers}
     loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
     X = replace(f.x, {ld: f.score for ld in loc})
     e(2, "#pragma unroll")
-    e(2, f"for (int u = 0; u < {U}; ++u) {{")
+    e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
     e(3, "#pragma unroll")
-    e(3, f"for (int r = 0; r < {R}; ++r) {{")
-    e(4, "float s_ = 0.f;")
-    e(4, "#pragma unroll")
-    e(4, f"for (int i = 0; i < {EL}; ++i) s_ += q_[r][i] * "
-         f"{w.vr.d.widen(f'reinterpret_cast<const {st}*>(&kk_[u])[i]', f.k.dtype, 'float')};")
-    e(4, "#pragma unroll")
-    e(4, "for (int o = 16; o > 0; o >>= 1) s_ += __shfl_xor_sync(0xffffffffu, s_, o);")
-    e(4, f"const {I} {KEY} = j0_ + u;")
-    e(4, f"const float {f.score_acc} = s_;")
-    e(4, "float x = -INFINITY;")
-    e(4, f"if ({KEY} < k1_) {{")
+    e(3, "for (int c = 0; c < 4; ++c) {")
+    e(4, "const int r = qrow_ + ((c >> 1) << 3);")
+    e(4, f"const {I} {KEY} = k0_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+    e(4, f"const float {f.score_acc} = s_[n][c];")
+    e(4, "float x_ = -INFINITY;")
+    e(4, f"if ({KEY} < k1_ && r < {R}) {{")
     at_row("r", 5)
     env = w.vr.vals([X], 5)
-    e(5, f"x = {env[X]};")
+    e(5, f"x_ = {env[X]};")
     e(4, "}")
-    e(4, "x_[r][u] = x;")
+    e(4, "s_[n][c] = x_;")
     e(3, "}")
     e(2, "}")
     e(2, "#pragma unroll")
-    e(2, f"for (int r = 0; r < {R}; ++r) {{")
-    e(3, "float mx_ = m_[r];")
+    e(2, "for (int h = 0; h < 2; ++h) {")
+    e(3, "float mx_ = m_[h];")
     e(3, "#pragma unroll")
-    e(3, f"for (int u = 0; u < {U}; ++u) mx_ = fmaxf(mx_, x_[r][u]);")
+    e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
+    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
+    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
     e(3, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
-    e(3, f"const float a_ = em_ex2(fmaf(m_[r], {c}, -mc_));")
-    e(3, "m_[r] = mx_; l_[r] *= a_;")
+    e(3, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
+    e(3, "m_[h] = mx_;")
+    e(3, "float ls_ = 0.f;")
     e(3, "#pragma unroll")
-    e(3, f"for (int i = 0; i < {EV}; ++i) o_[r][i] *= a_;")
+    e(3, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(4, f"s_[n][2 * h] = em_ex2(fmaf(s_[n][2 * h], {c}, -mc_));")
+    e(4, f"s_[n][2 * h + 1] = em_ex2(fmaf(s_[n][2 * h + 1], {c}, -mc_));")
+    e(4, "ls_ += s_[n][2 * h] + s_[n][2 * h + 1];")
+    e(3, "}")
+    e(3, "l_[h] = l_[h] * a_ + ls_;")
     e(3, "#pragma unroll")
-    e(3, f"for (int u = 0; u < {U}; ++u) {{")
-    p = f"em_ex2(fmaf(x_[r][u], {c}, -mc_))"
-    if f.p_dtype is not None:
-        p = w.vr.d.round_through(p, f.p_dtype)
-    e(4, f"const float p_ = {p};")
-    e(4, "l_[r] += p_;")
-    e(4, "#pragma unroll")
-    e(4, f"for (int i = 0; i < {EV}; ++i) o_[r][i] += p_ * "
-         f"{w.vr.d.widen(f'reinterpret_cast<const {st}*>(&vv_[u])[i]', f.v.dtype, 'float')};")
+    e(3, f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}")
+    e(2, "}")
+    e(2, "#pragma unroll")
+    e(2, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
+    e(3, f"unsigned pa_[4] = {{{pack}(s_[2 * kk][0], s_[2 * kk][1]), {pack}(s_[2 * kk][2], s_[2 * kk][3]), "
+         f"{pack}(s_[2 * kk + 1][0], s_[2 * kk + 1][1]), {pack}(s_[2 * kk + 1][2], s_[2 * kk + 1][3])}};")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
+    e(4, "unsigned b_[4];")
+    e(4, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
+    e(4, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(4, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
+    e(4, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
     e(3, "}")
     e(2, "}")
+    e(2, "__syncwarp();  /* this slot is refilled two tiles on */")
     e(1, "}")
-    # the warps' triples -> the block's
+    e(1, "em_cp_wait_all();")
+    e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")
+    # the warps' triples (rows qrow_ and qrow_ + 8; l reduced over the row's four lanes) -> shared memory
     e(1, "#pragma unroll")
-    e(1, f"for (int r = 0; r < {R}; ++r) {{")
-    e(2, f"if (lane_ == 0) {{ wm_[warp_ * {R} + r] = m_[r]; wl_[warp_ * {R} + r] = l_[r]; }}")
+    e(1, "for (int h = 0; h < 2; ++h) {")
+    e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 1);")
+    e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 2);")
+    e(2, "const int r = qrow_ + 8 * h;")
+    e(2, "if ((lane_ & 3) == 0) { wm_[warp_ * 16 + r] = m_[h]; wl_[warp_ * 16 + r] = l_[h]; }")
     e(2, "#pragma unroll")
-    e(2, f"for (int i = 0; i < {EV}; ++i) wo_[(warp_ * {R} + r) * {DV} + lane_ * {EV} + i] = o_[r][i];")
+    e(2, f"for (int n = 0; n < {DV // 8}; ++n) {{")
+    e(3, f"wo_[(warp_ * 16 + r) * {DV} + n * 8 + ((lane_ & 3) << 1)] = o_[n][2 * h];")
+    e(3, f"wo_[(warp_ * 16 + r) * {DV} + n * 8 + ((lane_ & 3) << 1) + 1] = o_[n][2 * h + 1];")
+    e(2, "}")
     e(1, "}")
     e(1, "__syncthreads();")
     e(1, f"for (int t = tid_; t < {R * DV}; t += {32 * W}) {{")
     e(2, f"const int r = t / {DV}, col = t % {DV};")
     e(2, "float M = -INFINITY;")
-    e(2, f"for (int q = 0; q < {W}; ++q) M = fmaxf(M, wm_[q * {R} + r]);")
+    e(2, f"for (int q = 0; q < {W}; ++q) M = fmaxf(M, wm_[q * 16 + r]);")
     e(2, f"const float Mc = (M == -INFINITY ? 0.f : M) * {c};")
     e(2, "float L = 0.f, O = 0.f;")
     e(2, f"for (int q = 0; q < {W}; ++q) {{")
-    e(3, f"const float s = em_ex2(fmaf(wm_[q * {R} + r], {c}, -Mc));")
-    e(3, f"L += s * wl_[q * {R} + r]; O += s * wo_[(q * {R} + r) * {DV} + col];")
+    e(3, f"const float s = em_ex2(fmaf(wm_[q * 16 + r], {c}, -Mc));")
+    e(3, f"L += s * wl_[q * 16 + r]; O += s * wo_[(q * 16 + r) * {DV} + col];")
     e(2, "}")
     e(2, f"bo_[r * {DV} + col] = O;")
     e(2, "if (col == 0) { bm_[r] = M; bl_[r] = L; }")
     e(1, "}")
-    if C > 1:
-        e(1, "em_cluster_sync();  /* every block's triple is in its shared memory */")
-    else:
-        e(1, "__syncthreads();")
+    e(1, "em_cluster_sync();  /* every block's triple is in its shared memory */" if C > 1 else "__syncthreads();")
     e(1, "if (rank_ == 0) {")
     e(2, f"for (int t = tid_; t < {R * DV}; t += {32 * W}) {{")
     e(3, f"const int r = t / {DV};")

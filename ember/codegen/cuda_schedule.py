@@ -389,7 +389,7 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         groups = sm.prod([e for v, e in form.rows if (v, e) not in query_vars(form)])
         n = groups.value if groups.is_const else 16
         cluster = 8 if 8 * n <= 2 * sm_count(target) else 4 if 4 * n <= 2 * sm_count(target) else 1
-        return {"mode": "decode", "warps": 8, "unroll": 4, "cluster": cluster}
+        return {"mode": "decode", "warps": 4, "BN": 32, "cluster": cluster}
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
     # measured on an H200 (bench/results/attention-variants-2026-11-26a.json, bf16, B 4, 32 heads):

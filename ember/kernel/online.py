@@ -39,7 +39,7 @@ KEY = "kj_"  # the canonical name of the streamed (key) axis in the returned val
 @dataclass(frozen=True)
 class OnlineForm:
     rows: tuple  # ((var, extent), ...): the kernel's outer parallel loops
-    query: str  # the row variable the score operand q varies along (the tile's rows)
+    query: str | None  # the row variable the score operand q varies along (the tile's rows), if any
     keys: sm.Expr  # extent of the streamed axis
     # the scores' own contraction (None when X reads its scores from memory: a plain softmax @ v)
     depth: sm.Expr | None  # extent of the score contraction (q . k)
@@ -264,9 +264,7 @@ def online_form(k: ir.Kernel) -> OnlineForm | None:
         # the row loop the score operand q runs along (the flash kernel's tile rows)
         query = [r for r, _ in rows if r in _vars(q) and r not in _vars(kk) and r not in _vars(v)]
         kq, prod_ = _rename(kk, items[0].var, KEY, keys), _rename(s_upd_value, items[0].var, KEY, keys)
-    if not query:
-        return None
-    return OnlineForm(rows=tuple(rows), query=query[-1], keys=keys, depth=depth, depth_var=dvar, q=q,
+    return OnlineForm(rows=tuple(rows), query=query[-1] if query else None, keys=keys, depth=depth, depth_var=dvar, q=q,
                       k=kq, product=prod_,
                       score=score, score_acc=s_acc_name, x=X, c=c,
                       p_dtype=p_dtype, v=_rename(v, ovar, KEY, keys), out_var=tail.var, out_extent=tail.extent,
@@ -278,6 +276,8 @@ def key_limit(f: OnlineForm) -> tuple | None:
     condition has a conjunct (the bool value returned) meaning KEY <= query + off; None when X has no
     such bound."""
     x = f.x
+    if f.query is None:
+        return None
     while x.op == "cast":
         x = x.args[0]
     if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
