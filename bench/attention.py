@@ -165,7 +165,7 @@ def bench_decode(out: dict, variants: bool) -> None:
         row["ember_us"] = prog.benchmark(reps=20, q=q, k=k, v=v)
         if variants:
             for cfg in [{"mode": "decode", "warps": w, "BN": bn, "cluster": c}
-                        for w in (2, 4, 8) for bn in (16, 32, 64) for c in (4, 8)]:
+                        for w in (2, 4, 8) for bn in (16, 32, 64) for c in (4, 8, 16)]:
                 name = f"w{cfg['warps']}_bn{cfg['BN']}_c{cfg['cluster']}"
                 try:
                     us = ember_decode(B, Hkv, G, S, D, cfg).benchmark(reps=10, q=q, k=k, v=v)

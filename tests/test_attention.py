@@ -198,9 +198,9 @@ def test_decode_attention_takes_flash_decoding_and_compiles():
     """One query row per head group (GQA rows sharing their kv head): the keys split over a cluster."""
     y = _decode_graph(1, 8, 4, 8192, 64)
     k = _compiles(y, [{"mode": "decode", "warps": w, "BN": bn, "cluster": c}
-                      for w, bn, c in ((4, 32, 8), (2, 16, 1), (8, 32, 4))])
+                      for w, bn, c in ((4, 32, 16), (2, 16, 1), (8, 32, 4))])
     cfg = get_target("h100").default_config(k, get_target("h100"))
-    assert cfg["mode"] == "decode" and cfg["cluster"] == 8
+    assert cfg["mode"] == "decode" and cfg["cluster"] == 16  # 8 kv heads x 16 blocks cover the 132 SMs
 
 
 def test_streamed_kernel_ir_names_the_key_axis():

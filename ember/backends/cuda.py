@@ -79,7 +79,20 @@ def device_arch(index: int = 0) -> str:
 def set_max_dynamic_smem(kernel, nbytes: int, dev=None) -> None:
     """Allow a kernel more than 48 KB of dynamic shared memory (opt-in, per kernel)."""
     from cuda.bindings import driver
-    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    set_kernel_attribute(kernel, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         nbytes, dev)
+
+
+def allow_large_clusters(kernel, dev=None) -> None:
+    """Allow clusters of more than 8 blocks (16 on the H100: non-portable, opt-in per kernel)."""
+    from cuda.bindings import driver
+    set_kernel_attribute(kernel, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                         1, dev)
+
+
+def set_kernel_attribute(kernel, attr, value: int, dev=None) -> None:
+    from cuda.bindings import driver
+    nbytes = value
     h = kernel.handle
     if isinstance(h, driver.CUkernel):
         _check(driver.cuKernelSetAttribute(attr, nbytes, h, (dev or device()).device_id), "cuKernelSetAttribute")
@@ -139,6 +152,8 @@ class CUDAExecutor:
         for l, k in zip(program.launches, self.kernels):
             if k is not None and int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds
                 set_max_dynamic_smem(k, int(l.config["smem"]), self.dev)  # dynamic + static (48 KB + a reduction's 128 B failed)
+            if k is not None and int((l.config.get("cfg") or {}).get("cluster", 1)) > 8:
+                allow_large_clusters(k, self.dev)
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}

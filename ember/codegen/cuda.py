@@ -405,8 +405,8 @@ class _KernelWriter(RowMappings):
             raise UnsupportedKernel(f"{self.target} has no TF32 tensor cores (sm_80 and later)")
         if mode == "wgmma" and not has_wgmma(self.target):
             raise UnsupportedKernel(f"{self.target} has no wgmma tensor cores (sm_90a)")
-        if self.cluster not in (1, 2, 4, 8):
-            raise UnsupportedKernel(f"cluster of {self.cluster} blocks (1, 2, 4 or 8)")
+        if self.cluster not in (1, 2, 4, 8) and not (mode == "decode" and self.cluster == 16):
+            raise UnsupportedKernel(f"cluster of {self.cluster} blocks (1, 2, 4 or 8; 16 for decode)")
         dims = f"__cluster_dims__({self.cluster}, 1, 1) " if self.cluster > 1 else ""
         if self.cluster > 1:
             self.emit(0, CLUSTER_HELPERS)
