@@ -10,7 +10,8 @@ thread-block cluster and over the warps of each block, partial (max, sum, row) t
   block barrier in the loop): S = q k^T and O += P v by `mma.sync` as in flash mode, the kernel's
   own X per score, the online recurrence per row;
 * the warps' triples are combined in shared memory, the blocks' through distributed shared memory
-  by rank 0 of the cluster, which applies 1 / l and the store's expression.
+  (each block of the cluster finishing a slice of the outputs), then 1 / l and the store's
+  expression. The q tile and each warp's first key tile load together.
 
 Bandwidth bounds it: W warps x BN keys x (D + Dv) x 2 bytes are in flight per block.
 """
@@ -134,15 +135,20 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(3, f"em_cp16(dst_, {f.q.args[0]} + {w.idx(sm.substitute(f.q.args[1], {f.depth_var: dvar}))}, true);")
     e(2, "} else { *reinterpret_cast<uint4*>(dst_) = make_uint4(0, 0, 0, 0); }")
     e(1, "}")
-    e(1, "em_cp_commit(); em_cp_wait_all(); __syncthreads();")
+    e(1, "em_cp_commit();")
+    kv = sm.var("kr_", 0, None)
+    e(1, f"unsigned short* my_ = ring_ + warp_ * {2 * slot};")
+    e(1, "if (warp_ < ntk_) {  /* the first key tile loads while q arrives */")
+    load_first = len(w.lines)
+    e(1, "}")
+    e(1, "em_cp_commit();")
+    e(1, "em_cp_wait_one(); __syncthreads();  /* q is in shared memory */")
     e(1, f"unsigned qf_[{D // 16}][4];")
     e(1, "#pragma unroll")
     e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
     e(2, "const int r_ = lane_ & 15, ch_ = kk * 2 + (lane_ >> 4);")
     e(2, f"em_ldsm4(qf_[kk], Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
     e(1, "}")
-    kv = sm.var("kr_", 0, None)
-    e(1, f"unsigned short* my_ = ring_ + warp_ * {2 * slot};")
 
     def load_tile(t: str, s_: str, ind: int):
         """Warp-local copy of key tile `t` into ring slot `s_`."""
@@ -160,10 +166,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
     e(1, "const int qrow_ = lane_ >> 2;")
     e(1, "int slot_ = 0;")
-    e(1, "if (warp_ < ntk_) {")
+    head, w.lines = w.lines[:load_first], w.lines[load_first:]
+    tail = w.lines
+    w.lines = head
     load_tile("warp_", "0", 2)
-    e(1, "}")
-    e(1, "em_cp_commit();")
+    w.lines += tail
     e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, slot_ ^= 1) {{")
     e(2, f"if (t_ + {W} < ntk_) {{")
     load_tile(f"t_ + {W}", "slot_ ^ 1", 3)
@@ -271,8 +278,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "if (col == 0) { bm_[r] = M; bl_[r] = L; }")
     e(1, "}")
     e(1, "em_cluster_sync();  /* every block's triple is in its shared memory */" if C > 1 else "__syncthreads();")
-    e(1, "if (rank_ == 0) {")
-    e(2, f"for (int t = tid_; t < {R * DV}; t += {32 * W}) {{")
+    e(1, "{  /* the outputs spread over the cluster's blocks, each reading every block's triple */")
+    e(2, f"for (int t = rank_ * {32 * W} + tid_; t < {R * DV}; t += {C * 32 * W}) {{")
     e(3, f"const int r = t / {DV};")
     e(3, f"const {I} {f.out_var} = t % {DV};")
     if C > 1:
@@ -294,6 +301,6 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "}")
     e(1, "}")
     if C > 1:
-        e(1, "em_cluster_sync();  /* rank 0 has read the others' shared memory */")
+        e(1, "em_cluster_sync();  /* every block has read the others' shared memory */")
     w.T = 32 * W
     return sm.prod([x for _, x in groups]) * C

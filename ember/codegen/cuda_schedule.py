@@ -388,9 +388,10 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
     if decode_applicable(k, form) is None:  # a few query rows: the keys split over a cluster's blocks
         groups = sm.prod([e for v, e in form.rows if (v, e) not in query_vars(form)])
         n = groups.value if groups.is_const else 16
-        # blocks enough to cover the SMs: a key range of its own for each (clusters of 16 are the
-        # H100's non-portable maximum)
-        cluster = next((cl for cl in (1, 2, 4, 8) if cl * n >= sm_count(target)), 16)
+        # blocks enough to cover the SMs, a key range of its own for each; measured on an H200
+        # (bench/results/attention-decode-2026-11-26b.json) clusters of 16 (non-portable) ran
+        # slower than 8: 16-block clusters must share a GPC, and fewer of them are co-resident
+        cluster = next((cl for cl in (1, 2, 4) if cl * n >= sm_count(target)), 8)
         return {"mode": "decode", "warps": 4, "BN": 32, "cluster": cluster}
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
