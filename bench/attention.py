@@ -178,9 +178,9 @@ def bench_decode(out: dict, variants: bool) -> None:
                    cfg=[l.config.get("cfg") for l in prog.launches])
         row["ember_us"] = prog.benchmark(reps=20, q=q, k=k, v=v)
         if variants:
-            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "cluster": c}
-                        for w in (4, 8) for bn in (16, 32) for c in (4, 8, 16)]:
-                name = f"w{cfg['warps']}_bn{cfg['BN']}_c{cfg['cluster']}"
+            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}
+                        for w in (4, 8) for bn in (16, 32) for st in (2, 3, 4) for c in (4, 8)]:
+                name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}"
                 try:
                     us = ember_decode(B, Hkv, G, S, D, cfg).benchmark(reps=10, q=q, k=k, v=v)
                     row[f"{name}_us"] = round(us, 2)

@@ -197,8 +197,8 @@ def test_flash_variants_compile_for_sm90():
 def test_decode_attention_takes_flash_decoding_and_compiles():
     """One query row per head group (GQA rows sharing their kv head): the keys split over a cluster."""
     y = _decode_graph(1, 8, 4, 8192, 64)
-    k = _compiles(y, [{"mode": "decode", "warps": w, "BN": bn, "cluster": c}
-                      for w, bn, c in ((4, 32, 16), (2, 16, 1), (8, 32, 4))])
+    k = _compiles(y, [{"mode": "decode", "warps": w, "BN": bn, "cluster": c, "stages": st}
+                      for w, bn, c, st in ((4, 32, 16, 2), (2, 16, 1, 4), (8, 16, 4, 3))])
     cfg = get_target("h100").default_config(k, get_target("h100"))
     assert cfg["mode"] == "decode" and cfg["cluster"] == 8
 

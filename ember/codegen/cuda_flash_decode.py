@@ -30,8 +30,8 @@ def smem_limit(target) -> int:
     return int(getattr(target, "smem_per_block", 0) or 227 * 1024)
 
 
-def decode_smem(W: int, BN: int, D: int, DV: int) -> int:
-    return 16 * D * 2 + max(W * 2 * BN * (D + DV) * 2, 4 * (W * 16 * (DV + 2) + 16 * (DV + 2)))
+def decode_smem(W: int, BN: int, D: int, DV: int, S: int = 2) -> int:
+    return 16 * D * 2 + max(W * S * BN * (D + DV) * 2, 4 * (W * 16 * (DV + 2) + 16 * (DV + 2)))
 
 
 def query_vars(f: OnlineForm) -> list:
@@ -75,6 +75,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         raise UnsupportedKernel(f"{w.k.name}: {why}")
     cfg = w.cfg
     W, BN, C = int(cfg.get("warps", 4)), int(cfg.get("BN", 32)), int(cfg.get("cluster", 1))
+    S = int(cfg.get("stages", 2))  # ring slots per warp: S - 1 tiles load ahead of the one computed
+    if S not in (2, 3, 4):
+        raise UnsupportedKernel(f"decode stages={S} (2, 3 or 4)")
     if BN not in (16, 32, 64):
         raise UnsupportedKernel(f"decode BN={BN} (16, 32 or 64)")
     D, DV = f.depth.value, f.out_extent.value
@@ -86,7 +89,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
     c = repr(float(f.c)) + "f"
     slot = BN * (D + DV)  # elements of one ring slot
-    ring = W * 2 * slot * 2  # bytes
+    ring = W * S * slot * 2  # bytes
     comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
     if w.smem_bytes > smem_limit(w.target):
@@ -137,12 +140,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     e(1, "em_cp_commit();")
     kv = sm.var("kr_", 0, None)
-    e(1, f"unsigned short* my_ = ring_ + warp_ * {2 * slot};")
-    e(1, "if (warp_ < ntk_) {  /* the first key tile loads while q arrives */")
-    load_first = len(w.lines)
-    e(1, "}")
-    e(1, "em_cp_commit();")
-    e(1, "em_cp_wait_one(); __syncthreads();  /* q is in shared memory */")
+    e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
+    load_first = len(w.lines)  # (the first S - 1 key tiles load while q arrives: inserted here below)
+    e(1, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
     e(1, f"unsigned qf_[{D // 16}][4];")
     e(1, "#pragma unroll")
     e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
@@ -165,18 +165,22 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "#pragma unroll")
     e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
     e(1, "const int qrow_ = lane_ >> 2;")
-    e(1, "int slot_ = 0;")
-    head, w.lines = w.lines[:load_first], w.lines[load_first:]
-    tail = w.lines
+    head, tail = w.lines[:load_first], w.lines[load_first:]
     w.lines = head
-    load_tile("warp_", "0", 2)
+    for i in range(S - 1):
+        e(1, f"if (warp_ + {i * W} < ntk_) {{")
+        load_tile(f"warp_ + {i * W}", str(i), 2)
+        e(1, "}")
+        e(1, "em_cp_commit();")
     w.lines += tail
-    e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, slot_ ^= 1) {{")
-    e(2, f"if (t_ + {W} < ntk_) {{")
-    load_tile(f"t_ + {W}", "slot_ ^ 1", 3)
+    e(1, "int it_ = 0;")
+    e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, ++it_) {{")
+    e(2, f"if (t_ + {(S - 1) * W} < ntk_) {{")
+    load_tile(f"t_ + {(S - 1) * W}", f"(it_ + {S - 1}) % {S}", 3)
     e(2, "}")
     e(2, "em_cp_commit();")
-    e(2, "em_cp_wait_one(); __syncwarp();")
+    e(2, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncwarp();  /* tile t_ has landed */')
+    e(2, f"const int slot_ = it_ % {S};")
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
     e(2, f"const unsigned short* Vt = Kt + {BN * D};")
     e(2, f"float s_[{BN // 8}][4];")
@@ -246,7 +250,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(4, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
     e(3, "}")
     e(2, "}")
-    e(2, "__syncwarp();  /* this slot is refilled two tiles on */")
+    e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
     e(1, "em_cp_wait_all();")
     e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")

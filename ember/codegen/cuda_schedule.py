@@ -391,8 +391,8 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # blocks enough to cover the SMs, a key range of its own for each; measured on an H200
         # (bench/results/attention-decode-2026-11-26b.json) clusters of 16 (non-portable) ran
         # slower than 8: 16-block clusters must share a GPC, and fewer of them are co-resident
-        cluster = next((cl for cl in (1, 2, 4) if cl * n >= sm_count(target)), 8)
-        return {"mode": "decode", "warps": 4, "BN": 32, "cluster": cluster}
+        cluster = next((cl for cl in (1, 2, 4) if cl * n >= 0.9 * sm_count(target)), 8)
+        return {"mode": "decode", "warps": 4, "BN": 16, "stages": 3, "cluster": cluster}
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
     # measured on an H200 (bench/results/attention-variants-2026-11-26a.json, bf16, B 4, 32 heads):

@@ -56,9 +56,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             from ..kernel.online import online_form
             f = online_form(k)
             D, DV = f.depth.value, f.out_extent.value
-            return [first] + [{"mode": "decode", "warps": w, "BN": bn, "cluster": c}
-                              for w in (2, 4, 8) for bn in (16, 32, 64) for c in (1, 4, 8, 16)
-                              if decode_smem(w, bn, D, DV) <= smem_limit(target)]
+            return [first] + [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}
+                              for w in (2, 4, 8) for bn in (16, 32, 64) for st in (2, 3, 4) for c in (1, 4, 8)
+                              if decode_smem(w, bn, D, DV, st) <= smem_limit(target)]
         if first is not None:  # a streamed kernel (kernel/online.py): its tile knobs
             return [first] + [{"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128)]
         return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]
