@@ -392,7 +392,11 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # (bench/results/attention-decode-2026-11-26b.json) clusters of 16 (non-portable) ran
         # slower than 8: 16-block clusters must share a GPC, and fewer of them are co-resident
         cluster = next((cl for cl in (1, 2, 4) if cl * n >= 0.9 * sm_count(target)), 8)
-        return {"mode": "decode", "warps": 4, "BN": 16, "stages": 3, "cluster": cluster}
+        # measured on an H200 (bench/results/attention-decode-2026-11-26c.json): 8 warps where the
+        # blocks are few (batch 1), 4 where they fill the GPU; 16 keys a tile at head dim 128, 32 at 64
+        warps = 8 if cluster == 8 else 4
+        return {"mode": "decode", "warps": warps, "BN": 16 if form.depth.value >= 128 else 32, "stages": 2,
+                "cluster": cluster}
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
     # measured on an H200 (bench/results/attention-variants-2026-11-26a.json, bf16, B 4, 32 heads):
