@@ -266,7 +266,7 @@ class CUDAExecutor:
         if maps:
             if self._tma.full:  # the maps are about to be dropped: so are the graphs replaying them
                 self._graphs.clear()
-            bufs.append(self._tma.pointer(index, maps, bufs))
+            bufs.append(self._tma.pointer(index, maps, bufs, env))
         elif maps is not None:  # a wgmma kernel whose operands are all gathered: no maps
             bufs.append(0)
         return bufs + [np.int64(env[d]) for d in l.dims]

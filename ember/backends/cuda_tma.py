@@ -25,17 +25,24 @@ class TmaError(ValueError):
     """An operand the copy engine cannot address (a device pointer that is not 16-byte aligned)."""
 
 
-def encode(spec: dict, base_ptr: int) -> bytes:
+def dims_of(spec: dict, env: dict) -> list:
+    """The map's extents, a symbolic one (a prompt's length) evaluated in `env` (the run's dims)."""
+    from .. import symbolic as sm
+    return [d if isinstance(d, int) else int(sm.evaluate(sm.from_json(d), env)) for d in spec["dims"]]
+
+
+def encode(spec: dict, base_ptr: int, env: dict | None = None) -> bytes:
     """The 128 bytes of the tensor map `spec` (a launch config's `tma` entry) over buffer `base_ptr`."""
     from cuda.bindings import driver
     es = ITEMSIZE[spec["dtype"]]
+    dims = dims_of(spec, env or {})
     addr = base_ptr + spec["offset"] * es
     if addr % 16:
         raise TmaError(f"a tensor-core operand's device address {addr:#x} is not 16-byte aligned "
                        f"(pass tensors whose data starts on a 16-byte boundary, e.g. .clone())")
     err, tmap = driver.cuTensorMapEncodeTiled(
-        getattr(driver.CUtensorMapDataType, TMA_DTYPE[spec["dtype"]]), len(spec["dims"]), addr,
-        [driver.cuuint64_t(int(d)) for d in spec["dims"]], [driver.cuuint64_t(int(s) * es) for s in spec["strides"]],
+        getattr(driver.CUtensorMapDataType, TMA_DTYPE[spec["dtype"]]), len(dims), addr,
+        [driver.cuuint64_t(max(int(d), 1)) for d in dims], [driver.cuuint64_t(int(s) * es) for s in spec["strides"]],
         [driver.cuuint32_t(int(b)) for b in spec["box"]], [driver.cuuint32_t(1)] * len(spec["dims"]),
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, getattr(driver.CUtensorMapSwizzle, SWIZZLE[128]),
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -53,14 +60,15 @@ class TensorMaps:
         self.maps: dict = {}
         self.retired: list = []  # dropped maps, freed at the next drop (a replay may still read them)
 
-    def pointer(self, index: int, specs: list, ptrs: list) -> int:
-        key = (index, tuple(ptrs[s["param"]] for s in specs))
+    def pointer(self, index: int, specs: list, ptrs: list, env: dict | None = None) -> int:
+        env = env or {}
+        key = (index, tuple(ptrs[s["param"]] for s in specs), tuple(tuple(dims_of(s, env)) for s in specs))
         buf = self.maps.get(key)
         if buf is None:
             if len(self.maps) >= MAX_MAPS:
                 self.retired = list(self.maps.values())
                 self.maps.clear()
-            raw = b"".join(encode(s, ptrs[s["param"]]) for s in specs)
+            raw = b"".join(encode(s, ptrs[s["param"]], env) for s in specs)
             buf = self.maps[key] = self.upload(np.frombuffer(raw, np.uint8))
         return int(buf.handle)
 

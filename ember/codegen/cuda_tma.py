@@ -77,14 +77,16 @@ def _affine(e: sm.Expr, names: list):
 
 
 def _flatten(loops: list, strides: dict):
-    """(extent, stride) of loops (outermost first) that walk one evenly strided run, else None."""
-    if not loops or any(not e.is_const for _, e in loops):
+    """(extent, stride) of loops (outermost first) that walk one evenly strided run, else None. The
+    outermost loop's extent may be symbolic (a prompt's length): the run's extent is then an Expr,
+    evaluated when the tensor map is encoded (backends/cuda_tma.py)."""
+    if not loops or any(not e.is_const for _, e in loops[1:]):
         return None
     run, stride = 1, strides[loops[-1][0]]
     for v, e in reversed(loops):
         if strides[v] != stride * run:
             return None
-        run *= e.value
+        run = run * e.value if e.is_const else sm.sym(e) * run
     return run, stride
 
 
@@ -122,12 +124,13 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
     outer += [strides[v] for v, _ in bvars]
     if any(s <= 0 or (s * es) % 16 for s in outer) or (off * es) % 16 or off < 0:
         return "a stride or offset that is not a multiple of 16 bytes"
-    if any(d >= 2 ** 32 for d in dims) or any(s * es >= 2 ** 40 for s in outer):
+    if any(isinstance(d, int) and d >= 2 ** 32 for d in dims) or any(s * es >= 2 ** 40 for s in outer):
         return "a dimension beyond the copy engine's range"
     return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [v for v, _ in bvars])
 
 
 def launch_spec(p: TmaOperand, param: int, box: list) -> dict:
     """The launch config's description of one tensor map (JSON: ints and strings)."""
-    return {"param": param, "dtype": p.dtype.name, "offset": p.offset, "dims": list(p.dims),
+    return {"param": param, "dtype": p.dtype.name, "offset": p.offset,
+            "dims": [d if isinstance(d, int) else sm.to_json(d) for d in p.dims],  # (a symbolic M: JSON)
             "strides": list(p.strides), "box": list(box)}

@@ -109,8 +109,10 @@ def wgmma_applicable(c: Canon, gather: bool = True) -> tuple | str:
     g = contraction_of(c)
     if g is None:
         return "not a contraction"
-    if any(not e.is_const for _, e in g.m + g.n + g.k + g.batch):
-        return "symbolic sizes (tensor maps and tiles are planned for static shapes)"
+    if any(not e.is_const for _, e in g.n + g.k + g.batch + g.m[1:]):
+        # (the outermost m loop may be symbolic — a prompt's length: its tensor map's extent is
+        # evaluated at launch, the tile count is a run-time expression)
+        return "symbolic sizes other than the outermost row loop's"
     return wgmma_plan(g, gather)
 
 
@@ -360,13 +362,18 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     return out
 
 
+SYMBOLIC_M_GUESS = 512  # rows a symbolic M (a prompt) is planned for when choosing the tile
+
+
 def default_wgmma_config(c: Canon, target=None) -> dict:
     """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
     measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
     over the waves of one block per SM (the ring takes the shared memory). 128 x 256 runs 3 stages
     (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3)."""
     g = contraction_of(c)
-    M, N, B = (_size(x).value for x in (g.m, g.n, g.batch))
+    Me = _size(g.m)
+    M = Me.value if Me.is_const else SYMBOLIC_M_GUESS
+    N, B = (_size(x).value for x in (g.n, g.batch))
     sms = target.sm_count if target is not None else 132
     rates = {(128, 256): 1.0, (128, 128): 0.75, (64, 256): 0.6, (128, 64): 0.55, (64, 128): 0.5, (64, 64): 0.4}
 
