@@ -47,7 +47,7 @@ def test_rows_over_several_loops_flatten():
     ("not a plain load", lambda: em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF)),
     ("guarded", lambda: em.conv2d(em.input("x", (4, 64, 16, 16), BF), em.input("w", (64, 64, 3, 3), BF), padding=1)),
     ("TF32", lambda: em.input("x", (128, 256)) @ em.input("w", (256, 128))),
-    ("symbolic", lambda: em.input("x", ("n", 256), BF) @ em.input("w", (256, 128), BF)),
+    ("symbolic", lambda: em.input("x", (128, "n"), BF) @ em.input("w", ("n", 128), BF)),
 ])
 def test_what_the_copy_engine_cannot_stage_keeps_the_mma_mode(why, make):
     y = make()
@@ -56,6 +56,20 @@ def test_what_the_copy_engine_cannot_stage_keeps_the_mma_mode(why, make):
     assert reasons and all(isinstance(r, str) for r in reasons)
     assert any(why.lower() in r.lower() for r in reasons), reasons
     assert all(cg.default_config(k)["mode"] != "wgmma" for k in ks)
+
+
+def test_a_symbolic_row_count_takes_wgmma_with_its_extent_evaluated_at_launch():
+    """A prompt's length as M: the tensor map's row extent is an expression of the named dim (encoded
+    per run, backends/cuda_tma.py); a symbolic k or n keeps the mma mode."""
+    y = em.input("x", ("n", 256), BF) @ em.input("w", (128, 256), BF).T
+    (k, _), = lower([y.node]).kernels
+    cfg = cg.default_config(k)
+    assert cfg["mode"] == "wgmma"
+    src, launch = cg.render_kernel(k, cfg)
+    a, b = launch["tma"]
+    assert not isinstance(a["dims"][1], int) and b["dims"] == [256, 128]
+    from ember.backends.cuda_tma import dims_of
+    assert dims_of(a, {"n": 77}) == [256, 77]
 
 
 def test_operands_tma_cannot_stage_are_gathered_by_the_producer():
@@ -185,6 +199,21 @@ def test_tf32_wgmma_is_within_tf32_tolerance_on_the_gpu(name):
             ref = np.asarray(em.reference([y], **ins)[0], np.float64)
             err = np.abs(out - ref).max() / np.abs(ref).max()
             assert err < TF32_TOL, f"{name} {cfg}: {err}"
+
+
+@pytest.mark.cuda
+def test_symbolic_m_wgmma_matches_the_reference_on_the_gpu():
+    y = (em.input("x", ("n", 320), BF) @ em.input("w", (192, 320), BF).T).relu()
+    prog = em.compile(y, device="cuda")
+    assert [l.config.get("mode") for l in prog.launches] == ["wgmma"]
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((192, 320)).astype(np.float32)
+    for n in (1, 63, 64, 200, 513):
+        x = rng.standard_normal((n, 320)).astype(np.float32)
+        ins = {"x": em.reference(em.tensor(x).cast(BF)), "w": em.reference(em.tensor(w).cast(BF))}
+        got = np.asarray(prog(**ins)).astype(np.float32)
+        want = np.asarray(em.reference(y, **ins)).astype(np.float32)
+        assert np.abs(got - want).max() <= 2e-2 * max(1.0, np.abs(want).max()), n
 
 
 @pytest.mark.cuda
