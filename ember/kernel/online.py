@@ -263,6 +263,9 @@ def online_form(k: ir.Kernel) -> OnlineForm | None:
             return None
         # the row loop the score operand q runs along (the flash kernel's tile rows)
         query = [r for r, _ in rows if r in _vars(q) and r not in _vars(kk) and r not in _vars(v)]
+        # the longest of them (a symbolic length first) makes the tiles' rows
+        ext = dict(rows)
+        query.sort(key=lambda r: (not ext[r].is_const, ext[r].value if ext[r].is_const else 0))
         kq, prod_ = _rename(kk, items[0].var, KEY, keys), _rename(s_upd_value, items[0].var, KEY, keys)
     return OnlineForm(rows=tuple(rows), query=query[-1] if query else None, keys=keys, depth=depth, depth_var=dvar, q=q,
                       k=kq, product=prod_,

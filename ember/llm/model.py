@@ -204,7 +204,9 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
         s = (q5 @ keys.transpose(-1, -2)).cast(dt.float32) * scale  # (B, Hkv, G, T, P + T)
         s = where(allowed, s, -math.inf)
         p = s.softmax(-1).cast(dtype)
-        o = (p @ vals).reshape(B, Hq, T, D).transpose(1, 2).reshape(B, T, Hq * D)
+        # P @ v computed straight into (B, T, Hkv, G, D): merged to (B, T, Hq * D) without a
+        # transpose, the o projection reads its rows as one strided run (a TMA tensor map)
+        o = (p.permute(0, 3, 1, 2, 4) @ vals.permute(0, 2, 1, 3, 4)).reshape(B, T, Hq * D)
         x = x + _reduced(_linear(o, L["o"]), W, L.get("o_b"))
         h = _rms(x, L["post_norm"], cfg.eps)
         g = _linear(h, L["gate"], L.get("gate_b"))
