@@ -333,6 +333,13 @@ def default_config(k: ir.Kernel, target=None) -> dict:
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
                 return _mma_pipeline(g, _conv_m64_tile(g, c, tile, target))
             return {"mode": "gemm", "BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4}
+        # a few rows against a large matrix (a decode step's projections at batch 8..31, or their
+        # split-K partials): a 64-row wgmma tile mostly empty, but the matrix is read once by TMA,
+        # where a warp per output reads it once per row
+        few, many = sorted((M, N), key=lambda e: e.value if e.is_const else 1 << 40)
+        if has_wgmma(target) and few.is_const and 8 <= few.value < 32 and big(many, 256) and big(K, 64) \
+                and not isinstance(wgmma_applicable(c, gather=False), str):
+            return {"mode": "wgmma", "BM": 64, "BN": 128 if N is many else 64, "stages": 4}
         # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
         # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far
         if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
