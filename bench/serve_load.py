@@ -3,7 +3,11 @@ Llama; throughput, time to first token and inter-token latency (p50 / p99), and 
 requests lost or wrong (every answer's tokens must equal a single-request greedy run).
 
     python bench/serve_load.py [--clients 1,4,16] [--requests 32] [--max-tokens 24] [--device cpu]
-                               [--out bench/results/serve-load-DATE.json]"""
+                               [--shape small|1b] [--torch-baseline] [--out bench/results/serve-load-DATE.json]
+
+`--shape 1b` serves Llama-3.2-1B shapes in bf16 (random weights written by bench/llm.py's
+`write_checkpoint`; a CUDA device); `--torch-baseline` also times transformers' eager `generate`
+serving the same requests one at a time (greedy, bf16) for comparison."""
 from __future__ import annotations
 
 import argparse
@@ -30,6 +34,9 @@ def main() -> int:
     ap.add_argument("--max-batch", type=int, default=8)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--shape", default="small", choices=["small", "1b"])
+    ap.add_argument("--max-seq-len", type=int, default=128)
+    ap.add_argument("--torch-baseline", action="store_true")
     args = ap.parse_args()
     import httpx
     import torch
@@ -40,13 +47,28 @@ def main() -> int:
     from ember.serve import make_app
     torch.manual_seed(0)
     d = tempfile.mkdtemp(prefix="ember-serve-load-")
-    transformers.LlamaForCausalLM(transformers.LlamaConfig(**SHAPES)).save_pretrained(d)
-    llm = L.load(d, device=args.device, max_seq_len=128, max_batch=args.max_batch)
+    shapes = SHAPES
+    if args.shape == "1b":
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("bench_llm", os.path.join(os.path.dirname(os.path.abspath(__file__)), "llm.py"))
+        bl = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bl)
+        shapes = dict(bl.LLAMA_1B, max_position_embeddings=2048)
+        bl.write_checkpoint(d, shapes)
+        llm = L.load(d, device=args.device, dtype="bfloat16", max_seq_len=args.max_seq_len, max_batch=args.max_batch)
+    else:
+        transformers.LlamaForCausalLM(transformers.LlamaConfig(**SHAPES)).save_pretrained(d)
+        llm = L.load(d, device=args.device, max_seq_len=args.max_seq_len, max_batch=args.max_batch)
     rng = np.random.default_rng(0)
-    jobs = [[int(t) for t in rng.integers(0, SHAPES["vocab_size"], rng.integers(4, 33))] for _ in range(args.requests)]
+    jobs = [[int(t) for t in rng.integers(0, shapes["vocab_size"], rng.integers(4, 33))] for _ in range(args.requests)]
     want = [llm.generate([p], max_new_tokens=args.max_tokens, stop_token_ids=[])[0] for p in jobs]
-    res = {"date": time.strftime("%Y-%m-%d"), "device": args.device, "shapes": SHAPES, "requests": args.requests,
+    res = {"date": time.strftime("%Y-%m-%d"), "device": args.device, "shapes": shapes, "requests": args.requests,
            "max_tokens": args.max_tokens, "max_batch": args.max_batch, "runs": []}
+    if args.device.startswith("cuda"):
+        res["gpu"] = torch.cuda.get_device_name()
+    if args.torch_baseline:
+        res["torch_eager_one_at_a_time"] = torch_baseline(d, jobs, args.max_tokens, want)
+        print(json.dumps(res["torch_eager_one_at_a_time"]), flush=True)
     with socket_port() as port:
         server = uvicorn.Server(uvicorn.Config(make_app(llm, "load", max_batch=args.max_batch, max_queue=4 * args.requests),
                                                host="127.0.0.1", port=port, log_level="warning"))
@@ -105,6 +127,25 @@ def main() -> int:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1)
     return 0
+
+
+def torch_baseline(path: str, jobs: list, max_tokens: int, want: list) -> dict:
+    """transformers' eager greedy `generate`, bf16 on the GPU, serving the requests one at a time."""
+    import torch
+    import transformers
+    m = transformers.LlamaForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16).cuda().eval()
+    tokens, same, t0 = 0, 0, time.perf_counter()
+    with torch.no_grad():
+        for p, w in zip(jobs, want):
+            out = m.generate(torch.tensor([p], device="cuda"), max_new_tokens=max_tokens, min_new_tokens=max_tokens,
+                             do_sample=False, eos_token_id=None, pad_token_id=0,
+                             attention_mask=torch.ones(1, len(p), dtype=torch.long, device="cuda"))
+            new = out[0, len(p):].tolist()
+            tokens += len(new)
+            same += new == w
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "tokens_per_s": tokens / wall, "requests": len(jobs),
+            "equal_to_ember_greedy": same}  # (bf16 rounding differs: near-ties may pick other tokens)
 
 
 class socket_port:
