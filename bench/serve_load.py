@@ -38,6 +38,7 @@ def main() -> int:
     ap.add_argument("--max-seq-len", type=int, default=128)
     ap.add_argument("--torch-baseline", action="store_true")
     args = ap.parse_args()
+    T0 = time.perf_counter()
     import httpx
     import torch
     import transformers
@@ -59,15 +60,18 @@ def main() -> int:
     else:
         transformers.LlamaForCausalLM(transformers.LlamaConfig(**SHAPES)).save_pretrained(d)
         llm = L.load(d, device=args.device, max_seq_len=args.max_seq_len, max_batch=args.max_batch)
+    print(f"loaded in {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
     rng = np.random.default_rng(0)
     jobs = [[int(t) for t in rng.integers(0, shapes["vocab_size"], rng.integers(4, 33))] for _ in range(args.requests)]
     want = [llm.generate([p], max_new_tokens=args.max_tokens, stop_token_ids=[])[0] for p in jobs]
+    print(f"single-request answers at {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
     res = {"date": time.strftime("%Y-%m-%d"), "device": args.device, "shapes": shapes, "requests": args.requests,
            "max_tokens": args.max_tokens, "max_batch": args.max_batch, "runs": []}
     if args.device.startswith("cuda"):
         res["gpu"] = torch.cuda.get_device_name()
     if args.torch_baseline:
         res["torch_eager_one_at_a_time"] = torch_baseline(d, jobs, args.max_tokens, want)
+        print(f"torch baseline at {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
         print(json.dumps(res["torch_eager_one_at_a_time"]), flush=True)
     with socket_port() as port:
         server = uvicorn.Server(uvicorn.Config(make_app(llm, "load", max_batch=args.max_batch, max_queue=4 * args.requests),
@@ -75,7 +79,10 @@ def main() -> int:
         th = threading.Thread(target=server.run, daemon=True)
         th.start()
         while not server.started:
+            if not th.is_alive():
+                raise SystemExit("the server did not start (see its log above)")
             time.sleep(0.05)
+        print(f"server up at {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
         for n in [int(c) for c in args.clients.split(",")]:
             ttft, itl, wrong, lost, tokens = [], [], 0, 0, 0
             todo = list(range(args.requests))

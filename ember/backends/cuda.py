@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import threading
 
 import numpy as np
 
@@ -60,8 +61,20 @@ def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
     return cubin
 
 
+_THREAD = threading.local()
+
+
 def device(index: int = 0):
-    return _device(int(index))
+    """The cuda.core Device, its context made current in the calling thread (a server's engine and
+    its startup run in threads of their own: without this, creating a stream there fails)."""
+    dev = _device(int(index))
+    done = getattr(_THREAD, "current", None)
+    if done is None:
+        done = _THREAD.current = set()
+    if index not in done:
+        dev.set_current()
+        done.add(index)
+    return dev
 
 
 @functools.lru_cache(maxsize=None)
@@ -372,6 +385,7 @@ class CUDAExecutor:
     def run(self, program, arrays: dict, env: dict) -> list:
         """Numpy in -> numpy out (through Ember's buffers, synchronously); any device array in ->
         torch.cuda tensors out, asynchronously on torch's stream (see run_torch)."""
+        device(self.dev.device_id)  # (this thread's current context: a server runs steps in its own)
         from cuda.bindings import driver
 
         from ..arrays import DeviceArray
@@ -426,6 +440,7 @@ class CUDAExecutor:
         gets torch's same blocks back, so it is one graph launch per call. (cuLaunchKernel called
         through ctypes was measured too: 7-19 us per launch against a graph launch's 4-9 us,
         bench/results/launch-latency-2026-11-22.json.)"""
+        device(self.dev.device_id)  # (this thread's current context: a server runs steps in its own)
         ekey = tuple(env[d] for d in program.dims)
         out_specs = self._torch_outputs.get(ekey)
         if out_specs is None:
@@ -446,6 +461,7 @@ class CUDAExecutor:
         """run_torch for a program without dims whose inputs are checked contiguous CUDA tensors (the
         PyTorch frontend's fast path), with the replay of a pointer set seen before taken first: the
         hot path of a loop that calls one model, a few microseconds of Python shorter."""
+        device(self.dev.device_id)  # (this thread's current context: a server runs steps in its own)
         specs, gen = self._torch_outputs.get(()), self._gen.get(())
         if specs is None or gen is None or self.poison:
             return self.run_torch(program, tuple(t.data_ptr() for t in ins), {}, ins)
