@@ -3,11 +3,11 @@ Llama; throughput, time to first token and inter-token latency (p50 / p99), and 
 requests lost or wrong (every answer's tokens must equal a single-request greedy run).
 
     python bench/serve_load.py [--clients 1,4,16] [--requests 32] [--max-tokens 24] [--device cpu]
-                               [--shape small|1b] [--torch-baseline] [--out bench/results/serve-load-DATE.json]
+                               [--shape small|1b] [--torch-baseline N] [--out bench/results/serve-load-DATE.json]
 
 `--shape 1b` serves Llama-3.2-1B shapes in bf16 (random weights written by bench/llm.py's
-`write_checkpoint`; a CUDA device); `--torch-baseline` also times transformers' eager `generate`
-serving the same requests one at a time (greedy, bf16) for comparison."""
+`write_checkpoint`; a CUDA device); `--torch-baseline N` also times transformers' eager `generate`
+serving the first N requests one at a time (greedy, bf16) for comparison."""
 from __future__ import annotations
 
 import argparse
@@ -36,7 +36,8 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--shape", default="small", choices=["small", "1b"])
     ap.add_argument("--max-seq-len", type=int, default=128)
-    ap.add_argument("--torch-baseline", action="store_true")
+    ap.add_argument("--torch-baseline", type=int, default=0, metavar="N",
+                    help="also time transformers' eager generate on the first N requests, one at a time")
     args = ap.parse_args()
     T0 = time.perf_counter()
     import httpx
@@ -70,7 +71,8 @@ def main() -> int:
     if args.device.startswith("cuda"):
         res["gpu"] = torch.cuda.get_device_name()
     if args.torch_baseline:
-        res["torch_eager_one_at_a_time"] = torch_baseline(d, jobs, args.max_tokens, want)
+        n = args.torch_baseline
+        res["torch_eager_one_at_a_time"] = torch_baseline(d, jobs[:n], args.max_tokens, want[:n])
         print(f"torch baseline at {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
         print(json.dumps(res["torch_eager_one_at_a_time"]), flush=True)
     with socket_port() as port:
