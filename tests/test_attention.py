@@ -265,3 +265,25 @@ def test_cuda_llm_prefill_streams_attention(tmp_path):
         want = m.to(torch.bfloat16)(torch.tensor([prompt])).logits[0, -1].float().numpy()
     cos = float(np.dot(got, want) / (np.linalg.norm(got) * np.linalg.norm(want)))
     assert cos > 0.999 and np.abs(got - want).max() < 0.05 * np.abs(want).max()
+
+
+def test_streamlined_scores_drop_the_rounding_and_fold_the_scale():
+    """The flash kernel's exact=False rewrites of X: bf16(acc) * 0.125 under a causal mask becomes
+    acc under the same mask, the 0.125 moved into the exp2 multiplier; exact_scores keeps both."""
+    from ember.codegen import cuda as cg
+    from ember.codegen.cuda_flash import streamlined
+    from ember.kernel.online import replace
+    t = get_target("h100")
+    y = _sdpa(1, 2, 2, 300, 300, 64, em.bfloat16, True)
+    (k, _), = lower([y.node], target=t).kernels
+    f = online_form(k)
+    bufs = {b.name for b in k.buffers}
+    loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
+    X = replace(f.x, {ld: f.score for ld in loc})
+    Xs, kmul = streamlined(X, f.score)
+    assert kmul == 0.125 and Xs.op == "where" and Xs.args[1] == f.score
+    assert not any(v.op == "cast" for v in ir.val_toposort([Xs]))
+    fast = cg.render_kernel(k, {"mode": "flash", "warps": 4, "BN": 64}, t)[0]
+    exact = cg.render_kernel(k, {"mode": "flash", "warps": 4, "BN": 64, "exact_scores": True}, t)[0]
+    assert "em_f2bf((float)(acc" in exact and "em_f2bf((float)(acc" not in fast
+    assert repr(1.4426950408889634 * 0.125) in fast and repr(1.4426950408889634 * 0.125) not in exact
