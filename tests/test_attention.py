@@ -285,5 +285,6 @@ def test_streamlined_scores_drop_the_rounding_and_fold_the_scale():
     assert not any(v.op == "cast" for v in ir.val_toposort([Xs]))
     fast = cg.render_kernel(k, {"mode": "flash", "warps": 4, "BN": 64}, t)[0]
     exact = cg.render_kernel(k, {"mode": "flash", "warps": 4, "BN": 64, "exact_scores": True}, t)[0]
-    assert "em_f2bf((float)(acc" in exact and "em_f2bf((float)(acc" not in fast
+    rounded = f"em_f2bf((float)({f.score_acc}))"  # the score rounded to bf16
+    assert rounded in exact and rounded not in fast
     assert repr(1.4426950408889634 * 0.125) in fast and repr(1.4426950408889634 * 0.125) not in exact
