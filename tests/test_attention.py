@@ -288,3 +288,31 @@ def test_streamlined_scores_drop_the_rounding_and_fold_the_scale():
     rounded = f"em_f2bf((float)({f.score_acc}))"  # the score rounded to bf16
     assert rounded in exact and rounded not in fast
     assert repr(1.4426950408889634 * 0.125) in fast and repr(1.4426950408889634 * 0.125) not in exact
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_streamed_attention_computes_a_rotary_q_itself(dtype):
+    """q's prologue (a rotary embedding) is computed where the kernel stages q, not stored first: the
+    streamed kernel is the only kernel, and it equals the reference."""
+    from ember.ops.attention import rope_cos_sin, rotary_embedding
+    B, H, L, D = 1, 2, 37, 16
+    q = em.input("q", (B, H, L, D), HALF[dtype])
+    k = em.input("k", (B, H, L, D), HALF[dtype])
+    v = em.input("v", (B, H, L, D), HALF[dtype])
+    cos, sin = rope_cos_sin(L, D, dtype=HALF[dtype])
+    y = em.scaled_dot_product_attention(rotary_embedding(q, cos, sin), k, v, is_causal=True)
+    host = dataclasses.replace(get_target("cpu"), online_softmax=cpu_stream)
+    L_ = lower([y.node], target=host)
+    forms = [online_form(kk) for kk, _ in L_.kernels if kk.meta.get("locals")]
+    assert len(forms) == 1 and forms[0] is not None and forms[0].q.op != "load"
+    rng = np.random.default_rng(0)
+    ins = {n: em.reference(em.tensor(rng.standard_normal((B, H, L, D)).astype(np.float32)).cast(HALF[dtype]))
+           for n in "qkv"}
+    _run_streamed(y, ins, dtype)
+    # and the CUDA renderers stage it: it compiles for sm_90
+    if dtype == "bfloat16":
+        y2 = em.scaled_dot_product_attention(rotary_embedding(em.input("q", (1, 2, 300, 64), em.bfloat16),
+                                                              *rope_cos_sin(300, 64, dtype=em.bfloat16)),
+                                             em.input("k", (1, 2, 300, 64), em.bfloat16),
+                                             em.input("v", (1, 2, 300, 64), em.bfloat16), is_causal=True)
+        _compiles(y2, [{"mode": "flash", "warps": 4, "BN": 64}])

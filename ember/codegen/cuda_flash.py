@@ -105,11 +105,31 @@ def flash_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
     L = dict(f.rows)[f.query]
     if L.is_const and L.value < 16:  # (one decode row: a 64-row tile would be 1/64 used; flash-decoding is not here yet)
         return f"{L.value} query rows: too few for a 16-row tensor-core tile per warp"
-    for v, fast, what in ((f.q, f.depth_var, "q"), (f.k, f.depth_var, "k"), (f.v, f.out_var, "v")):
+    if f.q.dtype != f.k.dtype:
+        return "q and k of different dtypes"
+    for v, fast, what in ((f.k, f.depth_var, "k"), (f.v, f.out_var, "v")):
         why = _operand(v, fast, what)
         if why:
             return why
     return None
+
+
+def q_copied(f: OnlineForm) -> bool:
+    """Whether q is a plain load the copy path can stage (else the kernel computes it per element)."""
+    return _operand(f.q, f.depth_var, "q") is None
+
+
+def stage_q_chunk(w, f: OnlineForm, ind: int) -> None:
+    """Emit the computation of 8 consecutive q elements (depth ch_ * 8 + e) into uint4 `pk_`, the row
+    variables in scope: q's own expression (its prologue), rounded to q's dtype."""
+    I, e = w.IDX, w.emit
+    e(ind, "#pragma unroll")
+    e(ind, "for (int e_ = 0; e_ < 8; ++e_) {")
+    e(ind + 1, f"const {I} {f.depth_var} = ch_ * 8 + e_;")
+    w.emitted_groups = {}
+    env = w.vr.vals([f.q], ind + 1)
+    e(ind + 1, f"reinterpret_cast<unsigned short*>(&pk_)[e_] = {w.vr.d.narrow(env[f.q], f.q.dtype)};")
+    e(ind, "}")
 
 
 def _is_const(v: ir.Val) -> bool:
@@ -194,12 +214,20 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
         return w.idx(sm.substitute(v.args[1], subs))
 
     dvar = sm.var("ch_", 0, None) * 8
-    # q tile
+    # q tile: copied, or computed (q's own prologue, e.g. a rotary embedding) chunk by chunk
     e(1, f"for (int c_ = tid_; c_ < {BM * D // 8}; c_ += {T}) {{")
     e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
     e(2, f"const {I} qi_ = q0_ + r_;")
-    e(2, f"em_cp16(Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3), "
-         f"{f.q.args[0]} + (qi_ < nq_ ? {addr(f.q, {f.query: qv, f.depth_var: dvar})} : 0), qi_ < nq_);")
+    if q_copied(f):
+        e(2, f"em_cp16(Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3), "
+             f"{f.q.args[0]} + (qi_ < nq_ ? {addr(f.q, {f.query: qv, f.depth_var: dvar})} : 0), qi_ < nq_);")
+    else:
+        e(2, "uint4 pk_ = make_uint4(0, 0, 0, 0);")
+        e(2, "if (qi_ < nq_) {")
+        e(3, f"const {I} {f.query} = qi_;")
+        stage_q_chunk(w, f, 3)
+        e(2, "}")
+        e(2, f"*reinterpret_cast<uint4*>(Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3)) = pk_;")
     e(1, "}")
     # keys this block needs
     lim = key_limit(f)

@@ -21,7 +21,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
-from .cuda_flash import HALF, _operand
+from .cuda_flash import HALF, _operand, q_copied, stage_q_chunk
 
 ROWS_MAX = 16  # query rows: one tensor-core tile
 
@@ -61,7 +61,9 @@ def decode_applicable(k: ir.Kernel, f: OnlineForm) -> str | None:
     for e, what in ((f.depth, "the score depth"), (f.out_extent, "the value width")):
         if not e.is_const or e.value not in (64, 128):
             return f"{what} must be 64 or 128"
-    for v, fast, what in ((f.q, f.depth_var, "q"), (f.k, f.depth_var, "k"), (f.v, f.out_var, "v")):
+    if f.q.dtype != f.k.dtype:
+        return "q and k of different dtypes"
+    for v, fast, what in ((f.k, f.depth_var, "k"), (f.v, f.out_var, "v")):
         why = _operand(v, fast, what)
         if why:
             return why
@@ -135,7 +137,12 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"if (r_ < {R}) {{")
     at_row("r_", 3)
     dvar = sm.var("ch_", 0, None) * 8
-    e(3, f"em_cp16(dst_, {f.q.args[0]} + {w.idx(sm.substitute(f.q.args[1], {f.depth_var: dvar}))}, true);")
+    if q_copied(f):
+        e(3, f"em_cp16(dst_, {f.q.args[0]} + {w.idx(sm.substitute(f.q.args[1], {f.depth_var: dvar}))}, true);")
+    else:  # q's own prologue (a rotary embedding), computed here
+        e(3, "uint4 pk_ = make_uint4(0, 0, 0, 0);")
+        stage_q_chunk(w, f, 3)
+        e(3, "*reinterpret_cast<uint4*>(dst_) = pk_;")
     e(2, "} else { *reinterpret_cast<uint4*>(dst_) = make_uint4(0, 0, 0, 0); }")
     e(1, "}")
     e(1, "em_cp_commit();")

@@ -234,8 +234,20 @@ class KernelBuilder:
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
             if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
                 j = self._local_var(scoords)
-                if j is not None and self.local == "stream" and not self._reads_reduction(src):
-                    j = None  # streamed kernels keep on chip only what the reductions make (the mask, q: buffers)
+                if self.local == "stream":
+                    # a streamed kernel (kernel/online.py) keeps on chip only what its key-axis stages
+                    # make (P); what reads no reduction (q's rotary, a mask) is computed where it is
+                    # read — once per tile row for q, per score for a mask; what reads a reduction
+                    # inside another loop (a q norm read in the score's depth loop) is a buffer
+                    if not self._reads_reduction(src):
+                        j = None
+                        if not (v.numel.is_const and v.numel.value > (1 << 31)):
+                            inner = self.value(src, scoords, guard)
+                            if vvalid is sm.ONE:
+                                return inner
+                            return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
+                    elif self.in_reduce > 1:
+                        j = None
                 if j is not None:
                     inner = self._localize(src, scoords, guard, j)
                     if vvalid is sm.ONE:

@@ -158,13 +158,16 @@ def _score_local(fill, locals_: set, row_vars: set):
     if s_acc.op != "sum" or sm.free_vars(st.index) != {fill.var}:
         return None
     prod, _ = _peel_casts(s_upd.value)
-    if prod.op != "mul" or any(a.op != "load" for a in prod.args):
+    if prod.op != "mul":
         return None
-    qk = [(a, b) for a, b in _commuted(prod, "mul") if fill.var not in _vars(a) and fill.var in _vars(b)]
+    # k: a load along the keys; q: any value that does not vary with the key (a load, or q's own
+    # prologue such as a rotary embedding, computed where the kernel stages q)
+    qk = [(a, b) for a, b in _commuted(prod, "mul") if fill.var not in _vars(a) and fill.var in _vars(b)
+          and _peel_casts(b)[0].op == "load" and not _reads_local(a, locals_)]
     if not qk or _reads_local(st.value, locals_) or _vars(st.value) - row_vars:
         return None
     q, kk = qk[0]
-    return q, kk, s_upd.value, st.value, s_acc.name, dvar, depth, st.buffer
+    return q, _peel_casts(kk)[0], s_upd.value, st.value, s_acc.name, dvar, depth, st.buffer
 
 
 def online_form(k: ir.Kernel) -> OnlineForm | None:
