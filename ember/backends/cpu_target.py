@@ -67,6 +67,9 @@ def online_softmax(k, form, target=None):
     return applicable(form)
 
 
+online_softmax.prologues = True  # type: ignore[attr-defined]  # (c_online renders computed q and masks)
+
+
 def _identity(target) -> str:
     from .cpu import compiler_identity, cpu_identity
     return f"{cpu_identity()}|{compiler_identity()}"

@@ -234,14 +234,15 @@ class KernelBuilder:
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
             if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
                 j = self._local_var(scoords)
-                if self.local == "stream":
+                if self.local in ("stream", "stream+"):
                     # a streamed kernel (kernel/online.py) keeps on chip only what its key-axis stages
-                    # make (P); what reads no reduction (q's rotary, a mask) is computed where it is
-                    # read — once per tile row for q, per score for a mask; what reads a reduction
+                    # make (P). What reads no reduction (q's rotary, a mask) is a buffer, or with
+                    # "stream+" (a Target whose renderers stage computed operands) computed where it
+                    # is read — once per tile row for q, per score for a mask; what reads a reduction
                     # inside another loop (a q norm read in the score's depth loop) is a buffer
                     if not self._reads_reduction(src):
                         j = None
-                        if not (v.numel.is_const and v.numel.value > (1 << 31)):
+                        if self.local == "stream+":
                             inner = self.value(src, scoords, guard)
                             if vvalid is sm.ONE:
                                 return inner
@@ -332,7 +333,7 @@ class KernelBuilder:
             return None
         (j,) = scope
         ext = self.scope_ext.get(j)
-        if ext is not None and self.local == "stream":  # streamed, never stored (kernel/online.py)
+        if ext is not None and self.local in ("stream", "stream+"):  # streamed, never stored (kernel/online.py)
             return j if not ext.is_const or ext.value > 1 else None
         return j if ext is not None and ext.is_const and 1 < ext.value <= LOCAL_MAX else None
 
@@ -464,7 +465,7 @@ class KernelBuilder:
         deps = {st.deps for st in others} | {loc.deps for loc in self.local_of.values()}
         O = set().union(*deps) if deps else set(outs)
         # (a streamed kernel's operands, its mask and q, become buffers first: kernel/online.py)
-        ok = (not self.materialize or self.local == "stream") and all(st.deps == O for st in others) and \
+        ok = (not self.materialize or self.local in ("stream", "stream+")) and all(st.deps == O for st in others) and \
             all(d <= O for d in deps)
         self.tail_stages = set(id(st) for st in tail) if O != outs else set()
         self.O = O
@@ -601,7 +602,7 @@ def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes
     """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
     local arrays, else in the default mode."""
     if not isinstance(local, (bool, str)):  # a set of roots that take the streaming local mode
-        local = "stream" if root in local else False
+        local = ("stream+" if getattr(local, "prologues", False) else "stream") if root in local else False
     if local:
         b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=local, region=region)
         an = b.analyze()

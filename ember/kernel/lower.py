@@ -188,6 +188,9 @@ def online_roots(roots: list, target) -> frozenset:
     accepts = getattr(target, "online_softmax", None)
     if accepts is None:
         return frozenset()
+    # a hook marked `prologues` renders operands the kernel computes itself (q's rotary, masks):
+    # those are inlined instead of stored (builder: "stream+")
+    mode = "stream+" if getattr(accepts, "prologues", False) else "stream"
     nodes = g.toposort(roots)
     if not any(n.op == g.MAX for n in nodes) or not any(n.op == g.EXP2 for n in nodes):
         return frozenset()
@@ -198,7 +201,7 @@ def online_roots(roots: list, target) -> frozenset:
     def streams(r, M) -> bool:
         if r.op in g.LEAVES or r.op == g.COLLECTIVE:
             return False
-        b, an = analyzed_builder(r, M, names.__getitem__, 0, sizes, "stream")
+        b, an = analyzed_builder(r, M, names.__getitem__, 0, sizes, mode)
         if not b.local_of or an.materialize:
             return False
         k = b.build("x")[0]
@@ -222,12 +225,23 @@ def online_roots(roots: list, target) -> frozenset:
 
     chosen = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
     while chosen:
-        M = partition(roots, frozenset(), chosen)
+        M = partition(roots, frozenset(), StreamRoots(chosen, mode == "stream+"))
         kept = frozenset(r for r in chosen if r in M and streams(r, M))
         if kept == chosen:
-            return chosen
+            return StreamRoots(chosen, mode == "stream+")
         chosen = kept
-    return chosen
+    return StreamRoots(chosen, mode == "stream+")
+
+
+class StreamRoots(frozenset):
+    """The roots that take the streaming local mode, and whether their operands' prologues are
+    inlined (`prologues`: the Target's hook renders computed operands)."""
+    prologues: bool
+
+    def __new__(cls, roots, prologues: bool = False):
+        s = super().__new__(cls, roots)
+        s.prologues = prologues
+        return s
 
 
 def _inlined(r, M) -> set:
