@@ -32,7 +32,7 @@ from .cuda_flash import FLASH_PRELUDE, render_flash
 from .cuda_flash_decode import render_decode
 from ..kernel.online import online_form
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
-from .cuda_rows import RowMappings
+from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
 from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
 
 # the schedule's public names, importable from here as before the split (tests, bench/)
@@ -99,33 +99,6 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
   return em_warp_reduce<T, OP>(v);  /* every warp reduces the partials: all threads get the result */
 }
 """ + MMA_PRELUDE + P.helpers("static __device__ __forceinline__")  # the primitives' own helpers (philox)
-
-# Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
-CLUSTER_HELPERS = r"""#ifndef EM_CLUSTER_HELPERS
-#define EM_CLUSTER_HELPERS
-__device__ __forceinline__ unsigned em_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-__device__ __forceinline__ void em_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ unsigned em_cluster_addr(const void* p, unsigned rank) {
-  unsigned a, r;
-  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-  return r;
-}
-__device__ __forceinline__ float em_cluster_ld(const float* p, unsigned rank) {
-  float v; asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
-}
-__device__ __forceinline__ double em_cluster_ld(const double* p, unsigned rank) {
-  double v; asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
-}
-__device__ __forceinline__ int em_cluster_ld(const int* p, unsigned rank) {
-  int v; asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
-}
-__device__ __forceinline__ long long em_cluster_ld(const long long* p, unsigned rank) {
-  long long v; asm volatile("ld.shared::cluster.s64 %0, [%1];" : "=l"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
-}
-#endif"""
 
 MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma", "wgmma")
 

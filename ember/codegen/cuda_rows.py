@@ -9,6 +9,33 @@ from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import acc_identity, compute_type
 from .cuda_schedule import RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
+# Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
+CLUSTER_HELPERS = r"""#ifndef EM_CLUSTER_HELPERS
+#define EM_CLUSTER_HELPERS
+__device__ __forceinline__ unsigned em_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+__device__ __forceinline__ void em_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ unsigned em_cluster_addr(const void* p, unsigned rank) {
+  unsigned a, r;
+  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float em_cluster_ld(const float* p, unsigned rank) {
+  float v; asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+__device__ __forceinline__ double em_cluster_ld(const double* p, unsigned rank) {
+  double v; asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+__device__ __forceinline__ int em_cluster_ld(const int* p, unsigned rank) {
+  int v; asm volatile("ld.shared::cluster.s32 %0, [%1];" : "=r"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+__device__ __forceinline__ long long em_cluster_ld(const long long* p, unsigned rank) {
+  long long v; asm volatile("ld.shared::cluster.s64 %0, [%1];" : "=l"(v) : "r"(em_cluster_addr(p, rank)) : "memory"); return v;
+}
+#endif"""
+
 
 class RowMappings:
     """Needs of the host class: k, cfg, target, IDX, cluster, smem_max, emit, idx, decompose, update, store."""

@@ -235,19 +235,14 @@ class KernelBuilder:
             if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
                 j = self._local_var(scoords)
                 if self.local in ("stream", "stream+"):
-                    # a streamed kernel (kernel/online.py) keeps on chip only what its key-axis stages
-                    # make (P). What reads no reduction (q's rotary, a mask) is a buffer, or with
-                    # "stream+" (a Target whose renderers stage computed operands) computed where it
-                    # is read — once per tile row for q, per score for a mask; what reads a reduction
-                    # inside another loop (a q norm read in the score's depth loop) is a buffer
-                    if not self._reads_reduction(src):
-                        j = None
-                        if self.local == "stream+":
-                            inner = self.value(src, scoords, guard)
-                            if vvalid is sm.ONE:
-                                return inner
-                            return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
-                    elif self.in_reduce > 1:
+                    # streamed (kernel/online.py): only what the key-axis stages make stays on chip (P);
+                    # q's rotary or a mask is a buffer, or computed where read ("stream+"); what reads
+                    # a reduction inside another loop (a q norm in the score's depth loop) is a buffer
+                    if not self._reads_reduction(src) and self.local == "stream+":
+                        inner = self.value(src, scoords, guard)
+                        return inner if vvalid is sm.ONE else \
+                            ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
+                    if not self._reads_reduction(src) or self.in_reduce > 1:
                         j = None
                 if j is not None:
                     inner = self._localize(src, scoords, guard, j)
@@ -264,9 +259,7 @@ class KernelBuilder:
     def _reduce(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
         axes = reduce_axes(n)
         coords = tuple(sm.ZERO if d in axes else c for d, c in enumerate(coords))
-        free = set()
-        for c in coords:
-            free |= sm.free_vars(c)
+        free = set().union(*(sm.free_vars(c) for c in coords))
         if free & self.reduce_scope:  # rule 2: nested reduction depending on the enclosing loop
             j = self._local_var(coords)
             if j is not None:
@@ -325,17 +318,16 @@ class KernelBuilder:
         extent small enough to hold a row on chip."""
         if not self.local:
             return None
-        free = set()
-        for c in coords:
-            free |= sm.free_vars(c)
-        scope = free & self.reduce_scope
+        scope = set().union(*(sm.free_vars(c) for c in coords)) & self.reduce_scope
         if len(scope) != 1:
             return None
         (j,) = scope
         ext = self.scope_ext.get(j)
-        if ext is not None and self.local in ("stream", "stream+"):  # streamed, never stored (kernel/online.py)
+        if ext is None:
+            return None
+        if self.local in ("stream", "stream+"):  # streamed, never stored (kernel/online.py): any length
             return j if not ext.is_const or ext.value > 1 else None
-        return j if ext is not None and ext.is_const and 1 < ext.value <= LOCAL_MAX else None
+        return j if ext.is_const and 1 < ext.value <= LOCAL_MAX else None
 
     def _reads_reduction(self, n: Node) -> bool:
         """Whether n's inlined expression (up to materialised nodes) holds a reduction."""
@@ -343,12 +335,11 @@ class KernelBuilder:
         stack = [n]
         while stack:
             x = stack.pop()
-            if x in seen or x in self.M or x.op in g.LEAVES:
-                continue
-            seen.add(x)
-            if x.op in g.REDUCE:
-                return True
-            stack.extend(x.srcs)
+            if x not in seen and x not in self.M and x.op not in g.LEAVES:
+                seen.add(x)
+                if x.op in g.REDUCE:
+                    return True
+                stack.extend(x.srcs)
         return False
 
     def _localize(self, n: Node, coords: tuple, valid: Expr, j: str) -> ir.Val:
@@ -378,9 +369,7 @@ class KernelBuilder:
             d = acc_dtype(n.dtype) if n.dtype.is_float else n.dtype
             if val.dtype != d:
                 val = ir.alu("cast", d, val)
-            free = set()
-            for c in c2:
-                free |= sm.free_vars(c)
+            free = set().union(*(sm.free_vars(c) for c in c2))
             outs = {nm for nm, _, _ in self.out_vars}
             loc = LocalStage(n, name, var, E, d, inner, val, frozenset(free & outs))
             self.local_of[key] = loc
@@ -601,12 +590,11 @@ def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes
                      region: tuple | None = None):
     """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
     local arrays, else in the default mode."""
-    if not isinstance(local, (bool, str)):  # a set of roots that take the streaming local mode
+    if not isinstance(local, (bool, str)):  # roots that stream (kernel/lower.py StreamRoots)
         local = ("stream+" if getattr(local, "prologues", False) else "stream") if root in local else False
     if local:
         b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=local, region=region)
-        an = b.analyze()
-        if an.local_ok:
+        if (an := b.analyze()).local_ok:
             return b, an
     b = KernelBuilder(root, M, buffer_of, kidx, sizes, region=region)
     return b, b.analyze()
