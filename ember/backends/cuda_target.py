@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 from .target import (
     DeviceError,
@@ -65,6 +66,11 @@ def _default_config(k, target):
 def _online_softmax(k, form, target=None):
     from ..codegen.cuda_schedule import flash_config
     return flash_config(k, target) is not None
+
+
+# computed q prologues and masks in streamed kernels (kernel/lower.py StreamRoots): compiled in CI,
+# not yet run on a GPU, so off unless EMBER_STREAM_PROLOGUES=1 (bench/gpu_attention.sh runs both)
+_online_softmax.prologues = os.environ.get("EMBER_STREAM_PROLOGUES") == "1"  # type: ignore[attr-defined]
 
 
 def _space(k, level, target):
