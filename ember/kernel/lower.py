@@ -283,4 +283,9 @@ def softmax_weighted(n) -> bool:
 
 
 def _streamable(n) -> bool:
-    return softmax_weighted(n) and all(x.dtype in (dt.bfloat16, dt.float16) for x in (product_operands(n) or ()))
+    """A contraction the split-K pass leaves whole for the streamed form: softmax-weighted, 16-bit
+    operands, an output axis of 64 or 128 (the head dims the flash renderers take)."""
+    from .node_args import reduce_axes
+    axes = reduce_axes(n) if n.op == g.SUM else ()
+    return softmax_weighted(n) and all(x.dtype in (dt.bfloat16, dt.float16) for x in (product_operands(n) or ())) \
+        and any(d.is_const and d.value in (64, 128) for i, d in enumerate(n.shape) if i not in axes)
