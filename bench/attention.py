@@ -11,41 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
 sys.path.insert(0, ".")
-
-
-def timed(fn, reps=7, inner=10):
-    import torch
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        s.record()
-        for _ in range(inner):
-            fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) * 1000 / inner)
-    return statistics.median(out)
-
-
-def graph_timed(fn, reps=7, inner=20):
-    """Device time per call of a torch function replayed as a CUDA graph (no host launch cost)."""
-    import torch
-    st = torch.cuda.Stream()
-    st.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(st):
-        fn()
-    torch.cuda.current_stream().wait_stream(st)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return timed(g.replay, reps, inner)
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from contractions import graph_timed, timed  # noqa: E402  (bench/contractions.py: CUDA-event timing)
 
 
 def unstreamed():
@@ -60,37 +31,37 @@ def ember_sdpa(B, H, Hkv, L, S, D, dtype, causal, cfg=None):
     """Ember's program for SDPA; `cfg` overrides the flash kernel's schedule (a variant); cfg
     "unstreamed": three kernels."""
     import ember as em
-    from ember import pipeline
     from ember.ops.attention import scaled_dot_product_attention
     q = em.input("q", (B, H, L, D), dtype)
     k = em.input("k", (B, Hkv, S, D), dtype)
     v = em.input("v", (B, Hkv, S, D), dtype)
     o = scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=Hkv != H)
-    if cfg is None or cfg == "unstreamed":
-        return em.compile(o, device="cuda" if cfg is None else unstreamed())
-    target = pipeline.get_target("cuda")
-    lowered = pipeline.lower([o.node], None, target)
-    cfgs = [dict(cfg) if target.default_config(k_, target).get("mode") == "flash" else target.default_config(k_, target)
-            for k_, _ in lowered.kernels]
-    return pipeline.build_program(lowered, target, None, "single", configs=cfgs)
+    return _program(o, cfg, "flash")
 
 
 def ember_decode(B, Hkv, G, S, D, cfg=None):
     """One new token per sequence against S cached keys, GQA as the LLM runtime writes it: the G query
     heads of a kv head are G rows against that head's keys (no repeated cache)."""
     import ember as em
-    from ember import pipeline
     q = em.input("q", (B, Hkv, G, 1, D), em.bfloat16)
     k = em.input("k", (B, Hkv, S, D), em.bfloat16)
     v = em.input("v", (B, Hkv, S, D), em.bfloat16)
     s = (q @ k.unsqueeze(2).transpose(-1, -2)).cast(em.float32) * (1.0 / math.sqrt(D))
     o = s.softmax(-1).cast(em.bfloat16) @ v.unsqueeze(2)
+    return _program(o, cfg, "decode")
+
+
+def _program(o, cfg, mode: str):
+    """o compiled for the GPU: the default (cfg None), three kernels ("unstreamed"), or with `cfg`
+    replacing the schedule of its kernels in `mode` (a variant)."""
+    import ember as em
+    from ember import pipeline
     if cfg is None or cfg == "unstreamed":
         return em.compile(o, device="cuda" if cfg is None else unstreamed())
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([o.node], None, target)
-    cfgs = [dict(cfg) if target.default_config(k_, target).get("mode") == "decode" else target.default_config(k_, target)
-            for k_, _ in lowered.kernels]
+    cfgs = [target.default_config(k, target) for k, _ in lowered.kernels]
+    cfgs = [dict(cfg) if c.get("mode") == mode else c for c in cfgs]
     return pipeline.build_program(lowered, target, None, "single", configs=cfgs)
 
 

@@ -390,19 +390,14 @@ class _KernelWriter(RowMappings):
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
             grid = self._rowlocal(T)
-        elif mode == "flash":
+        elif mode in ("flash", "decode"):  # attention streamed in one pass (kernel/online.py)
             form = online_form(self.k)
             if form is None:
                 raise UnsupportedKernel(f"{self.k.name}: not in online-softmax form (kernel/online.py)")
             if not has_tensor_cores(self.target):
                 raise UnsupportedKernel(f"{self.target} has no mma.sync tensor cores (sm_80 and later)")
-            grid = render_flash(self, form)
-        elif mode == "decode":
-            form = online_form(self.k)
-            if form is None:
-                raise UnsupportedKernel(f"{self.k.name}: not in online-softmax form (kernel/online.py)")
             self.lines.insert(0, FLASH_PRELUDE)
-            grid = render_decode(self, form)
+            grid = (render_flash if mode == "flash" else render_decode)(self, form)
         elif mode == "gemm":
             grid = self._gemm(c)
             T = self.T

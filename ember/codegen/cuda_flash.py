@@ -175,6 +175,83 @@ def streamlined(X: ir.Val, score: ir.Val) -> tuple:
     return X, 1.0
 
 
+def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int) -> None:
+    """s_[BN/8][4] = this warp's 16 q rows (A fragments qf_) x the key tile Kt, by mma.sync."""
+    e = w.emit
+    e(ind, f"float s_[{BN // 8}][4];")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][0] = s_[n][1] = s_[n][2] = s_[n][3] = 0.f;")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
+    e(ind + 2, "unsigned b_[4];")
+    e(ind + 2, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
+    e(ind + 2, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f'EM_MMA16816("{ty}", s_[2 * n2], qf_[kk], b_[0], b_[1]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
+    e(ind + 1, "}")
+    e(ind, "}")
+
+
+def emit_online_step(w, BN: int, DV: int, c: str, ind: int) -> None:
+    """The online recurrence over the tile's scores s_ (X already applied) for the thread's two rows:
+    running max m_, rescale of l_ and o_, s_ <- P = exp2(c (X - m)) (one FMA and ex2.approx)."""
+    e = w.emit
+    e(ind, "#pragma unroll")
+    e(ind, "for (int h = 0; h < 2; ++h) {")
+    e(ind + 1, "float mx_ = m_[h];")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
+    e(ind + 1, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
+    e(ind + 1, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
+    e(ind + 1, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
+    e(ind + 1, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
+    e(ind + 1, "m_[h] = mx_;")
+    e(ind + 1, "float ls_ = 0.f;")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(ind + 2, f"s_[n][2 * h] = em_ex2(fmaf(s_[n][2 * h], {c}, -mc_));")
+    e(ind + 2, f"s_[n][2 * h + 1] = em_ex2(fmaf(s_[n][2 * h + 1], {c}, -mc_));")
+    e(ind + 2, "ls_ += s_[n][2 * h] + s_[n][2 * h + 1];")
+    e(ind + 1, "}")
+    e(ind + 1, "l_[h] = l_[h] * a_ + ls_;")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}")
+    e(ind, "}")
+
+
+def emit_pv_mma(w, BN: int, DV: int, ty: str, ind: int) -> None:
+    """o_ += P v: P re-packed from the score accumulators as A fragments, the value tile Vt by
+    ldmatrix.trans."""
+    e = w.emit
+    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
+    e(ind + 1, f"unsigned pa_[4] = {{{pack}(s_[2 * kk][0], s_[2 * kk][1]), {pack}(s_[2 * kk][2], s_[2 * kk][3]), "
+               f"{pack}(s_[2 * kk + 1][0], s_[2 * kk + 1][1]), {pack}(s_[2 * kk + 1][2], s_[2 * kk + 1][3])}};")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
+    e(ind + 2, "unsigned b_[4];")
+    e(ind + 2, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
+    e(ind + 2, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
+    e(ind + 1, "}")
+    e(ind, "}")
+
+
+def emit_q_fragments(w, D: int, row: str, ind: int) -> None:
+    """qf_[D/16][4]: this warp's 16 q rows (starting at smem row `row`) as mma A fragments."""
+    e = w.emit
+    e(ind, f"unsigned qf_[{D // 16}][4];")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(ind + 1, f"const int r_ = {row}, ch_ = kk * 2 + (lane_ >> 4);")
+    e(ind + 1, f"em_ldsm4(qf_[kk], Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind, "}")
+
+
 def render_flash(w, f: OnlineForm) -> sm.Expr:
     """Emit the body of kernel `w.k` in flash mode; returns the grid (blocks)."""
     cfg = w.cfg
@@ -189,8 +266,6 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     T = 32 * warps
     I = w.IDX
     ty = HALF[f.q.dtype.name]
-    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
-    w.lines.insert(0, FLASH_PRELUDE)
     smem = 2 * (BM * D + 2 * BN * D + 2 * BN * DV)
     w.smem_bytes = smem
     e = w.emit
@@ -255,12 +330,7 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     load_kv("0", "0", 2)
     e(1, "}")
     e(1, "em_cp_commit(); em_cp_wait_all(); __syncthreads();")
-    e(1, f"unsigned qf_[{D // 16}][4];")
-    e(1, "#pragma unroll")
-    e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
-    e(2, "const int r_ = warp_ * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
-    e(2, f"em_ldsm4(qf_[kk], Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(1, "}")
+    emit_q_fragments(w, D, "warp_ * 16 + (lane_ & 15)", 1)
     e(1, "float m_[2] = {-INFINITY, -INFINITY}, l_[2] = {0.f, 0.f};")
     e(1, f"float o_[{DV // 8}][4];")
     e(1, "#pragma unroll")
@@ -273,20 +343,7 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     e(2, "em_cp_commit();")
     e(2, f"const unsigned short* Kt = Ks + (t_ & 1) * {BN * D};")
     e(2, f"const unsigned short* Vt = Vs + (t_ & 1) * {BN * DV};")
-    e(2, f"float s_[{BN // 8}][4];")
-    e(2, "#pragma unroll")
-    e(2, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][0] = s_[n][1] = s_[n][2] = s_[n][3] = 0.f;")
-    e(2, "#pragma unroll")
-    e(2, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
-    e(4, "unsigned b_[4];")
-    e(4, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
-    e(4, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(4, f'EM_MMA16816("{ty}", s_[2 * n2], qf_[kk], b_[0], b_[1]);')
-    e(4, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
-    e(3, "}")
-    e(2, "}")
+    emit_scores_mma(w, D, BN, ty, 2)
     # X per score: masked (edge and diagonal tiles) and, where the key bound holds for every row of
     # the block and X' (X with that bound's conjunct true) reads no buffer, unmasked
     bufs = {b.name for b in w.k.buffers}
@@ -329,41 +386,8 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
         scores(X, True, 2)
     # online recurrence (exp2 as one FMA and ex2.approx: P is rounded to 16 bits next)
     c = repr(float(f.c) * cmul) + "f"
-    e(2, "#pragma unroll")
-    e(2, "for (int h = 0; h < 2; ++h) {")
-    e(3, "float mx_ = m_[h];")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
-    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
-    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
-    e(3, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
-    e(3, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
-    e(3, "m_[h] = mx_;")
-    e(3, "float ls_ = 0.f;")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {BN // 8}; ++n) {{")
-    e(4, f"s_[n][2 * h] = em_ex2(fmaf(s_[n][2 * h], {c}, -mc_));")
-    e(4, f"s_[n][2 * h + 1] = em_ex2(fmaf(s_[n][2 * h + 1], {c}, -mc_));")
-    e(4, "ls_ += s_[n][2 * h] + s_[n][2 * h + 1];")
-    e(3, "}")
-    e(3, "l_[h] = l_[h] * a_ + ls_;")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}")
-    e(2, "}")
-    # O += P v
-    e(2, "#pragma unroll")
-    e(2, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
-    e(3, f"unsigned pa_[4] = {{{pack}(s_[2 * kk][0], s_[2 * kk][1]), {pack}(s_[2 * kk][2], s_[2 * kk][3]), "
-         f"{pack}(s_[2 * kk + 1][0], s_[2 * kk + 1][1]), {pack}(s_[2 * kk + 1][2], s_[2 * kk + 1][3])}};")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
-    e(4, "unsigned b_[4];")
-    e(4, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
-    e(4, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(4, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
-    e(4, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
-    e(3, "}")
-    e(2, "}")
+    emit_online_step(w, BN, DV, c, 2)
+    emit_pv_mma(w, BN, DV, ty, 2)
     e(2, "em_cp_wait_all(); __syncthreads();")
     e(1, "}")
     # epilogue: O / l through the store's expression

@@ -21,7 +21,8 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
-from .cuda_flash import HALF, _operand, q_copied, stage_q_chunk
+from .cuda_flash import (HALF, _operand, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
+                         q_copied, stage_q_chunk)
 
 ROWS_MAX = 16  # query rows: one tensor-core tile
 
@@ -88,7 +89,6 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     R = sm.prod([e for _, e in qv]).value
     I, e = w.IDX, w.emit
     ty = HALF[f.q.dtype.name]
-    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
     c = repr(float(f.c)) + "f"
     slot = BN * (D + DV)  # elements of one ring slot
     ring = W * S * slot * 2  # bytes
@@ -150,12 +150,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
     load_first = len(w.lines)  # (the first S - 1 key tiles load while q arrives: inserted here below)
     e(1, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
-    e(1, f"unsigned qf_[{D // 16}][4];")
-    e(1, "#pragma unroll")
-    e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
-    e(2, "const int r_ = lane_ & 15, ch_ = kk * 2 + (lane_ >> 4);")
-    e(2, f"em_ldsm4(qf_[kk], Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(1, "}")
+    emit_q_fragments(w, D, "lane_ & 15", 1)
 
     def load_tile(t: str, s_: str, ind: int):
         """Warp-local copy of key tile `t` into ring slot `s_`."""
@@ -190,20 +185,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"const int slot_ = it_ % {S};")
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
     e(2, f"const unsigned short* Vt = Kt + {BN * D};")
-    e(2, f"float s_[{BN // 8}][4];")
-    e(2, "#pragma unroll")
-    e(2, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][0] = s_[n][1] = s_[n][2] = s_[n][3] = 0.f;")
-    e(2, "#pragma unroll")
-    e(2, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
-    e(4, "unsigned b_[4];")
-    e(4, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
-    e(4, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(4, f'EM_MMA16816("{ty}", s_[2 * n2], qf_[kk], b_[0], b_[1]);')
-    e(4, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
-    e(3, "}")
-    e(2, "}")
+    emit_scores_mma(w, D, BN, ty, 2)
     bufs = {b.name for b in w.k.buffers}
     loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
     X = replace(f.x, {ld: f.score for ld in loc})
@@ -223,40 +205,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(4, "s_[n][c] = x_;")
     e(3, "}")
     e(2, "}")
-    e(2, "#pragma unroll")
-    e(2, "for (int h = 0; h < 2; ++h) {")
-    e(3, "float mx_ = m_[h];")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
-    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
-    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
-    e(3, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
-    e(3, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
-    e(3, "m_[h] = mx_;")
-    e(3, "float ls_ = 0.f;")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {BN // 8}; ++n) {{")
-    e(4, f"s_[n][2 * h] = em_ex2(fmaf(s_[n][2 * h], {c}, -mc_));")
-    e(4, f"s_[n][2 * h + 1] = em_ex2(fmaf(s_[n][2 * h + 1], {c}, -mc_));")
-    e(4, "ls_ += s_[n][2 * h] + s_[n][2 * h + 1];")
-    e(3, "}")
-    e(3, "l_[h] = l_[h] * a_ + ls_;")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}")
-    e(2, "}")
-    e(2, "#pragma unroll")
-    e(2, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
-    e(3, f"unsigned pa_[4] = {{{pack}(s_[2 * kk][0], s_[2 * kk][1]), {pack}(s_[2 * kk][2], s_[2 * kk][3]), "
-         f"{pack}(s_[2 * kk + 1][0], s_[2 * kk + 1][1]), {pack}(s_[2 * kk + 1][2], s_[2 * kk + 1][3])}};")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
-    e(4, "unsigned b_[4];")
-    e(4, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
-    e(4, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(4, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
-    e(4, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
-    e(3, "}")
-    e(2, "}")
+    emit_online_step(w, BN, DV, c, 2)
+    emit_pv_mma(w, BN, DV, ty, 2)
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
     e(1, "em_cp_wait_all();")

@@ -314,9 +314,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     """The unsearched schedule for `target`: elementwise for maps; block/warp/thread by reduction length."""
     from ..kernel.structure import has_locals
     if has_locals(k):
-        if flash_config(k, target) is not None:
-            return flash_config(k, target)
-        return {"mode": "rowlocal", "threads": 256}
+        return flash_config(k, target) or {"mode": "rowlocal", "threads": 256}
     c = canonical(k)
     if not c.stages:
         return {"mode": "elementwise", "threads": 256, "vec": 8}

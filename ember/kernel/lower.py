@@ -16,7 +16,7 @@ from ..symbolic import Expr
 from . import ir
 from .builder import (INLINE_DEPTH_MAX, LOCAL_MAX, Analysis, KernelBuilder, LocalStage, Stage, acc_dtype,
                       analyzed_builder, flat_index, unflatten)
-from .partition import INLINE_MAX, LoweringError, partition
+from .partition import INLINE_MAX, LoweringError, _region, partition
 from .fold import fold_constants
 from .split import split_long_reductions
 from .online import online_form
@@ -246,15 +246,7 @@ class StreamRoots(frozenset):
 
 def _inlined(r, M) -> set:
     """r and the nodes inlined into its kernel (up to materialised nodes and leaves)."""
-    seen: set = set()
-    stack = [r]
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        stack.extend(s for s in n.srcs if s not in M and s.op not in g.LEAVES)
-    return seen
+    return _region(r, lambda n: n not in M and n.op not in g.LEAVES) | {r}
 
 
 def softmax_weighted(n) -> bool:
