@@ -21,7 +21,7 @@ from .. import cache
 from .. import symbolic as sm
 from .cpu import CompileError
 from .cuda_device import _check, allow_large_clusters, device, device_arch, set_max_dynamic_smem  # noqa: F401 (re-exported)
-from .cuda_graph import Collective, DynamicGraph, issue, static_collectives
+from .cuda_graph import Collective, DynamicGraph, issue, pdl_enabled, programmatic, static_collectives
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
 
@@ -252,6 +252,9 @@ class CUDAExecutor:
             items = self._launch_args(program, ptrs, env, with_launch=True)
             levels = launch_levels(launch_accesses(program, ptrs, env, [it[3] for it in items])) \
                 if self.concurrent else [[j] for j in range(len(items))]
+            if not self.concurrent and pdl_enabled():  # consecutive kernels overlap (codegen/cuda_pdl.py)
+                items = [(programmatic(it[0]) if j and it[0] is not None and items[j - 1][0] is not None
+                          and it[3].config.get("pdl") else it[0],) + tuple(it[1:]) for j, it in enumerate(items)]
             gb = self.stream.create_graph_builder()
             gb.begin_building()
             for level in levels:  # the launches of a level are independent: parallel branches

@@ -6,13 +6,15 @@ bench/results/llm-2026-11-25.json). A program compiled with `dim_bounds` has one
 every binding within the bounds (runtime/program.py), so its pointers stay put; this graph is
 built node by node (cuda.core's explicit graph API), and a call with new dims updates only the
 kernel nodes whose arguments or grid read a bounded dim (`ExecutableKernelNode.update`), disabling
-a node whose grid is empty, before the replay.
+a node whose grid is empty, before the replay. Consecutive kernels are joined by programmatic edges
+(programmatic dependent launch, codegen/cuda_pdl.py) except around a node that may be disabled.
 
 A collective step (backends/nccl.py) is NCCL's work captured from a stream into a child graph and
 embedded between the kernel nodes; its element count is fixed at capture, so a program whose
 collectives' sizes follow a bounded dim is captured per binding instead (`static_collectives`)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .. import dtypes as dt
@@ -44,6 +46,57 @@ def issue(stream, cfg, k, args) -> None:
         launch(stream, cfg, k, *args)
 
 
+def pdl_enabled() -> bool:
+    """Programmatic dependent launch between a graph's kernels (codegen/cuda_pdl.py); EMBER_PDL=0
+    turns it off."""
+    return os.environ.get("EMBER_PDL", "1") != "0"
+
+
+def pdl_pair(program, i: int, emptied=()) -> bool:
+    """Whether launch i may start while launch i-1 drains: both kernels (not collectives), i
+    rendered with the grid-dependency wait, neither with a grid that a bound dim may empty (a
+    disabled node must keep plain edges)."""
+    if i == 0:
+        return False
+    a, b = program.launches[i - 1], program.launches[i]
+    return bool(not a.collective and not b.collective and b.config.get("pdl") and i not in emptied
+                and i - 1 not in emptied)
+
+
+def programmatic_edges(gd, nodes: list, pairs: list) -> int:
+    """Turn the plain edge nodes[i-1] -> nodes[i] into a programmatic one wherever pairs[i]; returns
+    how many were turned (a driver that refuses keeps the plain edges)."""
+    from cuda.bindings import driver as d
+    idx = [i for i, ok in enumerate(pairs) if ok]
+    if not idx:
+        return 0
+
+    def node(h):
+        return h if isinstance(h, d.CUgraphNode) else d.CUgraphNode(int(h))
+    graph = gd.handle if isinstance(gd.handle, d.CUgraph) else d.CUgraph(int(gd.handle))
+    frm, to = [node(nodes[i - 1].handle) for i in idx], [node(nodes[i].handle) for i in idx]
+    edge = d.CUgraphEdgeData()
+    edge.type = d.CUgraphDependencyType.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+    edge.from_port = d.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
+    edge.to_port = 0
+    (err,) = d.cuGraphRemoveDependencies(graph, frm, to, None, len(idx))
+    if err != d.CUresult.CUDA_SUCCESS:
+        return 0
+    (err,) = d.cuGraphAddDependencies(graph, frm, to, [edge] * len(idx), len(idx))
+    if err != d.CUresult.CUDA_SUCCESS:  # put the plain edges back
+        (err2,) = d.cuGraphAddDependencies(graph, frm, to, None, len(idx))
+        if err2 != d.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"CUDA error {err2} restoring graph edges")
+        return 0
+    return len(idx)
+
+
+def programmatic(cfg):
+    """A LaunchConfig like cfg whose launch may overlap the previous kernel in its stream (PDL)."""
+    from cuda.core import LaunchConfig
+    return LaunchConfig(grid=cfg.grid, block=cfg.block, shmem_size=cfg.shmem_size, programmatic_stream_serialization=True)
+
+
 def static_collectives(program) -> bool:
     """Whether no collective's size depends on a bounded dim (so a DynamicGraph can hold them)."""
     bounded = set(program.dim_bounds)
@@ -71,6 +124,7 @@ class DynamicGraph:
         self.dynamic = dynamic_launches(program)
         self.grids = [None if l.collective else sm.from_json(l.config["grid"]) for l in program.launches]  # parsed once
         self.last: dict = {}  # dynamic launch -> (grid, dims values) its node holds
+        self.programmatic = 0  # edges turned programmatic (codegen/cuda_pdl.py)
         gd = GraphDefinition()
         nodes, prev, live = [], None, []
         for i, k in enumerate(executor.kernels):
@@ -85,6 +139,10 @@ class DynamicGraph:
             nodes.append(node)
             live.append(ok)
             prev = node
+        if pdl_enabled():
+            bounded = set(program.dim_bounds)
+            emptied = {i for i in self.dynamic if bounded & sm.free_vars(self.grids[i])}  # nodes that may be disabled
+            self.programmatic = programmatic_edges(gd, nodes, [pdl_pair(program, i, emptied) for i in range(len(nodes))])
         self.graph = gd.instantiate()
         self.nodes = [self.graph[n] for n in nodes]
         for n, ok in zip(self.nodes, live):

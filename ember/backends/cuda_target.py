@@ -16,6 +16,7 @@ from .target import (
 )
 
 KB = 1024
+PREFETCH_BUDGET = 8 << 20  # bytes of weights a kernel pulls into L2 across its launch gap (codegen/cuda_pdl.py)
 
 
 @functools.cache
@@ -50,7 +51,38 @@ def _require_cuda(what: str) -> None:
 
 def _render_program(kernels, buffer_index, dim_index, configs, target, constants=frozenset()):
     from ..codegen.cuda import render_program
-    return render_program(kernels, configs, target)
+    return render_program(kernels, _with_prefetch(kernels, configs, target, constants), target)
+
+
+def _prefetch_budget() -> int:
+    """Bytes of constants a kernel may pull into L2 while it waits for the kernel before it
+    (codegen/cuda_pdl.py); EMBER_L2_PREFETCH overrides (0: none)."""
+    return max(0, int(os.environ.get("EMBER_L2_PREFETCH", str(PREFETCH_BUDGET))))
+
+
+def _with_prefetch(kernels, configs, target, constants) -> list | None:
+    """The configs with each streaming kernel's constant operands (those constant in every launch
+    of that kernel) and their prefetch bytes (cfg `prefetch`), the budget split evenly among them."""
+    from ..codegen.cuda import default_config
+    from ..codegen.cuda_pdl import PREFETCH_MODES, has_pdl, streamed_constants
+    budget = _prefetch_budget()
+    if not constants or not budget or not has_pdl(target):
+        return configs
+    chosen = list(configs or [None] * len(kernels))
+    common: dict = {}
+    for (k, args), cfg in zip(kernels, chosen):
+        mine = dict(streamed_constants(k, {b.name for b in k.buffers if args.get(b.name) in constants}))
+        common[k.name] = {n: v for n, v in mine.items() if n in common.get(k.name, mine)}
+    out = []
+    for (k, _), cfg in zip(kernels, chosen):
+        full = dict(cfg or default_config(k, target))
+        params = common[k.name]
+        if full.get("mode") not in PREFETCH_MODES or not params:
+            out.append(cfg)
+            continue
+        share = budget // len(params)
+        out.append(dict(full, prefetch=[[n, min(v, share)] for n, v in sorted(params.items())]))
+    return out
 
 
 def _render_kernel(k, cfg, target):

@@ -32,6 +32,7 @@ from .cuda_flash import FLASH_PRELUDE, render_flash
 from .cuda_flash_decode import render_decode
 from ..kernel.online import online_form
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
+from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
 from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
 from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
 
@@ -98,7 +99,7 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
   v = (l < NW) ? sm[l] : ident;
   return em_warp_reduce<T, OP>(v);  /* every warp reduces the partials: all threads get the result */
 }
-""" + MMA_PRELUDE + P.helpers("static __device__ __forceinline__")  # the primitives' own helpers (philox)
+""" + MMA_PRELUDE + PDL_PRELUDE + P.helpers("static __device__ __forceinline__")  # the primitives' own helpers (philox)
 
 MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma", "wgmma")
 
@@ -386,6 +387,9 @@ class _KernelWriter(RowMappings):
         # wgmma: one block per SM owns the registers (or two, knob `occupancy`)
         bounds = f"{T}, {int(self.cfg.get('occupancy', 1))}" if mode == "wgmma" else f"{T}"
         self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
+        pdl = has_pdl(self.target)
+        if pdl:  # programmatic dependent launch (codegen/cuda_pdl.py): before anything else runs
+            emit_grid_dependency(self, self.cfg)
         if self.cluster > 1 and mode not in ("block", "decode"):
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
@@ -415,6 +419,8 @@ class _KernelWriter(RowMappings):
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
         launch = {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0), "mode": mode}
+        if pdl:
+            launch["pdl"] = True
         if getattr(self, "tma", None) is not None:  # wgmma: its tensor maps (maybe none: all gathered)
             launch["tma"] = self.tma
         return "\n".join(self.lines), launch
