@@ -4,7 +4,7 @@ programs are rendered and compiled under its own settings.
 
     python bench/pdl_decode.py --out bench/results/pdl-DATE.json [--variants "0:0,1:0,1:8388608"]
 
-A variant is "EMBER_PDL:EMBER_L2_PREFETCH". Each reports decode step ms (one graph replay, host
+A variant is "EMBER_PDL:EMBER_L2_PREFETCH[:EMBER_STREAM_PROLOGUES]". Each reports decode step ms (one graph replay, host
 included) at batch 1 over contexts, batch 8 at context 1024, `LLM.generate` ms/token, and its greedy
 tokens (they must equal across variants: PDL changes when kernels start, never what they compute)."""
 from __future__ import annotations
@@ -77,12 +77,13 @@ def main() -> int:
            "cuda.core": cuda.core.__version__, "model": "Llama-3.2-1B shapes, random bf16 weights", "variants": []}
     base_cache = os.environ.get("EMBER_CACHE_DIR", "/tmp/ember_cache")
     for v in args.variants.split(","):
-        pdl, pre = v.split(":")
-        env = dict(os.environ, EMBER_PDL=pdl, EMBER_L2_PREFETCH=pre, EMBER_CACHE_DIR=f"{base_cache}-pf{pre}")
+        pdl, pre, pro = (v.split(":") + ["0"])[:3]
+        env = dict(os.environ, EMBER_PDL=pdl, EMBER_L2_PREFETCH=pre, EMBER_STREAM_PROLOGUES=pro,
+                   EMBER_CACHE_DIR=f"{base_cache}-pf{pre}-pro{pro}")
         cmd = [sys.executable, __file__, "--child", "--out", args.out, "--contexts", args.contexts, "--ckpt", args.ckpt]
         r = subprocess.run(cmd + (["--batch8"] if args.batch8 else []), env=env, capture_output=True, text=True, timeout=900)
         line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-        row = {"pdl": pdl == "1", "l2_prefetch_bytes": int(pre)}
+        row = {"pdl": pdl == "1", "l2_prefetch_bytes": int(pre), "stream_prologues": pro == "1"}
         row.update(json.loads(line[0][7:]) if line else {"error": (r.stderr or r.stdout)[-1500:]})
         res["variants"].append(row)
         print(json.dumps(row), flush=True)

@@ -16,7 +16,9 @@ from .target import (
 )
 
 KB = 1024
-PREFETCH_BUDGET = 8 << 20  # bytes of weights a kernel pulls into L2 across its launch gap (codegen/cuda_pdl.py)
+# bytes of weights a kernel may pull into L2 across its launch gap (codegen/cuda_pdl.py): off by default,
+# measured slower on a Llama-1B decode step (8 MiB: +2%, 32 MiB: +7%; bench/results/pdl-h100-2026-11-26a.json)
+PREFETCH_BUDGET = 0
 
 
 @functools.cache
