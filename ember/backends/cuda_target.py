@@ -102,9 +102,10 @@ def _online_softmax(k, form, target=None):
     return flash_config(k, target) is not None
 
 
-# computed q prologues and masks in streamed kernels (kernel/lower.py StreamRoots): compiled in CI,
-# not yet run on a GPU, so off unless EMBER_STREAM_PROLOGUES=1 (bench/gpu_attention.sh runs both)
-_online_softmax.prologues = os.environ.get("EMBER_STREAM_PROLOGUES") == "1"  # type: ignore[attr-defined]
+# computed q prologues and masks inlined into streamed kernels (kernel/lower.py StreamRoots): the
+# decode step's rotary-q kernels disappear (Llama-1B shapes: 168 -> 151 kernels, 1.38 -> 1.18 ms on
+# an H200, bench/results/pdl-prologues-h200-2026-11-26b.json; CUDA tests pass). EMBER_STREAM_PROLOGUES=0: off
+_online_softmax.prologues = os.environ.get("EMBER_STREAM_PROLOGUES", "1") != "0"  # type: ignore[attr-defined]
 
 
 def _space(k, level, target):
