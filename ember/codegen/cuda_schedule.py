@@ -5,8 +5,6 @@ Target (backends/target.py); `target=None` means the H100 preset's values.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from dataclasses import dataclass
 
 from .. import symbolic as sm
@@ -348,10 +346,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)
     nrows = rows.value if rows.is_const else 1 << 20
-    # (a GEMV that recomputes its operand's row statistics first, kernel/recompute.py, is one too)
-    dots = [contraction_of(dataclasses.replace(c, stages=[st])) is not None for st in c.stages]
-    gemv = g is not None or (len(dots) > 1 and dots[-1] and sum(dots) == 1)
-    if gemv and 256 <= r <= 2048 and nrows >= 1024 and not columns_contiguous(k, c):
+    if g is not None and 256 <= r <= 2048 and nrows >= 1024 and not columns_contiguous(k, c):
         # a short matrix-vector product walking its matrix's rows (nn.Linear at batch 1, K <= 2048):
         # a warp per output keeps several 16-byte loads in flight per lane where a 256-thread block
         # has one per thread. Measured on the H100 with graph replays of a 256 MB matrix (from HBM,

@@ -1,7 +1,6 @@
 """KernelBuilder: lowers one materialised node (a kernel's root) and everything inlined into it to
 the kernel IR, and analyses the kernel for the materialisation rules it applies (rules 2-6 and 8 of
-kernel/partition.py's docstring: stages, kernel-local arrays; rule 4's cost model and its few-row exception
-are in kernel/recompute.py).
+kernel/partition.py's docstring: stages, kernel-local arrays, the cost model of rule 4).
 """
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ from typing import Container
 
 from .. import dtypes as dt
 from .. import graph as g
+from .. import primitives as P
 from .. import symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr
@@ -17,7 +17,6 @@ from ..view import View, index_name, row_major_strides
 from . import ir
 from .contraction import is_contraction
 from .node_args import iota_expr, reduce_axes, view_of
-from .recompute import few_row_recompute, inline_cost, reads_reduction
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
@@ -161,9 +160,6 @@ class KernelBuilder:
         self.reduce_scope: set = set()  # reduce variables enclosing the value being built
         self.depth = 0  # nesting of value() calls (rule 8)
         self.in_reduce = 0
-        self.stage_nodes: list = []  # the reductions whose loops enclose the value being built
-        self.recomputing = 0  # inside an operand recomputed per output (kernel/recompute.py)
-        self.recomputed: set[Node] = set()  # stages reached there: rule 3 leaves them in
 
     # ---------------------------------------------------------------- values
     def is_buffer(self, n: Node) -> bool:
@@ -236,25 +232,17 @@ class KernelBuilder:
         scoords = unflatten(flat, src.shape)
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
-            if expands and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
-                cut = few_row_recompute(self, v.numel, src, scoords, RECOMPUTE_LIMIT)
-                if cut is not None:  # a few-row contraction recomputes its operand (kernel/recompute.py)
-                    self.materialize |= cut
-                    self.recomputing += 1
-                    inner = self.value(src, scoords, guard)
-                    self.recomputing -= 1
-                    return inner if vvalid is sm.ONE else \
-                        ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
+            if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
                 j = self._local_var(scoords)
                 if self.local in ("stream", "stream+"):
                     # streamed (kernel/online.py): only what the key-axis stages make stays on chip (P);
                     # q's rotary or a mask is a buffer, or computed where read ("stream+"); what reads
                     # a reduction inside another loop (a q norm in the score's depth loop) is a buffer
-                    if not reads_reduction(self, src) and self.local == "stream+":
+                    if not self._reads_reduction(src) and self.local == "stream+":
                         inner = self.value(src, scoords, guard)
                         return inner if vvalid is sm.ONE else \
                             ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
-                    if not reads_reduction(self, src) or self.in_reduce > 1:
+                    if not self._reads_reduction(src) or self.in_reduce > 1:
                         j = None
                 if j is not None:
                     inner = self._localize(src, scoords, guard, j)
@@ -297,8 +285,6 @@ class KernelBuilder:
         st = self._stage(n, coords, _guard_within(valid, free | (set(sm.free_vars(valid)) - outs)))
         self.stage_of[key] = st
         st.deps = frozenset(free & outs)
-        if self.recomputing:
-            self.recomputed.add(n)
         self.stages.append(st)
         self.items.append(st)
         return ir.acc(st.acc, st.dtype)
@@ -318,9 +304,7 @@ class KernelBuilder:
         self.reduce_scope |= {rv for rv, _ in rvars}
         self.scope_ext.update({rv: ext for rv, ext in rvars})
         self.in_reduce += 1
-        self.stage_nodes.append(n)
         upd = self.value(src, tuple(scoords), valid)
-        self.stage_nodes.pop()
         self.in_reduce -= 1
         self.reduce_scope -= {rv for rv, _ in rvars}
         if upd.dtype != st.dtype:
@@ -344,6 +328,19 @@ class KernelBuilder:
         if self.local in ("stream", "stream+"):  # streamed, never stored (kernel/online.py): any length
             return j if not ext.is_const or ext.value > 1 else None
         return j if ext.is_const and 1 < ext.value <= LOCAL_MAX else None
+
+    def _reads_reduction(self, n: Node) -> bool:
+        """Whether n's inlined expression (up to materialised nodes) holds a reduction."""
+        seen: set = set()
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x not in seen and x not in self.M and x.op not in g.LEAVES:
+                seen.add(x)
+                if x.op in g.REDUCE:
+                    return True
+                stack.extend(x.srcs)
+        return False
 
     def _localize(self, n: Node, coords: tuple, valid: Expr, j: str) -> ir.Val:
         E = self.scope_ext[j].value if self.scope_ext[j].is_const else self.scope_ext[j]
@@ -385,6 +382,24 @@ class KernelBuilder:
         and recomputing it costs nothing: compilers hoist it)."""
         return any(sm.free_vars(c) & self.reduce_scope for c in coords)
 
+    # ---------------------------------------------------------------- cost model for rule 4
+    def cost(self, n: Node, limit: int | None = None) -> int:
+        """ALU cost of the expression inlined at n (each node once). With `limit`, the walk stops
+        once the cost exceeds it (rule 4 only asks whether it does: walking a whole unmaterialised
+        recurrence for that was quadratic). Iterative: a long chain would exceed Python's recursion
+        limit."""
+        seen: set = set()
+        total = 0
+        stack = [n]
+        while stack and (limit is None or total <= limit):
+            n = stack.pop()
+            if n in seen or self.is_buffer(n) or n.op in (g.CONST, g.IOTA) or n.op in g.REDUCE:
+                continue
+            seen.add(n)
+            total += P.GRAPH[n.op].cost  # the primitive's recompute cost (ember/primitives)
+            stack.extend(n.srcs)
+        return total
+
     # ---------------------------------------------------------------- analysis and build
     def analyze(self) -> Analysis:
         self.root_val = self.value(self.root, self.out_coords, sm.ONE)
@@ -400,7 +415,7 @@ class KernelBuilder:
         if self.root.op in g.REDUCE:
             O = {name for name, _, _ in self.out_vars}
         for st in self.stages:
-            if st.node in self.materialize or st.node in self.recomputed:
+            if st.node in self.materialize:
                 continue
             if st.deps != O and not (self.root.op in g.REDUCE and st.node is self.root):
                 self.materialize.add(st.node)  # rule 3
@@ -411,7 +426,7 @@ class KernelBuilder:
             keep = next((st for st in gemms if st.node is self.root), gemms[0])
             self.materialize.update(st.node for st in gemms if st is not keep)
         self.O = O
-        return Analysis(self.root, [st for st in self.stages if st.node not in self.recomputed], set(self.materialize))
+        return Analysis(self.root, list(self.stages), set(self.materialize))
 
     def _recomputations(self, st: Stage, O: set) -> int:
         """How many points of the kernel's parallel loops over O evaluate each distinct result of
