@@ -38,6 +38,14 @@ A node is materialised when (rules applied to a fixpoint):
 8. it sits INLINE_DEPTH_MAX levels deep in its kernel's expression (a chain of thousands of
    elementwise operations): the kernel is cut there rather than walked with deeper recursion.
 
+Rule 4 has one exception (kernel/recompute.py): a contraction with a handful of rows (a decode
+step's GEMV) recomputes a cheap broadcast operand per output, with the row statistics it reads (an
+RMSNorm), instead of reading it from a kernel of its own; what those statistics and the operand both
+read is materialised when it is costly (the residual stream). The rules are monotone, so after the
+fixpoint a reduction that only a transient state materialised and that one kernel reads is inlined
+back into that kernel when the reader then needs nothing new (`_demoted`: the residual stream's
+kernel becomes the down projection's epilogue).
+
 With ``local=True`` (a structure candidate of the search), rules 2 and 4 may instead keep the
 intermediate in a kernel-local array computed once per outer point (see `_localize`), and reductions
 over the whole output become per-element reductions of the inner loop: attention becomes one kernel
@@ -153,9 +161,31 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
         if not new:
             new = _recomputed(order, M)
         if not new:
-            return M
+            return _demoted(order, M, asked_by, outputs, force, local)
         M |= new
         dirty = set(new)
         for n in new:
             dirty |= asked_by.get(n, set())
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
+
+
+def _demoted(order: list, M: set, asked_by: dict, outputs: list, force, local) -> set:
+    """The fixpoint, less the reductions that only a transient state of it materialised: the rules
+    are monotone, so a contraction materialised while several kernels still inlined it stays a buffer
+    after a later round gives it a single reader (a decode GEMV's output once the residual stream it
+    fed is materialised: kernel/recompute.py). Each reduction read by exactly one kernel is inlined
+    back into that kernel (its epilogue) when the reader's analysis then asks for nothing new."""
+    if local is True:  # (a search candidate's local mode: kept as chosen)
+        return M
+    streamed = local if isinstance(local, frozenset) else frozenset()
+    keep = set(outputs) | set(force) | streamed
+    keep |= {n.srcs[0] for n in order if n.op in (g.GATHER, g.COLLECTIVE)}  # (buffers by rule 1)
+    for n in [n for n in order if n in M and n.op in g.REDUCE and n not in keep]:
+        readers = [r for r in asked_by.get(n, ()) if r in M and r is not n and r.op not in g.LEAVES]
+        if len(readers) != 1 or readers[0] in streamed or readers[0].op == g.COLLECTIVE:
+            continue
+        trial = M - {n}
+        _, an = analyzed_builder(readers[0], trial, lambda x: "x", 0, None, local)
+        if not {x for x in an.materialize if x not in trial and x.op not in (g.INPUT, g.DATA)}:
+            M = trial
+    return M
