@@ -21,6 +21,7 @@ from .. import cache
 from .. import symbolic as sm
 from .cpu import CompileError
 from .cuda_device import _check, allow_large_clusters, device, device_arch, set_max_dynamic_smem  # noqa: F401 (re-exported)
+from .cuda_dims import DeviceDims
 from .cuda_graph import Collective, DynamicGraph, issue, pdl_enabled, programmatic, static_collectives
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
@@ -118,6 +119,7 @@ class CUDAExecutor:
         self._torch_outputs: dict = {}  # binding -> [(like input, shape, torch dtype, device)]
         self._direct: dict = {}  # binding -> one-kernel launch plan (see _direct_plan)
         self._data = {n: self._shared_upload(a) for n, a in program.data.items()}
+        self.dims = DeviceDims(program, self._alloc)  # the launches' dims, written before each run
 
     # ---------------------------------------------------------------- memory
     def _alloc(self, nbytes: int):
@@ -223,7 +225,7 @@ class CUDAExecutor:
             bufs.append(self._tma.pointer(index, maps, bufs, env))
         elif maps is not None:  # a wgmma kernel whose operands are all gathered: no maps
             bufs.append(0)
-        return bufs + [np.int64(env[d]) for d in l.dims]
+        return bufs + ([self.dims.pointer(index)] if l.dims else [])  # (read from device memory: cuda_dims.py)
 
     @functools.cached_property
     def _tma(self):
@@ -304,6 +306,7 @@ class CUDAExecutor:
         return replay
 
     def launch_direct(self, program, ptrs: dict, env: dict) -> None:
+        self.dims.write(env, int(self.stream.handle))
         for cfg, k, args in self._launch_args(program, ptrs, env):
             issue(self.stream, cfg, k, args)
 
@@ -346,6 +349,7 @@ class CUDAExecutor:
         if external:
             return self.run_torch(program, tuple(ptrs[f"in_{n}"] for n in program.inputs), env)
         self._poison(program, ptrs, env, s)
+        self.dims.write(env, s)
         self._graph(program, ptrs, env).launch(stream)
         for name in program.state_inputs:  # written in place: the caller's host array gets the state back
             a = arrays[name]
@@ -385,7 +389,9 @@ class CUDAExecutor:
         through ctypes was measured too: 7-19 us per launch against a graph launch's 4-9 us,
         bench/results/launch-latency-2026-11-22.json.)"""
         device(self.dev.device_id)  # (this thread's current context: a server runs steps in its own)
-        ekey = tuple(env[d] for d in program.dims)
+        if self.dims.names:
+            self.dims.write(env, int(self._torch_stream().handle))
+        ekey = tuple(env[d] for d in self._output_dims(program))
         out_specs = self._torch_outputs.get(ekey)
         if out_specs is None:
             out_specs = self._torch_outputs[ekey] = self._torch_output_specs(program, env)
@@ -454,6 +460,14 @@ class CUDAExecutor:
             issue(stream, cfg, k, args)
         return outs
 
+    def _output_dims(self, program) -> tuple:
+        """The dims the outputs' shapes and the inputs' (which outputs may match) depend on."""
+        d = getattr(self, "_out_dims", None)
+        if d is None:
+            names = list(program.outputs) + [f"in_{n}" for n in program.inputs]
+            d = self._out_dims = tuple(sorted(set().union(*(sm.free_vars(s) for n in names for s in program.buffers[n].shape))))
+        return d
+
     def _torch_outs(self, specs: list, like: tuple) -> list:
         """The outputs allocated by torch (see _torch_output_specs); `like`: the input tensors, or ()."""
         torch = self._torch
@@ -515,6 +529,7 @@ class CUDAExecutor:
         self.run(program, arrays, env)
         self.dev.sync()  # the run may have gone to torch's stream
         external = {f"in_{n}": a.ptr for n, a in arrays.items() if isinstance(a, DeviceArray)}
+        self.dims.write(env, int(self.stream.handle))  # (the timing loops launch on this stream)
         return self.pointers(program, arrays, env, external)
 
     def trace(self, program, arrays: dict, env: dict) -> list:

@@ -5,8 +5,9 @@ every step and the step would run as ~200 direct launches (~12 ms from Python on
 bench/results/llm-2026-11-25.json). A program compiled with `dim_bounds` has one memory plan for
 every binding within the bounds (runtime/program.py), so its pointers stay put; this graph is
 built node by node (cuda.core's explicit graph API), and a call with new dims updates only the
-kernel nodes whose arguments or grid read a bounded dim (`ExecutableKernelNode.update`), disabling
-a node whose grid is empty, before the replay. Consecutive kernels are joined by programmatic edges
+kernel nodes whose grid (or tensor maps) follow a bounded dim (`ExecutableKernelNode.update`),
+disabling a node whose grid is empty, before the replay; the dims themselves are read by the kernels
+from device memory (backends/cuda_dims.py), written before the replay. Consecutive kernels are joined by programmatic edges
 (programmatic dependent launch, codegen/cuda_pdl.py) except around a node that may be disabled.
 
 A collective step (backends/nccl.py) is NCCL's work captured from a stream into a child graph and
@@ -105,14 +106,15 @@ def static_collectives(program) -> bool:
 
 
 def dynamic_launches(program) -> list:
-    """Indices of the launches whose dims arguments or grid depend on a bounded dimension."""
+    """Indices of the launches whose grid or tensor maps depend on a bounded dimension (dims
+    themselves are read from device memory: backends/cuda_dims.py)."""
     bounded = set(program.dim_bounds)
     out = []
     for i, l in enumerate(program.launches):
         if l.collective:  # (fixed at capture: see static_collectives)
             continue
         grid_vars = sm.free_vars(sm.from_json(l.config["grid"]))
-        if bounded & (set(l.dims) | grid_vars):
+        if bounded & grid_vars or (l.config.get("tma") and bounded & set(l.dims)):
             out.append(i)
     return out
 

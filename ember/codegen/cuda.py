@@ -288,7 +288,8 @@ class _KernelWriter(RowMappings):
             const = "const " if b.role == "in" else ""
             params.append(f"{const}{CUDA.storage_type(b.dtype)}* __restrict__ {b.name}")
         params += getattr(self, "extra_params", [])
-        params += [f"long long {self.names[d]}" for d in self.k.dims]
+        if self.k.dims:  # read at entry (backends/cuda_dims.py: a graph's nodes stay put when dims change)
+            params.append("const long long* __restrict__ em_dims_")
         return ", ".join(params)
 
     def _serial_stage(self, s: StageInfo, ind: int) -> None:
@@ -390,6 +391,8 @@ class _KernelWriter(RowMappings):
         pdl = has_pdl(self.target)
         if pdl:  # programmatic dependent launch (codegen/cuda_pdl.py): before anything else runs
             emit_grid_dependency(self, self.cfg)
+        for i, d in enumerate(self.k.dims):
+            self.emit(1, f"const long long {self.names[d]} = em_dims_[{i}];")
         if self.cluster > 1 and mode not in ("block", "decode"):
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":

@@ -90,6 +90,7 @@ class Program:
         self.input_specs = [InputSpec(n, buffers[f"in_{n}"].dtype, buffers[f"in_{n}"].shape) for n in inputs]
         self._plans: dict = {}
         self._shapes: dict = {}
+        self._shape_dims: dict = {}
         self._write_memo: dict = {}  # state -> parsed (start, extent) of its write
         self._timings: list | None = None
         self._last_env: dict | None = None
@@ -179,8 +180,8 @@ class Program:
                 raise InputError(f"state input {name!r} is a host array while other inputs are device arrays: "
                                  "pass the state on the device too (it is written in place)")
             start_e, extent_e = self._write_exprs(w)
-            start = int(sm.evaluate(start_e, env))
-            stop = start + int(sm.evaluate(extent_e, env))
+            start = _value(start_e, env)
+            stop = start + _value(extent_e, env)
             if start < 0 or stop > a.shape[axis]:
                 raise InputError(f"state input {name!r}: the write covers [{start}, {stop}) along axis {axis}, "
                                  f"outside its extent {a.shape[axis]}")
@@ -227,7 +228,10 @@ class Program:
 
     def shape_of(self, name: str, env: dict) -> tuple:
         """Concrete shape of a buffer under a dims binding (memoised: this is on every call's path)."""
-        key = (name, tuple(env.get(d) for d in self.dims))
+        used = self._shape_dims.get(name)
+        if used is None:  # (keyed by the dims this buffer's shape uses: a cache's does not change with P)
+            used = self._shape_dims[name] = tuple(sorted(set().union(*(sm.free_vars(s) for s in self.buffers[name].shape))))
+        key = (name, tuple(env.get(d) for d in used))
         hit = self._shapes.get(key)
         if hit is None:
             hit = self._shapes[key] = tuple(int(sm.evaluate(s, env)) for s in self.buffers[name].shape)
@@ -407,3 +411,12 @@ def timed(fn, reps: int) -> float:
         ts.append((time.perf_counter() - t0) * 1e6)
     ts.sort()
     return ts[len(ts) // 2]
+
+
+def _value(e, env: dict) -> int:
+    """sm.evaluate, with the decode step's cases (a constant, a bare dim) taken without a walk."""
+    if e.is_const:
+        return int(e.value)
+    if e.op == "var":
+        return int(env[e.args[0]])
+    return int(sm.evaluate(e, env))
