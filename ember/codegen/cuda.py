@@ -544,7 +544,9 @@ _RENDERED: dict = {}  # (kernel.key, config or None, target) -> (name, source, l
 
 
 def _target_key(target) -> tuple | None:
-    return None if target is None else (target.kind, target.preset, target.index, target.arch, target.sm_count)
+    # (everything the renderers read from a Target: its capabilities as well as its identity)
+    return None if target is None else (target.kind, target.preset, target.index, target.arch, target.sm_count,
+                                        target.compute_capability, tuple(target.tensor_cores))
 
 
 def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[str, dict]:
