@@ -22,10 +22,14 @@ def greedy_ahead(llm, b: int, L: int, start: np.ndarray, first_next, max_new_tok
     caches = llm._cache()
     n_dec = max(max_new_tokens - 1, 1)
     pos_table = torch.from_numpy(np.stack([L + n - start for n in range(n_dec)]).astype(np.int32)).to(dev)
-    tokens = torch.empty((b, 1), dtype=torch.int32, device=dev)
-    positions = torch.empty((b, 1), dtype=torch.int32, device=dev)
-    feed = {"tokens": tokens, "positions": positions,
-            "start": torch.from_numpy(start.astype(np.int32)).to(dev)}
+    # the step's input buffers are kept per batch size: the same pointers every call, so the decode
+    # graph built for them (backends/cuda_graph.py) is replayed by later calls instead of rebuilt
+    held = llm.__dict__.setdefault("_ahead_inputs", {})
+    if b not in held or held[b][0].device != dev:
+        held[b] = tuple(torch.empty(shape, dtype=torch.int32, device=dev) for shape in ((b, 1), (b, 1), (b,)))
+    tokens, positions, starts = held[b]
+    starts.copy_(torch.from_numpy(start.astype(np.int32)))
+    feed = {"tokens": tokens, "positions": positions, "start": starts}
     for i in range(llm.config.layers):
         feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
     host = torch.empty((max_new_tokens, b), dtype=torch.int32, pin_memory=True)
