@@ -88,11 +88,9 @@ class LLM:
                 outs, writes = shard_step(self.weights, outs, writes, self.rank, self.world)
             session = self.target.search_session(self._uploads) if self.target.search_session else contextlib.nullcontext()
             with session:
-                # memory planned once at the longest cache (and, for prefill, the longest prompt), so
-                # one CUDA graph serves every position and prompt length (backends/cuda_graph.py: the
-                # dims are read from device memory; only nodes whose grid follows T are updated)
-                bounds = {"P": self.max_seq_len - 1} if kind == "decode" else \
-                    {"P": self.max_seq_len - 1, "T": self.max_seq_len}
+                # decode: memory planned once at the longest cache, so one CUDA graph serves every
+                # position (its attention kernels' P updated per step, backends/cuda_graph.py)
+                bounds = {"P": self.max_seq_len - 1} if kind == "decode" else None
                 p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds, cache=True)
             dt_s = time.perf_counter() - t0
             self.compile_count += 1
