@@ -1,6 +1,6 @@
 """LLM.generate called several times in one process (Llama-1B shapes): the first call builds its graphs, later ones replay them.
 
-    python bench/generate_calls.py
+    python bench/generate_calls.py [--profile-prefill]
 """
 import json
 import os
@@ -22,3 +22,16 @@ for i, plen in enumerate([128, 128, 960, 200]):
     st = llm.last_stats
     res.append({"call": i, "prompt": plen, "ms_per_token": round(st["decode_s"] / st["decode_tokens"] * 1e3, 3), "prefill_ms": round(st["prefill_s"] * 1e3, 1)})
 print(json.dumps(res))
+
+# where a new prompt length's prefill goes: cProfile of one more call (a length not seen before)
+if "--profile-prefill" in sys.argv:
+    import cProfile
+    import io
+    import pstats
+    pr = cProfile.Profile()
+    pr.enable()
+    llm.generate([list(range(1, 301))], max_new_tokens=2, stop_token_ids=[])
+    pr.disable()
+    buf = io.StringIO()
+    pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(40)
+    print(buf.getvalue())

@@ -124,7 +124,7 @@ class DynamicGraph:
         from cuda.core.graph import GraphDefinition
         self.ex, self.program, self.ptrs = executor, program, ptrs
         self.dynamic = dynamic_launches(program)
-        self.grids = [None if l.collective else sm.from_json(l.config["grid"]) for l in program.launches]  # parsed once
+        self.grids = executor.grids  # (parsed once per program)
         self.last: dict = {}  # dynamic launch -> (grid, dims values) its node holds
         self.programmatic = 0  # edges turned programmatic (codegen/cuda_pdl.py)
         gd = GraphDefinition()
