@@ -229,8 +229,21 @@ def main() -> int:
             code = launch(cmd + (["--hf"] if args.hf else []) + (["--trace"] if args.trace else []), tp,
                           timeout_s=420)
             print(f"{model} tp{tp}: exit {code} in {time.perf_counter() - t0:.0f} s", flush=True)
-    for f in sorted(glob.glob(os.path.join(args.parts, "*-rank*.json"))):  # this run's and earlier ones' here
-        res["runs"].append(json.load(open(f)))
+            merge(res, args)  # (after every configuration: a run cut short keeps what it measured)
+    merge(res, args)
+    for r in res["runs"]:
+        if r["rank"] == 0:
+            print(json.dumps({k: v for k, v in r.items() if k not in ("greedy", "hf_greedy16")}))
+    return 0
+
+
+def merge(res: dict, args) -> None:
+    """The part files of every rank (this run's and earlier ones' in args.parts) into res, checked
+    against TP 1, written to args.out."""
+    res["runs"] = []
+    for f in sorted(glob.glob(os.path.join(args.parts, "*-rank*.json"))):
+        if not f.endswith(".trace.json"):  # (--trace's Perfetto files sit beside the parts)
+            res["runs"].append(json.load(open(f)))
     base = {r["model"]: r["greedy"] for r in res["runs"] if r["tp"] == 1 and r["rank"] == 0}
     for r in res["runs"]:
         r["greedy_equals_tp1"] = r["greedy"] == base.get(r["model"])
@@ -244,10 +257,6 @@ def main() -> int:
     if args.out:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1)
-    for r in res["runs"]:
-        if r["rank"] == 0:
-            print(json.dumps({k: v for k, v in r.items() if k not in ("greedy", "hf_greedy16")}))
-    return 0
 
 
 if __name__ == "__main__":
