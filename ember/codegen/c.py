@@ -57,7 +57,23 @@ static inline long long em_maxi(long long a, long long b) { return a > b ? a : b
 #pragma omp declare reduction(emmaxd : double : omp_out = em_maxd(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 """ + P.helpers("static inline")  # the primitives' own helpers (philox)
 
+COLLAPSE_MIN = 512  # parallel iterations that share out evenly over any core count (the innermost stays a plain loop)
 OMP_MIN_WORK = 1 << 15  # below this many inner iterations a kernel runs on one thread
+
+
+def collapsed(nest: list) -> int:
+    """How many loops of a parallel nest OpenMP collapses: only as many as make COLLAPSE_MIN
+    iterations to share out. A collapsed loop recomputes its indices from one linear counter, which
+    kept GCC from vectorising the inner loops: the ResNet-18 stem's BatchNorm + ReLU into a padded
+    buffer (64 x 114 x 114, all three collapsed) took 3.5 ms, most of a max pool's worth of time."""
+    prod = 1
+    for i, lp in enumerate(nest):
+        if not lp.extent.is_const:
+            return i + 1
+        prod *= lp.extent.value
+        if prod >= COLLAPSE_MIN:
+            return i + 1
+    return len(nest)
 
 
 class CDialect(Dialect):
@@ -148,7 +164,8 @@ class _Renderer:
                 cur = cur.body[0]
                 nest.append(cur)
             work = self.idx(self.work([s]))
-            col = f" collapse({len(nest)})" if len(nest) > 1 else ""
+            n = collapsed(nest)
+            col = f" collapse({n})" if n > 1 else ""
             self.emit(ind, f"#pragma omp parallel for{col} schedule(static) if(({work}) >= {OMP_MIN_WORK})")
             for i, lp in enumerate(nest):
                 self.emit(ind + i, f"for (long long {lp.var} = 0; {lp.var} < {self.idx(lp.extent)}; {lp.var}++) {{")
