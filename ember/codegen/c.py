@@ -41,6 +41,11 @@ double sin(double);
 #endif
 """ + sm.C_HELPERS + r"""
 #define EM_CLAMP(v, lo, hi) ((v) < (lo) ? (lo) : ((v) > (hi) ? (hi) : (v)))
+/* a guarded value read unconditionally (its index is always inside the buffer): a select, not a branch */
+static inline float em_guard_float(int c, float x) { return c ? x : 0.0f; }
+static inline double em_guard_double(int c, double x) { return c ? x : 0.0; }
+static inline int em_guard_int(int c, int x) { return c ? x : 0; }
+static inline long long em_guard_long_long(int c, long long x) { return c ? x : 0; }
 static inline float em_bf2f(uint16_t x) { union { uint32_t u; float f; } c; c.u = ((uint32_t)x) << 16; return c.f; }
 static inline uint16_t em_f2bf(float f) {
   union { uint32_t u; float f; } c; c.f = f;
@@ -78,6 +83,7 @@ def collapsed(nest: list) -> int:
 
 class CDialect(Dialect):
     restrict = "restrict"
+    unconditional_safe_loads = True
 
     def storage_type(self, d: dt.DType) -> str:
         return {"float16": "_Float16", "bfloat16": "uint16_t", "bool": "unsigned char"}.get(d.name, d.c_name)

@@ -16,6 +16,9 @@ from ..kernel import ir
 class Dialect:
     name = "c"  # which of a primitive's forms applies (ember/primitives: Primitive.render)
     restrict = "restrict"
+    # a guarded load whose index stays inside its buffer for every iteration is read unconditionally
+    # and selected (`em_guard`), which leaves no masked load or branch in the loop (C: gcc vectorises)
+    unconditional_safe_loads = False
 
     def storage_type(self, d: dt.DType) -> str:
         raise NotImplementedError
@@ -57,6 +60,15 @@ def literal(value, d: dt.DType) -> str:
 
 def max_fn(ct: str) -> str:
     return "em_maxf" if ct == "float" else "em_maxd" if ct == "double" else "em_maxi"
+
+
+def _inside(index, size) -> bool:
+    """Whether a static-bounds index expression stays within [0, size) for every loop iteration."""
+    try:
+        return size.is_const and index.vmin is not None and index.vmax is not None \
+            and index.vmin >= 0 and index.vmax < size.value
+    except (AttributeError, TypeError):
+        return False
 
 
 def acc_identity(op: str, d: dt.DType) -> str:
@@ -112,6 +124,8 @@ class ValueRenderer:
         raw = self.d.widen(f"{buf}[{i}]", b.dtype, ct)
         if valid is sm.ONE:
             return raw
+        if self.d.unconditional_safe_loads and not isinstance(index, ir.Val) and _inside(index, b.size):
+            return f"em_guard_{ct.replace(' ', '_')}({self.idx(valid)}, {raw})"
         return f"({self.idx(valid)} ? {raw} : ({ct})0)"
 
     def expr(self, v: ir.Val, env: dict) -> str:
