@@ -24,7 +24,7 @@ def greedy_ahead(llm, b: int, L: int, start: np.ndarray, first_next, max_new_tok
     pos_table = torch.from_numpy(np.stack([L + n - start for n in range(n_dec)]).astype(np.int32)).to(dev)
     # the step's input buffers are kept per batch size: the same pointers every call, so the decode
     # graph built for them (backends/cuda_graph.py) is replayed by later calls instead of rebuilt
-    held = llm.__dict__.setdefault("_ahead_inputs", {})
+    held = llm.ahead_inputs
     if b not in held or held[b][0].device != dev:
         held[b] = tuple(torch.empty(shape, dtype=torch.int32, device=dev) for shape in ((b, 1), (b, 1), (b,)))
     tokens, positions, starts = held[b]

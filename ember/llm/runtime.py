@@ -73,6 +73,7 @@ class LLM:
         self.compile_seconds = 0.0
         self._uploads: dict = {}  # constants uploaded once for all programs (CUDA)
         self._caches: list | None = None
+        self.ahead_inputs: dict = {}  # batch -> the step-ahead loop's device input buffers (llm/ahead.py)
         self.last_stats: dict = {}
 
     # ---------------------------------------------------------------- programs and state
