@@ -21,8 +21,10 @@ serves a direct launch, a plain graph and a PDL graph.
 While it waits, a block may already pull the program's *constants* into L2 (weights: never written
 by any kernel, so reading them early is safe): `cp.async.bulk.prefetch.L2` of the first bytes of
 each constant operand the kernel streams (read at affine indices, not gathered), split over the
-first blocks of the grid. That keeps HBM busy across the launch gap. The byte budget is a schedule
-knob (`prefetch`, set per program by the CUDA Target from which operands are constants)."""
+first blocks of the grid, meant to keep HBM busy across the launch gap. The byte budget is a
+schedule knob (`prefetch`, set per program by the CUDA Target from which operands are constants;
+`EMBER_L2_PREFETCH` bytes). It is off by default: on a Llama-1B decode step it measured slower (8 MiB
++2%, 32 MiB +7%; bench/results/pdl-h100-2026-11-26a.json)."""
 from __future__ import annotations
 
 from ..kernel import ir
