@@ -29,18 +29,13 @@ def main() -> int:
     from torch.profiler import ProfilerActivity, profile
 
     import ember.llm as L
-    from llm import LLAMA_1B, cuda_time, write_checkpoint
+    from llm import LLAMA_1B, cuda_time, decode_feed, write_checkpoint
     if not os.path.exists(os.path.join(args.ckpt, "config.json")):
         write_checkpoint(args.ckpt, LLAMA_1B)
     llm = L.load(args.ckpt, device="cuda", max_seq_len=args.context + 64)
     prog = llm.program("decode", 1)
-    caches = llm._cache()
     P = args.context - 1
-    feed = {"tokens": torch.ones(1, 1, dtype=torch.int32, device="cuda"),
-            "positions": torch.full((1, 1), P, dtype=torch.int32, device="cuda"),
-            "start": torch.zeros(1, dtype=torch.int32, device="cuda")}
-    for i in range(llm.config.layers):
-        feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i], caches[2 * i + 1]
+    feed = decode_feed(llm, 1, P)
     step_ms = cuda_time(lambda: prog.run(feed, dims={"P": P}), 50)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:

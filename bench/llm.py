@@ -131,6 +131,18 @@ def cuda_time(fn, reps: int) -> float:
     return ts[len(ts) // 2]
 
 
+def decode_feed(llm, b: int, P: int) -> dict:
+    """Inputs of a decode step at batch b, position P: torch tensors on the GPU, the LLM's own caches."""
+    import torch
+    feed = {"tokens": torch.ones(b, 1, dtype=torch.int32, device="cuda"),
+            "positions": torch.full((b, 1), P, dtype=torch.int32, device="cuda"),
+            "start": torch.zeros(b, dtype=torch.int32, device="cuda")}
+    caches = llm._cache()
+    for i in range(llm.config.layers):
+        feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
+    return feed
+
+
 def cuda_graph(fn):
     """fn captured as a torch CUDA graph (after one warm-up call on a side stream, as torch asks)."""
     import torch
@@ -216,14 +228,9 @@ def main() -> int:
     for b in batches:
         tref = TorchLlama(w, LLAMA_1B, np.asarray(cfg.inv_freq, np.float32), max_seq, b)
         prog = llm.program("decode", b)
-        caches = llm._cache()
         for ctx in contexts:
             P = ctx - 1
-            feed = {"tokens": torch.ones(b, 1, dtype=torch.int32, device="cuda"),
-                    "positions": torch.full((b, 1), P, dtype=torch.int32, device="cuda"),
-                    "start": torch.zeros(b, dtype=torch.int32, device="cuda")}
-            for i in range(cfg.layers):
-                feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
+            feed = decode_feed(llm, b, P)
             steady = cuda_time(lambda: prog.run(feed, dims={"P": P}), 50)
             pos = [P - 32]
 

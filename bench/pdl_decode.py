@@ -22,10 +22,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def child(ckpt: str, contexts: list, batch8: bool) -> dict:
     import numpy as np
-    import torch
 
     import ember.llm as L
-    from llm import cuda_time
+    from llm import cuda_time, decode_feed
     max_seq = max(contexts) + 64
     llm = L.load(ckpt, device="cuda", max_seq_len=max_seq, max_batch=8 if batch8 else 1)
     t0 = time.perf_counter()
@@ -34,17 +33,11 @@ def child(ckpt: str, contexts: list, batch8: bool) -> dict:
            "pdl_kernels": sum(1 for l in prog.launches if l.config.get("pdl")), "rows": []}
     prompt = [int(t) for t in np.random.default_rng(0).integers(0, llm.config.vocab, 32)]
     res["tokens"] = llm.generate([prompt], max_new_tokens=24, stop_token_ids=[])[0]
-    cfg = llm.config
     for b in ([1, 8] if batch8 else [1]):
         prog = llm.program("decode", b)
-        caches = llm._cache()
         for ctx in (contexts if b == 1 else [1024]):
             P = ctx - 1
-            feed = {"tokens": torch.ones(b, 1, dtype=torch.int32, device="cuda"),
-                    "positions": torch.full((b, 1), P, dtype=torch.int32, device="cuda"),
-                    "start": torch.zeros(b, dtype=torch.int32, device="cuda")}
-            for i in range(cfg.layers):
-                feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][:b], caches[2 * i + 1][:b]
+            feed = decode_feed(llm, b, P)
             ms = cuda_time(lambda: prog.run(feed, dims={"P": P}), 100)
             res["rows"].append({"batch": b, "context": ctx, "step_ms": ms})
     out = llm.generate([list(range(1, 129))], max_new_tokens=128, stop_token_ids=[])
