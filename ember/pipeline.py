@@ -66,7 +66,7 @@ def render(lowered: lowering.LoweredGraph, target: Target, configs: list | None 
 
 
 def build_program(lowered: lowering.LoweredGraph, device, output_names, output_kind: str,
-                  meta: dict | None = None, configs: list | None = None) -> Program:
+                  meta: dict | None = None, configs: list | None = None, load: bool = True) -> Program:
     """Render source for `device` (a Target, or anything get_target takes) from lowered kernels and
     wrap it as a Program. On a target whose device is here the code is compiled and loaded now."""
     target = get_target(device)
@@ -87,7 +87,7 @@ def build_program(lowered: lowering.LoweredGraph, device, output_names, output_k
     meta["kernels_ir"] = "\n".join(str(k) for k, _ in lowered.kernels)
     p = Program(target.kind, source, launches, buffers, lowered.outputs, lowered.inputs, lowered.dims, data,
                 output_names, output_kind, meta, target)
-    if target.runnable:
+    if target.runnable and load:
         p.executor  # noqa: B018 - compile and load now: a candidate that cannot build fails here
     return p
 
@@ -124,6 +124,12 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
         raise ValueError(f"dim_bounds takes {{dim name: non-negative int}}, got {bounds}")
     if writes and search != "none":
         raise ValueError("search with state writes (writes=) is not supported yet: compile with search='none'")
+    megakernel = options.pop("megakernel", False)
+    if megakernel not in (False, True, "auto"):
+        raise ValueError(f"megakernel must be False, True or 'auto', got {megakernel!r}")
+    if megakernel and search != "none":
+        raise ValueError("megakernel= with search= is not supported yet: compile with search='none' "
+                         "(megakernel='auto' times the megakernel against the kernel-by-kernel program)")
     ts, names, kind = _outputs(y)
     target = get_target(device)
     nodes = [t.node for t in ts]
@@ -135,7 +141,8 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     if use_cache:
         from .runtime import program_cache
         roots = nodes + [w.updated for w in writes]
-        key = program_cache.program_key(nodes, names, kind, record, [w.updated for w in writes], bounds, target)
+        key = program_cache.program_key(nodes, names, kind, record, [w.updated for w in writes], bounds, target,
+                                        megakernel)
         prog = program_cache.load(key, roots, target)
         if prog is not None:
             prog.from_cache = True
@@ -151,6 +158,13 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
                               "with no device here: compile with search='none' to generate code only")
         from .search.driver import search_program
         prog = search_program(nodes, target, names, kind, search, build=build_program, **options)
+    elif megakernel:
+        from .megakernel_choice import build_with_megakernel
+        meta = {"writes": record} if record else {}
+        if bounds:
+            meta["dim_bounds"] = dict(bounds)
+        prog = build_with_megakernel(lower(nodes, names, target, writes=writes), target, names, kind, meta,
+                                     megakernel, build_program)
     else:
         prog = build_program(lower(nodes, names, target, writes=writes), target, names, kind,
                              meta={"writes": record} if record else None)

@@ -19,6 +19,7 @@ STAGES = {
     "ember.search": 7,
     "ember.backends": 8,
     "ember.pipeline": 9,
+    "ember.megakernel_choice": 9,
     "ember.llm": 10, "ember.serve": 10, "ember.distributed": 10,
     "ember.frontends": 10, "ember.train": 10, "ember.testing": 10, "ember.demo": 10, "ember.cli": 10, "ember.export": 10, "ember": 10,
 }

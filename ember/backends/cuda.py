@@ -22,7 +22,7 @@ from .. import symbolic as sm
 from .cpu import CompileError
 from .cuda_device import _check, allow_large_clusters, device, device_arch, set_max_dynamic_smem  # noqa: F401 (re-exported)
 from .cuda_dims import DeviceDims
-from .cuda_graph import Collective, DynamicGraph, issue, pdl_enabled, programmatic, static_collectives
+from .cuda_graph import Collective, DynamicGraph, check_coresident, issue, launch_config, pdl_enabled, programmatic, static_collectives
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
 
@@ -109,6 +109,8 @@ class CUDAExecutor:
                 set_max_dynamic_smem(k, int(l.config["smem"]), self.dev)  # dynamic + static (48 KB + a reduction's 128 B failed)
             if k is not None and int((l.config.get("cfg") or {}).get("cluster", 1)) > 8:
                 allow_large_clusters(k, self.dev)
+            if k is not None and l.config.get("cooperative"):
+                check_coresident(k, l)
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}
@@ -191,7 +193,6 @@ class CUDAExecutor:
 
     # ---------------------------------------------------------------- launching
     def _launch_args(self, program, ptrs: dict, env: dict, with_launch: bool = False) -> list:
-        from cuda.core import LaunchConfig
         out = []
         for i, (l, k) in enumerate(zip(program.launches, self.kernels)):
             if l.collective:
@@ -202,7 +203,7 @@ class CUDAExecutor:
             grid = int(sm.evaluate(self.grids[i], env))
             if grid <= 0:
                 continue
-            cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
+            cfg = launch_config(l, grid)
             args = self._args(i, l, ptrs, env)
             out.append((cfg, k, args, l) if with_launch else (cfg, k, args))
         return out
@@ -566,8 +567,7 @@ class CUDAExecutor:
         grid = int(sm.evaluate(self.grids[index], env))
         if grid <= 0:
             return 0.0
-        from cuda.core import LaunchConfig
-        cfg = LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
+        cfg = launch_config(l, grid)
         args = self._args(index, l, ptrs, env)
         k = self.kernels[index]
         first = self._events_time(lambda: launch(self.stream, cfg, k, *args), 1)

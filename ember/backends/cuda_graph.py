@@ -47,6 +47,27 @@ def issue(stream, cfg, k, args) -> None:
         launch(stream, cfg, k, *args)
 
 
+def launch_config(l, grid: int):
+    """The LaunchConfig of launch l with `grid` blocks: a megakernel's is cooperative (the driver
+    refuses a grid whose blocks cannot all be resident at once instead of letting it hang)."""
+    from cuda.core import LaunchConfig
+    return LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)),
+                        is_cooperative=bool(l.config.get("cooperative")))
+
+
+def check_coresident(kernel, l) -> None:
+    """A persistent kernel's workers wait on each other, so all of them must be resident at once:
+    the occupancy the compiled kernel actually gets (registers, shared memory) must hold the
+    workers per SM it was scheduled for (docs/megakernel.md)."""
+    from .target import DeviceError
+    per_sm = int(l.config.get("per_sm", 1))
+    got = kernel.occupancy.max_active_blocks_per_multiprocessor(int(l.config["block"]), int(l.config.get("smem", 0)))
+    if got < per_sm:
+        raise DeviceError(f"megakernel {l.kernel}: scheduled for {per_sm} workers per SM of {l.config['block']} threads, "
+                          f"but the compiled kernel fits only {got} (registers or shared memory): they could not all be "
+                          "resident, and a persistent kernel would hang")
+
+
 def pdl_enabled() -> bool:
     """Programmatic dependent launch between a graph's kernels (codegen/cuda_pdl.py); EMBER_PDL=0
     turns it off."""
@@ -169,10 +190,9 @@ class DynamicGraph:
     def _launch(self, i: int, env: dict, grid: int | None = None):
         """(config, args, whether it runs) of launch i under env; an empty grid keeps a 1-block
         config (the node is disabled)."""
-        from cuda.core import LaunchConfig
         l = self.program.launches[i]
         grid = int(sm.evaluate(self.grids[i], env)) if grid is None else grid
-        cfg = LaunchConfig(grid=max(grid, 1), block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)))
+        cfg = launch_config(l, max(grid, 1))
         return cfg, self.ex._args(i, l, self.ptrs, env), grid > 0
 
     def apply(self, env: dict):

@@ -184,6 +184,16 @@ def _tuning(smem_per_block: int) -> dict:
             "mma_tiles": cs.MMA_DEFAULT_TILES}
 
 
+def _task_config(cfg):
+    from ..codegen.cuda_megakernel import task_config
+    return task_config(cfg)
+
+
+def _megakernel(program, **knobs):
+    from .cuda_megakernel import megakernel_program
+    return megakernel_program(program, program.target, **knobs)
+
+
 H100 = Target(
     kind="cuda", preset="h100", arch="sm_90a", compute_capability=(9, 0), sm_count=132,
     smem_per_block=227 * KB, smem_per_sm=228 * KB, memory_bytes=80 * 10**9,
@@ -191,7 +201,8 @@ H100 = Target(
     tuning=_tuning(227 * KB),
     render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
     search_space=_space, refine=_refine, executor=_executor, compiler=_compiler, precompile=_precompile,
-    search_session=_search_session, identity_of=_identity, online_softmax=_online_softmax)
+    search_session=_search_session, identity_of=_identity, online_softmax=_online_softmax,
+    task_config=_task_config, megakernel=_megakernel)
 
 register_preset("h100", H100)
 register_preset("sm_90", H100)

@@ -32,8 +32,11 @@ DEFAULT_MAX_SEQ = 4096
 
 class LLM:
     def __init__(self, path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
-                 sharding: str = "manual"):
+                 sharding: str = "manual", megakernel=False):
         self.path = Path(path)
+        if megakernel not in (False, True, "auto"):
+            raise ConfigError(f"megakernel must be False, True or 'auto', got {megakernel!r}")
+        self.megakernel = megakernel  # the decode programs as one persistent kernel (docs/megakernel.md)
         self.config, raw = read_config(self.path)
         self.generation_config = read_generation_config(self.path)
         cfg = self.config
@@ -92,7 +95,8 @@ class LLM:
                 # decode: memory planned once at the longest cache, so one CUDA graph serves every
                 # position (its attention kernels' P updated per step, backends/cuda_graph.py)
                 bounds = {"P": self.max_seq_len - 1} if kind == "decode" else None
-                p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds, cache=True)
+                p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds, cache=True,
+                               megakernel=self.megakernel if kind == "decode" else False)
             dt_s = time.perf_counter() - t0
             self.compile_count += 1
             self.compile_seconds += dt_s
@@ -309,11 +313,12 @@ def _torch():
 
 
 def load(path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
-         sharding: str = "manual") -> LLM:
+         sharding: str = "manual", megakernel=False) -> LLM:
     """Read a Hugging Face-format decoder checkpoint directory (config.json, model.safetensors or
     its shards + index, generation_config.json and tokenizer.json when present) into an LLM. Under
     ember.distributed.init() with several ranks it is this rank's tensor-parallel shard: `sharding`
     "manual" (the graph with its collectives written out) or "propagate" (ember.sharding splits the
-    whole model's graph from annotations; docs/distributed.md)."""
+    whole model's graph from annotations; docs/distributed.md). `megakernel` (False, True or
+    "auto") compiles the decode programs as one persistent kernel (docs/megakernel.md)."""
     return LLM(path, device=device, dtype=dtype, max_seq_len=max_seq_len, max_batch=max_batch, verbose=verbose,
-               sharding=sharding)
+               sharding=sharding, megakernel=megakernel)

@@ -38,9 +38,10 @@ def source_stamp() -> str:
     return h.hexdigest()
 
 
-def program_key(nodes: list, names, kind: str, writes: list, updated: list, bounds: dict, target) -> str:
+def program_key(nodes: list, names, kind: str, writes: list, updated: list, bounds: dict, target,
+                megakernel=False) -> str:
     ident = target.identity_of(target) if getattr(target, "identity_of", None) else ""
-    parts = {"nodes": [n.key for n in nodes], "names": names, "kind": kind, "writes": writes,
+    parts = {"megakernel": megakernel, "nodes": [n.key for n in nodes], "names": names, "kind": kind, "writes": writes,
              "updated": [n.key for n in updated], "bounds": bounds, "stamp": source_stamp(),
              "target": [target.kind, target.preset, target.arch, target.sm_count, ident]}
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:40]

@@ -1,0 +1,102 @@
+"""A program as one persistent kernel (docs/megakernel.md): the task graph of runtime/megakernel.py
+and the source of codegen/cuda_megakernel.py wrapped as a Program with a single launch, so graphs,
+dims in device memory, torch tensors in and out, save/load and the LLM runtime run it unchanged.
+
+Two constant buffers travel with it: `mk_tasks` (the task table, int32) and `mk_sync` (the epoch,
+the exit count and one counter per launch, uint32, zero at upload; the kernel keeps them
+consistent across runs, so they are never reset)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import symbolic as sm
+from ..codegen.cuda_megakernel import COUNTER_STRIDE, SYNC_COUNTERS, NotTaskable, render
+from ..runtime import megakernel as tg
+from ..runtime.program import BufferSpec, Launch, Program
+
+REGS_PER_THREAD = 64  # the register budget a worker is compiled for: workers per SM = 65536 / (64 * threads)
+
+
+def workers_per_sm(threads: int, smem: int, target) -> int:
+    """How many workers fit on one SM: by threads (2048 per SM), registers (64 per thread) and
+    shared memory (the largest task's dynamic shared memory plus 1 KB of the runtime's per block)."""
+    k = min(2048 // threads, 65536 // (REGS_PER_THREAD * threads), 32)
+    per_sm = int(getattr(target, "smem_per_sm", 0) or 228 * 1024)
+    if smem:
+        k = min(k, per_sm // (smem + 1024))
+    return max(k, 1)
+
+
+def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
+                       seed: int | None = None, jitter: int | None = None, trace: bool = False) -> Program:
+    """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
+    workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
+    random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
+    (seeded); trace: record every task's start and end (docs/megakernel.md: the timeline)."""
+    if any(l.collective for l in base.launches):
+        raise NotTaskable("a program with collectives (they run between kernels)")
+    launches = list(base.launches)
+    if not launches:
+        raise NotTaskable("a program without kernels")
+    threads = max(int(l.config["block"]) for l in launches)
+    smem = max(int(l.config.get("smem", 0)) for l in launches)
+    k = per_sm or workers_per_sm(threads, smem, target)
+    nworkers = workers or k * int(target.sm_count)
+    bounds = dict(base.dim_bounds)
+    grids = [sm.from_json(l.config["grid"]) for l in launches]
+    for l, g in zip(launches, grids):
+        free = sorted(sm.free_vars(g) - set(bounds))
+        if free:
+            raise NotTaskable(f"kernel {l.kernel}: its grid depends on {free} without a bound (compile with dim_bounds=)")
+    graph = tg.build(launches, grids, bounds, nworkers)
+    if seed is not None:
+        _deal_randomly(graph, seed)
+    tg.validate(graph)
+    table = graph.table()
+    ntasks = sum(len(t) for t in graph.tasks)
+    trace_at = (SYNC_COUNTERS + len(launches) * COUNTER_STRIDE + 1) // 2  # (in 64-bit words)
+    nsync = SYNC_COUNTERS + len(launches) * COUNTER_STRIDE + (4 * ntasks + 2 if trace else 0)
+    sync = np.zeros(nsync, np.int32)  # (uint32 on the device)
+    constants = {n for n, b in base.buffers.items() if b.kind == "data"}
+    used = list(dict.fromkeys(a for l in launches for a in l.args))
+    args = used + ["mk_tasks", "mk_sync"]
+    src = render(base.source, launches, args, constants, list(base.dims), graph, threads, k, graph.width)
+    defines = ""
+    if jitter is not None:
+        defines += f"#define EM_MK_JITTER {int(jitter) & 0x7fffffff}u\n"
+    if trace:
+        defines += f"#define EM_MK_TRACE {trace_at}\n"
+    buffers = dict(base.buffers)
+    buffers["mk_tasks"] = BufferSpec("mk_tasks", dt.int32, (int(table.size),), "data")
+    buffers["mk_sync"] = BufferSpec("mk_sync", dt.int32, (int(sync.size),), "data")
+    writes = list(dict.fromkeys(w for l in launches for w in (l.args if l.writes is None else l.writes)))
+    stats = {"bytes": sm.to_json(sum((sm.from_json(l.stats["bytes"]) for l in launches if "bytes" in l.stats), sm.sym(0))),
+             "flops": sm.to_json(sum((sm.from_json(l.stats["flops"]) for l in launches if "flops" in l.stats), sm.sym(0)))}
+    summary = {"workers": nworkers, "per_sm": k, "threads": threads, "smem": smem, "tasks": ntasks,
+               "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
+               "trace_at": trace_at if trace else None,
+               "kernels": [l.kernel for l in launches]}
+    mk = Launch("em_megakernel", args, list(base.dims), stats,
+                {"grid": nworkers, "block": threads, "smem": smem, "mode": "megakernel", "pdl": False,
+                 "cooperative": True, "per_sm": k}, writes + ["mk_sync"])
+    data = dict(base.data)
+    data["mk_tasks"] = table
+    data["mk_sync"] = sync
+    meta = dict(base.meta)
+    meta["megakernel"] = summary
+    p = Program(base.device, defines + src, [mk], buffers, base.outputs, base.inputs, base.dims, data,
+                base.output_names, base.output_kind, meta, target)
+    p.megakernel_graph = graph
+    return p
+
+
+def _deal_randomly(graph, seed: int) -> None:
+    """Each task to a random worker (lists stay in program order): another valid static schedule."""
+    import random
+    rng = random.Random(seed)
+    n = len(graph.workers)
+    graph.workers = [[] for _ in range(n)]
+    for i, ts in enumerate(graph.tasks):
+        for t in range(len(ts)):
+            graph.workers[rng.randrange(n)].append((i, t))

@@ -1,0 +1,252 @@
+"""The megakernel's CUDA source: a program's own kernels turned into task functions, and one
+persistent kernel that runs every worker's task list (docs/megakernel.md).
+
+A kernel Ember rendered becomes a `__device__` function of its virtual block: `blockIdx.x` and
+`gridDim.x` become parameters (the block it runs and the launch's grid at this binding),
+`__syncthreads()` a named barrier over the kernel's own threads (a task runs on the first
+`block` threads of a worker; the others wait at the worker's barrier), the program-order wait
+(`EM_GRID_DEPENDENCY`) disappears, and `em_dims_[i]` indexes the megakernel's dims. Activation
+pointers lose `__restrict__`: data another worker wrote in this same launch must not be read
+through the non-coherent path; weights (constants) keep it.
+
+The persistent kernel: per task, thread 0 waits for each dependency's counter (a volatile spin,
+then `__threadfence`, the pattern of cooperative groups' grid sync), the worker's barrier, the
+task's blocks one after another, the barrier, and thread 0 fences and bumps the launch's counter.
+A wait longer than the timeout prints which worker waited for what and traps: a hang becomes an
+error. Compiled with `EM_MK_JITTER`, random sleeps before each signal and after each wait widen
+race windows for the schedule fuzzer; with `EM_MK_TRACE`, every task's start and end
+(`%globaltimer`) land in a trace buffer for the timeline.
+
+Kernels this cannot take (thread-block clusters, tensor maps, wgmma's register reallocation, 2-D
+indices) raise `NotTaskable` naming the construct; the caller renders those kernels without
+clusters first (`task_config`).
+"""
+from __future__ import annotations
+
+import re
+
+from .. import symbolic as sm
+from .cuda import KERNEL_MARK, split_program
+
+SYNC_EPOCH, SYNC_EXIT, SYNC_COUNTERS = 0, 32, 64  # word offsets in the sync buffer; counters 32 words apart
+COUNTER_STRIDE = 32  # one 128-byte line per counter (no false sharing between hot counters)
+TIMEOUT_NS = 5_000_000_000  # a wait this long is a hang: report and trap
+
+_FORBIDDEN = [
+    (r"__cluster_dims__|em_cluster_|barrier\.cluster|%cluster", "thread-block clusters"),
+    (r"__grid_constant__|CUtensorMap|cp\.async\.bulk\.tensor", "TMA tensor maps"),
+    (r"setmaxnreg", "register reallocation (setmaxnreg)"),
+    (r"\b(blockIdx|gridDim|threadIdx|blockDim)\.[yz]\b", "2-D or 3-D block indices"),
+    (r"%ctaid|%nctaid", "block indices read in assembly"),
+    (r"em_prefetch_l2\(", "the PDL L2 prefetch"),
+    (r"griddepcontrol", "programmatic dependent launch in the body"),
+]
+
+_HEADER = re.compile(r'extern "C" __global__ void ((?:__\w+__\([^)]*\) )*)(\w+)\((.*?)\) \{', re.S)
+
+
+class NotTaskable(ValueError):
+    """A kernel the megakernel cannot run as a task (the message names the construct)."""
+
+
+def task_config(cfg: dict) -> dict:
+    """A kernel's schedule as a task: thread-block clusters off (a task runs on one worker)."""
+    cfg = dict(cfg)
+    if int(cfg.get("cluster", 1)) > 1:
+        cfg["cluster"] = 1
+    return cfg
+
+
+def _params(text: str) -> list:
+    """[(C type, name)] of a kernel's parameter list."""
+    out = []
+    for p in [p.strip() for p in text.split(",") if p.strip()]:
+        m = re.match(r"(.*?)(\w+)$", p, re.S)
+        out.append((m.group(1).strip(), m.group(2)))
+    return out
+
+
+def task_function(name: str, chunk: str, block: int, dim_map: list, constant: list) -> tuple[str, str, list]:
+    """(helpers before the kernel, the task function's source, its parameter types) of the kernel
+    `name` rendered as `chunk`. dim_map[i]: the megakernel dim the kernel's i-th dim is; constant[i]:
+    whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`)."""
+    for pat, what in _FORBIDDEN:
+        if re.search(pat, chunk):
+            raise NotTaskable(f"kernel {name} uses {what}")
+    m = _HEADER.search(chunk)
+    if m is None or m.group(2) != name:
+        raise NotTaskable(f"kernel {name}: its signature was not recognised")
+    helpers = chunk[:m.start()]
+    params = _params(m.group(3))
+    types = []
+    for i, (ty, pn) in enumerate(params):
+        if pn == "em_dims_":
+            types.append("const long long* __restrict__")
+            continue
+        keep = i < len(constant) and constant[i]
+        types.append(ty if keep else ty.replace("__restrict__", "").strip())
+    sig = ", ".join(f"{t} {pn}" for t, (_, pn) in zip(types, params))
+    body = chunk[m.end():]
+    body = re.sub(r"\bblockIdx\.x\b", "em_bid_", body)
+    body = re.sub(r"\bgridDim\.x\b", "em_nblk_", body)
+    body = re.sub(r"\bblockDim\.x\b", f"{block}u", body)
+    body = body.replace("EM_GRID_DEPENDENCY();", "")
+    body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", body)
+    body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
+    head = f"static __device__ __noinline__ void {name}_task({sig}{', ' if sig else ''}const unsigned em_bid_, const unsigned em_nblk_) {{"
+    return helpers, head + body, types
+
+
+PRELUDE_HEAD = """\
+/* megakernel: a task's __syncthreads() is a barrier over the kernel's own threads only */
+__shared__ unsigned em_task_threads_;
+__device__ __forceinline__ void em_task_sync() {
+  asm volatile("bar.sync 1, %0;" :: "r"(em_task_threads_) : "memory");
+}
+#define __syncthreads() em_task_sync()
+"""
+
+DISPATCH_HEAD = """\
+#undef __syncthreads
+#ifndef EM_MK_TIMEOUT_NS
+#define EM_MK_TIMEOUT_NS @TIMEOUT@ull
+#endif
+__device__ __forceinline__ unsigned long long em_mk_now() {
+  unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;
+}
+__device__ __forceinline__ unsigned em_mk_hash(unsigned x) {
+  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
+}
+__device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int worker, int launch) {
+  /* need is (tasks per run) * (epoch + 1): compared by a signed difference, so it wraps safely */
+  if ((int)(*(volatile const unsigned*)c - need) >= 0) return;
+  const unsigned long long t0 = em_mk_now();
+  unsigned ns = 32;
+  while ((int)(*(volatile const unsigned*)c - need) < 0) {
+    __nanosleep(ns);
+    if (ns < 256) ns <<= 1;
+    if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) {
+      printf("ember megakernel: worker %d waited over %llu ms for launch %d (its counter %u, needs %u): a hang\\n",
+             worker, (unsigned long long)(EM_MK_TIMEOUT_NS / 1000000ull), launch, *(volatile const unsigned*)c, need);
+      __trap();
+    }
+  }
+}
+"""
+
+
+def _grid_c(grid, dims: list) -> str:
+    return sm.render_c(grid, {d: f"em_dims_[{i}]" for i, d in enumerate(dims)})
+
+
+def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
+           min_blocks: int, width: int, kernel_name: str = "em_megakernel") -> str:
+    """The megakernel's source. `source`: the program rendered with `task_config` schedules;
+    `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
+    in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
+    program's dims (the megakernel reads them all); `graph`: the runtime/megakernel.py TaskGraph;
+    `threads`, `min_blocks`: the worker's block size and the workers per SM it is compiled for;
+    `width`: ints per task row of the table."""
+    prelude, kernels = split_program(source)
+    slot = {b: i for i, b in enumerate(buffers)}
+    helpers_seen: dict = {}
+    functions: dict = {}  # task function source -> its name (identical kernels share one)
+    calls = []
+    for i, l in enumerate(launches):
+        chunk = kernels[l.kernel]
+        block = int(l.config["block"])
+        if block > threads or block % 32:
+            raise NotTaskable(f"kernel {l.kernel}: {block} threads (the megakernel has {threads})")
+        helpers, fn, types = task_function(l.kernel, chunk, block, [dims.index(d) for d in l.dims],
+                                           [a in constants for a in l.args])
+        if helpers.strip() and helpers not in helpers_seen:
+            helpers_seen[helpers] = True
+        canon = re.sub(rf"\b{re.escape(l.kernel)}_task\b", "EM_TASK_NAME", fn)
+        fname = functions.get(canon)
+        if fname is None:
+            fname = functions[canon] = f"{l.kernel}_task"
+        args = [f"({t.replace('__restrict__', '').strip()})p{slot[a]}" for t, a in zip(types, l.args)]
+        if l.dims:
+            args.append("em_dims_")
+        grid = sm.from_json(l.config["grid"])
+        calls.append((i, fname, args, block, _grid_c(grid, dims)))
+    out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];"]
+    out += list(helpers_seen)
+    for canon, fname in functions.items():
+        out.append(canon.replace("EM_TASK_NAME", fname))
+    out.append(DISPATCH_HEAD.replace("@TIMEOUT@", str(TIMEOUT_NS)))
+    out.append(f"__constant__ unsigned em_mk_threads_[{max(len(calls), 1)}] = {{{', '.join(str(c[3]) for c in calls) or '0'}}};")
+    out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name))
+    return "\n\n".join(out) + "\n"
+
+
+def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: int, width: int, name: str) -> str:
+    params = ", ".join(f"void* p{i}" for i in range(nbuf))
+    tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
+    dparam = ", const long long* __restrict__ em_dims_" if dims else ""
+    cases = []
+    for i, fname, args, block, grid in calls:
+        guard = f"if (threadIdx.x < {block}) " if block < threads else ""
+        cases.append(f"""      case {i}: {{
+        const unsigned nb = (unsigned)({grid});
+        const unsigned e = end < nb ? end : nb;
+        {guard}for (unsigned b = first; b < e; ++b) {{ {fname}({', '.join(args + ['b', 'nb'])}); em_task_sync(); }}
+        break;
+      }}""")
+    cases_src = "\n".join(cases)
+    return f"""extern "C" __global__ void __launch_bounds__({threads}, {min_blocks}) {name}({params}{dparam}) {{
+  const int* em_tab_ = {tasks};
+  unsigned* em_sync_ = {sync};
+  __shared__ unsigned em_epoch_;
+  if (threadIdx.x == 0) em_epoch_ = *(volatile unsigned*)(em_sync_ + {SYNC_EPOCH});
+  __syncthreads();
+  const unsigned epoch = em_epoch_;
+  const int nworkers = (int)gridDim.x, worker = (int)blockIdx.x;
+  const int first_task = em_tab_[worker], last_task = em_tab_[worker + 1];
+  for (int t = first_task; t < last_task; ++t) {{
+    const int* row = em_tab_ + (nworkers + 1) + t * {width};
+    const int launch = row[0];
+    const unsigned first = (unsigned)row[1], end = (unsigned)row[2];
+    if (threadIdx.x == 0) {{
+      const int nw = row[3];
+      for (int k = 0; k < nw; ++k)
+        em_mk_wait(em_sync_ + {SYNC_COUNTERS} + row[4 + 2 * k] * {COUNTER_STRIDE}, (unsigned)row[5 + 2 * k] * (epoch + 1u), worker, launch);
+      __threadfence();
+#ifdef EM_MK_JITTER
+      __nanosleep(em_mk_hash((unsigned)t * 2654435761u ^ epoch * 40503u ^ EM_MK_JITTER) % 4096u);
+#endif
+#ifdef EM_MK_TRACE
+      ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
+#endif
+      em_task_threads_ = em_mk_threads_[launch];
+    }}
+    __syncthreads();
+    switch (launch) {{
+{cases_src}
+      default: break;
+    }}
+    __syncthreads();
+    if (threadIdx.x == 0) {{
+#ifdef EM_MK_JITTER
+      __nanosleep(em_mk_hash((unsigned)t * 40503u ^ epoch * 2654435761u ^ EM_MK_JITTER) % 4096u);
+#endif
+#ifdef EM_MK_TRACE
+      ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t + 1] = em_mk_now();
+#endif
+      __threadfence();
+      atomicAdd(em_sync_ + {SYNC_COUNTERS} + launch * {COUNTER_STRIDE}, 1u);
+    }}
+  }}
+  if (threadIdx.x == 0) {{  /* the last worker out advances the epoch for the next run */
+    __threadfence();
+    if (atomicAdd(em_sync_ + {SYNC_EXIT}, 1u) == (unsigned)nworkers - 1u) {{
+      em_sync_[{SYNC_EXIT}] = 0u;
+      __threadfence();
+      atomicAdd(em_sync_ + {SYNC_EPOCH}, 1u);
+    }}
+  }}
+}}"""
+
+
+def megakernel_marker(name: str = "em_megakernel") -> str:
+    return f"{KERNEL_MARK}{name}\n"

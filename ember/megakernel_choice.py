@@ -1,0 +1,113 @@
+"""em.compile(..., megakernel=True | "auto"): the lowered program as one persistent kernel, or the
+faster of that and the kernel-by-kernel program (docs/megakernel.md).
+
+True builds the megakernel (an error names what stops it). "auto" on a device that is here builds
+both, checks the megakernel's outputs against the kernel-by-kernel program's on random inputs
+(two seeds, the state inputs given the same copies), times both in alternation and keeps the
+faster; the choice and its times are in `program.meta["megakernel_choice"]`. Without a device
+(a preset such as "h100") "auto" keeps the kernel-by-kernel program: nothing can be measured."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import symbolic as sm
+from .search.oracle import close
+
+ROUNDS = 5  # alternating timings of the two programs (each the median of 10 replays)
+
+
+def task_configs(lowered, target) -> list:
+    return [target.task_config(target.default_config(k, target)) for k, _ in lowered.kernels]
+
+
+def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, **knobs):
+    if target.megakernel is None:
+        if mode is True:
+            raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
+        return build(lowered, target, names, kind, meta=meta)
+    from .codegen.cuda_megakernel import NotTaskable
+    try:
+        base = build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target), load=False)
+        mk = target.megakernel(base, **knobs)
+        if target.runnable:
+            mk.executor  # noqa: B018 - compile and load now (the occupancy check runs here)
+    except NotTaskable as e:
+        if mode is True:
+            raise ValueError(f"megakernel=True: this program cannot be one persistent kernel: {e}") from None
+        prog = build(lowered, target, names, kind, meta=meta)
+        prog.meta["megakernel_choice"] = {"chosen": "kernels", "why": f"not taskable: {e}"}
+        return prog
+    if mode is True:
+        mk.meta["megakernel_choice"] = {"chosen": "megakernel", "why": "forced (megakernel=True)"}
+        return mk
+    kernels = build(lowered, target, names, kind, meta=meta)
+    if not target.runnable:
+        kernels.meta["megakernel_choice"] = {"chosen": "kernels", "why": "auto: no device here to measure on"}
+        return kernels
+    why = agree(mk, kernels)
+    if why:
+        kernels.meta["megakernel_choice"] = {"chosen": "kernels", "why": f"megakernel rejected: {why}"}
+        return kernels
+    t_mk, t_k = timings(mk, kernels)
+    chosen = mk if t_mk < t_k else kernels
+    chosen.meta["megakernel_choice"] = {"chosen": "megakernel" if chosen is mk else "kernels",
+                                        "megakernel_us": t_mk, "kernels_us": t_k}
+    return chosen
+
+
+def random_inputs(program, seed: int) -> tuple[dict, dict]:
+    """(inputs, dims) for a run: bounded dims at half their bound, others 7; floats standard normal,
+    integers in [0, 4) (token ids, positions, starts)."""
+    rng = np.random.default_rng(seed)
+    env = {d: max(1, program.dim_bounds[d] // 2) if d in program.dim_bounds else 7 for d in program.dims}
+    arrays = {}
+    for spec in program.input_specs:
+        shape = tuple(int(sm.evaluate(s, env)) for s in spec.shape)
+        if spec.dtype.is_float:
+            a = rng.standard_normal(shape)
+        else:
+            a = rng.integers(0, 4, shape)
+        arrays[spec.name] = np.asarray(a).astype(spec.dtype.np)
+    dims = {d: v for d, v in env.items() if d not in _shape_dims(program)}
+    return arrays, dims
+
+
+def _shape_dims(program) -> set:
+    return set().union(*(sm.free_vars(s) for spec in program.input_specs for s in spec.shape))
+
+
+def agree(a, b, seeds=(0, 1)) -> str | None:
+    """None when programs a and b give the same outputs (within their dtype's tolerance) and leave
+    the same state on random inputs; else what differed."""
+    for seed in seeds:
+        arrays, dims = random_inputs(a, seed)
+        ca = {n: x.copy() for n, x in arrays.items()}
+        cb = {n: x.copy() for n, x in arrays.items()}
+        oa, ob = a.run(ca, dims=dims), b.run(cb, dims=dims)
+        oa = oa if isinstance(oa, (tuple, list)) else (oa.values() if isinstance(oa, dict) else [oa])
+        ob = ob if isinstance(ob, (tuple, list)) else (ob.values() if isinstance(ob, dict) else [ob])
+        for i, (x, y) in enumerate(zip(oa, ob)):
+            why = close(np.asarray(x), np.asarray(y).astype(np.float64) if np.asarray(y).dtype.kind == "f" else np.asarray(y),
+                        _dtype(a, i))
+            if why:
+                return f"seed {seed}, output {i}: {why}"
+        for n in a.state_inputs:
+            why = close(ca[n], cb[n].astype(np.float64) if cb[n].dtype.kind == "f" else cb[n], a.buffers[f"in_{n}"].dtype)
+            if why:
+                return f"seed {seed}, state {n}: {why}"
+    return None
+
+
+def _dtype(program, i: int):
+    return program.buffers[program.outputs[i]].dtype
+
+
+def timings(a, b) -> tuple[float, float]:
+    """Median us of programs a and b, timed in alternation on the same inputs."""
+    arrays, dims = random_inputs(a, 0)
+    bound, env = a._bind(arrays, dims)
+    ta, tb = [], []
+    for _ in range(ROUNDS):
+        ta.append(a.executor.time_program(a, bound, env, 10))
+        tb.append(b.executor.time_program(b, bound, env, 10))
+    return float(np.median(ta)), float(np.median(tb))

@@ -1,0 +1,193 @@
+"""The megakernel's task graph: a program's launches cut into tasks, their dependencies as counters,
+and a static list of tasks per persistent block (docs/megakernel.md).
+
+A program is a list of launches in an order that is already a valid schedule. In the megakernel
+every launch becomes a few *tasks*, each a contiguous range of the launch's blocks, and every
+persistent block (a *worker*) runs its own list of tasks in program order. A task of launch j
+waits until every task of each launch it depends on has finished; a launch depends on an earlier
+one when they touch the same buffer and at least one of them writes it (read-after-write,
+write-after-read, write-after-write). In the megakernel program every temporary has memory of its
+own (one launch keeps them all live), so buffers are compared by name.
+
+Counters are per launch and never reset: launch i's counter grows by its task count every run, so
+a wait of run `epoch` (0, 1, ...) is for `tasks_i * (epoch + 1)`; the epoch lives in device memory
+and the last worker to finish a run advances it.
+
+No deadlock by construction: every wait points to a launch earlier in program order, and every
+worker's list is in program order, so by induction on the launch index every task can run once
+all workers are resident (checked at load from the occupancy the kernel gets). `simulate` runs the
+same lists in a random interleaving of the workers as a serial reference and checks it.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import symbolic as sm
+
+STRIDE_HEAD = 4  # launch, first block, end block, number of waits; then (launch, count) pairs
+
+
+@dataclass
+class Task:
+    launch: int  # index into the program's kernel launches
+    first: int  # blocks [first, end) of that launch
+    end: int
+
+
+@dataclass
+class TaskGraph:
+    blocks: list  # per launch: its blocks at the dims' bounds (the tasks cover these)
+    tasks: list  # per launch: its Tasks
+    deps: list  # per launch: the launches it waits for (after transitive reduction)
+    workers: list = field(default_factory=list)  # per worker: [(launch, task index)] in order
+
+    @property
+    def max_waits(self) -> int:
+        return max((len(d) for d in self.deps), default=0)
+
+    def table(self) -> np.ndarray:
+        """The task lists as one int32 array: worker w's tasks are rows [starts[w], starts[w+1]),
+        starts first (len(workers) + 1 entries), then one row per task: launch, first block, end
+        block, number of waits, and per wait (launch, tasks of that launch per run)."""
+        width = STRIDE_HEAD + 2 * max(self.max_waits, 1)
+        starts, rows = [0], []
+        for lst in self.workers:
+            for li, ti in lst:
+                t = self.tasks[li][ti]
+                row = [li, t.first, t.end, len(self.deps[li])]
+                for d in self.deps[li]:
+                    row += [d, len(self.tasks[d])]
+                rows.append(row + [0] * (width - len(row)))
+            starts.append(len(rows))
+        head = np.asarray(starts, np.int32)
+        body = np.asarray(rows, np.int32).reshape(-1, width) if rows else np.zeros((0, width), np.int32)
+        return np.concatenate([head, body.ravel()])
+
+    @property
+    def width(self) -> int:
+        return STRIDE_HEAD + 2 * max(self.max_waits, 1)
+
+
+def accesses(launches: list) -> list:
+    """(reads, writes) buffer-name sets per launch (unknown writes: every argument)."""
+    out = []
+    for l in launches:
+        w = set(l.args if l.writes is None else l.writes)
+        out.append((set(l.args) - w, w))
+    return out
+
+
+def dependencies(launches: list) -> list:
+    """Per launch, the earlier launches it must wait for: a conflicting access (one of the two
+    writes a buffer the other touches), minus those implied through another dependency."""
+    acc = accesses(launches)
+    direct = []
+    for j, (rj, wj) in enumerate(acc):
+        direct.append({i for i in range(j) if (acc[i][1] & (rj | wj)) or (acc[i][0] & wj)})
+    reach: list = []  # reach[j]: every launch j transitively waits for
+    reduced = []
+    for j, d in enumerate(direct):
+        implied = set().union(*(reach[i] for i in d)) if d else set()
+        reduced.append(sorted(d - implied))
+        reach.append(d | implied)
+    return reduced
+
+
+def split_blocks(blocks: int, parts: int) -> list:
+    """[first, end) ranges of about equal size covering range(blocks) in at most `parts` pieces."""
+    parts = max(1, min(parts, blocks))
+    return [(blocks * p // parts, blocks * (p + 1) // parts) for p in range(parts)]
+
+
+def build(launches: list, grids: list, bounds: dict, workers: int) -> TaskGraph:
+    """The task graph of `launches` (kernel launches only) with grid expressions `grids`, sized at
+    the dims' `bounds`, over `workers` persistent blocks. A launch of G blocks becomes min(G,
+    workers) tasks of about G / workers consecutive blocks (a worker runs them one after another);
+    tasks are dealt round-robin from where the previous launch stopped, so one-block launches
+    spread over the workers. A grid that a dim makes smaller at run time skips the missing blocks
+    (its tasks still count, so every wait is for the same number of tasks)."""
+    blocks = []
+    for g in grids:
+        n = int(sm.evaluate(g, bounds)) if sm.free_vars(g) else int(sm.evaluate(g, {}))
+        blocks.append(max(n, 0))
+    tasks = [[Task(i, a, b) for a, b in split_blocks(max(n, 1), workers)] for i, n in enumerate(blocks)]
+    g = TaskGraph(blocks, tasks, dependencies(launches), [[] for _ in range(workers)])
+    w = 0
+    for i, ts in enumerate(tasks):
+        for t in range(len(ts)):
+            g.workers[w].append((i, t))
+            w = (w + 1) % workers
+    return g
+
+
+def validate(g: TaskGraph) -> None:
+    """The static checks: every wait is for an earlier launch, with the full task count; every
+    worker's list is in program order; every task appears exactly once; tasks cover the blocks."""
+    seen = set()
+    for lst in g.workers:
+        last = -1
+        for li, ti in lst:
+            if li < last:
+                raise AssertionError(f"worker list out of program order at launch {li}")
+            last = li
+            if (li, ti) in seen:
+                raise AssertionError(f"task {ti} of launch {li} scheduled twice")
+            seen.add((li, ti))
+    for li, ts in enumerate(g.tasks):
+        for ti in range(len(ts)):
+            if (li, ti) not in seen:
+                raise AssertionError(f"task {ti} of launch {li} never scheduled")
+        covered = sorted((t.first, t.end) for t in ts)
+        if covered[0][0] != 0 or covered[-1][1] != max(g.blocks[li], 1) or \
+                any(a[1] != b[0] for a, b in zip(covered, covered[1:])):
+            raise AssertionError(f"tasks of launch {li} do not tile its {g.blocks[li]} blocks")
+        for d in g.deps[li]:
+            if d >= li:
+                raise AssertionError(f"launch {li} waits for a later launch {d}")
+
+
+def simulate(g: TaskGraph, seed: int = 0, runs: int = 2) -> list:
+    """Serial reference of the megakernel: the workers' lists run in a random interleaving (one
+    step of a random worker at a time) with the counters the device uses, for `runs` runs with
+    monotonic counters. Returns the order tasks ran in, [(run, launch, task)]; raises on a deadlock
+    (no worker can step) or on a task that starts before a launch it depends on has finished."""
+    rng = random.Random(seed)
+    counters = [0] * len(g.tasks)
+    order = []
+    for run in range(runs):
+        pos = [0] * len(g.workers)
+        finished = [0] * len(g.tasks)  # tasks of each launch finished in this run
+        while True:
+            ready = []
+            for w, lst in enumerate(g.workers):
+                if pos[w] < len(lst):
+                    li, _ = lst[pos[w]]
+                    if all(counters[d] >= len(g.tasks[d]) * (run + 1) for d in g.deps[li]):
+                        ready.append(w)
+            if not ready:
+                if any(pos[w] < len(lst) for w, lst in enumerate(g.workers)):
+                    stuck = [(w, lst[pos[w]]) for w, lst in enumerate(g.workers) if pos[w] < len(lst)]
+                    raise AssertionError(f"deadlock in run {run}: workers waiting at {stuck[:4]}")
+                break
+            w = rng.choice(ready)
+            li, ti = g.workers[w][pos[w]]
+            for d in g.deps[li]:
+                if finished[d] != len(g.tasks[d]):
+                    raise AssertionError(f"launch {li} started before launch {d} finished")
+            order.append((run, li, ti))
+            counters[li] += 1
+            finished[li] += 1
+            pos[w] += 1
+    return order
+
+
+def launch_order(order: list, run: int = 0) -> list:
+    """The launches in the order their last task finished in one run of `simulate`'s result."""
+    last = {}
+    for k, (r, li, _) in enumerate(order):
+        if r == run:
+            last[li] = k
+    return sorted(last, key=last.get)
