@@ -20,7 +20,10 @@ def task_configs(lowered, target) -> list:
     return [target.task_config(target.default_config(k, target)) for k, _ in lowered.kernels]
 
 
-def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, **knobs):
+def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
+                          **knobs):
+    if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
+        return build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target))
     if target.megakernel is None:
         if mode is True:
             raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")

@@ -109,6 +109,9 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     graph's (float64 arrays into a float32 graph) instead of refusing them; writes=[em.state_write(...)]
     stores values into state inputs in place (ember/ops/state.py; run with `prog.run(inputs, dims=)`);
     dim_bounds={"P": 4095} plans memory once at the bounds (one CUDA graph for every binding);
+    megakernel=True | "auto" (CUDA) runs the program as one persistent kernel, or the faster of that and
+    the kernels (docs/megakernel.md); megakernel_options: seed, jitter, trace, workers, per_sm, and
+    as_kernels=True (the megakernel's task schedules run kernel by kernel: its bit-exact reference);
     cache=True keeps the compiled program on disk under the graph's structural hash (a new process
     compiling the same graph loads it: ember/runtime/program_cache.py).
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
@@ -125,6 +128,7 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     if writes and search != "none":
         raise ValueError("search with state writes (writes=) is not supported yet: compile with search='none'")
     megakernel = options.pop("megakernel", False)
+    mk_options = dict(options.pop("megakernel_options", None) or {})
     if megakernel not in (False, True, "auto"):
         raise ValueError(f"megakernel must be False, True or 'auto', got {megakernel!r}")
     if megakernel and search != "none":
@@ -142,7 +146,7 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
         from .runtime import program_cache
         roots = nodes + [w.updated for w in writes]
         key = program_cache.program_key(nodes, names, kind, record, [w.updated for w in writes], bounds, target,
-                                        megakernel)
+                                        [megakernel, sorted(mk_options.items())])
         prog = program_cache.load(key, roots, target)
         if prog is not None:
             prog.from_cache = True
@@ -164,7 +168,7 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
         if bounds:
             meta["dim_bounds"] = dict(bounds)
         prog = build_with_megakernel(lower(nodes, names, target, writes=writes), target, names, kind, meta,
-                                     megakernel, build_program)
+                                     megakernel, build_program, **mk_options)
     else:
         prog = build_program(lower(nodes, names, target, writes=writes), target, names, kind,
                              meta={"writes": record} if record else None)

@@ -139,3 +139,82 @@ def test_table_layout():
     assert rows[0][:4].tolist() == [0, 0, 1, 0]
     assert rows[len(rows) - 1][0] == 2 and rows[len(rows) - 1][3] == 1  # launch 2 waits once (1 implies 0)
     assert sum(r[2] - r[1] for r in rows if r[0] == 0) == 5
+
+
+# ---------------------------------------------------------------- the generated source (NVRTC, no GPU)
+
+def _tiny_llm(tmp_path, layers=2):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=layers, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
+    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "tiny")
+    return tmp_path / "tiny"
+
+
+def _nvrtc():
+    pytest.importorskip("cuda.bindings")
+    from ember.backends.cuda import compile_cuda
+    return compile_cuda
+
+
+@pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}])
+def test_llm_decode_megakernel_compiles(tmp_path, options):
+    import ember.llm as L
+    compile_cuda = _nvrtc()
+    llm = L.load(_tiny_llm(tmp_path), device="h100", dtype="bfloat16", max_seq_len=128)
+    from ember.llm.model import build_step
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+    p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
+                   megakernel_options=options)
+    mk = p.meta["megakernel"]
+    assert len(p.launches) == 1 and mk["launches"] > 10 and mk["tasks"] >= mk["launches"]
+    assert "__cluster_dims__" not in p.source and "em_task_sync" in p.source
+    g = p.megakernel_graph
+    tg.validate(g)
+    tg.simulate(g, seed=1, runs=3)
+    assert len(compile_cuda(p.source, "sm_90a")) > 0
+
+
+def test_megakernel_refuses_what_it_cannot_run_and_auto_falls_back():
+    a, b = em.input("a", (512, 1024), em.bfloat16), em.input("b", (1024, 768), em.bfloat16)
+    y = a @ b  # a wgmma GEMM: tensor maps and register reallocation
+    with pytest.raises(ValueError, match="cannot be one persistent kernel: kernel .* uses"):
+        em.compile(y, device="h100", megakernel=True)
+    p = em.compile(y, device="h100", megakernel="auto")
+    assert p.meta["megakernel_choice"]["chosen"] == "kernels"
+    with pytest.raises(ValueError, match="CUDA only"):
+        em.compile(y, device="cpu", megakernel=True)
+    with pytest.raises(ValueError, match="megakernel must be"):
+        em.compile(y, device="cpu", megakernel="yes")
+
+
+def test_auto_without_a_device_keeps_the_kernels():
+    x, ys = _mlp_with_branches()
+    p = em.compile(ys, device="h100", megakernel="auto")
+    assert p.meta["megakernel_choice"] == {"chosen": "kernels", "why": "auto: no device here to measure on"}
+
+
+def test_task_functions_lose_restrict_on_activations_only():
+    """Data another worker wrote in the same launch must not be read through the non-coherent path:
+    only weights keep `const __restrict__`; the blocks' indices are parameters."""
+    import re
+    x, ys = _mlp_with_branches()
+    p = em.compile(ys, device="h100", megakernel=True)
+    heads = [ln for ln in p.source.splitlines() if ln.startswith("static __device__ __noinline__ void")]
+    assert heads
+    restricted = plain = 0
+    for h in heads:
+        assert "const unsigned em_bid_, const unsigned em_nblk_" in h
+        for param in re.search(r"\((.*)\)", h).group(1).split(", "):
+            if param.endswith("em_dims_") or "em_bid_" in param or "em_nblk_" in param:
+                continue
+            if "__restrict__" in param:
+                restricted += 1
+                assert param.startswith("const ")
+            else:
+                plain += 1
+    assert restricted and plain  # weights and activations both present
+    body = p.source.split("#undef __syncthreads")[0]
+    assert "blockIdx.x" not in body.split("static __device__ __noinline__", 1)[1]

@@ -100,3 +100,50 @@ def _deal_randomly(graph, seed: int) -> None:
     for i, ts in enumerate(graph.tasks):
         for t in range(len(ts)):
             graph.workers[rng.randrange(n)].append((i, t))
+
+
+def read_trace(program) -> list:
+    """[(worker, launch, kernel, first block, end block, start ns, end ns)] of the last run of a
+    program built with trace=True (each task's `%globaltimer` stamps, read back from the device)."""
+    from cuda.bindings import driver
+
+    from .cuda_device import _check
+    at = program.meta["megakernel"].get("trace_at")
+    if at is None:
+        raise ValueError("this megakernel was built without trace=True")
+    ex = program.executor
+    ex.dev.sync()
+    buf = ex._data["mk_sync"]
+    host = np.empty(program.data["mk_sync"].size, np.int32)
+    _check(driver.cuMemcpyDtoH(host.ctypes.data, int(buf.handle), host.nbytes), "trace read-back")
+    stamps = host.view(np.uint64)[at:]
+    graph = program.megakernel_graph
+    kernels = program.meta["megakernel"]["kernels"]
+    out, t = [], 0
+    for w, lst in enumerate(graph.workers):
+        for li, ti in lst:
+            task = graph.tasks[li][ti]
+            out.append((w, li, kernels[li], task.first, task.end, int(stamps[2 * t]), int(stamps[2 * t + 1])))
+            t += 1
+    return out
+
+
+def chrome_trace(rows: list) -> dict:
+    """The per-task timeline as Chrome-trace / Perfetto JSON: one track per worker."""
+    t0 = min(r[5] for r in rows) if rows else 0
+    ev = [{"name": f"{k} [{a},{b})", "cat": k.split("_", 1)[-1], "ph": "X", "pid": 0, "tid": w,
+           "ts": (s - t0) / 1e3, "dur": max(e - s, 0) / 1e3, "args": {"launch": li}} for w, li, k, a, b, s, e in rows]
+    return {"traceEvents": ev, "displayTimeUnit": "ns"}
+
+
+def launch_spans(rows: list) -> list:
+    """Per launch (in program order): (kernel, first task start, last task end) in us from the run's
+    first start: where the step's time goes, and the gaps between dependent launches."""
+    if not rows:
+        return []
+    t0 = min(r[5] for r in rows)
+    by: dict = {}
+    for w, li, k, a, b, s, e in rows:
+        lo, hi, _ = by.get(li, (s, e, k))
+        by[li] = (min(lo, s), max(hi, e), k)
+    return [(by[li][2], (by[li][0] - t0) / 1e3, (by[li][1] - t0) / 1e3) for li in sorted(by)]

@@ -1,0 +1,62 @@
+"""The megakernel on a real GPU (marked cuda: skipped where there is none): outputs bit-identical to
+the same task schedules launched kernel by kernel, across runs, schedules and injected delays; an
+LLM's greedy tokens equal to the kernel-by-kernel program's; `megakernel="auto"` records its choice."""
+import numpy as np
+import pytest
+
+import ember as em
+
+pytestmark = pytest.mark.cuda
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+def _mlp(seed=0):
+    rng = np.random.default_rng(seed)
+    x = em.input("x", (7, 96))
+    w1, w2 = em.tensor(rng.standard_normal((96, 130)).astype(np.float32)), em.tensor(rng.standard_normal((130, 33)).astype(np.float32))
+    return em.softmax(em.relu(x @ w1) @ w2, axis=-1), {"x": rng.standard_normal((7, 96)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("options", [{}, {"seed": 3, "jitter": 7}, {"workers": 1}, {"workers": 5, "seed": 1}])
+def test_megakernel_equals_its_kernels_bit_for_bit(options):
+    y, ins = _mlp()
+    ref = em.compile(y, device="cuda", megakernel_options={"as_kernels": True})
+    mk = em.compile(y, device="cuda", megakernel=True, megakernel_options=options)
+    assert len(mk.launches) == 1 and mk.launches[0].config["mode"] == "megakernel"
+    want = ref(**ins)
+    for _ in range(20):  # the counters carry over from run to run (epochs)
+        np.testing.assert_array_equal(mk(**ins), want)
+
+
+def _tiny_llm(tmp_path):
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
+    m = transformers.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.ndim == 2:
+                p.mul_(2.5)
+    m.save_pretrained(tmp_path / "tiny")
+    return tmp_path / "tiny"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype):
+    import ember.llm as L
+    d = _tiny_llm(tmp_path)
+    a = L.load(d, device="cuda", dtype=dtype, max_seq_len=96)
+    b = L.load(d, device="cuda", dtype=dtype, max_seq_len=96, megakernel=True)
+    assert b.program("decode", 1).meta["megakernel_choice"]["chosen"] == "megakernel"
+    for prompt in ([5], [3, 17, 5, 88, 42, 7]):
+        assert b.generate([prompt], max_new_tokens=40, stop_token_ids=[]) == \
+            a.generate([prompt], max_new_tokens=40, stop_token_ids=[])
+
+
+def test_auto_records_its_choice():
+    y, ins = _mlp(1)
+    p = em.compile(y, device="cuda", megakernel="auto")
+    choice = p.meta["megakernel_choice"]
+    assert choice["chosen"] in ("megakernel", "kernels") and choice["megakernel_us"] > 0 and choice["kernels_us"] > 0
+    np.testing.assert_allclose(p(**ins), em.compile(y, device="cuda")(**ins), rtol=1e-5, atol=1e-6)
