@@ -21,7 +21,6 @@ import os
 import sys
 import time
 
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from llm import LLAMA_1B, copy_bandwidth, cuda_time, write_checkpoint  # noqa: E402

@@ -22,7 +22,8 @@ from .. import symbolic as sm
 from .cpu import CompileError
 from .cuda_device import _check, allow_large_clusters, device, device_arch, set_max_dynamic_smem  # noqa: F401 (re-exported)
 from .cuda_dims import DeviceDims
-from .cuda_graph import Collective, DynamicGraph, check_coresident, issue, launch_config, pdl_enabled, programmatic, static_collectives
+from .cuda_graph import (Collective, DynamicGraph, check_coresident, issue, launch_config, pdl_enabled, programmatic,
+                         static_collectives)
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
 
