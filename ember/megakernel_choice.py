@@ -68,9 +68,11 @@ def random_inputs(program, seed: int) -> tuple[dict, dict]:
         shape = tuple(int(sm.evaluate(s, env)) for s in spec.shape)
         if spec.dtype.is_float:
             a = rng.standard_normal(shape)
+        elif spec.dtype.is_bool:
+            a = rng.random(shape) < 0.5
         else:
             a = rng.integers(0, 4, shape)
-        arrays[spec.name] = np.asarray(a).astype(spec.dtype.np)
+        arrays[spec.arg] = np.asarray(a).astype(spec.dtype.np)
     dims = {d: v for d, v in env.items() if d not in _shape_dims(program)}
     return arrays, dims
 

@@ -218,3 +218,14 @@ def test_task_functions_lose_restrict_on_activations_only():
     assert restricted and plain  # weights and activations both present
     body = p.source.split("#undef __syncthreads")[0]
     assert "blockIdx.x" not in body.split("static __device__ __noinline__", 1)[1]
+
+
+def test_agree_compares_outputs_of_two_programs_on_random_inputs():
+    from ember.megakernel_choice import agree, random_inputs
+    x, ys = _mlp_with_branches()
+    a, b = em.compile(ys, device="cpu"), em.compile(ys, device="cpu")
+    assert agree(a, b) is None
+    arrays, dims = random_inputs(a, 0)
+    assert set(arrays) == {"x"} and arrays["x"].shape == (5, 24) and dims == {}
+    other = em.compile([ys[0] * 1.5, ys[1]], device="cpu")
+    assert "output 0" in agree(other, a)

@@ -193,7 +193,7 @@ class CUDAExecutor:
         return ptrs
 
     # ---------------------------------------------------------------- launching
-    def _launch_args(self, program, ptrs: dict, env: dict, with_launch: bool = False) -> list:
+    def _launch_args(self, program, ptrs: dict, env: dict, with_launch: bool = False, direct: bool = False) -> list:
         out = []
         for i, (l, k) in enumerate(zip(program.launches, self.kernels)):
             if l.collective:
@@ -204,7 +204,7 @@ class CUDAExecutor:
             grid = int(sm.evaluate(self.grids[i], env))
             if grid <= 0:
                 continue
-            cfg = launch_config(l, grid)
+            cfg = launch_config(l, grid, direct)
             args = self._args(i, l, ptrs, env)
             out.append((cfg, k, args, l) if with_launch else (cfg, k, args))
         return out
@@ -312,7 +312,7 @@ class CUDAExecutor:
 
     def launch_direct(self, program, ptrs: dict, env: dict) -> None:
         self.dims.write(env, int(self.stream.handle))
-        for cfg, k, args in self._launch_args(program, ptrs, env):
+        for cfg, k, args in self._launch_args(program, ptrs, env, direct=True):
             issue(self.stream, cfg, k, args)
 
     @functools.cached_property
@@ -461,7 +461,7 @@ class CUDAExecutor:
             (g.apply(env) if isinstance(g, DynamicGraph) else g).launch(stream)
             return outs
         self._remember(gkey)
-        for cfg, k, args in self._launch_args(program, ptrs, env):
+        for cfg, k, args in self._launch_args(program, ptrs, env, direct=True):
             issue(stream, cfg, k, args)
         return outs
 
@@ -568,7 +568,7 @@ class CUDAExecutor:
         grid = int(sm.evaluate(self.grids[index], env))
         if grid <= 0:
             return 0.0
-        cfg = launch_config(l, grid)
+        cfg = launch_config(l, grid, direct=True)
         args = self._args(index, l, ptrs, env)
         k = self.kernels[index]
         first = self._events_time(lambda: launch(self.stream, cfg, k, *args), 1)

@@ -47,12 +47,14 @@ def issue(stream, cfg, k, args) -> None:
         launch(stream, cfg, k, *args)
 
 
-def launch_config(l, grid: int):
-    """The LaunchConfig of launch l with `grid` blocks: a megakernel's is cooperative (the driver
-    refuses a grid whose blocks cannot all be resident at once instead of letting it hang)."""
+def launch_config(l, grid: int, direct: bool = False):
+    """The LaunchConfig of launch l with `grid` blocks. A megakernel launched directly is
+    cooperative (the driver refuses a grid whose blocks cannot all be resident at once instead of
+    letting it hang); cuda.core's graph nodes cannot be (NotImplementedError in cuda.core 1.2), so
+    in graphs co-residency rests on the occupancy check made at load (check_coresident)."""
     from cuda.core import LaunchConfig
     return LaunchConfig(grid=grid, block=int(l.config["block"]), shmem_size=int(l.config.get("smem", 0)),
-                        is_cooperative=bool(l.config.get("cooperative")))
+                        is_cooperative=bool(direct and l.config.get("cooperative")))
 
 
 def check_coresident(kernel, l) -> None:
