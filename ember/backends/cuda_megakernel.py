@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..codegen.cuda_megakernel import COUNTER_STRIDE, SYNC_COUNTERS, NotTaskable, render
+from ..codegen.cuda_megakernel import COUNTER_STRIDE, SHARDS, SYNC_COUNTERS, NotTaskable, render
 from ..runtime import megakernel as tg
 from ..runtime.program import BufferSpec, Launch, Program
 
@@ -29,11 +29,13 @@ def workers_per_sm(threads: int, smem: int, target) -> int:
 
 
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
-                       seed: int | None = None, jitter: int | None = None, trace: bool = False) -> Program:
+                       seed: int | None = None, jitter: int | None = None, trace: bool = False,
+                       prefetch: int = 0) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
-    (seeded); trace: record every task's start and end (docs/megakernel.md: the timeline)."""
+    (seeded); trace: record every task's start and end (docs/megakernel.md: the timeline);
+    prefetch: bytes of its weights each task asks L2 for before it waits (0: none)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     launches = list(base.launches)
@@ -55,13 +57,17 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     tg.validate(graph)
     table = graph.table()
     ntasks = sum(len(t) for t in graph.tasks)
-    trace_at = (SYNC_COUNTERS + len(launches) * COUNTER_STRIDE + 1) // 2  # (in 64-bit words)
-    nsync = SYNC_COUNTERS + len(launches) * COUNTER_STRIDE + (4 * ntasks + 2 if trace else 0)
+    counters = SYNC_COUNTERS + len(launches) * SHARDS * COUNTER_STRIDE
+    trace_at = (counters + 1) // 2  # (in 64-bit words)
+    nsync = counters + (4 * ntasks + 2 if trace else 0)
     sync = np.zeros(nsync, np.int32)  # (uint32 on the device)
     constants = {n for n, b in base.buffers.items() if b.kind == "data"}
     used = list(dict.fromkeys(a for l in launches for a in l.args))
     args = used + ["mk_tasks", "mk_sync"]
-    src = render(base.source, launches, args, constants, list(base.dims), graph, threads, k, graph.width)
+    env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
+    sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
+    src = render(base.source, launches, args, constants, list(base.dims), graph, threads, k, graph.width,
+                 sizes=sizes, prefetch_cap=int(prefetch))
     defines = ""
     if jitter is not None:
         defines += f"#define EM_MK_JITTER {int(jitter) & 0x7fffffff}u\n"
@@ -75,6 +81,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
              "flops": sm.to_json(sum((sm.from_json(l.stats["flops"]) for l in launches if "flops" in l.stats), sm.sym(0)))}
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
+               "prefetch": int(prefetch),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mk = Launch("em_megakernel", args, list(base.dims), stats,

@@ -29,7 +29,10 @@ from .. import symbolic as sm
 from .cuda import KERNEL_MARK, split_program
 
 SYNC_EPOCH, SYNC_EXIT, SYNC_COUNTERS = 0, 32, 64  # word offsets in the sync buffer; counters 32 words apart
-COUNTER_STRIDE = 32  # one 128-byte line per counter (no false sharing between hot counters)
+COUNTER_STRIDE = 32  # one 128-byte line per counter shard (no false sharing between hot counters)
+SHARDS = 8  # each launch's counter is split over this many words (task i bumps word i % SHARDS)
+STRIDE_HEAD = 5  # a task row: launch, first block, end block, number of waits, task index; then (launch, count) pairs
+PREFETCH_MIN = 256 * 1024  # constants smaller than this are not prefetched (they stay in L2 anyway)
 TIMEOUT_NS = 5_000_000_000  # a wait this long is a hang: report and trap
 
 _FORBIDDEN = [
@@ -49,11 +52,22 @@ class NotTaskable(ValueError):
     """A kernel the megakernel cannot run as a task (the message names the construct)."""
 
 
-def task_config(cfg: dict) -> dict:
-    """A kernel's schedule as a task: thread-block clusters off (a task runs on one worker)."""
+TASK_THREADS = 256  # a task's threads at most, so several workers share an SM (docs/megakernel.md)
+
+
+def task_config(cfg: dict, max_threads: int = TASK_THREADS) -> dict:
+    """A kernel's schedule as a task: thread-block clusters off (a task runs on one worker), at most
+    `max_threads` threads, and flash-decoding with 4 warps (half the shared memory of 8): a worker's
+    size is its largest task's, and small workers are what lets several share an SM and keep enough
+    loads in flight (one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate:
+    bench/results/megakernel-h100-2026-11-26a.json)."""
     cfg = dict(cfg)
     if int(cfg.get("cluster", 1)) > 1:
         cfg["cluster"] = 1
+    if int(cfg.get("threads", 0)) > max_threads:
+        cfg["threads"] = max_threads
+    if cfg.get("mode") == "decode" and int(cfg.get("warps", 4)) > 4:
+        cfg["warps"] = 4
     return cfg
 
 
@@ -117,20 +131,33 @@ __device__ __forceinline__ unsigned long long em_mk_now() {
 __device__ __forceinline__ unsigned em_mk_hash(unsigned x) {
   x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
 }
+__device__ __forceinline__ unsigned em_mk_load_acquire(const unsigned* p) {
+  unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
+}
+__device__ __forceinline__ void em_mk_signal(unsigned* p) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
+}
+__device__ __noinline__ void em_mk_hang(const unsigned* c, unsigned need, int worker, int launch) {
+  printf("ember megakernel: worker %d waited over %llu ms for launch %d (a counter at %u, needs %u): a hang\\n",
+         worker, (unsigned long long)(EM_MK_TIMEOUT_NS / 1000000ull), launch, *(volatile const unsigned*)c, need);
+  __trap();
+}
 __device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int worker, int launch) {
-  /* need is (tasks per run) * (epoch + 1): compared by a signed difference, so it wraps safely */
-  if ((int)(*(volatile const unsigned*)c - need) >= 0) return;
+  /* need is (that shard's tasks per run) * (epoch + 1): compared by a signed difference, so it wraps safely */
+  for (int spin = 0; spin < 64; ++spin)
+    if ((int)(em_mk_load_acquire(c) - need) >= 0) return;
   const unsigned long long t0 = em_mk_now();
-  unsigned ns = 32;
-  while ((int)(*(volatile const unsigned*)c - need) < 0) {
-    __nanosleep(ns);
-    if (ns < 256) ns <<= 1;
-    if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) {
-      printf("ember megakernel: worker %d waited over %llu ms for launch %d (its counter %u, needs %u): a hang\\n",
-             worker, (unsigned long long)(EM_MK_TIMEOUT_NS / 1000000ull), launch, *(volatile const unsigned*)c, need);
-      __trap();
-    }
+  while ((int)(em_mk_load_acquire(c) - need) < 0) {
+    __nanosleep(64);
+    if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) em_mk_hang(c, need, worker, launch);
   }
+}
+__device__ __forceinline__ void em_mk_prefetch(const void* p, unsigned long long lo, unsigned long long hi) {
+  /* [p + lo, p + hi) into L2, 16-byte aligned (a hint: nothing depends on it) */
+  const unsigned long long a = ((unsigned long long)p + lo + 15ull) & ~15ull, e = ((unsigned long long)p + hi) & ~15ull;
+  if (e > a)
+    asm volatile("{\\n\\t.reg .u64 g;\\n\\tcvta.to.global.u64 g, %0;\\n\\tcp.async.bulk.prefetch.L2.global [g], %1;\\n\\t}"
+                 :: "l"(a), "r"((unsigned)(e - a)) : "memory");
 }
 """
 
@@ -140,13 +167,15 @@ def _grid_c(grid, dims: list) -> str:
 
 
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
-           min_blocks: int, width: int, kernel_name: str = "em_megakernel") -> str:
+           min_blocks: int, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
+           prefetch_cap: int = 0) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
     program's dims (the megakernel reads them all); `graph`: the runtime/megakernel.py TaskGraph;
     `threads`, `min_blocks`: the worker's block size and the workers per SM it is compiled for;
-    `width`: ints per task row of the table."""
+    `width`: ints per task row of the table; `sizes`: bytes of each buffer, and `prefetch_cap`: the
+    bytes of its share of each large constant a task asks L2 for before it waits (0: none)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -176,11 +205,31 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         out.append(canon.replace("EM_TASK_NAME", fname))
     out.append(DISPATCH_HEAD.replace("@TIMEOUT@", str(TIMEOUT_NS)))
     out.append(f"__constant__ unsigned em_mk_threads_[{max(len(calls), 1)}] = {{{', '.join(str(c[3]) for c in calls) or '0'}}};")
-    out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name))
+    prefetch = [(i, graph.blocks[i], [(slot[a], sizes[a]) for a in dict.fromkeys(l.args)
+                                      if a in constants and sizes and sizes.get(a, 0) >= PREFETCH_MIN])
+                for i, l in enumerate(launches)]
+    out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap))
     return "\n\n".join(out) + "\n"
 
 
-def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: int, width: int, name: str) -> str:
+def _prefetch_cases(prefetch: list, cap: int) -> str:
+    """Per launch, its large constants' slices for a task's blocks [first, end) of `blocks`, as
+    L2 prefetches of at most `cap` bytes each (the weights a GEMV task streams: rows in proportion)."""
+    out = []
+    for i, blocks, consts in prefetch:
+        if not consts or blocks <= 0:
+            continue
+        lines = [f"      case {i}: {{"]
+        for slot, nbytes in consts:
+            lines.append(f"        {{ const unsigned long long lo = {nbytes}ull * first / {blocks}u, "
+                         f"hi = {nbytes}ull * end / {blocks}u; em_mk_prefetch(p{slot}, lo, lo + {cap}ull < hi ? lo + {cap}ull : hi); }}")
+        lines.append("        break;\n      }")
+        out.append("\n".join(lines))
+    return "\n".join(out)
+
+
+def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: int, width: int, name: str,
+                prefetch: list | None = None, prefetch_cap: int = 0) -> str:
     params = ", ".join(f"void* p{i}" for i in range(nbuf))
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
     dparam = ", const long long* __restrict__ em_dims_" if dims else ""
@@ -194,6 +243,15 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: in
         break;
       }}""")
     cases_src = "\n".join(cases)
+    pf = _prefetch_cases(prefetch or [], prefetch_cap) if prefetch_cap else ""
+    pf_src = f"""    if (threadIdx.x == 32) {{  /* this task's weights start for L2 while its inputs are awaited */
+      switch (launch) {{
+{pf}
+      default: break;
+      }}
+    }}
+""" if pf else ""
+    C, S, L = SYNC_COUNTERS, SHARDS, COUNTER_STRIDE
     return f"""extern "C" __global__ void __launch_bounds__({threads}, {min_blocks}) {name}({params}{dparam}) {{
   const int* em_tab_ = {tasks};
   unsigned* em_sync_ = {sync};
@@ -207,18 +265,24 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: in
     const int* row = em_tab_ + (nworkers + 1) + t * {width};
     const int launch = row[0];
     const unsigned first = (unsigned)row[1], end = (unsigned)row[2];
-    if (threadIdx.x == 0) {{
+{pf_src}    if (threadIdx.x < 32) {{  /* warp 0 waits for every shard of every launch this one depends on */
       const int nw = row[3];
-      for (int k = 0; k < nw; ++k)
-        em_mk_wait(em_sync_ + {SYNC_COUNTERS} + row[4 + 2 * k] * {COUNTER_STRIDE}, (unsigned)row[5 + 2 * k] * (epoch + 1u), worker, launch);
-      __threadfence();
+      for (int q = threadIdx.x; q < nw * {S}; q += 32) {{
+        const int d = row[{STRIDE_HEAD} + 2 * (q / {S})], j = q % {S};
+        const unsigned n = (unsigned)row[{STRIDE_HEAD + 1} + 2 * (q / {S})];
+        const unsigned per = (n + {S - 1}u - (unsigned)j) / {S}u;  /* tasks of d in shard j */
+        if (per) {{
+          em_mk_wait(em_sync_ + {C} + (d * {S} + j) * {L}, per * (epoch + 1u), worker, d);
+          __threadfence();
+        }}
+      }}
 #ifdef EM_MK_JITTER
-      __nanosleep(em_mk_hash((unsigned)t * 2654435761u ^ epoch * 40503u ^ EM_MK_JITTER) % 4096u);
+      if (threadIdx.x == 0) __nanosleep(em_mk_hash((unsigned)t * 2654435761u ^ epoch * 40503u ^ EM_MK_JITTER) % 4096u);
 #endif
 #ifdef EM_MK_TRACE
-      ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
+      if (threadIdx.x == 0) ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
 #endif
-      em_task_threads_ = em_mk_threads_[launch];
+      if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];
     }}
     __syncthreads();
     switch (launch) {{
@@ -233,8 +297,7 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: in
 #ifdef EM_MK_TRACE
       ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t + 1] = em_mk_now();
 #endif
-      __threadfence();
-      atomicAdd(em_sync_ + {SYNC_COUNTERS} + launch * {COUNTER_STRIDE}, 1u);
+      em_mk_signal(em_sync_ + {C} + (launch * {S} + row[4] % {S}) * {L});
     }}
   }}
   if (threadIdx.x == 0) {{  /* the last worker out advances the epoch for the next run */

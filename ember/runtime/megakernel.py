@@ -9,9 +9,11 @@ one when they touch the same buffer and at least one of them writes it (read-aft
 write-after-read, write-after-write). In the megakernel program every temporary has memory of its
 own (one launch keeps them all live), so buffers are compared by name.
 
-Counters are per launch and never reset: launch i's counter grows by its task count every run, so
-a wait of run `epoch` (0, 1, ...) is for `tasks_i * (epoch + 1)`; the epoch lives in device memory
-and the last worker to finish a run advances it.
+Counters are per launch, split over SHARDS words so that a launch's hundreds of tasks do not all
+add to one address, and never reset: shard j of launch i grows by the number of its tasks with
+index = j (mod SHARDS) every run, so a wait of run `epoch` (0, 1, ...) is for that number times
+`epoch + 1` on every shard; the epoch lives in device memory and the last worker to finish a run
+advances it.
 
 No deadlock by construction: every wait points to a launch earlier in program order, and every
 worker's list is in program order, so by induction on the launch index every task can run once
@@ -27,7 +29,7 @@ import numpy as np
 
 from .. import symbolic as sm
 
-STRIDE_HEAD = 4  # launch, first block, end block, number of waits; then (launch, count) pairs
+from ..codegen.cuda_megakernel import SHARDS, STRIDE_HEAD  # noqa: F401 (the table layout the dispatcher reads)
 
 
 @dataclass
@@ -51,13 +53,14 @@ class TaskGraph:
     def table(self) -> np.ndarray:
         """The task lists as one int32 array: worker w's tasks are rows [starts[w], starts[w+1]),
         starts first (len(workers) + 1 entries), then one row per task: launch, first block, end
-        block, number of waits, and per wait (launch, tasks of that launch per run)."""
+        block, number of waits, the task's index in its launch (its counter shard is that modulo
+        SHARDS), and per wait (launch, tasks of that launch per run)."""
         width = STRIDE_HEAD + 2 * max(self.max_waits, 1)
         starts, rows = [0], []
         for lst in self.workers:
             for li, ti in lst:
                 t = self.tasks[li][ti]
-                row = [li, t.first, t.end, len(self.deps[li])]
+                row = [li, t.first, t.end, len(self.deps[li]), ti]
                 for d in self.deps[li]:
                     row += [d, len(self.tasks[d])]
                 rows.append(row + [0] * (width - len(row)))
