@@ -65,9 +65,11 @@ def check_coresident(kernel, l) -> None:
     per_sm = int(l.config.get("per_sm", 1))
     got = kernel.occupancy.max_active_blocks_per_multiprocessor(int(l.config["block"]), int(l.config.get("smem", 0)))
     if got < per_sm:
+        a = kernel.attributes
         raise DeviceError(f"megakernel {l.kernel}: scheduled for {per_sm} workers per SM of {l.config['block']} threads, "
-                          f"but the compiled kernel fits only {got} (registers or shared memory): they could not all be "
-                          "resident, and a persistent kernel would hang")
+                          f"but the compiled kernel fits only {got} ({a.num_regs} registers, {a.shared_size_bytes} B static + "
+                          f"{l.config.get('smem', 0)} B dynamic shared memory, {a.local_size_bytes} B local): they could not "
+                          "all be resident, and a persistent kernel would hang")
 
 
 def pdl_enabled() -> bool:

@@ -11,20 +11,20 @@ import numpy as np
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..codegen.cuda_megakernel import COUNTER_STRIDE, SHARDS, SYNC_COUNTERS, NotTaskable, render
+from ..codegen.cuda_megakernel import COUNTER_STRIDE, SHARDS, SYNC_COUNTERS, NotTaskable, render, static_shared_bytes
 from ..runtime import megakernel as tg
 from ..runtime.program import BufferSpec, Launch, Program
 
 REGS_PER_THREAD = 64  # the register budget a worker is compiled for: workers per SM = 65536 / (64 * threads)
 
 
-def workers_per_sm(threads: int, smem: int, target) -> int:
+def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
     """How many workers fit on one SM: by threads (2048 per SM), registers (64 per thread) and
-    shared memory (the largest task's dynamic shared memory plus 1 KB of the runtime's per block)."""
+    shared memory (the largest task's dynamic shared memory, the static arrays, and 1 KB the
+    driver reserves per block)."""
     k = min(2048 // threads, 65536 // (REGS_PER_THREAD * threads), 32)
     per_sm = int(getattr(target, "smem_per_sm", 0) or 228 * 1024)
-    if smem:
-        k = min(k, per_sm // (smem + 1024))
+    k = min(k, per_sm // (smem + static + 1024))
     return max(k, 1)
 
 
@@ -43,7 +43,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         raise NotTaskable("a program without kernels")
     threads = max(int(l.config["block"]) for l in launches)
     smem = max(int(l.config.get("smem", 0)) for l in launches)
-    k = per_sm or workers_per_sm(threads, smem, target)
+    k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(base.source) // 4)
     nworkers = workers or k * int(target.sm_count)
     bounds = dict(base.dim_bounds)
     grids = [sm.from_json(l.config["grid"]) for l in launches]
@@ -68,6 +68,10 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
     src = render(base.source, launches, args, constants, list(base.dims), graph, threads, k, graph.width,
                  sizes=sizes, prefetch_cap=int(prefetch))
+    if per_sm is None and workers_per_sm(threads, smem, target, static_shared_bytes(src)) < k:
+        # (the estimate above counted a quarter of the kernels' static arrays: most are hoisted)
+        return megakernel_program(base, target, workers, workers_per_sm(threads, smem, target, static_shared_bytes(src)),
+                                  seed, jitter, trace, prefetch)
     defines = ""
     if jitter is not None:
         defines += f"#define EM_MK_JITTER {int(jitter) & 0x7fffffff}u\n"

@@ -48,6 +48,28 @@ _FORBIDDEN = [
 _HEADER = re.compile(r'extern "C" __global__ void ((?:__\w+__\([^)]*\) )*)(\w+)\((.*?)\) \{', re.S)
 
 
+# Static shared arrays every row kernel declares alike: one copy at file scope serves every task (they
+# run one at a time on a worker). Declared inside each task function instead, every function would
+# keep its own copy for the whole kernel (150 functions: ~19 KB of a worker's shared memory).
+_SHARED_DECL = re.compile(r"^[ \t]*__shared__ [^;]*;", re.M)
+HOISTED = tuple(f"__shared__ {t} em_red_{t.replace(' ', '_')}[32];"
+                for t in ("float", "double", "int", "long long", "unsigned", "unsigned long long", "unsigned short"))
+
+
+def static_shared_bytes(source: str) -> int:
+    """Bytes of the static `__shared__` arrays a source declares (a worker's fixed share)."""
+    sizes = {"float": 4, "double": 8, "int": 4, "long long": 8, "unsigned": 4, "unsigned long long": 8,
+             "unsigned short": 2, "unsigned char": 1, "char": 1, "short": 2}
+    total = 0
+    for m in re.finditer(r"__shared__ (?:__align__\(\d+\) )?([a-z ]+?) \w+((?:\[[^\]]+\])*);", source):
+        n = sizes.get(m.group(1).strip(), 8)
+        for d in re.findall(r"\[([^\]]+)\]", m.group(2)):
+            # (our codegen writes sizes as integer sums such as "64 + 4"; anything else counts as 1024)
+            n *= sum(int(x) for x in d.split("+")) if re.fullmatch(r"[\d\s+]+", d) else 1024
+        total += n
+    return total
+
+
 class NotTaskable(ValueError):
     """A kernel the megakernel cannot run as a task (the message names the construct)."""
 
@@ -107,6 +129,7 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = body.replace("EM_GRID_DEPENDENCY();", "")
     body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", body)
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
+    body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)
     head = f"static __device__ __noinline__ void {name}_task({sig}{', ' if sig else ''}const unsigned em_bid_, const unsigned em_nblk_) {{"
     return helpers, head + body, types
 
@@ -199,7 +222,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
             args.append("em_dims_")
         grid = sm.from_json(l.config["grid"])
         calls.append((i, fname, args, block, _grid_c(grid, dims)))
-    out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];"]
+    out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]
     out += list(helpers_seen)
     for canon, fname in functions.items():
         out.append(canon.replace("EM_TASK_NAME", fname))
