@@ -83,6 +83,7 @@ def main() -> int:
     ap.add_argument("--fuzz-layers", type=int, default=2)
     ap.add_argument("--trace-dir", default=None)
     ap.add_argument("--ckpt", default="/tmp/ember-llama1b-mk")
+    ap.add_argument("--prefetch", type=int, default=0, help="also time a megakernel whose tasks prefetch this many bytes")
     args = ap.parse_args()
     import torch
 
@@ -139,11 +140,13 @@ def main() -> int:
     weight_bytes = 2 * sum(v.numel() for v in w.values())
     del w
     llm = L.load(args.ckpt, device="cuda", max_seq_len=max_seq)
-    progs = step_programs(llm, {"kernels": {}, "task_kernels": {"megakernel_options": {"as_kernels": True}},
-                                "megakernel": {"megakernel": True},
-                                "serial": {"megakernel": True, "megakernel_options": {"workers": 1}},
-                                "megakernel_prefetch": {"megakernel": True, "megakernel_options": {"prefetch": 65536}},
-                                "traced": {"megakernel": True, "megakernel_options": {"trace": True}}})
+    variants = {"kernels": {}, "task_kernels": {"megakernel_options": {"as_kernels": True}},
+                "megakernel": {"megakernel": True},
+                "serial": {"megakernel": True, "megakernel_options": {"workers": 1}},
+                "traced": {"megakernel": True, "megakernel_options": {"trace": True}}}
+    if args.prefetch:
+        variants["megakernel_prefetch"] = {"megakernel": True, "megakernel_options": {"prefetch": args.prefetch}}
+    progs = step_programs(llm, variants)
     c = llm.config
     check = {}
     for P in (5, contexts[-1] - 1):
@@ -166,7 +169,7 @@ def main() -> int:
         P = ctx - 1
         f0 = feed(c, max_seq, P)
         row = {"context": ctx}
-        for n in ("kernels", "task_kernels", "megakernel", "megakernel_prefetch"):
+        for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_prefetch") if v in progs]:
             f = clone(f0)
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)
         kv_bytes = 2 * c.layers * c.kv_heads * ctx * c.head_dim * 2

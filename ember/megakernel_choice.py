@@ -22,11 +22,11 @@ def task_configs(lowered, target) -> list:
     out = []
     for k, _ in lowered.kernels:
         base = target.default_config(k, target)
-        cfg = target.task_config(base)
+        cfg = target.task_config(k, base, target)
         try:
             target.render_kernel(k, cfg, target)
         except Exception:  # noqa: BLE001 - a mode without that block size: keep its own
-            cfg = target.task_config(base, max_threads=1 << 30)
+            cfg = target.task_config(None, base, target, max_threads=1 << 30)
         out.append(cfg)
     return out
 

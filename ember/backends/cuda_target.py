@@ -184,9 +184,9 @@ def _tuning(smem_per_block: int) -> dict:
             "mma_tiles": cs.MMA_DEFAULT_TILES}
 
 
-def _task_config(cfg, **kw):
+def _task_config(k, cfg, target, **kw):
     from ..codegen.cuda_megakernel import task_config
-    return task_config(cfg, **kw)
+    return task_config(k, cfg, target, **kw)
 
 
 def _megakernel(program, **knobs):

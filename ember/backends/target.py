@@ -69,7 +69,7 @@ class Target:
     identity_of: Callable | None = field(default=None, repr=False, compare=False)  # (target) -> str
     # (kernel, online form) -> whether the renderer streams it in one pass (kernel/online.py)
     online_softmax: Callable | None = field(default=None, repr=False, compare=False)
-    # the megakernel (docs/megakernel.md): (cfg) -> a kernel's schedule as a task; (program, **knobs) -> Program
+    # the megakernel (docs/megakernel.md): (k, cfg, target) -> a kernel's schedule as a task; (program, **knobs) -> Program
     task_config: Callable | None = field(default=None, repr=False, compare=False)
     megakernel: Callable | None = field(default=None, repr=False, compare=False)
     present: bool = field(default=False, compare=False)  # read from a device that is here

@@ -77,19 +77,44 @@ class NotTaskable(ValueError):
 TASK_THREADS = 256  # a task's threads at most, so several workers share an SM (docs/megakernel.md)
 
 
-def task_config(cfg: dict, max_threads: int = TASK_THREADS) -> dict:
-    """A kernel's schedule as a task: thread-block clusters off (a task runs on one worker), at most
-    `max_threads` threads, and flash-decoding with 4 warps (half the shared memory of 8): a worker's
-    size is its largest task's, and small workers are what lets several share an SM and keep enough
-    loads in flight (one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate:
-    bench/results/megakernel-h100-2026-11-26a.json)."""
+def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> dict:
+    """Kernel k's schedule `cfg` as a task's. A worker is as large as its largest task (threads,
+    shared memory), and only small workers let several share an SM and keep enough loads in
+    flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
+    (bench/results/megakernel-h100-2026-11-26a.json). So: no thread-block clusters (a task runs on
+    one worker), at most `max_threads` threads, flash-decoding with 4 warps and 16-key tiles (a
+    quarter of the shared memory of 8 x 32), a one-row kernel without its shared-memory row cache
+    (its few KB re-read from L2), and a GEMV of one row per block as 8 rows per block (a warp a
+    row: 8x the loads in flight per worker). Each change is kept only where the renderer accepts it."""
+    from .cuda import render_kernel
     cfg = dict(cfg)
     if int(cfg.get("cluster", 1)) > 1:
         cfg["cluster"] = 1
     if int(cfg.get("threads", 0)) > max_threads:
         cfg["threads"] = max_threads
-    if cfg.get("mode") == "decode" and int(cfg.get("warps", 4)) > 4:
-        cfg["warps"] = 4
+    if cfg.get("mode") == "decode":
+        cfg["warps"] = min(int(cfg.get("warps", 4)), 4, max(max_threads // 32, 1))
+        cfg["BN"] = min(int(cfg.get("BN", 16)), 16)
+    if k is None:
+        return cfg
+
+    def accepted(c):
+        try:
+            return render_kernel(k, c, target)[1]
+        except Exception:  # noqa: BLE001 - the renderer refuses this schedule for this kernel
+            return None
+    launch = accepted(cfg)
+    if launch is None:
+        return cfg
+    grid = launch.get("grid")
+    if cfg.get("mode") == "block" and cfg.get("cache") == "smem" and grid == 1:
+        lean = {kk: v for kk, v in cfg.items() if kk != "cache"}
+        if accepted(lean) is not None:
+            cfg = lean
+    if cfg.get("mode") == "block" and isinstance(grid, int) and grid >= 1024:
+        warp = dict(cfg, mode="warp", threads=min(256, max_threads))
+        if accepted(warp) is not None:
+            cfg = warp
     return cfg
 
 
