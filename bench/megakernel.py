@@ -21,6 +21,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from llm import LLAMA_1B, copy_bandwidth, cuda_time, write_checkpoint  # noqa: E402
@@ -73,6 +75,29 @@ def same(a, b) -> bool:
     return all(torch.equal(x, y) for x, y in zip(a, b))
 
 
+def suite_cases() -> list:
+    """The GPU suite's MLP and decoder block (bench/suite.py), kernel by kernel and as a megakernel:
+    agreement on random inputs and the graph replay's time (executor.time_program, median us)."""
+    import ember as em
+    from ember.megakernel_choice import agree, timings
+    from suite import decoder_block, mlp
+    out = []
+    for case in (mlp(64), decoder_block(256, 512, 8, 4)):
+        y, ins, _ = case.build(em, np.random.default_rng(0))
+        row = {"case": case.name}
+        try:
+            k = em.compile(y, device="cuda")
+            m = em.compile(y, device="cuda", megakernel=True)
+            row["agree"] = agree(m, k) or "yes"
+            row["megakernel_us"], row["kernels_us"] = timings(m, k)
+            row["kernels"] = len(k.launches)
+        except Exception as e:  # noqa: BLE001 - recorded: a case the megakernel cannot take
+            row["error"] = f"{type(e).__name__}: {str(e)[:200]}"
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -84,6 +109,8 @@ def main() -> int:
     ap.add_argument("--trace-dir", default=None)
     ap.add_argument("--ckpt", default="/tmp/ember-llama1b-mk")
     ap.add_argument("--prefetch", type=int, default=0, help="also time a megakernel whose tasks prefetch this many bytes")
+    ap.add_argument("--torch", action="store_true", help="also time torch eager and eager + CUDA graph on the same step")
+    ap.add_argument("--suite", action="store_true", help="also the GPU suite's MLP and decoder block, kernels vs megakernel")
     args = ap.parse_args()
     import torch
 
@@ -138,7 +165,8 @@ def main() -> int:
     cfg = dict(LLAMA_1B, num_hidden_layers=args.layers)
     w = write_checkpoint(args.ckpt, cfg)
     weight_bytes = 2 * sum(v.numel() for v in w.values())
-    del w
+    if not args.torch:
+        del w
     llm = L.load(args.ckpt, device="cuda", max_seq_len=max_seq)
     variants = {"kernels": {}, "task_kernels": {"megakernel_options": {"as_kernels": True}},
                 "megakernel": {"megakernel": True},
@@ -174,6 +202,15 @@ def main() -> int:
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)
         kv_bytes = 2 * c.layers * c.kv_heads * ctx * c.head_dim * 2
         row["floor_ms"] = (weight_bytes + kv_bytes) / bw * 1e3
+        if args.torch:
+            from llm import TorchLlama, cuda_graph
+            from ember.llm.config import parse_config
+            tref = TorchLlama(w, cfg, np.asarray(parse_config(cfg).inv_freq, np.float32), max_seq, 1)
+            tok = torch.ones(1, 1, dtype=torch.long, device="cuda")
+            with torch.no_grad():
+                row["torch_eager_ms"] = cuda_time(lambda: tref.step(tok, P), 20)
+                row["torch_eager_cudagraph_ms"] = cuda_time(cuda_graph(lambda: tref.step(tok, P)).replay, 50)
+            del tref
         row["megakernel_pct_floor"] = 100 * row["floor_ms"] / row["megakernel_ms"]
         row["kernels_pct_floor"] = 100 * row["floor_ms"] / row["kernels_ms"]
         res["rows"].append(row)
@@ -193,6 +230,9 @@ def main() -> int:
     results["timeline"] = {"context": contexts[-1], "span_us": total, "worker_busy_pct": 100 * busy / (total * workers),
                            "launches": [{"kernel": k, "start_us": round(s, 2), "end_us": round(e, 2)} for k, s, e in spans]}
     print(json.dumps({k: v for k, v in results["timeline"].items() if k != "launches"}), flush=True)
+    if args.suite:
+        results["suite"] = suite_cases()
+        save()
     if args.trace_dir:
         os.makedirs(args.trace_dir, exist_ok=True)
         with open(os.path.join(args.trace_dir, f"megakernel-ctx{contexts[-1]}.trace.json"), "w") as fh:

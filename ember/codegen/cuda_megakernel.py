@@ -75,6 +75,7 @@ class NotTaskable(ValueError):
 
 
 TASK_THREADS = 256  # a task's threads at most, so several workers share an SM (docs/megakernel.md)
+TASK_SMEM = 68 * 1024  # a one-row kernel's shared-memory row cache above this is dropped (its rows re-read from L2)
 
 
 def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> dict:
@@ -83,18 +84,20 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
     flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
     (bench/results/megakernel-h100-2026-11-26a.json). So: no thread-block clusters (a task runs on
     one worker), at most `max_threads` threads, flash-decoding with 4 warps and 16-key tiles (a
-    quarter of the shared memory of 8 x 32), a one-row kernel without its shared-memory row cache
-    (its few KB re-read from L2), and a GEMV of one row per block as 8 rows per block (a warp a
-    row: 8x the loads in flight per worker). Each change is kept only where the renderer accepts it."""
+    half the shared memory of 8), a one-row kernel without a shared-memory row cache larger than
+    TASK_SMEM (its rows re-read from L2), and a GEMV of one row per block as 8 rows per block (a warp a
+    row: 8x the loads in flight per worker). Each change is kept only where the renderer accepts it.
+    Measured (bench/results/megakernel-h100-2026-11-26*.json): a row cache dropped costs ~5 us a
+    norm (it re-reads the residual stream twice), 16-key tiles ~10 us an attention; both only where
+    the shared memory would keep workers off the SM."""
     from .cuda import render_kernel
     cfg = dict(cfg)
     if int(cfg.get("cluster", 1)) > 1:
         cfg["cluster"] = 1
     if int(cfg.get("threads", 0)) > max_threads:
         cfg["threads"] = max_threads
-    if cfg.get("mode") == "decode":
+    if cfg.get("mode") == "decode":  # (16-key tiles measured slower: 29 against 19.5 us a layer, -2026-11-26c)
         cfg["warps"] = min(int(cfg.get("warps", 4)), 4, max(max_threads // 32, 1))
-        cfg["BN"] = min(int(cfg.get("BN", 16)), 16)
     if k is None:
         return cfg
 
@@ -107,7 +110,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
     if launch is None:
         return cfg
     grid = launch.get("grid")
-    if cfg.get("mode") == "block" and cfg.get("cache") == "smem" and grid == 1:
+    if cfg.get("mode") == "block" and cfg.get("cache") == "smem" and grid == 1 and int(launch.get("smem", 0)) > TASK_SMEM:
         lean = {kk: v for kk, v in cfg.items() if kk != "cache"}
         if accepted(lean) is not None:
             cfg = lean
