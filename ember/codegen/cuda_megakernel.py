@@ -115,7 +115,8 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
         if accepted(lean) is not None:
             cfg = lean
     if cfg.get("mode") == "block" and isinstance(grid, int) and grid >= 1024:
-        warp = dict(cfg, mode="warp", threads=min(256, max_threads))
+        # (no register row cache: 32 registers of it with 16 loads in flight spilled at 3 workers per SM)
+        warp = {kk: v for kk, v in dict(cfg, mode="warp", threads=min(256, max_threads)).items() if kk != "cache"}
         if accepted(warp) is not None:
             cfg = warp
     return cfg
