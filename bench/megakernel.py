@@ -170,8 +170,9 @@ def main() -> int:
     llm = L.load(args.ckpt, device="cuda", max_seq_len=max_seq)
     variants = {"kernels": {}, "task_kernels": {"megakernel_options": {"as_kernels": True}},
                 "megakernel": {"megakernel": True},
-                "serial": {"megakernel": True, "megakernel_options": {"workers": 1}},
-                "traced": {"megakernel": True, "megakernel_options": {"trace": True}}}
+                "serial": {"megakernel": True, "megakernel_options": {"workers": 1}}}
+    if args.trace_dir:
+        variants["traced"] = {"megakernel": True, "megakernel_options": {"trace": True}}
     if args.prefetch:
         variants["megakernel_prefetch"] = {"megakernel": True, "megakernel_options": {"prefetch": args.prefetch}}
     progs = step_programs(llm, variants)
@@ -216,6 +217,11 @@ def main() -> int:
         res["rows"].append(row)
         print(json.dumps(row), flush=True)
         save()
+    if args.suite:
+        results["suite"] = suite_cases()
+        save()
+    if not args.trace_dir:
+        return 0
     # ---- the timeline of one traced run
     P = contexts[-1] - 1
     f = feed(c, max_seq, P)
@@ -230,9 +236,6 @@ def main() -> int:
     results["timeline"] = {"context": contexts[-1], "span_us": total, "worker_busy_pct": 100 * busy / (total * workers),
                            "launches": [{"kernel": k, "start_us": round(s, 2), "end_us": round(e, 2)} for k, s, e in spans]}
     print(json.dumps({k: v for k, v in results["timeline"].items() if k != "launches"}), flush=True)
-    if args.suite:
-        results["suite"] = suite_cases()
-        save()
     if args.trace_dir:
         os.makedirs(args.trace_dir, exist_ok=True)
         with open(os.path.join(args.trace_dir, f"megakernel-ctx{contexts[-1]}.trace.json"), "w") as fh:

@@ -4,7 +4,9 @@ positions; the sanitizer's exit status and report say whether shared memory race
 barrier was misused (synccheck) or an access left its buffer (memcheck). Outputs are checked
 against the same megakernel run by one worker.
 
-    compute-sanitizer --tool racecheck python3 bench/sanitize_megakernel.py
+    EMBER_MK_TIMEOUT_S=600 compute-sanitizer --tool racecheck python3 bench/sanitize_megakernel.py
+
+(the watchdog's 5 s would fire under the sanitizer's slowdown: EMBER_MK_TIMEOUT_S raises it)
 """
 import os
 import sys

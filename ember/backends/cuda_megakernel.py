@@ -7,6 +7,8 @@ the exit count and one counter per launch, uint32, zero at upload; the kernel ke
 consistent across runs, so they are never reset)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -73,6 +75,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         return megakernel_program(base, target, workers, workers_per_sm(threads, smem, target, static_shared_bytes(src)),
                                   seed, jitter, trace, prefetch)
     defines = ""
+    timeout = os.environ.get("EMBER_MK_TIMEOUT_S")  # the watchdog (5 s); longer under compute-sanitizer
+    if timeout:
+        defines += f"#define EM_MK_TIMEOUT_NS {int(float(timeout) * 1e9)}ull\n"
     if jitter is not None:
         defines += f"#define EM_MK_JITTER {int(jitter) & 0x7fffffff}u\n"
     if trace:
