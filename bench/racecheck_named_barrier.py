@@ -1,0 +1,47 @@
+"""Does compute-sanitizer's racecheck understand a named barrier over part of a block? A correct
+kernel: 256 threads, the first 128 exchange values through shared memory across
+`bar.sync 1, 128` (the megakernel's task barrier), the rest wait at `bar.sync 0` after them. Run
+under racecheck: any hazard it reports here is the tool's, not the program's. A second kernel does
+the same exchange across `__syncthreads()` as the control.
+
+    compute-sanitizer --tool racecheck python3 bench/racecheck_named_barrier.py"""
+import numpy as np
+from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
+
+SRC = r"""
+extern "C" __global__ void named(float* out) {
+  __shared__ float s[128];
+  if (threadIdx.x < 128) {
+    s[threadIdx.x] = (float)threadIdx.x;
+    asm volatile("bar.sync 1, 128;" ::: "memory");
+    out[threadIdx.x] = s[127 - threadIdx.x];
+  }
+  __syncthreads();
+}
+extern "C" __global__ void full(float* out) {
+  __shared__ float s[256];
+  s[threadIdx.x] = (float)threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = s[255 - threadIdx.x];
+}
+"""
+
+
+def main():
+    dev = Device()
+    dev.set_current()
+    st = dev.create_stream()
+    mod = Program(SRC, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}")).compile("cubin")
+    buf = dev.allocate(256 * 4, stream=st)
+    for name in ("named", "full"):
+        launch(st, LaunchConfig(grid=1, block=256), mod.get_kernel(name), int(buf.handle))
+        st.sync()
+        host = np.empty(256, np.float32)
+        from cuda.bindings import driver
+        driver.cuMemcpyDtoH(host.ctypes.data, int(buf.handle), host.nbytes)
+        n = 128 if name == "named" else 256
+        print(name, "correct" if np.array_equal(host[:n], np.arange(n - 1, -1, -1, dtype=np.float32)) else "WRONG", flush=True)
+
+
+if __name__ == "__main__":
+    main()
