@@ -2,7 +2,8 @@
 kernel: 256 threads, the first 128 exchange values through shared memory across
 `bar.sync 1, 128` (the megakernel's task barrier), the rest wait at `bar.sync 0` after them. Run
 under racecheck: any hazard it reports here is the tool's, not the program's. A second kernel does
-the same exchange across `__syncthreads()` as the control.
+the same exchange across `__syncthreads()` as the control; a third takes the count from a register
+loaded from shared memory, twice in a loop, as the megakernel's task barrier does.
 
     compute-sanitizer --tool racecheck python3 bench/racecheck_named_barrier.py"""
 import numpy as np
@@ -17,6 +18,22 @@ extern "C" __global__ void named(float* out) {
     out[threadIdx.x] = s[127 - threadIdx.x];
   }
   __syncthreads();
+}
+extern "C" __global__ void named_reg(float* out) {
+  /* as the megakernel does it: the count in a register, read from shared memory written before a full barrier */
+  __shared__ float s[128];
+  __shared__ unsigned n;
+  for (int rep = 0; rep < 2; ++rep) {
+    if (threadIdx.x == 0) n = 128;
+    __syncthreads();
+    if (threadIdx.x < 128) {
+      s[threadIdx.x] = (float)(threadIdx.x + rep);
+      asm volatile("bar.sync 1, %0;" :: "r"(n) : "memory");
+      out[threadIdx.x] = s[127 - threadIdx.x] - rep;
+      asm volatile("bar.sync 1, %0;" :: "r"(n) : "memory");
+    }
+    __syncthreads();
+  }
 }
 extern "C" __global__ void full(float* out) {
   __shared__ float s[256];
@@ -33,13 +50,13 @@ def main():
     st = dev.create_stream()
     mod = Program(SRC, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}")).compile("cubin")
     buf = dev.allocate(256 * 4, stream=st)
-    for name in ("named", "full"):
+    for name in ("named", "named_reg", "full"):
         launch(st, LaunchConfig(grid=1, block=256), mod.get_kernel(name), int(buf.handle))
         st.sync()
         host = np.empty(256, np.float32)
         from cuda.bindings import driver
         driver.cuMemcpyDtoH(host.ctypes.data, int(buf.handle), host.nbytes)
-        n = 128 if name == "named" else 256
+        n = 256 if name == "full" else 128
         print(name, "correct" if np.array_equal(host[:n], np.arange(n - 1, -1, -1, dtype=np.float32)) else "WRONG", flush=True)
 
 
