@@ -35,6 +35,24 @@ extern "C" __global__ void named_reg(float* out) {
     __syncthreads();
   }
 }
+extern "C" __global__ void named_mixed(float* out) {
+  /* barrier 1 reused with different counts (128, 256, 64 threads), as successive tasks of different sizes do */
+  __shared__ float s[256];
+  __shared__ unsigned n;
+  const unsigned counts[3] = {128u, 256u, 64u};
+  for (int rep = 0; rep < 3; ++rep) {
+    if (threadIdx.x == 0) n = counts[rep];
+    __syncthreads();
+    const unsigned m = n;
+    if (threadIdx.x < m) {
+      s[threadIdx.x] = (float)(threadIdx.x + rep);
+      asm volatile("bar.sync 1, %0;" :: "r"(m) : "memory");
+      out[threadIdx.x] = s[m - 1 - threadIdx.x] - rep;
+      asm volatile("bar.sync 1, %0;" :: "r"(m) : "memory");
+    }
+    __syncthreads();
+  }
+}
 extern "C" __global__ void full(float* out) {
   __shared__ float s[256];
   s[threadIdx.x] = (float)threadIdx.x;
@@ -50,13 +68,13 @@ def main():
     st = dev.create_stream()
     mod = Program(SRC, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}")).compile("cubin")
     buf = dev.allocate(256 * 4, stream=st)
-    for name in ("named", "named_reg", "full"):
+    for name in ("named", "named_reg", "named_mixed", "full"):
         launch(st, LaunchConfig(grid=1, block=256), mod.get_kernel(name), int(buf.handle))
         st.sync()
         host = np.empty(256, np.float32)
         from cuda.bindings import driver
         driver.cuMemcpyDtoH(host.ctypes.data, int(buf.handle), host.nbytes)
-        n = 256 if name == "full" else 128
+        n = {"full": 256, "named_mixed": 64}.get(name, 128)
         print(name, "correct" if np.array_equal(host[:n], np.arange(n - 1, -1, -1, dtype=np.float32)) else "WRONG", flush=True)
 
 
