@@ -53,6 +53,24 @@ extern "C" __global__ void named_mixed(float* out) {
     __syncthreads();
   }
 }
+__shared__ float s_file[256];
+__shared__ unsigned n_file;
+static __device__ __noinline__ void task(float* out, int rep) {
+  /* the exchange inside a noinline function, on file-scope shared memory, as the megakernel's tasks */
+  s_file[threadIdx.x] = (float)(threadIdx.x + rep);
+  asm volatile("bar.sync 1, %0;" :: "r"(n_file) : "memory");
+  out[threadIdx.x] = s_file[n_file - 1 - threadIdx.x] - rep;
+  asm volatile("bar.sync 1, %0;" :: "r"(n_file) : "memory");
+}
+extern "C" __global__ void named_call(float* out) {
+  const unsigned counts[3] = {128u, 256u, 64u};
+  for (int rep = 0; rep < 3; ++rep) {
+    if (threadIdx.x == 0) n_file = counts[rep];
+    __syncthreads();
+    if (threadIdx.x < n_file) task(out, rep);
+    __syncthreads();
+  }
+}
 extern "C" __global__ void full(float* out) {
   __shared__ float s[256];
   s[threadIdx.x] = (float)threadIdx.x;
@@ -68,13 +86,13 @@ def main():
     st = dev.create_stream()
     mod = Program(SRC, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}")).compile("cubin")
     buf = dev.allocate(256 * 4, stream=st)
-    for name in ("named", "named_reg", "named_mixed", "full"):
+    for name in ("named", "named_reg", "named_mixed", "named_call", "full"):
         launch(st, LaunchConfig(grid=1, block=256), mod.get_kernel(name), int(buf.handle))
         st.sync()
         host = np.empty(256, np.float32)
         from cuda.bindings import driver
         driver.cuMemcpyDtoH(host.ctypes.data, int(buf.handle), host.nbytes)
-        n = {"full": 256, "named_mixed": 64}.get(name, 128)
+        n = {"full": 256, "named_mixed": 64, "named_call": 64}.get(name, 128)
         print(name, "correct" if np.array_equal(host[:n], np.arange(n - 1, -1, -1, dtype=np.float32)) else "WRONG", flush=True)
 
 
