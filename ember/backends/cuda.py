@@ -37,7 +37,8 @@ def nvrtc_version() -> str:
 
 def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
     """cubin for `source` (cached on disk by sha256 of source, arch and NVRTC version)."""
-    key = hashlib.sha256("\0".join([source, arch, nvrtc_version(), "std=c++17"]).encode()).hexdigest()[:32]
+    lineinfo = os.environ.get("EMBER_NVRTC_LINEINFO") == "1"  # source lines in sanitizer and profiler reports
+    key = hashlib.sha256("\0".join([source, arch, nvrtc_version(), "std=c++17"] + (["lineinfo"] if lineinfo else [])).encode()).hexdigest()[:32]
     d = cache.cache_dir("cuda")
     path = os.path.join(d, f"{key}.cubin")
     cached = cache.load(path)  # None when absent or damaged (then deleted, reported, rebuilt here)
@@ -45,7 +46,7 @@ def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
         return cached
     from cuda.core import Program, ProgramOptions
     try:
-        obj = Program(source, code_type="c++", options=ProgramOptions(arch=arch, std="c++17")).compile("cubin")
+        obj = Program(source, code_type="c++", options=ProgramOptions(arch=arch, std="c++17", lineinfo=lineinfo)).compile("cubin")
     except Exception as e:  # NVRTCError: keep the source for the bug report
         keep = os.path.join(d, f"failed_{key}.cu")
         with open(keep, "w") as f:
