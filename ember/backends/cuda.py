@@ -38,7 +38,8 @@ def nvrtc_version() -> str:
 def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
     """cubin for `source` (cached on disk by sha256 of source, arch and NVRTC version)."""
     lineinfo = os.environ.get("EMBER_NVRTC_LINEINFO") == "1"  # source lines in sanitizer and profiler reports
-    key = hashlib.sha256("\0".join([source, arch, nvrtc_version(), "std=c++17"] + (["lineinfo"] if lineinfo else [])).encode()).hexdigest()[:32]
+    parts = [source, arch, nvrtc_version(), "std=c++17"] + (["lineinfo"] if lineinfo else [])
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
     d = cache.cache_dir("cuda")
     path = os.path.join(d, f"{key}.cubin")
     cached = cache.load(path)  # None when absent or damaged (then deleted, reported, rebuilt here)
