@@ -36,6 +36,9 @@ def main() -> int:
         progs[name] = em.compile(outs, device="cuda", writes=writes, dim_bounds={"P": 127}, megakernel=True,
                                  megakernel_options=opts)
     print({k: v for k, v in progs["mk"].meta["megakernel"].items() if k != "kernels"}, flush=True)
+    if os.environ.get("OUT"):  # the source, to read the sanitizer's line numbers against (EMBER_NVRTC_LINEINFO=1)
+        with open(os.path.join(os.environ["OUT"], "megakernel-sanitized.cu"), "w") as f:
+            f.write(progs["mk"].source)
     rng = np.random.default_rng(0)
     bad = 0
     for P in (0, 5, 40, 100):
