@@ -335,7 +335,6 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: in
       if (threadIdx.x == 0) ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
 #endif
       if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];
-      __syncwarp();  /* warp 0 whole again before the barrier: its lanes waited on different counters */
     }}
     __syncthreads();
     switch (launch) {{
