@@ -191,3 +191,60 @@ def test_packed_form_takes_symbolic_rows_and_half_products():
                 got, want = p(x=xv).astype(np.float32), em.reference(y, x=xv).astype(np.float32)
                 tol = 1e-5 if dtype == em.float32 else 2e-2
                 np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------- the bfloat16 micro-kernel (AVX-512 BF16)
+
+def _need_bf16():
+    from ember.backends.cpu import has_avx512_bf16
+    if not has_avx512_bf16():
+        pytest.skip("the bfloat16 micro-kernel needs AVX-512 BF16 (vdpbf16ps)")
+
+
+BF = dict(SMALL, bf16=True)
+
+
+def bf_case(M, N, K, cfg=BF, seed=0, const=False):
+    import ml_dtypes
+    a = (rnd(M, K, seed=seed) * 0.5).astype(ml_dtypes.bfloat16)
+    b = (rnd(K, N, seed=seed + 7) * 0.5).astype(ml_dtypes.bfloat16)
+    x = em.input("x", (M, K), em.bfloat16)
+    w = em.tensor(b) if const else em.input("w", (K, N), em.bfloat16)
+    y = (x @ w).cast(em.float32)
+    fn = build(y, cfg, require=min(M, N, K) > 1)  # (a 1-wide product is not a contraction kernel)
+    assert "_mm512_dpbf16_ps" in fn.source or min(M, N, K) == 1
+    got = fn(x=a) if const else fn(x=a, w=b)
+    # products exact in float32 and summed in float32 (one rounding per add, as vdpbf16ps does)
+    assert_close(got, a.astype(np.float64) @ b.astype(np.float64), "float32")
+
+
+@pytest.mark.parametrize("M,N,K", [(1, 1, 1), (7, 31, 33), (33, 7, 127), (129, 31, 7), (31, 129, 131), (12, 32, 2)])
+def test_bf16_odd_shapes_and_odd_k(M, N, K):
+    _need_bf16()
+    bf_case(M, N, K)
+
+
+def test_bf16_every_tile_remainder():
+    _need_bf16()
+    for M in range(1, 14):
+        bf_case(M, 3 + 8 * M % 29, 29)
+    for N in range(1, 33):
+        bf_case(9, N, 27)
+
+
+@pytest.mark.parametrize("mr,kc", [(8, 24), (12, 768), (6, 256), (12, 2)])
+def test_bf16_tile_configs_and_prepacked_weights(mr, kc):
+    _need_bf16()
+    cfg = dict(BF, mr=mr, kc=kc, mc=4 * mr, nc=64)
+    bf_case(45, 101, 403, cfg, seed=2)
+    bf_case(45, 101, 403, cfg, seed=3, const=True)
+
+
+def test_bf16_is_the_default_for_large_bfloat16_products_on_such_cpus():
+    _need_bf16()
+    x = em.input("x", (256, 512), em.bfloat16)
+    y = x @ em.input("w", (512, 384), em.bfloat16)
+    p = em.compile(y, device="cpu")
+    assert "_mm512_dpbf16_ps" in p.source
+    f = em.compile((em.input("x", (256, 512)) @ em.input("w", (512, 384))), device="cpu")
+    assert "_mm512_dpbf16_ps" not in f.source and "_uk(" in f.source  # float32 keeps its kernel

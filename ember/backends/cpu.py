@@ -60,6 +60,16 @@ def compiler_identity(cc: str = "gcc") -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def has_avx512_bf16() -> bool:
+    """Whether this CPU has AVX-512 BF16 (vdpbf16ps: the packed GEMM's bfloat16 micro-kernel)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512_bf16" in line for line in f)
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
 def has_avx512() -> bool:
     """Whether this CPU has AVX-512F (the packed GEMM form's 16-float vectors fit one register)."""
     try:

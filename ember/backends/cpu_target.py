@@ -39,13 +39,14 @@ def _render_kernel(k, cfg, target):
 
 def _default_config(k, target):
     from ..codegen.c import default_config
-    from .cpu import has_avx512
-    return default_config(k, wide=has_avx512())
+    from .cpu import has_avx512, has_avx512_bf16
+    return default_config(k, wide=has_avx512(), bf16=has_avx512_bf16())
 
 
 def _space(k, level, target):
     from ..codegen.c import space
-    return space(k)
+    from .cpu import has_avx512_bf16
+    return space(k, bf16=has_avx512_bf16())
 
 
 def _executor(program):

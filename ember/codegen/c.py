@@ -292,9 +292,10 @@ PACKED_M_GUESS = 64  # rows assumed for a contraction whose M is a named dimensi
 PACKED_HALF_MIN_M = 2  # float16/bfloat16 products with fewer rows keep the forms that stream half bytes
 
 
-def default_config(k: ir.Kernel, wide: bool = False) -> dict:
+def default_config(k: ir.Kernel, wide: bool = False, bf16: bool = False) -> dict:
     """The CPU schedule without search: large float32 contractions with static shapes take the packed
-    GEMM form (`c_gemm.py`) where the CPU has AVX-512 (`wide`; measured there, bench/cpu_gemm.py).
+    GEMM form (`c_gemm.py`) where the CPU has AVX-512 (`wide`; measured there, bench/cpu_gemm.py),
+    with bfloat16 panels where the product is bfloat16 and the CPU has AVX-512 BF16 (`bf16`).
     Otherwise contractions whose b operand is contiguous along n use the blocked form (n innermost,
     vectorised); when b is contiguous along k (a linear layer's weight) the plain loops' dot products
     vectorise better."""
@@ -314,7 +315,8 @@ def default_config(k: ir.Kernel, wide: bool = False) -> dict:
         gemv_half = M.is_const and M.value < PACKED_HALF_MIN_M and c_gemm.half_product(g)
         if work.is_const and work.value >= PACKED_MIN_FLOPS and N.is_const and N.value >= PACKED_MIN_N \
                 and not gemv_half:
-            return dict(c_gemm.DEFAULT)
+            # a bfloat16 product on a CPU with AVX-512 BF16 multiplies its pairs in bfloat16 (`bf16`)
+            return dict(c_gemm.BF16_DEFAULT) if bf16 and c_gemm.bf16_product(g) else dict(c_gemm.DEFAULT)
     if g is None and c_window.applicable(_canon(k)):  # a depthwise conv, a pooling window
         return {"form": "window", "vb": c_window.VB}
     if g is None or g.b_k_fastest:
@@ -325,7 +327,7 @@ def default_config(k: ir.Kernel, wide: bool = False) -> dict:
     return {"form": "blocked", "nb": 16}
 
 
-def space(k: ir.Kernel) -> list:
+def space(k: ir.Kernel, bf16: bool = False) -> list:
     """CPU schedule knobs the search may try for a kernel."""
     if has_locals(k) and c_online.applicable(online_form(k)):
         return [{"form": "online"}]
@@ -341,6 +343,8 @@ def space(k: ir.Kernel) -> list:
         # C computed transposed (few columns on the MR side): not a default, it won and lost by shape
         # (512x12x512: 101 vs 138 us; 256x10x1024: 139 vs 158 us, both behind the loops' 108 us)
         out += [dict(c_gemm.DEFAULT, swap=True, nr=nr) for nr in (16, 32)]
+        if bf16 and c_gemm.bf16_product(g):
+            out += [dict(c_gemm.BF16_DEFAULT, mr=mr, kc=kc) for mr in (8, 12) for kc in (384, 768)]
     return out
 
 
