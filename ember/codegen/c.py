@@ -187,6 +187,10 @@ class _Renderer:
                 self.emit(ind, f"#pragma omp parallel for {clause} schedule(static) if(({work}) >= {OMP_MIN_WORK})")
             elif innermost and clause:
                 self.emit(ind, f"#pragma omp simd {clause}")
+        elif s.kind == "parallel" and not any(isinstance(x, ir.Loop) for x in s.body):
+            # an innermost parallel loop (its iterations independent by construction): gcc left a
+            # softmax's normalising store over a symbolic row (P + T keys) scalar without it
+            self.emit(ind, "#pragma omp simd")
         self.emit(ind, f"for (long long {v} = 0; {v} < {self.idx(s.extent)}; {v}++) {{")
         self.stmts(s.body, ind + 1, accs=accs)
         self.emit(ind, "}")
