@@ -99,23 +99,24 @@ def agree(a, b, seeds=(0, 1)) -> str | None:
         arrays, dims = random_inputs(a, seed)
         ca = {n: x.copy() for n, x in arrays.items()}
         cb = {n: x.copy() for n, x in arrays.items()}
-        oa, ob = a.run(ca, dims=dims), b.run(cb, dims=dims)
-        oa = oa if isinstance(oa, (tuple, list)) else (oa.values() if isinstance(oa, dict) else [oa])
-        ob = ob if isinstance(ob, (tuple, list)) else (ob.values() if isinstance(ob, dict) else [ob])
-        for i, (x, y) in enumerate(zip(oa, ob)):
-            why = close(np.asarray(x), np.asarray(y).astype(np.float64) if np.asarray(y).dtype.kind == "f" else np.asarray(y),
-                        _dtype(a, i))
+        pairs = [(f"output {i}", x, y, a.buffers[a.outputs[i]].dtype)
+                 for i, (x, y) in enumerate(zip(_run(a, ca, dims), _run(b, cb, dims)))]
+        pairs += [(f"state {n}", ca[n], cb[n], a.buffers[f"in_{n}"].dtype) for n in a.state_inputs]
+        for what, x, y, dtype in pairs:
+            why = close(np.asarray(x), _wide(np.asarray(y)), dtype)
             if why:
-                return f"seed {seed}, output {i}: {why}"
-        for n in a.state_inputs:
-            why = close(ca[n], cb[n].astype(np.float64) if cb[n].dtype.kind == "f" else cb[n], a.buffers[f"in_{n}"].dtype)
-            if why:
-                return f"seed {seed}, state {n}: {why}"
+                return f"seed {seed}, {what}: {why}"
     return None
 
 
-def _dtype(program, i: int):
-    return program.buffers[program.outputs[i]].dtype
+def _run(program, inputs: dict, dims: dict) -> list:
+    """The program's outputs as a list (its states written back into `inputs`)."""
+    bound, env = program._bind(inputs, dims)
+    return program.executor.run(program, bound, env)
+
+
+def _wide(y: np.ndarray) -> np.ndarray:
+    return y.astype(np.float64) if y.dtype.kind == "f" else y
 
 
 def timings(a, b) -> tuple[float, float]:

@@ -85,14 +85,9 @@ def test_serial_interpreter_in_simulated_megakernel_orders_matches_program_order
     want = _interpret(p, arrays, {}, list(range(len(p.launches))))
     grids = [em.symbolic.sym(3)] * len(p.launches)  # three tasks per launch over the workers
     g = tg.build(p.launches, grids, {}, workers=4)
-    _deal(g, seed)
+    tg.deal_randomly(g, seed)
     tg.validate(g)
-    order = tg.simulate(g, seed=seed, runs=1)
-    first = {}
-    for k, (_, li, _) in enumerate(order):
-        first.setdefault(li, k)
-    launch_order = sorted(first, key=first.get)  # a launch starts after all it depends on finished
-    got = _interpret(p, arrays, {}, launch_order)
+    got = _interpret(p, arrays, {}, tg.start_order(tg.simulate(g, seed=seed, runs=1)))
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
     ref = p(x=arrays["x"])
@@ -107,16 +102,6 @@ def test_a_missing_dependency_is_caught_by_the_interpreter():
     want = _interpret(p, arrays, {}, list(range(len(p.launches))))
     got = _interpret(p, arrays, {}, list(reversed(range(len(p.launches)))))
     assert any(not np.array_equal(a, b) for a, b in zip(got, want))
-
-
-def _deal(g, seed):
-    import random
-    rng = random.Random(seed)
-    n = len(g.workers)
-    g.workers = [[] for _ in range(n)]
-    for i, ts in enumerate(g.tasks):
-        for t in range(len(ts)):
-            g.workers[rng.randrange(n)].append((i, t))
 
 
 def test_simulate_reports_a_deadlock_in_an_out_of_order_list():

@@ -45,17 +45,28 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         raise NotTaskable("a program without kernels")
     threads = max(int(l.config["block"]) for l in launches)
     smem = max(int(l.config.get("smem", 0)) for l in launches)
-    k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(base.source) // 4)
-    nworkers = workers or k * int(target.sm_count)
     bounds = dict(base.dim_bounds)
     grids = [sm.from_json(l.config["grid"]) for l in launches]
     for l, g in zip(launches, grids):
         free = sorted(sm.free_vars(g) - set(bounds))
         if free:
             raise NotTaskable(f"kernel {l.kernel}: its grid depends on {free} without a bound (compile with dim_bounds=)")
+    constants = {n for n, b in base.buffers.items() if b.kind == "data"}
+    used = list(dict.fromkeys(a for l in launches for a in l.args))
+    args = used + ["mk_tasks", "mk_sync"]
+    env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
+    sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
+    # the source depends on the launches' blocks and the table's row width, not on the number of
+    # workers; the workers per SM follow from its static shared memory, then go into its launch bounds
+    shape = tg.build(launches, grids, bounds, 1)
+    src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
+                 sizes=sizes, prefetch_cap=int(prefetch))
+    k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
+    src = src.replace("@PER_SM@", str(k))
+    nworkers = workers or k * int(target.sm_count)
     graph = tg.build(launches, grids, bounds, nworkers)
     if seed is not None:
-        _deal_randomly(graph, seed)
+        tg.deal_randomly(graph, seed)
     tg.validate(graph)
     table = graph.table()
     ntasks = sum(len(t) for t in graph.tasks)
@@ -63,17 +74,6 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     trace_at = (counters + 1) // 2  # (in 64-bit words)
     nsync = counters + (4 * ntasks + 2 if trace else 0)
     sync = np.zeros(nsync, np.int32)  # (uint32 on the device)
-    constants = {n for n, b in base.buffers.items() if b.kind == "data"}
-    used = list(dict.fromkeys(a for l in launches for a in l.args))
-    args = used + ["mk_tasks", "mk_sync"]
-    env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
-    sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
-    src = render(base.source, launches, args, constants, list(base.dims), graph, threads, k, graph.width,
-                 sizes=sizes, prefetch_cap=int(prefetch))
-    if per_sm is None and workers_per_sm(threads, smem, target, static_shared_bytes(src)) < k:
-        # (the estimate above counted a quarter of the kernels' static arrays: most are hoisted)
-        return megakernel_program(base, target, workers, workers_per_sm(threads, smem, target, static_shared_bytes(src)),
-                                  seed, jitter, trace, prefetch)
     defines = ""
     timeout = os.environ.get("EMBER_MK_TIMEOUT_S")  # the watchdog (5 s); longer under compute-sanitizer
     if timeout:
@@ -105,17 +105,6 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                 base.output_names, base.output_kind, meta, target)
     p.megakernel_graph = graph
     return p
-
-
-def _deal_randomly(graph, seed: int) -> None:
-    """Each task to a random worker (lists stay in program order): another valid static schedule."""
-    import random
-    rng = random.Random(seed)
-    n = len(graph.workers)
-    graph.workers = [[] for _ in range(n)]
-    for i, ts in enumerate(graph.tasks):
-        for t in range(len(ts)):
-            graph.workers[rng.randrange(n)].append((i, t))
 
 
 def read_trace(program) -> list:

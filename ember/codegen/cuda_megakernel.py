@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from .. import symbolic as sm
-from .cuda import KERNEL_MARK, split_program
+from .cuda import split_program
 
 SYNC_EPOCH, SYNC_EXIT, SYNC_COUNTERS = 0, 32, 64  # word offsets in the sync buffer; counters 32 words apart
 COUNTER_STRIDE = 32  # one 128-byte line per counter shard (no false sharing between hot counters)
@@ -219,13 +219,14 @@ def _grid_c(grid, dims: list) -> str:
 
 
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
-           min_blocks: int, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
+           min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
            prefetch_cap: int = 0) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
     program's dims (the megakernel reads them all); `graph`: the runtime/megakernel.py TaskGraph;
-    `threads`, `min_blocks`: the worker's block size and the workers per SM it is compiled for;
+    `threads`, `min_blocks`: the worker's block size and the workers per SM it is compiled for (a
+    number, or a placeholder the caller fills in);
     `width`: ints per task row of the table; `sizes`: bytes of each buffer, and `prefetch_cap`: the
     bytes of its share of each large constant a task asks L2 for before it waits (0: none)."""
     prelude, kernels = split_program(source)
@@ -280,7 +281,7 @@ def _prefetch_cases(prefetch: list, cap: int) -> str:
     return "\n".join(out)
 
 
-def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: int, width: int, name: str,
+def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, width: int, name: str,
                 prefetch: list | None = None, prefetch_cap: int = 0) -> str:
     params = ", ".join(f"void* p{i}" for i in range(nbuf))
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
@@ -361,7 +362,3 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks: in
     }}
   }}
 }}"""
-
-
-def megakernel_marker(name: str = "em_megakernel") -> str:
-    return f"{KERNEL_MARK}{name}\n"

@@ -55,7 +55,7 @@ class TaskGraph:
         starts first (len(workers) + 1 entries), then one row per task: launch, first block, end
         block, number of waits, the task's index in its launch (its counter shard is that modulo
         SHARDS), and per wait (launch, tasks of that launch per run)."""
-        width = STRIDE_HEAD + 2 * max(self.max_waits, 1)
+        width = self.width
         starts, rows = [0], []
         for lst in self.workers:
             for li, ti in lst:
@@ -187,10 +187,22 @@ def simulate(g: TaskGraph, seed: int = 0, runs: int = 2) -> list:
     return order
 
 
-def launch_order(order: list, run: int = 0) -> list:
-    """The launches in the order their last task finished in one run of `simulate`'s result."""
-    last = {}
+def start_order(order: list, run: int = 0) -> list:
+    """The launches in the order their first task started in one run of `simulate`'s result: a
+    valid program order (a launch starts only after every launch it depends on has finished)."""
+    first: dict = {}
     for k, (r, li, _) in enumerate(order):
         if r == run:
-            last[li] = k
-    return sorted(last, key=last.get)
+            first.setdefault(li, k)
+    return sorted(first, key=first.get)
+
+
+def deal_randomly(g: TaskGraph, seed: int) -> None:
+    """Each task to a random worker, the lists staying in program order: another valid static
+    schedule (the schedule fuzzer's)."""
+    rng = random.Random(seed)
+    n = len(g.workers)
+    g.workers = [[] for _ in range(n)]
+    for i, ts in enumerate(g.tasks):
+        for t in range(len(ts)):
+            g.workers[rng.randrange(n)].append((i, t))
