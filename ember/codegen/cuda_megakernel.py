@@ -164,10 +164,12 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
 
 
 PRELUDE_HEAD = """\
-/* megakernel: a task's __syncthreads() is a barrier over the kernel's own threads only */
+/* megakernel: a task's __syncthreads() is a barrier over the kernel's own threads only. Not
+   `bar.sync` (= barrier.sync.aligned, which asks every thread of the block to execute the same
+   instruction): barrier 1 is reached by a subset of the block and each warp arrives converged. */
 __shared__ unsigned em_task_threads_;
 __device__ __forceinline__ void em_task_sync() {
-  asm volatile("bar.sync 1, %0;" :: "r"(em_task_threads_) : "memory");
+  asm volatile("barrier.sync 1, %0;" :: "r"(em_task_threads_) : "memory");
 }
 #define __syncthreads() em_task_sync()
 """
@@ -336,6 +338,7 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
       if (threadIdx.x == 0) ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
 #endif
       if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];
+      __syncwarp();  /* the lanes left the spin waits at different times: reconverge before the block barrier */
     }}
     __syncthreads();
     switch (launch) {{
