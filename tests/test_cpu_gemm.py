@@ -134,6 +134,31 @@ def test_swapped_roles(nr):
     assert_close(fn(x=a, w=b, bias=c), em.reference(y, x=a, w=b, bias=c), "float32")
 
 
+@pytest.mark.parametrize("mr", [7, 10, 14])
+def test_swapped_tiles_on_convolutions(mr):
+    """The default's transposed micro-tiles (`choose_tiles`) on small-output convolutions with
+    constant weights (prepacked on the swapped side), output sizes crossing every remainder of MR."""
+    for hw, cout, seed in ((7, 19, 0), (5, 33, 1), (14, 8, 2)):
+        x = em.input("x", (1, 6, hw, hw))
+        y = em.conv2d(x, em.tensor(rnd(cout, 6, 3, 3, seed=seed)), padding=1).relu()
+        fn = build(y, dict(SMALL, swap=True, mr=mr, mc=3 * mr))
+        assert "Pre_" in fn.source, "the weights were not prepacked on the swapped side"
+        feed = {"x": rnd(1, 6, hw, hw, seed=seed + 5)}
+        assert_close(fn(**feed), em.reference(y, **feed), "float32")
+
+
+def test_tile_choice_follows_padding():
+    """choose_tiles: 8 x 32 where it pads nothing; C transposed where the 32-wide tiles would pad
+    the output columns and the output is small (ResNet-18's 14x14 and 7x7 stages); never
+    transposed for a large output."""
+    from ember.codegen.c_gemm import DEFAULT, choose_tiles
+    assert choose_tiles(1, 64, 3136) == DEFAULT  # 56 x 56 x 64: no padding
+    assert choose_tiles(1, 128, 784) == DEFAULT  # 400 KB output: the transposed store is too scattered
+    assert choose_tiles(1, 256, 196)["swap"] and choose_tiles(1, 256, 196)["mr"] == 14
+    assert choose_tiles(1, 512, 49)["swap"] and 49 % choose_tiles(1, 512, 49)["mr"] in (0, 9)
+    assert choose_tiles(1, 128, 384) == DEFAULT  # a transformer's projection: the gain is too small
+    assert choose_tiles(64, 256, 196) == DEFAULT  # the same conv at batch 64: a large output
+
 @pytest.mark.parametrize("layout", ["x @ W.T", "W @ x", "conv"])
 def test_constant_weights_are_packed_once_per_program(layout):
     """Weights captured as constants (data nodes) are packed on the first call and kept by the

@@ -324,7 +324,13 @@ def default_config(k: ir.Kernel, wide: bool = False, bf16: bool = False) -> dict
         if work.is_const and work.value >= PACKED_MIN_FLOPS and N.is_const and N.value >= PACKED_MIN_N \
                 and not gemv_half:
             # a bfloat16 product on a CPU with AVX-512 BF16 multiplies its pairs in bfloat16 (`bf16`)
-            return dict(c_gemm.BF16_DEFAULT) if bf16 and c_gemm.bf16_product(g) else dict(c_gemm.DEFAULT)
+            if bf16 and c_gemm.bf16_product(g):
+                return dict(c_gemm.BF16_DEFAULT)
+            B, M = sm.prod(e for _, e in g.batch), sm.prod(e for _, e in g.m)
+            if B.is_const and M.is_const and N.is_const:  # (N: a named one was replaced by its guess)
+                if all(e.is_const for _, e in g.n):
+                    return c_gemm.choose_tiles(B.value, M.value, N.value)
+            return dict(c_gemm.DEFAULT)
     if g is None and c_window.applicable(_canon(k)):  # a depthwise conv, a pooling window
         return {"form": "window", "vb": c_window.VB}
     if g is None or g.b_k_fastest:

@@ -35,6 +35,36 @@ DEFAULT = {"form": "packed", "mr": 8, "nr": 32, "mc": 192, "kc": 384, "nc": 2048
 # (torch's oneDNN bf16: 410 / 403; the float32-panel kernel: 192 / 204)
 BF16_DEFAULT = dict(DEFAULT, bf16=True, mr=12, kc=768)
 
+# The float32 micro-tile for a static shape: each candidate costs its padded work (whole MR x NR
+# tiles) at its rate, in GFLOP/s of padded multiply-adds measured on ResNet-18's convolutions on the
+# 2-core Zen 4 (`bench/cpu_tiles.py`: 8x32 172-178 over N = 3136 ... 49; C transposed 14x32 176-191,
+# 10x32 168-185, 7x32 166-172). The default keeps unless another saves 10% (the rates are close; the
+# padding decides: 196 outputs take 14-row tiles instead of 7 x 32 columns, 49 take 10-row tiles
+# instead of 2 x 32). C computed transposed (`swap`) stores each tile column-strided, so it is a
+# candidate only while the output fits well inside L2 (a 56x56x64 conv's 800 KB output ran at
+# 126 against 172 GFLOP/s transposed).
+TILE_CHOICES = (({}, 175.0), ({"swap": True, "mr": 7}, 170.0), ({"swap": True, "mr": 10}, 178.0),
+                ({"swap": True, "mr": 14}, 185.0))
+TILE_SWITCH_GAIN = 0.9
+SWAP_MAX_OUT_BYTES = 256 << 10
+
+
+def choose_tiles(B: int, M: int, N: int) -> dict:
+    """The float32 packed config for batch B of an M x N output (static sizes)."""
+    def cost(opt: dict, rate: float) -> float:
+        cfg = dict(DEFAULT, **opt)
+        rows, cols = (N, M) if cfg.get("swap") else (M, N)
+        return B * -(-rows // cfg["mr"]) * cfg["mr"] * -(-cols // cfg["nr"]) * cfg["nr"] / rate
+    base = cost(*TILE_CHOICES[0])
+    best, best_t = {}, base
+    for opt, rate in TILE_CHOICES[1:]:
+        if opt.get("swap") and B * M * N * 4 > SWAP_MAX_OUT_BYTES:
+            continue
+        t = cost(opt, rate)
+        if t < TILE_SWITCH_GAIN * base and t < best_t:
+            best, best_t = opt, t
+    return dict(DEFAULT, **best)
+
 
 def supports(g) -> bool:
     """Float32 accumulation of a product of floats (operands of any float dtype, read into float32
