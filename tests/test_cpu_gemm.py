@@ -147,6 +147,27 @@ def test_swapped_tiles_on_convolutions(mr):
         assert_close(fn(**feed), em.reference(y, **feed), "float32")
 
 
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 1, 1), (2, 3, 1), (2, 1, 2), (1, 0, 1), (3, 2, 1)])
+@pytest.mark.parametrize("swap", [False, True])
+def test_padded_convolutions_with_epilogues(stride, padding, dilation, swap):
+    """Packing a padded conv's input reads the span of each run where the padding's guards hold
+    without them (`_guard_window`), and the epilogue addresses the output through the flat column
+    index (`_through_flat_n`): bias, a residual read at the output's own position, an activation;
+    odd sizes so runs start and end inside the padding."""
+    for hw, cin, cout, kk, seed in ((13, 3, 10, 7, 0), (9, 5, 17, 3, 1), (6, 2, 9, 5, 2)):
+        n = 2 if seed == 1 else 1  # (a batch of one: the output's columns are its flat pixels)
+        x = em.input("x", (n, cin, hw, hw + 2))
+        w, b = em.tensor(rnd(cout, cin, kk, kk, seed=seed)), em.tensor(rnd(cout, seed=seed + 1))
+        if hw + 2 * padding < dilation * (kk - 1) + 1:
+            continue  # (no window fits)
+        y = em.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation)
+        res = em.input("res", tuple(y.shape))
+        y = (y + res).relu()
+        fn = build(y, dict(SMALL, swap=swap, mr=7 if swap else 8))
+        assert ("g0_" in fn.source or padding == 0) and ("fn_ =" in fn.source or swap or n > 1)
+        feed = {"x": rnd(n, cin, hw, hw + 2, seed=seed + 3), "res": rnd(*y.shape, seed=seed + 4)}
+        assert_close(fn(**feed), em.reference(y, **feed), "float32")
+
 def test_tile_choice_follows_padding():
     """choose_tiles: 8 x 32 where it pads nothing; C transposed where the 32-wide tiles would pad
     the output columns and the output is small (ResNet-18's 14x14 and 7x7 stages); never
