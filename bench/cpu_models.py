@@ -142,9 +142,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved eager/Ember blocks; the min of their medians")
     args = ap.parse_args()
     import torch
-    rows = measure(args.reps) + gemvs()
+    rows = measure(args.reps, args.rounds) + gemvs()
     doc = {"machine": platform.processor() or platform.machine(), "cpu": _cpu_model(), "threads": torch.get_num_threads(),
            "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
     if args.out:
@@ -152,7 +153,7 @@ def main():
             json.dump(doc, f, indent=1)
 
 
-def measure(reps: int = 15) -> list:
+def measure(reps: int = 15, rounds: int = 5) -> list:
     """One row per model: eager and Ember times (ms), their ratio, relative error, compile time."""
     import torch
 
@@ -174,7 +175,7 @@ def measure(reps: int = 15) -> list:
             out = fn(*ins)
             err = ((out - ref).abs().max() / ref.abs().max()).item()
             eager, ember = [], []
-            for _ in range(2):  # interleaved
+            for _ in range(rounds):  # interleaved: the shared VM drifts by tens of percent
                 eager.append(timed(lambda: model(*ins), reps))
                 ember.append(timed(lambda: fn(*ins), reps))
         row = {"case": name, "eager_ms": min(eager), "ember_ms": min(ember), "speedup": min(eager) / min(ember),
