@@ -294,3 +294,28 @@ def test_bf16_is_the_default_for_large_bfloat16_products_on_such_cpus():
     assert "_mm512_dpbf16_ps" in p.source
     f = em.compile((em.input("x", (256, 512)) @ em.input("w", (512, 384))), device="cpu")
     assert "_mm512_dpbf16_ps" not in f.source and "_uk(" in f.source  # float32 keeps its kernel
+
+
+# ---------------------------------------------------------------- row caches (codegen/c_rowcache.py)
+
+@pytest.mark.parametrize("shape", [(5, 1000), (3, 7), (2, 3, 9000)])
+def test_softmax_row_cache(shape):
+    """A softmax's exponentials are kept in a per-row array by the sum and read back by the
+    normalising loop (one exp2 per element); rows longer than the cap recompute them. Both forms
+    match the reference, on rows of every length class."""
+    from ember.codegen.c_rowcache import MAX_ELEMS
+    x = em.input("x", shape)
+    y = (x * 0.5).softmax(-1) + 1.0
+    p = em.compile(y, device="cpu")
+    assert ("em_rc0[" in p.source) == (shape[-1] <= MAX_ELEMS)
+    a = rnd(*shape, seed=len(shape))
+    assert_close(p(x=a), em.reference(y, x=a), "float32")
+
+
+def test_row_cache_needs_the_same_value():
+    """A later loop reading a different exponential (another scale) gets no cache."""
+    x = em.input("x", (4, 64))
+    y = x.exp() / x.exp().sum(-1, keepdim=True) + (x * 2).exp()
+    p = em.compile(y, device="cpu")
+    a = rnd(4, 64, seed=3)
+    assert_close(p(x=a), em.reference(y, x=a), "float32")

@@ -17,7 +17,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import online_form
 from ..kernel.structure import has_locals
-from . import c_gemm, c_online, c_window
+from . import c_gemm, c_online, c_rowcache, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -112,6 +112,9 @@ class _Renderer:
         self.names = _names(k)
         self.lines: list = []
         self.vr = ValueRenderer(k, C, self.names, self.emit)
+        self.row_fills: dict = {}  # c_rowcache: Update / Store statements that write / read a row cache
+        self.row_uses: dict = {}
+        self._loop_var = ""
 
     def idx(self, e) -> str:
         return sm.render_c(e, self.names)
@@ -132,7 +135,13 @@ class _Renderer:
     def stmts(self, body, ind: int, top: bool = False, accs: dict | None = None) -> None:
         accs_here = dict(accs or {})
         accs_here.update({s.name: s for s in body if isinstance(s, ir.Acc)})
+        decl, fills, uses = c_rowcache.plan(body, len(self.row_fills))
+        self.row_fills.update(fills)
+        self.row_uses.update(uses)
         for s in body:
+            if id(s) in decl:  # a per-row array for a value the row's later loop reads again
+                rc = decl[id(s)]
+                self.emit(ind, f"{compute_type(rc.fill.dtype)} {rc.name}[{rc.extent}];")
             if isinstance(s, ir.Loop):
                 self.loop(s, ind, top, accs_here)
             elif isinstance(s, ir.Acc):
@@ -142,9 +151,14 @@ class _Renderer:
                 self.emit(ind, f"{compute_type(s.dtype)} {s.name}[{s.size}];")
             elif isinstance(s, ir.Update):
                 env = self.vr.vals([s.value], ind)
+                rc = self.row_fills.get(id(s))
+                if rc is not None:
+                    self.emit(ind, f"{rc.name}[{self._loop_var}] = {env[rc.fill]};")
                 self.emit(ind, self.vr.update(s, env[s.value]))
             elif isinstance(s, ir.Store):
-                env = self.vr.vals([s.value], ind)
+                rc = self.row_uses.get(id(s))
+                pre = {rc.use: f"{rc.name}[{self._loop_var}]"} if rc is not None else None
+                env = self.vr.vals([s.value], ind, pre)
                 self.emit(ind, f"{s.buffer}[{self.idx(s.index)}] = {self.vr.store(s.buffer, env[s.value])};")
 
     def _reduction_clause(self, loop: ir.Loop, accs: dict) -> str:
@@ -192,6 +206,7 @@ class _Renderer:
             # softmax's normalising store over a symbolic row (P + T keys) scalar without it
             self.emit(ind, "#pragma omp simd")
         self.emit(ind, f"for (long long {v} = 0; {v} < {self.idx(s.extent)}; {v}++) {{")
+        self._loop_var = v  # (the row caches index by the innermost loop's variable)
         self.stmts(s.body, ind + 1, accs=accs)
         self.emit(ind, "}")
 
