@@ -31,7 +31,8 @@ def main() -> int:
     transformers.LlamaForCausalLM(cfg).to(torch.bfloat16).save_pretrained(d)
     llm = L.load(d, device="cuda", dtype="bfloat16", max_seq_len=128)
     progs = {}
-    for name, opts in (("mk", {}), ("serial", {"workers": 1})):
+    extra = {"threads": int(os.environ["EMBER_MK_SAN_THREADS"])} if os.environ.get("EMBER_MK_SAN_THREADS") else {}
+    for name, opts in (("mk", dict(extra)), ("serial", dict(extra, workers=1))):
         outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
         progs[name] = em.compile(outs, device="cuda", writes=writes, dim_bounds={"P": 127}, megakernel=True,
                                  megakernel_options=opts)

@@ -82,6 +82,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         defines += f"#define EM_MK_JITTER {int(jitter) & 0x7fffffff}u\n"
     if trace:
         defines += f"#define EM_MK_TRACE {trace_at}\n"
+    if os.environ.get("EMBER_MK_BAR0_WHEN_FULL"):  # (a racecheck probe: a task over every thread syncs on barrier 0)
+        defines += "#define EM_MK_BAR0_WHEN_FULL 1\n"
     buffers = dict(base.buffers)
     buffers["mk_tasks"] = BufferSpec("mk_tasks", dt.int32, (int(table.size),), "data")
     buffers["mk_sync"] = BufferSpec("mk_sync", dt.int32, (int(sync.size),), "data")

@@ -169,6 +169,9 @@ PRELUDE_HEAD = """\
    instruction): barrier 1 is reached by a subset of the block and each warp arrives converged. */
 __shared__ unsigned em_task_threads_;
 __device__ __forceinline__ void em_task_sync() {
+#ifdef EM_MK_BAR0_WHEN_FULL
+  if (em_task_threads_ == blockDim.x) { asm volatile("barrier.sync 0;" ::: "memory"); return; }
+#endif
   asm volatile("barrier.sync 1, %0;" :: "r"(em_task_threads_) : "memory");
 }
 #define __syncthreads() em_task_sync()

@@ -77,6 +77,8 @@ class LLM:
         self._uploads: dict = {}  # constants uploaded once for all programs (CUDA)
         self._caches: list | None = None
         self.ahead_inputs: dict = {}  # batch -> the step-ahead loop's device input buffers (llm/ahead.py)
+        self.step_inputs: dict = {}  # (input, rows) -> the device buffer a step's inputs are copied into
+        self.persistent_inputs = True  # (False: fresh device tensors every step, as before; an A/B knob)
         self.last_stats: dict = {}
 
     # ---------------------------------------------------------------- programs and state
@@ -118,11 +120,25 @@ class LLM:
             return torch.zeros(shape, dtype=getattr(torch, self.dtype.name), device=f"cuda:{self.target.index}")
         return np.zeros(shape, self.dtype.np)
 
-    def _ints(self, a: np.ndarray):
+    def _ints(self, a: np.ndarray, name: str | None = None):
+        """An int32 step input on the program's device. On CUDA a named input is copied into a
+        buffer kept per (name, rows) and viewed at this shape, so every step binds the same
+        pointers and the program's cached CUDA graph replays (fresh tensors could land anywhere)."""
         a = np.ascontiguousarray(a, np.int32)
-        if self.on_cuda:
-            return _torch().from_numpy(a).to(f"cuda:{self.target.index}", non_blocking=False)
-        return a
+        if not self.on_cuda:
+            return a
+        torch = _torch()
+        host = torch.from_numpy(a)
+        if name is None or not self.persistent_inputs:
+            return host.to(f"cuda:{self.target.index}", non_blocking=False)
+        key = (name, a.shape[0] if a.ndim else 1)
+        buf = self.step_inputs.get(key)
+        if buf is None or buf.numel() < a.size:
+            cap = max(a.size, key[1] * (self.max_seq_len if name != "start" else 1))
+            buf = self.step_inputs[key] = torch.empty(cap, dtype=torch.int32, device=f"cuda:{self.target.index}")
+        view = buf[:a.size].view(a.shape)
+        view.copy_(host)
+        return view
 
     def _step(self, kind: str, tokens: np.ndarray, positions: np.ndarray, start: np.ndarray, pos: int,
               row: int = 0) -> dict:
@@ -130,7 +146,7 @@ class LLM:
         b = tokens.shape[0]
         prog = self.program(kind, b)
         caches = self._cache()
-        feed = {"tokens": self._ints(tokens), "positions": self._ints(positions), "start": self._ints(start)}
+        feed = {n: self._ints(a, n) for n, a in (("tokens", tokens), ("positions", positions), ("start", start))}
         for i in range(self.config.layers):  # (rows of a C-contiguous cache: contiguous views, written in place)
             feed[f"k{i}"], feed[f"v{i}"] = caches[2 * i][row:row + b], caches[2 * i + 1][row:row + b]
         return prog.run(feed, dims={"P": pos})
