@@ -108,6 +108,9 @@ def main() -> int:
     ap.add_argument("--fuzz-layers", type=int, default=2)
     ap.add_argument("--trace-dir", default=None)
     ap.add_argument("--ckpt", default="/tmp/ember-llama1b-mk")
+    ap.add_argument("--also-threads", type=int, default=0,
+                    help="also time a megakernel whose tasks take at most this many threads (megakernel_options threads)")
+    ap.add_argument("--fuzz-threads", type=int, default=0, help="the fuzzer's megakernels with this task-thread cap")
     ap.add_argument("--prefetch", type=int, default=0, help="also time a megakernel whose tasks prefetch this many bytes")
     ap.add_argument("--torch", action="store_true", help="also time torch eager and eager + CUDA graph on the same step")
     ap.add_argument("--suite", action="store_true", help="also the GPU suite's MLP and decoder block, kernels vs megakernel")
@@ -136,9 +139,10 @@ def main() -> int:
     # the reference is the same megakernel run by one worker (every task in program order): the
     # same compiled task code, so bit-identical outputs are expected; the kernels launched one by one
     # are compiled separately, where contraction into FMAs may differ (close, not bit-equal)
-    variants = {"reference": {"megakernel": True, "megakernel_options": {"workers": 1}}}
+    cap = {"threads": args.fuzz_threads} if args.fuzz_threads else {}
+    variants = {"reference": {"megakernel": True, "megakernel_options": dict(cap, workers=1)}}
     for s in range(args.fuzz_seeds):
-        variants[f"fuzz{s}"] = {"megakernel": True, "megakernel_options": {"seed": s, "jitter": 1000 + s}}
+        variants[f"fuzz{s}"] = {"megakernel": True, "megakernel_options": dict(cap, seed=s, jitter=1000 + s)}
     progs = step_programs(small, variants)
     fuzz = {"runs": 0, "mismatches": 0, "seeds": args.fuzz_seeds}
     base_feed = feed(small.config, max_seq, 0)
@@ -173,6 +177,8 @@ def main() -> int:
                 "serial": {"megakernel": True, "megakernel_options": {"workers": 1}}}
     if args.trace_dir:
         variants["traced"] = {"megakernel": True, "megakernel_options": {"trace": True}}
+    if args.also_threads:
+        variants["megakernel_threads"] = {"megakernel": True, "megakernel_options": {"threads": args.also_threads}}
     if args.prefetch:
         variants["megakernel_prefetch"] = {"megakernel": True, "megakernel_options": {"prefetch": args.prefetch}}
     progs = step_programs(llm, variants)
@@ -198,7 +204,8 @@ def main() -> int:
         P = ctx - 1
         f0 = feed(c, max_seq, P)
         row = {"context": ctx}
-        for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_prefetch") if v in progs]:
+        for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_threads", "megakernel_prefetch")
+                  if v in progs]:
             f = clone(f0)
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)
         kv_bytes = 2 * c.layers * c.kv_heads * ctx * c.head_dim * 2
