@@ -144,7 +144,7 @@ def _nvrtc():
     return compile_cuda
 
 
-@pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 128}])
+@pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -156,6 +156,8 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     mk = p.meta["megakernel"]
     assert len(p.launches) == 1 and mk["launches"] > 10 and mk["tasks"] >= mk["launches"]
     assert "__cluster_dims__" not in p.source and "em_task_sync" in p.source
+    # the default task size gives every task the worker's thread count: no barrier over part of it
+    assert mk["uniform_threads"] == ("threads" not in options), mk
     g = p.megakernel_graph
     tg.validate(g)
     tg.simulate(g, seed=1, runs=3)

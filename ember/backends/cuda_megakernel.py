@@ -90,7 +90,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     writes = list(dict.fromkeys(w for l in launches for w in (l.args if l.writes is None else l.writes)))
     stats = {"bytes": sm.to_json(sum((sm.from_json(l.stats["bytes"]) for l in launches if "bytes" in l.stats), sm.sym(0))),
              "flops": sm.to_json(sum((sm.from_json(l.stats["flops"]) for l in launches if "flops" in l.stats), sm.sym(0)))}
-    summary = {"workers": nworkers, "per_sm": k, "threads": threads, "smem": smem, "tasks": ntasks,
+    # tasks over fewer threads than the worker sync on a partial barrier (racecheck flags those)
+    uniform = all(int(l.config["block"]) == threads for l in launches)
+    summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch),
                "trace_at": trace_at if trace else None,

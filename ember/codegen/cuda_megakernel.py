@@ -74,7 +74,13 @@ class NotTaskable(ValueError):
     """A kernel the megakernel cannot run as a task (the message names the construct)."""
 
 
-TASK_THREADS = 256  # a task's threads at most, so several workers share an SM (docs/megakernel.md)
+# a task's threads at most, so several workers share an SM (docs/megakernel.md). 128: every task of a
+# Llama decode step then has the worker's own thread count, so no task barrier is over part of the
+# worker; with 256 (attention and some GEMVs at 128) compute-sanitizer's racecheck reported hazards
+# across the task barrier that uniform 128-thread tasks do not have (bench/results/gpu-session17-
+# 2026-11-26/), at 2-11% of the megakernel's speed (2.42 / 2.59 against 2.18 / 2.54 ms at context
+# 128 / 1024 on the H100, megakernel-h100-2026-11-26g.json)
+TASK_THREADS = 128
 TASK_SMEM = 68 * 1024  # a one-row kernel's shared-memory row cache above this is dropped (its rows re-read from L2)
 
 
