@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ember as em
+from tests.conftest import assert_close
 
 pytestmark = pytest.mark.cuda
 torch = pytest.importorskip("torch")
@@ -28,7 +29,9 @@ def test_megakernel_equals_its_serial_run_bit_for_bit_and_its_kernels_closely(op
     mk = em.compile(y, device="cuda", megakernel=True, megakernel_options=options)
     assert len(mk.launches) == 1 and mk.launches[0].config["mode"] == "megakernel"
     want = serial(**ins)
-    np.testing.assert_allclose(want, ref(**ins), rtol=1e-5, atol=1e-6)
+    # (the project's float32 tolerance: a 128-thread task's contraction into FMAs differed by 2.2e-5
+    # relative in one of 231 outputs from the kernels', bench/results/gpu-session17d-2026-11-26/)
+    assert_close(want, ref(**ins), "float32")
     for _ in range(20):  # the counters carry over from run to run (epochs)
         np.testing.assert_array_equal(mk(**ins), want)
 
