@@ -298,3 +298,28 @@ def test_a_constant_output_is_still_computed_by_a_kernel():
     from ember.kernel.fold import fold_constants
     c = em.tensor(np.arange(6, dtype=np.float32)).sqrt()
     assert fold_constants([c.node])[0] is c.node  # an output stays computed by a kernel
+
+
+def test_sums_of_contractions_are_distributed():
+    """A tensor read by two matmuls gets its gradient as one sum of two products (autograd adds the
+    contributions at the shared broadcast view); kernel/distribute.py makes that two contractions
+    (each a GEMM form), the add fused into the second's epilogue, and the result still equals the
+    reference. Three readers (q, k, v) make three."""
+    import numpy as np
+    from ember.codegen.c import _contraction
+    rng = np.random.default_rng(0)
+    for readers in (2, 3):
+        x = em.input("x", (33, 20))
+        ws = [em.input(f"w{i}", (20, 47)) for i in range(readers)]
+        y = sum(((x @ w) * (i + 1.0)).sigmoid().sum() for i, w in enumerate(ws))
+        gx = em.grad(y, [x])[0]
+        p = em.compile(gx, device="cpu")
+        from ember import pipeline
+        from ember.backends.target import get_target
+        lowered = pipeline.lower([gx.node], None, get_target("cpu"))
+        sums_of_products = [k for k, _ in lowered.kernels if "add(mul(" in str(k) and "reduce(47)" in str(k)]
+        assert not sums_of_products, sums_of_products[0]
+        assert sum(_contraction(k) is not None for k, _ in lowered.kernels) >= 2 * readers  # forward + gradient GEMMs
+        ins = {"x": rng.standard_normal((33, 20)).astype(np.float32)}
+        ins.update({f"w{i}": rng.standard_normal((20, 47)).astype(np.float32) for i in range(readers)})
+        assert_close(p(**ins), em.reference(gx, **ins), "float32")
