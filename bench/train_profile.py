@@ -26,8 +26,13 @@ def main() -> None:
     ap.add_argument("--case", default="transformer")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--host", action="store_true", help="also time step() against the program alone, and profile the host side")
     args = ap.parse_args()
-    import train
+    argv, sys.argv = sys.argv, [sys.argv[0], "--device", args.device]  # (train.py parses its own at import)
+    try:
+        import train
+    finally:
+        sys.argv = argv
 
     import ember as em
     from ember import optim
@@ -63,6 +68,26 @@ def main() -> None:
               if any(k.split("(")[0].strip().endswith(n) for n in names)]
     doc = {"case": args.case, "config": cfg, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "program_us": total, "kernels": rows, "by_mode": dict(by_mode), "top_ir": top_ir[:6]}
+    if args.host:
+        import cProfile
+        import io
+        import pstats
+        for _ in range(3):
+            step(first)
+        t = time.perf_counter()
+        for _ in range(10):
+            step(first)
+        doc["step_us"] = (time.perf_counter() - t) / 10 * 1e6
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(10):
+            step(first)
+        pr.disable()
+        buf = io.StringIO()
+        pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(15)
+        doc["host_profile"] = buf.getvalue()
+        print(f"step() {doc['step_us']:.0f} us against the program's {total:.0f} us; host profile of 10 steps:")
+        print(buf.getvalue())
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
 
