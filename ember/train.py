@@ -356,6 +356,11 @@ class CompiledTrainStep:
         target = getattr(program, "target", None)
         self._on_device = bool(target is not None and target.device_memory) and _torch_cuda() is not None
         self.feed = {k: self._to_device(v) for k, v in feed.items()}
+        if self._on_device:
+            # a step's outputs are the next step's inputs and nothing keeps them longer: two sets,
+            # reused in turn, give every other call the same pointers, so its CUDA graph replays
+            # (backends/cuda.py `_ring_outs`). The state handed back is copied (parameters() etc.).
+            program.output_ring = 2
 
     def _to_device(self, a):
         if not self._on_device:

@@ -63,3 +63,17 @@ def set_kernel_attribute(kernel, attr, value: int, dev=None) -> None:
         _check(driver.cuKernelSetAttribute(attr, nbytes, h, (dev or device()).device_id), "cuKernelSetAttribute")
     else:
         _check(driver.cuFuncSetAttribute(h, attr, nbytes), "cuFuncSetAttribute")
+
+
+_MODULES: dict = {}  # cubin sha -> loaded ObjectCode (kernels shared across programs)
+
+
+def load_kernel(cubin: bytes, name: str):
+    import hashlib
+
+    from cuda.core import ObjectCode
+    key = hashlib.sha256(cubin).hexdigest()
+    mod = _MODULES.get(key)
+    if mod is None:
+        mod = _MODULES[key] = ObjectCode.from_cubin(cubin)
+    return mod.get_kernel(name)
