@@ -41,6 +41,9 @@ CONFIGS = {
             "cpu": dict(sizes=[256, 256, 256, 10], batch=64)},
     "transformer": {"cuda": dict(vocab=96, dim=256, layers=4, heads=8, seq=128, batch=16),
                     "cpu": dict(vocab=64, dim=64, layers=2, heads=4, seq=64, batch=8)},
+    # issue 20's size: the char transformer at 6 layers, d 512, seq 256, batch 32
+    "gpt6x512": {"cuda": dict(vocab=96, dim=512, layers=6, heads=8, seq=256, batch=32),
+                 "cpu": dict(vocab=64, dim=128, layers=2, heads=4, seq=64, batch=8)},
 }
 
 
@@ -175,7 +178,7 @@ def build_transformer(cfg, rng):
     return model, tmodel, batch, em_loss, t_loss, flops
 
 
-BUILDERS = {"mlp": build_mlp, "transformer": build_transformer}
+BUILDERS = {"mlp": build_mlp, "transformer": build_transformer, "gpt6x512": build_transformer}
 
 
 # ------------------------------------------------------------------------------------------------
