@@ -17,7 +17,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import online_form
 from ..kernel.structure import has_locals
-from . import c_gemm, c_online, c_rowcache, c_window
+from . import c_gemm, c_guarded, c_online, c_rowcache, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -232,6 +232,8 @@ class _Renderer:
             c_online.render(self, online_form(k), OMP_MIN_WORK)
         elif form == "window" and c_window.applicable(_canon(k)):
             c_window.render(self, _canon(k), self.cfg, OMP_MIN_WORK)
+        elif form == "guarded" and c_guarded.applicable(_canon(k)):
+            c_guarded.render(self, _canon(k), OMP_MIN_WORK)
         elif g is not None:
             self.contraction(g)
         else:
@@ -346,6 +348,8 @@ def default_config(k: ir.Kernel, wide: bool = False, bf16: bool = False) -> dict
                 if all(e.is_const for _, e in g.n):
                     return c_gemm.choose_tiles(B.value, M.value, N.value)
             return dict(c_gemm.DEFAULT)
+    if g is None and c_guarded.applicable(_canon(k)):  # an embedding's gradient (a one-hot contraction)
+        return {"form": "guarded"}
     if g is None and c_window.applicable(_canon(k)):  # a depthwise conv, a pooling window
         return {"form": "window", "vb": c_window.VB}
     if g is None or g.b_k_fastest:
@@ -363,7 +367,8 @@ def space(k: ir.Kernel, bf16: bool = False) -> list:
     g = _contraction(k)
     if g is None:
         window = [{"form": "window", "vb": vb} for vb in (16, 64, 256)] if c_window.applicable(_canon(k)) else []
-        return [{"form": "loops"}] + window
+        guarded = [{"form": "guarded"}] if c_guarded.applicable(_canon(k)) else []
+        return [{"form": "loops"}] + window + guarded
     out = [{"form": "loops"}] + [{"form": "blocked", "nb": nb} for nb in (8, 16, 32, 64)]
     if c_gemm.supports(g):
         out += [dict(c_gemm.DEFAULT, mr=mr, nr=nr, kc=kc) for mr, nr in ((8, 32), (6, 32), (12, 32), (4, 64))
