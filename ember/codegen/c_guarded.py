@@ -18,55 +18,13 @@ embedding gradient (64 x 64 x 512 lookups) 1.17 ms in the loops.
 from __future__ import annotations
 
 from .. import symbolic as sm
-from ..kernel import ir
+from ..kernel.guarded import applicable, guarded_form  # noqa: F401 (applicable re-exported)
 from ..kernel.structure import Canon
 from .clike import compute_type
 
-MAX_ROW = 16384  # accumulators per thread (the other outputs' count)
-
-
-def _vars(v: ir.Val) -> set:
-    out: set = set()
-    for x in ir.val_toposort([v]):
-        if x.op == "load":
-            if not isinstance(x.args[1], ir.Val):
-                out |= sm.free_vars(x.args[1])
-            out |= sm.free_vars(x.args[2])
-        elif x.op == "index":
-            out |= sm.free_vars(x.args[0])
-    return out
-
-
-def split(c: Canon | None):
-    """(cond, x, guard vars, row vars) when the kernel has the form, else None."""
-    if c is None or len(c.stages) != 1 or c.inner or len(c.outer) < 2:
-        return None
-    st = c.stages[0]
-    v = st.update.value
-    if st.acc.op != "sum" or v.op != "where" or compute_type(st.acc.dtype) not in ("float", "double"):
-        return None
-    cond, x, zero = v.args
-    if zero.op != "const" or zero.args[0] != 0 or cond.dtype.name != "bool":
-        return None
-    cv = _vars(cond)
-    guard = [(o, e) for o, e in c.outer if o in cv]
-    rows = [(o, e) for o, e in c.outer if o not in cv]
-    red = {o for o, _ in st.loops}
-    if not guard or not rows or not (cv & red) or not (_vars(x) & red):
-        return None
-    n = sm.prod(e for _, e in rows)
-    if not n.is_const or n.value > MAX_ROW or not all(e.is_const for _, e in guard):
-        return None
-    return cond, x, guard, rows
-
-
-def applicable(c: Canon | None) -> bool:
-    return split(c) is not None
-
-
 def render(r, c: Canon, omp_min_work: int) -> None:
     """The kernel body of the guarded form into renderer `r` (codegen/c.py's _Renderer)."""
-    cond, x, guard, rows = split(c)
+    cond, x, guard, rows = guarded_form(c)
     st = c.stages[0]
     ct = compute_type(st.acc.dtype)
     e = r.emit

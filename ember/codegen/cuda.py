@@ -30,6 +30,7 @@ from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel,
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 from .cuda_flash import FLASH_PRELUDE, render_flash
 from .cuda_flash_decode import render_decode
+from .cuda_guarded import render_guarded
 from ..kernel.online import online_form
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
 from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
@@ -276,7 +277,6 @@ class _KernelWriter(RowMappings):
         self.emitted_groups = {}
         lanes = self.lanes([s.update.value], var, vec)
         self._ind = ind
-        self._ind = ind
         env = self.vr.vals([v for lane in lanes for v in lane], ind)
         for lane in lanes:
             self.emit(ind, self.vr.update(s.update, env[lane[0]]))
@@ -418,6 +418,8 @@ class _KernelWriter(RowMappings):
             grid = self._rows(c, mode, T, max_vec)
         elif mode == "cols":
             grid = self._cols(c, T)
+        elif mode == "guarded":  # an embedding's gradient (codegen/cuda_guarded.py)
+            grid = render_guarded(self, c, T)
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")

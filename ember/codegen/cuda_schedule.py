@@ -18,6 +18,7 @@ from ..kernel.structure import (
     contraction_of,
 )
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
+from ..kernel.guarded import applicable as guarded_applicable
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import default_wgmma_config, wgmma_applicable
 
@@ -318,6 +319,8 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     c = canonical(k)
     if not c.stages:
         return {"mode": "elementwise", "threads": 256, "vec": 8}
+    if guarded_applicable(c):  # an embedding's gradient: the condition tested once per row and term
+        return {"mode": "guarded", "threads": 128}
     g = contraction_of(c)
     if g is not None:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
