@@ -97,6 +97,10 @@ class Program:
         self._executor = None
         self.from_cache = False  # loaded by em.compile(..., cache=True) from the on-disk program cache
         self.prebuilt: dict | None = None  # an export's built kernels (ember/export.py), used by the executor
+        # CUDA, torch tensors in: n > 0 returns one of n output sets kept by the executor, reused every
+        # n calls, so a caller feeding outputs back as inputs (a training step) repeats its pointers
+        # and replays its graph; such outputs are valid for n - 1 further calls (backends/cuda.py)
+        self.output_ring = 0
 
     @property
     def executor(self):
