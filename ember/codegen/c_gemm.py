@@ -269,9 +269,14 @@ def _pack(r, g, val, rows: list, k: list, k_fastest: bool, R: int, count: str, s
             if window is None:
                 spans = [("q0_", "q0_ + n_", v)]
             else:  # the padding's guards hold on one span of the run: read it unguarded
-                lo, hi = window
-                e(ind + 3, f"const long long e_ = q0_ + n_, g0_ = EM_MIN(e_, EM_MAX(q0_, ({lo}) - l0_)), "
-                           f"g1_ = EM_MAX(g0_, EM_MIN(e_, ({hi}) - l0_));")
+                lo, hi = window  # (bounds folded one statement each: nested EM_MIN macros grow 2^n)
+                e(ind + 3, "long long wl_ = -(1LL << 60), wh_ = 1LL << 60;")
+                for b in lo:
+                    e(ind + 3, f"wl_ = EM_MAX(wl_, {b});")
+                for b in hi:
+                    e(ind + 3, f"wh_ = EM_MIN(wh_, {b});")
+                e(ind + 3, "const long long e_ = q0_ + n_, g0_ = EM_MIN(e_, EM_MAX(q0_, wl_ - l0_)), "
+                           "g1_ = EM_MAX(g0_, EM_MIN(e_, wh_ - l0_));")
                 spans = [("q0_", "g0_", v), ("g0_", "g1_", _unguarded(v)), ("g1_", "e_", v)]
             for a, b, sv in spans:
                 e(ind + 3, "#pragma omp simd")
@@ -326,26 +331,20 @@ def _through_flat_n(g, store, N):
 
 def _divides(e) -> bool:
     """Whether expression e has a floor division or a modulus in it."""
-    if e.op in ("div", "mod"):
-        return True
-    return any(_divides(c) for c in _children(e))
-
-
-def _children(e) -> list:
     from ..symbolic.walk import children
-    return list(children(e))
+    return e.op in ("div", "mod") or any(_divides(c) for c in children(e))
 
 
 def _guard_window(val, var: str, render):
-    """(lo, hi) as C expressions: the values of loop variable `var` for which every load guard of
-    `val` holds (lo <= var < hi), the other variables fixed; None when some guard is not a
-    conjunction of comparisons linear in `var` (or there is none). A conv's zero padding guards
+    """([lo], [hi]) as C expressions: the values of loop variable `var` for which every load guard
+    of `val` holds (max(lo) <= var < min(hi)), the other variables fixed; None when some guard is not
+    a conjunction of comparisons linear in `var` (or there is none). A conv's zero padding guards
     its input `0 < 2*o4 + r - 2 && ... < 227`: inside the window the loads need no test."""
-    atoms = []
+    atoms: dict = {}  # (each distinct atom once: a prologue's loads repeat their guard)
     for x in _loads(val):
         valid = x.args[2]
         if valid is not sm.ONE:
-            atoms += sm_atoms(valid)
+            atoms.update(dict.fromkeys(sm_atoms(valid)))
     if not atoms or any(a.op != "lt" for a in atoms):
         return None
     lo, hi = [], []
@@ -364,8 +363,7 @@ def _guard_window(val, var: str, render):
             lo.append(f"EM_FDIV({rest}, {-c}LL) + 1")
         else:  # not on var: the whole run or none of it
             hi.append(f"(({rest}) < 0 ? (1LL << 60) : -(1LL << 60))")
-    fold = lambda xs, f, none: none if not xs else xs[0] if len(xs) == 1 else f"{f}({xs[0]}, {fold(xs[1:], f, none)})"  # noqa: E731
-    return fold(lo, "EM_MAX", "-(1LL << 60)"), fold(hi, "EM_MIN", "(1LL << 60)")
+    return lo, hi
 
 
 def _unguarded(val):

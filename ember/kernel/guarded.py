@@ -7,21 +7,9 @@ from __future__ import annotations
 
 from .. import symbolic as sm
 from . import ir
-from .structure import Canon
+from .structure import Canon, _val_vars as _vars
 
 MAX_ROW = 16384  # accumulators per thread (the other outputs' count)
-
-
-def _vars(v: ir.Val) -> set:
-    out: set = set()
-    for x in ir.val_toposort([v]):
-        if x.op == "load":
-            if not isinstance(x.args[1], ir.Val):
-                out |= sm.free_vars(x.args[1])
-            out |= sm.free_vars(x.args[2])
-        elif x.op == "index":
-            out |= sm.free_vars(x.args[0])
-    return out
 
 
 def guarded_form(c: Canon | None):
