@@ -46,7 +46,7 @@ def test_rows_over_several_loops_flatten():
     ("16 bytes", lambda: em.input("x", (96, 1001), BF) @ em.input("w", (1001, 96), BF)),
     ("not a plain load", lambda: em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF)),
     ("guarded", lambda: em.conv2d(em.input("x", (4, 64, 16, 16), BF), em.input("w", (64, 64, 3, 3), BF), padding=1)),
-    ("TF32", lambda: em.input("x", (128, 256)) @ em.input("w", (256, 128))),
+    ("MN-major float32", lambda: em.input("x", (128, 256)) @ em.input("w", (256, 128))),
     ("symbolic", lambda: em.input("x", (128, "n"), BF) @ em.input("w", ("n", 128), BF)),
 ])
 def test_what_the_copy_engine_cannot_stage_keeps_the_mma_mode(why, make):
@@ -83,7 +83,8 @@ def test_operands_tma_cannot_stage_are_gathered_by_the_producer():
     assert isinstance(a, GatherOperand) and a.kmajor
     kind, a, b = _plan(em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF))
     assert isinstance(a, GatherOperand)
-    assert "TF32" in _plan(em.input("x", (128, 256)) @ em.input("w", (256, 128)))
+    kind, a, b = _plan(em.input("x", (128, 256)) @ em.input("w", (256, 128)))  # float32 accuracy: 3xTF32
+    assert kind == "tf32x3" and isinstance(a, GatherOperand) != isinstance(b, GatherOperand)
     with em.allow_tf32("matmul"):  # TF32 has no transpose: the MN-major b is gathered K-major
         kind, a, b = _plan(em.input("x", (256, 512)) @ em.input("w", (512, 384)))
         assert kind == "tf32" and isinstance(a, GatherOperand) != isinstance(b, GatherOperand)
@@ -93,6 +94,68 @@ def test_tf32_allowed_takes_wgmma_when_both_operands_are_k_major():
     with em.allow_tf32("matmul"):
         kind, a, b = _plan(em.input("x", (256, 512)) @ em.input("w", (384, 512)).T)
         assert kind == "tf32" and a.kmajor and b.kmajor
+
+
+def _f32_cases():
+    """Float32 at float32 accuracy (kind tf32x3): both operands copied by TMA and split by the
+    producer; one gathered (MN-major); both gathered; ragged edges; a fused epilogue."""
+    return {
+        "f32_nt_split": lambda: (em.input("x", (3, 111, 256)) @ em.input("w", (200, 256)).T + em.input("b", (200,))).relu(),
+        "f32_nn_one_gather": lambda: em.input("x", (130, 96)) @ em.input("w", (96, 200)),
+        "f32_tn_two_gathers": lambda: em.input("x", (300, 136)).T @ em.input("g", (300, 72)),
+        "f32_ragged_gather": lambda: em.input("x", (67, 101)) @ em.input("w", (101, 70)),
+    }
+
+
+def _f32_configs(y):
+    k = _kernel(y)
+    cfgs = wgmma_configs(cg.canonical(k), "full")
+    lags = [c for c in cfgs if "lag" in c]
+    return cfgs[:6] + [c for c in cfgs if c.get("producers") == 2][:1] + lags + \
+        [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1]
+
+
+def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
+    """tf32x3: the slot holds lo tiles beside the hi ones; three wgmmas per k step; TMA tiles split by
+    the producer after landing on their own barrier; the ring fits twice the tiles."""
+    k = _kernel(_f32_cases()["f32_nt_split"]())
+    kind, a, b = cg.wgmma_applicable(cg.canonical(k))
+    assert kind == "tf32x3" and a.kmajor and b.kmajor
+    cfg = cg.default_config(k)
+    assert cfg["mode"] == "wgmma" and cfg["BM"] * cfg["BN"] <= 128 * 128
+    src, _ = cg.render_kernel(k, cfg)
+    assert src.count("em_wgmma_tf32_n") >= 4 and "em_split3_chunk" in src
+    with pytest.raises(cg.UnsupportedKernel, match="lag"):  # overlapping consumers hold two slots
+        cg.render_kernel(k, dict(cfg, stages=3, lag=2))
+    with pytest.raises(cg.UnsupportedKernel, match="shared memory"):  # 128 x 256 x 4 stages of hi and lo
+        cg.render_kernel(k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 4})
+
+
+def test_float32_accuracy_configs_compile_for_sm90a():
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    for name, make in _f32_cases().items():
+        y = make()
+        for cfg in _f32_configs(y):
+            assert all(len(c) > 0 for c in compile_kernels(_build(y, cfg, "h100").source, "sm_90a").values()), (name, cfg)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", list(_f32_cases()))
+def test_tf32x3_wgmma_keeps_float32_accuracy_on_the_gpu(name):
+    """Every tf32x3 tile / lag / gather knob, outputs poisoned, two seeds: within 1e-5 of the float64
+    product relative to its largest value (one TF32 pass is ~1e-3)."""
+    y = _f32_cases()[name]()
+    for cfg in _f32_configs(y):
+        prog = _build(y, cfg, "cuda")
+        prog.executor.poison = True
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32) for n in inputs_of([y.node])}
+            out = np.asarray(prog(**ins), np.float64)
+            ref = np.asarray(em.reference([y], **{k: v.astype(np.float64) for k, v in ins.items()})[0], np.float64)
+            err = np.abs(out - ref).max() / np.abs(ref).max()
+            assert err < 1e-5, f"{name} {cfg} seed {seed}: {err}"
 
 
 def test_default_tile_follows_the_problem():

@@ -20,6 +20,10 @@ research/hopper-tensor-cores.md measured it at 90% of cuBLAS:
 K-major operands take the descriptor's canonical 128B-swizzle K-major layout (a k16 step is +32
 bytes); MN-major ones (b of `x @ W`, a of `x.T @ y`) are copied as 64-row chunks and read with the
 instruction's transpose bit (a k16 step is +16 rows = 2048 bytes). TF32 has no transpose bit.
+
+Float32 operands at float32 accuracy (TF32 not allowed) take kind tf32x3: each slot also holds the
+operands' TF32 remainders ("lo" tiles), the consumers issue lo*hi + hi*lo + hi*hi per k step, and
+the producer splits what TMA copied (codegen/cuda_wgmma_feed.py).
 """
 from __future__ import annotations
 
@@ -78,23 +82,33 @@ __device__ __forceinline__ void em_st_shared_v4(em_u32 addr, em_u32 a, em_u32 b,
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 __device__ __forceinline__ em_u32 em_wg_tf32(float x) { em_u32 r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
+// 3xTF32: a landed chunk of 4 floats rewritten in place as TF32 hi, its remainder lo_off bytes after
+__device__ __forceinline__ void em_split3_chunk(em_u32 a, em_u32 lo_off) {
+  float x0, x1, x2, x3;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x0), "=f"(x1), "=f"(x2), "=f"(x3) : "r"(a) : "memory");
+  const em_u32 h0 = em_wg_tf32(x0), h1 = em_wg_tf32(x1), h2 = em_wg_tf32(x2), h3 = em_wg_tf32(x3);
+  em_st_shared_v4(a, h0, h1, h2, h3);
+  em_st_shared_v4(a + lo_off, em_wg_tf32(x0 - __uint_as_float(h0)), em_wg_tf32(x1 - __uint_as_float(h1)),
+                  em_wg_tf32(x2 - __uint_as_float(h2)), em_wg_tf32(x3 - __uint_as_float(h3)));
+}
 __device__ __forceinline__ void em_wg_fence()  { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_wait0()  { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_wait1()  { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
 #endif"""
 
-INSTR = {"bf16": ("k16", "bf16", 16), "f16": ("k16", "f16", 16), "tf32": ("k8", "tf32", 8)}
+INSTR = {"bf16": ("k16", "bf16", 16), "f16": ("k16", "f16", 16), "tf32": ("k8", "tf32", 8),
+         "tf32x3": ("k8", "tf32", 8)}  # (three TF32 products per k step)
 
 
 def wgmma_fn(kind: str, n: int, trans_a: int, trans_b: int) -> tuple[str, str]:
     """(name, source) of the device function issuing one m64n{n} wgmma of `kind` from two
     shared-memory descriptors into n/2 float accumulators."""
     kshape, ty, _ = INSTR[kind]
-    name = f"em_wgmma_{kind}_n{n}_t{trans_a}{trans_b}"
+    name = f"em_wgmma_{ty}_n{n}_t{trans_a}{trans_b}"
     regs = ", ".join(f"%{i}" for i in range(n // 2))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(n // 2))
-    tail = f"p, 1, 1, {trans_a}, {trans_b}" if kind != "tf32" else "p, 1, 1"
+    tail = f"p, 1, 1, {trans_a}, {trans_b}" if ty != "tf32" else "p, 1, 1"
     src = (f"#ifndef EM_{name.upper()}\n#define EM_{name.upper()}\n"
            f"__device__ __forceinline__ void {name}(float* d, em_u64 da, em_u64 db) {{\n"
            f'  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n // 2 + 2}, 0;\\n"\n'
@@ -149,8 +163,13 @@ def _smem_limit(target, occupancy: int = 1) -> int:
     return per_block if occupancy == 1 else per_sm // occupancy - 2048
 
 
-def _smem_bytes(BM: int, BN: int, stages: int) -> int:
-    return stages * (BM + BN) * SWIZZLE_BYTES + 1024  # + slack to align the ring to 1024 bytes
+def _smem_bytes(BM: int, BN: int, stages: int, copies: int = 1) -> int:
+    """copies: 2 for tf32x3 (hi and lo tiles)."""
+    return stages * (BM + BN) * SWIZZLE_BYTES * copies + 1024  # + slack to align the ring to 1024 bytes
+
+
+def _copies(kind: str) -> int:
+    return 2 if kind == "tf32x3" else 1
 
 
 def render_wgmma(w, c: Canon):
@@ -171,7 +190,8 @@ def render_wgmma(w, c: Canon):
     if P not in (1, 2) or (T > 384 and BN > 128):  # 512 threads: 128 registers, 64 accumulators at most
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
-    smem = _smem_bytes(BM, BN, stages)
+    x3 = kind == "tf32x3"
+    smem = _smem_bytes(BM, BN, stages, _copies(kind))
     occupancy = int(cfg.get("occupancy", 1))
     smem_max = _smem_limit(w.target, occupancy)
     # two blocks per SM leave 128 registers per thread (256 threads each) or 80 (384): only a 64 x <=128
@@ -180,7 +200,7 @@ def render_wgmma(w, c: Canon):
         raise UnsupportedKernel(f"wgmma occupancy {occupancy} with a {BM}x{BN} tile (two blocks per SM take 64 x 64..128)")
     if smem > smem_max:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
-    BK = SWIZZLE_BYTES // (4 if kind == "tf32" else 2)  # elements of k per slice
+    BK = SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2)  # elements of k per slice
     _, _, kstep = INSTR[kind]
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
     fname, fsrc = wgmma_fn(kind, BN, 0 if pa.kmajor else 1, 0 if pb.kmajor else 1)
@@ -199,21 +219,27 @@ def render_wgmma(w, c: Canon):
             w.tma.append(launch_spec(p, params[p.buffer], box(p, R)))
     # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
     # block per SM: two blocks share the register file, and 85 per thread is all there is)
-    single_thread = len(maps) == 2 and occupancy == 1
+    # (tf32x3: every producer thread splits what TMA copied)
+    single_thread = len(maps) == 2 and occupancy == 1 and not x3
     if single_thread and P > 1:
         raise UnsupportedKernel("a second producer warpgroup has nothing to gather (both operands copied by TMA)")
     w.smem_bytes = smem
     I = w.IDX
     w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
-    w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{2 * stages}];")
+    split = x3 and bool(maps)  # TMA tiles split by the producer: a third barrier per slot, `landed`
+    lag = int(cfg.get("lag", max(0, stages - 2) if overlap else stages - 1))
+    if split and not 0 <= lag <= (stages - 2 if overlap else stages - 1):
+        raise UnsupportedKernel(f"tf32x3 split lag {lag} with {stages} stages (overlapping consumers hold two slots)")
+    w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{3 * stages if split else 2 * stages}];")
     w.emit(1, "const em_u32 ring_ = ((em_u32)__cvta_generic_to_shared(em_dyn_smem) + 1023u) & ~1023u;")
     w.emit(1, "const em_u32 bars_ = (em_u32)__cvta_generic_to_shared(em_bar_);")
     _sizes(w, g, BM, BN)
     group = int(cfg.get("group", 0))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
-    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P)}); "
-              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC}); }}")
+    landed = f" em_mbar_init(bars_ + 8 * ({2 * stages} + s), 1);" if split else ""
+    w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P, split)}); "
+              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC});{landed} }}")
     w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     w.emit(1, "}")
     w.emit(1, "__syncthreads();")
@@ -222,7 +248,9 @@ def render_wgmma(w, c: Canon):
     w.emit(1, f"if (wg_ < {P}) {{")
     if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
-    emit_producer(w, g, feeds, maps, stages, BK, A_BYTES + B_BYTES, group, _tile_origin, P, int(cfg.get("gunroll", 1)))
+    lo_off = A_BYTES + B_BYTES if x3 else 0
+    emit_producer(w, g, feeds, maps, stages, BK, (A_BYTES + B_BYTES) * _copies(kind), group, _tile_origin, P,
+                  int(cfg.get("gunroll", 1)), lo_off, lag)
     # ---- consumers
     w.emit(1, "} else {")
     if NC == 2 and single_thread:
@@ -238,7 +266,7 @@ def render_wgmma(w, c: Canon):
     w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
     w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
-    w.emit(3, f"const em_u32 sA_ = ring_ + s * {A_BYTES + B_BYTES}, sB_ = sA_ + {A_BYTES};")
+    w.emit(3, f"const em_u32 sA_ = ring_ + s * {(A_BYTES + B_BYTES) * _copies(kind)}, sB_ = sA_ + {A_BYTES};")
     w.emit(3, "em_wg_fence();")
     w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
     # K-major: the consumer's 64 rows start 64 rows (8 KB) in, a k step is 32 bytes along the row;
@@ -246,6 +274,9 @@ def render_wgmma(w, c: Canon):
     da = "em_gdesc(sA_ + cw_ * 8192 + kk * 32, 16, 1024)" if pa.kmajor else \
         f"em_gdesc(sA_ + cw_ * {BK * 128} + kk * {kstep * 128}, {BK * 128}, 1024)"
     db = "em_gdesc(sB_ + kk * 32, 16, 1024)" if pb.kmajor else f"em_gdesc(sB_ + kk * {kstep * 128}, {BK * 128}, 1024)"
+    if x3:  # small terms first: lo*hi + hi*lo, then hi*hi (the lo tiles lo_off bytes after the hi ones)
+        w.emit(4, f"{fname}(d_, {da.replace('sA_', f'sA_ + {lo_off}')}, {db});")
+        w.emit(4, f"{fname}(d_, {da}, {db.replace('sB_', f'sB_ + {lo_off}')});")
     w.emit(4, f"{fname}(d_, {da}, {db});")
     w.emit(3, "}")
     w.emit(3, "em_wg_commit();")
@@ -333,29 +364,36 @@ def _storage_type(d) -> str:
 
 def wgmma_configs(c: Canon, level: str, target=None) -> list:
     """The wgmma schedules the search tries for this kernel (none where the mode does not apply)."""
-    if isinstance(wgmma_applicable(c), str):
+    plan = wgmma_applicable(c)
+    if isinstance(plan, str):
         return []
+    cp = _copies(plan[0])
     tiles = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
+    if cp == 2:  # tf32x3: the tiles whose ring holds 3 slots (a split lag of one)
+        tiles = [(128, 128), (128, 64), (64, 128), (64, 64), (128, 256), (64, 256)]
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     out = []
     for BM, BN in (tiles if level == "full" else tiles[:4]):
-        most = max(s for s in range(2, 9) if s == 2 or _smem_bytes(BM, BN, s) <= smem_max)
+        most = max(s for s in range(2, 9) if s == 2 or _smem_bytes(BM, BN, s, cp) <= smem_max)
         for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
-            if _smem_bytes(BM, BN, st) <= smem_max:
+            if _smem_bytes(BM, BN, st, cp) <= smem_max:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
     if out:  # persistent blocks; the first tile with L2-grouped rasterisation; in the full space more knobs
         out += [dict(cf, persistent=True) for cf in list(out)]
         # two blocks per SM (one's epilogue under the other's main loop), for tiles whose ring fits half
         half = _smem_limit(target, 2)
         for BM, BN in [(64, 128), (64, 64)]:
-            fits = [st for st in range(2, 9) if _smem_bytes(BM, BN, st) <= half]
+            fits = [st for st in range(2, 9) if _smem_bytes(BM, BN, st, cp) <= half]
             if fits:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
         out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
-        if any(isinstance(f, GatherOperand) for f in wgmma_applicable(c)[1:]):  # the gather's knobs
-            out += [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2},
-                    {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "producers": 2, "gunroll": 4},
-                    {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 4}]
+        if any(isinstance(f, GatherOperand) for f in plan[1:]):  # the gather's knobs
+            st = 4 if cp == 1 else 3
+            out += [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": st, "producers": 2, "gunroll": 2},
+                    {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4 if cp == 1 else 2, "producers": 2, "gunroll": 4},
+                    {"mode": "wgmma", "BM": 128, "BN": 128, "stages": st, "producers": 2, "gunroll": 4}]
+        if cp == 2:  # the split's lag
+            out += [dict(out[0], lag=0)] + ([dict(out[0], stages=4, lag=2)] if out[0]["BN"] * out[0]["BM"] <= 64 * 128 else [])
         out += [dict(out[0], group=8, persistent=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
@@ -369,13 +407,17 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
     measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
     over the waves of one block per SM (the ring takes the shared memory). 128 x 256 runs 3 stages
-    (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3)."""
+    (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3).
+    tf32x3 (hi and lo tiles: twice the ring) takes the tiles whose ring holds 3 slots."""
     g = contraction_of(c)
+    x3 = wgmma_plan(g)[0] == "tf32x3" if not isinstance(wgmma_plan(g), str) else False
     Me = _size(g.m)
     M = Me.value if Me.is_const else SYMBOLIC_M_GUESS
     N, B = (_size(x).value for x in (g.n, g.batch))
     sms = target.sm_count if target is not None else 132
     rates = {(128, 256): 1.0, (128, 128): 0.75, (64, 256): 0.6, (128, 64): 0.55, (64, 128): 0.5, (64, 64): 0.4}
+    if x3:
+        rates = {t: r for t, r in rates.items() if t[0] * t[1] <= 128 * 128}
 
     def cost(t):
         bm, bn = t
@@ -383,6 +425,6 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
         waves = -(-tiles // sms)
         return waves * bm * bn / rates[t]
     BM, BN = min(rates, key=cost)
-    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
+    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) or (x3 and BM * BN == 128 * 128) else 4}
     mt, nt = -(-M // BM), -(-N // BN)
     return dict(cfg, group=8) if mt > 8 and mt * nt * B > sms else cfg

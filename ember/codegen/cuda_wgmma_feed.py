@@ -14,6 +14,16 @@ Each operand is fed one of two ways:
   writes into the async proxy (`fence.proxy.async.shared::cta`) and arrives on `full`, whose count
   is 128 per producer warpgroup (+1 for the expect_tx arrival when the other operand is copied by
   TMA). Knob `gunroll` keeps that many chunks' loads in flight per thread.
+
+Float32 at float32 accuracy (TF32 not allowed) is kind **tf32x3**: every operand tile has a second,
+"lo" copy in the slot (`lo_off` bytes after the first) and the consumers issue three wgmmas per k
+step, lo*hi + hi*lo + hi*hi (the `mma` mode's 3xTF32, codegen/cuda_mma.py). Gathered operands
+write hi = tf32(x) and lo = tf32(x - hi) directly. A TMA-copied tile lands raw float32 and is
+**split** in place by the producer threads: the copy completes on the slot's `landed` barrier (by
+bytes), every producer thread rewrites its 16-byte chunks as hi and lo (the layout is untouched:
+the split is elementwise), fences and arrives on `full`. The split of slice q runs `lag` slices
+after its copy was issued (knob, default stages - 2), so copies stay in flight while earlier slices
+are split; lag <= stages - 2 because overlapping consumers hold two slots.
 """
 from __future__ import annotations
 
@@ -45,8 +55,8 @@ def gather_kind(g: Contraction, val: ir.Val) -> str | None:
         return KIND_OF[ld.dtype]
     if val.dtype in KIND_OF:
         return KIND_OF[val.dtype]
-    if val.dtype == dt.float32 and g.stage.acc.tf32:
-        return "tf32"
+    if val.dtype == dt.float32:
+        return "tf32" if g.stage.acc.tf32 else "tf32x3"
     return None
 
 
@@ -62,10 +72,10 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
         p = tma_operand(g, val, rows)
         if isinstance(p, TmaOperand):
             kind = TMA_KINDS[p.dtype]
-            if kind == "tf32" and not g.stage.acc.tf32:
-                return "float32 operands without TF32 allowed (ember.allow_tf32)"
-            if kind == "tf32" and not p.kmajor:  # TF32 wgmma has no transpose: gather it K-major
-                p = f"operand {name}: MN-major float32"
+            if kind == "tf32" and not g.stage.acc.tf32:  # float32 accuracy: three TF32 products
+                kind = "tf32x3"
+            if kind in ("tf32", "tf32x3") and not p.kmajor:  # TF32 wgmma has no transpose: gather it K-major
+                p = "MN-major float32 (TF32 wgmma has no transpose)"
             else:
                 feeds.append((kind, p))
                 continue
@@ -82,21 +92,27 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
 
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
-                  group: int, tile_origin, producers: int = 1, unroll: int = 1) -> None:
+                  group: int, tile_origin, producers: int = 1, unroll: int = 1, lo_off: int = 0,
+                  lag: int = 0) -> None:
     """The producer warpgroups' loop over this block's tiles and k slices. feeds: [(operand, smem
     offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index.
     producers: warpgroups that gather (128 threads each); unroll: gathered chunks per thread in
-    flight (their loads issued together)."""
+    flight (their loads issued together). lo_off > 0: tf32x3, the lo tiles that far after the hi
+    ones; TMA tiles are split `lag` slices after their copies were issued."""
     I = w.IDX
     gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
     tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
+    split = bool(lo_off and tmas)
     lead = "pt_ == 0"
+    threads = 128 * producers
     w.emit(2, "const int pt_ = threadIdx.x;")
-    w.emit(2, f"if ({f'pt_ < {128 * producers}' if gathers else lead}) {{")
+    w.emit(2, f"if ({f'pt_ < {threads}' if gathers or split else lead}) {{")
     for p, _, _, _ in tmas:
         w.emit(3, f"const unsigned char* map{maps[id(p)]}_ = em_tma_ + {128 * maps[id(p)]};")
         w.emit(3, f"if ({lead}) em_tma_acquire(map{maps[id(p)]}_);")
     w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
+    if split:
+        w.emit(3, "int ksp_ = 0;  // slices split so far")
     w.emit(3, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
     tile_origin(w, g, group, 4)
     w.emit(4, "for (int it = 0; it < KT_; ++it, ++kit_) {")
@@ -106,44 +122,73 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     if tmas:
         nbytes = sum(R * SWIZZLE_BYTES for _, _, R, _ in tmas)
         w.emit(5, f"if ({lead}) {{")
-        w.emit(6, f"em_mbar_expect_tx(full_, {nbytes});")
+        if split:  # the copy completes on `landed`; `full` waits for the split
+            w.emit(6, f"const em_u32 landed_ = bars_ + 8 * ({2 * stages} + s);")
+        w.emit(6, f"em_mbar_expect_tx({'landed_' if split else 'full_'}, {nbytes});")
         for p, off, R, origin in tmas:
-            _emit_tma(w, p, f"slot_ + {off}", f"map{maps[id(p)]}_", R, origin, BK, 6)
+            _emit_tma(w, p, f"slot_ + {off}", f"map{maps[id(p)]}_", R, origin, BK, 6, "landed_" if split else "full_")
         w.emit(5, "}")
     for p, off, R, origin in gathers:
-        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, 128 * producers, unroll)
-    if gathers:  # the threads' ordinary stores, made visible to the tensor cores' async reads
+        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off)
+    if split:
+        w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
+        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 6)
+        w.emit(5, "}")
+    elif gathers:  # the threads' ordinary stores, made visible to the tensor cores' async reads
         w.emit(5, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
         w.emit(5, "em_mbar_arrive(full_);")
     w.emit(4, "}")
     w.emit(3, "}")
+    if split:  # the slices still unsplit
+        w.emit(3, "while (ksp_ < kit_) {")
+        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 4)
+        w.emit(3, "}")
     w.emit(2, "}")
 
 
-def full_count(feeds: list, producers: int = 1) -> int:
-    """Arrivals that complete a slot's `full` barrier."""
+def _emit_split(w, tmas: list, stages: int, slot_bytes: int, lo_off: int, threads: int, ind: int) -> None:
+    """Slice ksp_'s TMA tiles, landed raw, rewritten as TF32 hi (in place) and lo (lo_off after),
+    then released to the consumers (the gathered tiles of the slice were written at issue)."""
+    w.emit(ind, f"const int s2_ = ksp_ % {stages};")
+    w.emit(ind, f"em_mbar_wait(bars_ + 8 * ({2 * stages} + s2_), (ksp_ / {stages}) & 1);")
+    w.emit(ind, f"const em_u32 sl_ = ring_ + s2_ * {slot_bytes};")
+    for _, off, R, _ in tmas:
+        w.emit(ind, f"for (int q_ = pt_; q_ < {R * SWIZZLE_BYTES // 16}; q_ += {threads}) "
+                    f"em_split3_chunk(sl_ + {off} + q_ * 16, {lo_off});")
+    w.emit(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
+    w.emit(ind, "em_mbar_arrive(bars_ + 8 * s2_);")
+    w.emit(ind, "++ksp_;")
+
+
+def full_count(feeds: list, producers: int = 1, split: bool = False) -> int:
+    """Arrivals that complete a slot's `full` barrier (split: the copies complete `landed`, and
+    every producer thread arrives after splitting)."""
     gathers = any(isinstance(f[0], GatherOperand) for f in feeds)
     tmas = any(isinstance(f[0], TmaOperand) for f in feeds)
+    if split and tmas:
+        return 128 * producers
     return (128 * producers if gathers else 0) + (1 if tmas else 0)
 
 
-def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int) -> None:
+def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int,
+              bar: str = "full_") -> None:
     bc = [f"(int){v}" for v in p.batch_vars]
     fn = f"em_tma{p.rank}"
     if p.kmajor:
         coords = [f"it * {BK}", f"(int)({origin} * {R})"] + bc
-        w.emit(ind, f"{fn}({dst}, {mp}, full_, {', '.join(coords)});")
+        w.emit(ind, f"{fn}({dst}, {mp}, {bar}, {', '.join(coords)});")
     else:  # 64-row chunks of BK k-rows each
         coords = [f"(int)({origin} * {R}) + 64 * j", f"it * {BK}"] + bc
-        w.emit(ind, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, full_, {', '.join(coords)});")
+        w.emit(ind, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
 
 
 def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
-                 threads: int = 128, unroll: int = 1) -> None:
+                 threads: int = 128, unroll: int = 1, lo_off: int = 0) -> None:
     """The producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
-    of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end."""
+    of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end (tf32x3:
+    the hi tile and the lo tile lo_off bytes after it)."""
     I = w.IDX
-    EPC = 16 // (4 if p.kind == "tf32" else 2)  # elements per 16-byte chunk
+    EPC = 16 // (4 if p.kind in ("tf32", "tf32x3") else 2)  # elements per 16-byte chunk
     chunks = R * (BK // EPC)
     if unroll > 1:
         w.emit(ind, f"#pragma unroll {unroll}")
@@ -164,11 +209,19 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
     w.emit(ind + 3, "}")
     w.emit(ind + 2, "}")
     w.emit(ind + 1, "}")
+    at = f"{dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4)"
+    if p.kind == "tf32x3":
+        w.emit(ind + 1, "em_u32 h_[4];")
+        w.emit(ind + 1, "#pragma unroll\n" + "  " * (ind + 1) + "for (int e = 0; e < 4; ++e) h_[e] = em_wg_tf32(x_[e]);")
+        w.emit(ind + 1, f"em_st_shared_v4({at}, h_[0], h_[1], h_[2], h_[3]);")
+        lo = [f"em_wg_tf32(x_[{i}] - __uint_as_float(h_[{i}]))" for i in range(4)]
+        w.emit(ind + 1, f"em_st_shared_v4({at} + {lo_off}, {', '.join(lo)});")
+        w.emit(ind, "}")
+        return
     if p.kind == "tf32":
         words = [f"em_wg_tf32(x_[{i}])" for i in range(4)]
     else:
         words = [f"((em_u32){ROUND[p.kind]}(x_[{2 * i}]) | ((em_u32){ROUND[p.kind]}(x_[{2 * i + 1}]) << 16))"
                  for i in range(4)]
-    w.emit(ind + 1, f"em_st_shared_v4({dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4), "
-                    f"{', '.join(words)});")
+    w.emit(ind + 1, f"em_st_shared_v4({at}, {', '.join(words)});")
     w.emit(ind, "}")
