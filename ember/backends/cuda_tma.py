@@ -16,8 +16,10 @@ SWIZZLE = {128: "CU_TENSOR_MAP_SWIZZLE_128B"}
 TMA_DTYPE = {"bfloat16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "float16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
              # float32 operands are multiplied in TF32: the copy engine rounds them to nearest on
              # the way in (the tensor core itself would truncate; research/hopper-tensor-cores.md §8)
-             "float32": "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32"}
-ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
+             "float32": "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32",
+             # float32 at float32 accuracy (3xTF32): copied raw, the producer splits it into hi and lo
+             "float32_raw": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
+ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4, "float32_raw": 4}
 MAX_MAPS = 256  # pointer sets whose maps are kept (beyond: dropped with the graphs that use them)
 
 

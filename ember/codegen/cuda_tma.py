@@ -129,8 +129,9 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
     return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [v for v, _ in bvars])
 
 
-def launch_spec(p: TmaOperand, param: int, box: list) -> dict:
-    """The launch config's description of one tensor map (JSON: ints and strings)."""
-    return {"param": param, "dtype": p.dtype.name, "offset": p.offset,
+def launch_spec(p: TmaOperand, param: int, box: list, raw: bool = False) -> dict:
+    """The launch config's description of one tensor map (JSON: ints and strings). raw: float32
+    copied as it is (3xTF32 splits it), where a plain float32 map has the copy engine round to TF32."""
+    return {"param": param, "dtype": p.dtype.name + ("_raw" if raw and p.dtype == dt.float32 else ""), "offset": p.offset,
             "dims": [d if isinstance(d, int) else sm.to_json(d) for d in p.dims],  # (a symbolic M: JSON)
             "strides": list(p.strides), "box": list(box)}

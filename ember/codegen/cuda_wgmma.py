@@ -82,14 +82,18 @@ __device__ __forceinline__ void em_st_shared_v4(em_u32 addr, em_u32 a, em_u32 b,
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 __device__ __forceinline__ em_u32 em_wg_tf32(float x) { em_u32 r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
-// 3xTF32: a landed chunk of 4 floats rewritten in place as TF32 hi, its remainder lo_off bytes after
-__device__ __forceinline__ void em_split3_chunk(em_u32 a, em_u32 lo_off) {
-  float x0, x1, x2, x3;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x0), "=f"(x1), "=f"(x2), "=f"(x3) : "r"(a) : "memory");
-  const em_u32 h0 = em_wg_tf32(x0), h1 = em_wg_tf32(x1), h2 = em_wg_tf32(x2), h3 = em_wg_tf32(x3);
+// 3xTF32: 4 floats stored as TF32 hi at a, their remainders lo_off bytes after
+__device__ __forceinline__ void em_split3_store(em_u32 a, em_u32 lo_off, const float* x) {
+  const em_u32 h0 = em_wg_tf32(x[0]), h1 = em_wg_tf32(x[1]), h2 = em_wg_tf32(x[2]), h3 = em_wg_tf32(x[3]);
   em_st_shared_v4(a, h0, h1, h2, h3);
-  em_st_shared_v4(a + lo_off, em_wg_tf32(x0 - __uint_as_float(h0)), em_wg_tf32(x1 - __uint_as_float(h1)),
-                  em_wg_tf32(x2 - __uint_as_float(h2)), em_wg_tf32(x3 - __uint_as_float(h3)));
+  em_st_shared_v4(a + lo_off, em_wg_tf32(x[0] - __uint_as_float(h0)), em_wg_tf32(x[1] - __uint_as_float(h1)),
+                  em_wg_tf32(x[2] - __uint_as_float(h2)), em_wg_tf32(x[3] - __uint_as_float(h3)));
+}
+// a landed (raw float32) chunk of 4 rewritten in place as hi, lo_off bytes after as lo
+__device__ __forceinline__ void em_split3_chunk(em_u32 a, em_u32 lo_off) {
+  float x[4];
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(a) : "memory");
+  em_split3_store(a, lo_off, x);
 }
 __device__ __forceinline__ void em_wg_fence()  { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -163,13 +167,21 @@ def _smem_limit(target, occupancy: int = 1) -> int:
     return per_block if occupancy == 1 else per_sm // occupancy - 2048
 
 
-def _smem_bytes(BM: int, BN: int, stages: int, copies: int = 1) -> int:
-    """copies: 2 for tf32x3 (hi and lo tiles)."""
-    return stages * (BM + BN) * SWIZZLE_BYTES * copies + 1024  # + slack to align the ring to 1024 bytes
+def _smem_bytes(BM: int, BN: int, stages: int, copies: int = 1, staged: int = 0) -> int:
+    """copies: 2 for tf32x3 (hi and lo tiles); staged: rows of MN-major tf32x3 operands copied raw
+    into staging tiles (BM, BN or both)."""
+    return stages * ((BM + BN) * copies + staged) * SWIZZLE_BYTES + 1024  # + slack to align the ring to 1024 bytes
 
 
 def _copies(kind: str) -> int:
     return 2 if kind == "tf32x3" else 1
+
+
+def _staged_rows(kind: str, pa, pb, BM: int, BN: int) -> int:
+    """Rows of staging per slot: tf32x3's MN-major TMA operands land raw there to be transposed."""
+    if kind != "tf32x3":
+        return 0
+    return sum(R for p, R in ((pa, BM), (pb, BN)) if isinstance(p, TmaOperand) and not p.kmajor)
 
 
 def render_wgmma(w, c: Canon):
@@ -191,7 +203,8 @@ def render_wgmma(w, c: Canon):
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
     x3 = kind == "tf32x3"
-    smem = _smem_bytes(BM, BN, stages, _copies(kind))
+    staged = _staged_rows(kind, pa, pb, BM, BN)
+    smem = _smem_bytes(BM, BN, stages, _copies(kind), staged)
     occupancy = int(cfg.get("occupancy", 1))
     smem_max = _smem_limit(w.target, occupancy)
     # two blocks per SM leave 128 registers per thread (256 threads each) or 80 (384): only a 64 x <=128
@@ -203,20 +216,22 @@ def render_wgmma(w, c: Canon):
     BK = SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2)  # elements of k per slice
     _, _, kstep = INSTR[kind]
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
-    fname, fsrc = wgmma_fn(kind, BN, 0 if pa.kmajor else 1, 0 if pb.kmajor else 1)
+    # (tf32x3 writes every operand K-major: an MN-major one is transposed by the split)
+    ka, kb = pa.kmajor or x3, pb.kmajor or x3
+    fname, fsrc = wgmma_fn(kind, BN, 0 if ka else 1, 0 if kb else 1)
     w.lines.insert(0, fsrc)
     w.lines.insert(0, WGMMA_HELPERS)
     params = {b.name: i for i, b in enumerate(w.k.buffers)}
 
     def box(p: TmaOperand, R: int) -> list:
-        return ([BK, R] if p.kmajor else [64, BK]) + [1] * (p.rank - 2)
+        return ([BK, R] if p.kmajor else [SWIZZLE_BYTES // p.dtype.itemsize, BK]) + [1] * (p.rank - 2)
     feeds = [(pa, 0, BM, "bm_"), (pb, A_BYTES, BN, "bn_")]
     maps: dict = {}
     w.tma = []
     for p, _, R, _ in feeds:
         if isinstance(p, TmaOperand):
             maps[id(p)] = len(w.tma)
-            w.tma.append(launch_spec(p, params[p.buffer], box(p, R)))
+            w.tma.append(launch_spec(p, params[p.buffer], box(p, R), raw=kind == "tf32x3"))
     # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
     # block per SM: two blocks share the register file, and 85 per thread is all there is)
     # (tf32x3: every producer thread splits what TMA copied)
@@ -249,7 +264,7 @@ def render_wgmma(w, c: Canon):
     if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
     lo_off = A_BYTES + B_BYTES if x3 else 0
-    emit_producer(w, g, feeds, maps, stages, BK, (A_BYTES + B_BYTES) * _copies(kind), group, _tile_origin, P,
+    emit_producer(w, g, feeds, maps, stages, BK, (A_BYTES + B_BYTES) * _copies(kind) + staged * SWIZZLE_BYTES, group, _tile_origin, P,
                   int(cfg.get("gunroll", 1)), lo_off, lag)
     # ---- consumers
     w.emit(1, "} else {")
@@ -266,14 +281,14 @@ def render_wgmma(w, c: Canon):
     w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
     w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
-    w.emit(3, f"const em_u32 sA_ = ring_ + s * {(A_BYTES + B_BYTES) * _copies(kind)}, sB_ = sA_ + {A_BYTES};")
+    w.emit(3, f"const em_u32 sA_ = ring_ + s * {(A_BYTES + B_BYTES) * _copies(kind) + staged * SWIZZLE_BYTES}, sB_ = sA_ + {A_BYTES};")
     w.emit(3, "em_wg_fence();")
     w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
     # K-major: the consumer's 64 rows start 64 rows (8 KB) in, a k step is 32 bytes along the row;
     # MN-major: the consumer's rows are chunk cw_, a k step is kstep rows of 128 bytes
-    da = "em_gdesc(sA_ + cw_ * 8192 + kk * 32, 16, 1024)" if pa.kmajor else \
+    da = "em_gdesc(sA_ + cw_ * 8192 + kk * 32, 16, 1024)" if ka else \
         f"em_gdesc(sA_ + cw_ * {BK * 128} + kk * {kstep * 128}, {BK * 128}, 1024)"
-    db = "em_gdesc(sB_ + kk * 32, 16, 1024)" if pb.kmajor else f"em_gdesc(sB_ + kk * {kstep * 128}, {BK * 128}, 1024)"
+    db = "em_gdesc(sB_ + kk * 32, 16, 1024)" if kb else f"em_gdesc(sB_ + kk * {kstep * 128}, {BK * 128}, 1024)"
     if x3:  # small terms first: lo*hi + hi*lo, then hi*hi (the lo tiles lo_off bytes after the hi ones)
         w.emit(4, f"{fname}(d_, {da.replace('sA_', f'sA_ + {lo_off}')}, {db});")
         w.emit(4, f"{fname}(d_, {da}, {db.replace('sB_', f'sB_ + {lo_off}')});")
@@ -362,6 +377,11 @@ def _storage_type(d) -> str:
     return {"float16": "unsigned short", "bfloat16": "unsigned short"}.get(d.name, d.c_name)
 
 
+def _fit(plan, BM: int, BN: int, stages: int, smem_max: int) -> bool:
+    kind, pa, pb = plan
+    return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, pa, pb, BM, BN)) <= smem_max
+
+
 def wgmma_configs(c: Canon, level: str, target=None) -> list:
     """The wgmma schedules the search tries for this kernel (none where the mode does not apply)."""
     plan = wgmma_applicable(c)
@@ -369,31 +389,38 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
         return []
     cp = _copies(plan[0])
     tiles = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
-    if cp == 2:  # tf32x3: the tiles whose ring holds 3 slots (a split lag of one)
+    if cp == 2:  # tf32x3: the tiles whose ring holds 3 slots (a split lag of one) first
         tiles = [(128, 128), (128, 64), (64, 128), (64, 64), (128, 256), (64, 256)]
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     out = []
     for BM, BN in (tiles if level == "full" else tiles[:4]):
-        most = max(s for s in range(2, 9) if s == 2 or _smem_bytes(BM, BN, s, cp) <= smem_max)
+        if not _fit(plan, BM, BN, 2, smem_max):
+            continue
+        most = max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max))
         for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
-            if _smem_bytes(BM, BN, st, cp) <= smem_max:
+            if _fit(plan, BM, BN, st, smem_max):
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
     if out:  # persistent blocks; the first tile with L2-grouped rasterisation; in the full space more knobs
         out += [dict(cf, persistent=True) for cf in list(out)]
         # two blocks per SM (one's epilogue under the other's main loop), for tiles whose ring fits half
         half = _smem_limit(target, 2)
         for BM, BN in [(64, 128), (64, 64)]:
-            fits = [st for st in range(2, 9) if _smem_bytes(BM, BN, st, cp) <= half]
+            fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, half)]
             if fits:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
         out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
         if any(isinstance(f, GatherOperand) for f in plan[1:]):  # the gather's knobs
-            st = 4 if cp == 1 else 3
-            out += [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": st, "producers": 2, "gunroll": 2},
-                    {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4 if cp == 1 else 2, "producers": 2, "gunroll": 4},
-                    {"mode": "wgmma", "BM": 128, "BN": 128, "stages": st, "producers": 2, "gunroll": 4}]
-        if cp == 2:  # the split's lag
-            out += [dict(out[0], lag=0)] + ([dict(out[0], stages=4, lag=2)] if out[0]["BN"] * out[0]["BM"] <= 64 * 128 else [])
+            more = [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2},
+                    {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "producers": 2, "gunroll": 4},
+                    {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 4}]
+            for cf in more:  # as many stages as fit, up to the listed ones
+                st = max((s for s in range(2, cf["stages"] + 1) if _fit(plan, cf["BM"], cf["BN"], s, smem_max)), default=0)
+                if st:
+                    out.append(dict(cf, stages=st))
+        if cp == 2:  # the split's lag (and consumers that release each slot at once, allowing one more)
+            st = out[0]["stages"]
+            out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
+            out += [dict(out[0], overlap=False, lag=st - 1)]
         out += [dict(out[0], group=8, persistent=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
@@ -408,23 +435,31 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
     over the waves of one block per SM (the ring takes the shared memory). 128 x 256 runs 3 stages
     (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3).
-    tf32x3 (hi and lo tiles: twice the ring) takes the tiles whose ring holds 3 slots."""
+    tf32x3 (hi and lo tiles: twice the ring, plus staging for MN-major operands) takes its own
+    rates (f32 4096^3 x @ W.T on the H100, bench/results/f32-contractions-2026-11-26.json) over the
+    tiles whose ring holds 2 slots, with as many slots as fit."""
     g = contraction_of(c)
-    x3 = wgmma_plan(g)[0] == "tf32x3" if not isinstance(wgmma_plan(g), str) else False
+    plan = wgmma_plan(g)
+    x3 = not isinstance(plan, str) and plan[0] == "tf32x3"
     Me = _size(g.m)
     M = Me.value if Me.is_const else SYMBOLIC_M_GUESS
     N, B = (_size(x).value for x in (g.n, g.batch))
     sms = target.sm_count if target is not None else 132
     rates = {(128, 256): 1.0, (128, 128): 0.75, (64, 256): 0.6, (128, 64): 0.55, (64, 128): 0.5, (64, 64): 0.4}
     if x3:
-        rates = {t: r for t, r in rates.items() if t[0] * t[1] <= 128 * 128}
+        rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.64}
 
     def cost(t):
         bm, bn = t
         tiles = -(-M // bm) * -(-N // bn) * B
         waves = -(-tiles // sms)
         return waves * bm * bn / rates[t]
+    if x3:  # tiles whose ring (hi, lo and staging tiles) holds at least 2 slots, as many as fit
+        smem_max = target.smem_per_block if target is not None else 227 * 1024
+        rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max)}
     BM, BN = min(rates, key=cost)
-    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) or (x3 and BM * BN == 128 * 128) else 4}
+    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
+    if x3:
+        cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
     mt, nt = -(-M // BM), -(-N // BN)
     return dict(cfg, group=8) if mt > 8 and mt * nt * B > sms else cfg

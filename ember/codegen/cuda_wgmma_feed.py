@@ -23,7 +23,10 @@ write hi = tf32(x) and lo = tf32(x - hi) directly. A TMA-copied tile lands raw f
 bytes), every producer thread rewrites its 16-byte chunks as hi and lo (the layout is untouched:
 the split is elementwise), fences and arrives on `full`. The split of slice q runs `lag` slices
 after its copy was issued (knob, default stages - 2), so copies stay in flight while earlier slices
-are split; lag <= stages - 2 because overlapping consumers hold two slots.
+are split; lag <= stages - 2 because overlapping consumers hold two slots. An MN-major operand
+(TF32 wgmma has no transpose) is copied raw into a **staging** tile at the slot's end (32-row
+chunks of BK k-rows, 128-byte swizzled) and the split **transposes** it: each thread reads the 4 k
+of one row from 4 staging rows and writes the row's hi and lo chunks K-major.
 """
 from __future__ import annotations
 
@@ -74,7 +77,8 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
             kind = TMA_KINDS[p.dtype]
             if kind == "tf32" and not g.stage.acc.tf32:  # float32 accuracy: three TF32 products
                 kind = "tf32x3"
-            if kind in ("tf32", "tf32x3") and not p.kmajor:  # TF32 wgmma has no transpose: gather it K-major
+            if kind == "tf32" and not p.kmajor:  # TF32 wgmma has no transpose: gather it K-major
+                # (tf32x3 copies it raw into a staging tile the split transposes)
                 p = "MN-major float32 (TF32 wgmma has no transpose)"
             else:
                 feeds.append((kind, p))
@@ -119,6 +123,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(5, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(5, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
     w.emit(5, f"const em_u32 full_ = bars_ + 8 * s, slot_ = ring_ + s * {slot_bytes};")
+    staging = _staging(tmas, 2 * lo_off) if split else {}
     if tmas:
         nbytes = sum(R * SWIZZLE_BYTES for _, _, R, _ in tmas)
         w.emit(5, f"if ({lead}) {{")
@@ -126,13 +131,14 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
             w.emit(6, f"const em_u32 landed_ = bars_ + 8 * ({2 * stages} + s);")
         w.emit(6, f"em_mbar_expect_tx({'landed_' if split else 'full_'}, {nbytes});")
         for p, off, R, origin in tmas:
-            _emit_tma(w, p, f"slot_ + {off}", f"map{maps[id(p)]}_", R, origin, BK, 6, "landed_" if split else "full_")
+            _emit_tma(w, p, f"slot_ + {staging.get(id(p), off)}", f"map{maps[id(p)]}_", R, origin, BK, 6,
+                      "landed_" if split else "full_")
         w.emit(5, "}")
     for p, off, R, origin in gathers:
         _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off)
     if split:
         w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
-        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 6)
+        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 6, staging, BK)
         w.emit(5, "}")
     elif gathers:  # the threads' ordinary stores, made visible to the tensor cores' async reads
         w.emit(5, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
@@ -141,20 +147,53 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(3, "}")
     if split:  # the slices still unsplit
         w.emit(3, "while (ksp_ < kit_) {")
-        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 4)
+        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 4, staging, BK)
         w.emit(3, "}")
     w.emit(2, "}")
 
 
-def _emit_split(w, tmas: list, stages: int, slot_bytes: int, lo_off: int, threads: int, ind: int) -> None:
+def staging_bytes(feeds: list) -> int:
+    """Bytes at a tf32x3 slot's end for the MN-major operands copied raw (transposed by the split)."""
+    return sum(R * SWIZZLE_BYTES for p, _, R, _ in feeds if isinstance(p, TmaOperand) and not p.kmajor)
+
+
+def _staging(tmas: list, stage0: int) -> dict:
+    """id(operand) -> its staging tile's offset in the slot, for the MN-major ones."""
+    out, at = {}, stage0
+    for p, _, R, _ in tmas:
+        if not p.kmajor:
+            out[id(p)] = at
+            at += R * SWIZZLE_BYTES
+    return out
+
+
+def _emit_split(w, tmas: list, stages: int, slot_bytes: int, lo_off: int, threads: int, ind: int,
+                staging: dict, BK: int) -> None:
     """Slice ksp_'s TMA tiles, landed raw, rewritten as TF32 hi (in place) and lo (lo_off after),
-    then released to the consumers (the gathered tiles of the slice were written at issue)."""
+    then released to the consumers (the gathered tiles of the slice were written at issue). An
+    MN-major tile, landed in its staging tile, is transposed into the K-major hi and lo tiles."""
     w.emit(ind, f"const int s2_ = ksp_ % {stages};")
     w.emit(ind, f"em_mbar_wait(bars_ + 8 * ({2 * stages} + s2_), (ksp_ / {stages}) & 1);")
     w.emit(ind, f"const em_u32 sl_ = ring_ + s2_ * {slot_bytes};")
-    for _, off, R, _ in tmas:
-        w.emit(ind, f"for (int q_ = pt_; q_ < {R * SWIZZLE_BYTES // 16}; q_ += {threads}) "
-                    f"em_split3_chunk(sl_ + {off} + q_ * 16, {lo_off});")
+    for p, off, R, _ in tmas:
+        if p.kmajor:
+            w.emit(ind, f"for (int q_ = pt_; q_ < {R * SWIZZLE_BYTES // 16}; q_ += {threads}) "
+                        f"em_split3_chunk(sl_ + {off} + q_ * 16, {lo_off});")
+            continue
+        # chunk q_: row r (consecutive threads, consecutive rows: one staging row per k, no bank
+        # conflicts), k 4c..4c+3; staging row k of 32-row chunk j holds rows 32j.. as 16-byte
+        # chunks swizzled by k % 8
+        w.emit(ind, f"for (int q_ = pt_; q_ < {R * SWIZZLE_BYTES // 16}; q_ += {threads}) {{")
+        w.emit(ind + 1, f"const int r_ = q_ % {R}, c_ = q_ / {R};")
+        w.emit(ind + 1, f"const em_u32 src_ = sl_ + {staging[id(p)]} + (r_ >> 5) * {BK * SWIZZLE_BYTES} + (r_ & 3) * 4;")
+        w.emit(ind + 1, "float x_[4];")
+        w.emit(ind + 1, "#pragma unroll\n" + "  " * (ind + 1) + "for (int e = 0; e < 4; ++e) {")
+        w.emit(ind + 2, "const int k_ = 4 * c_ + e;")
+        w.emit(ind + 2, 'asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x_[e]) : '
+                        f'"r"(src_ + k_ * {SWIZZLE_BYTES} + ((((r_ & 31) >> 2) ^ (k_ & 7)) << 4)) : "memory");')
+        w.emit(ind + 1, "}")
+        w.emit(ind + 1, f"em_split3_store(sl_ + {off} + r_ * {SWIZZLE_BYTES} + ((c_ ^ (r_ & 7)) << 4), {lo_off}, x_);")
+        w.emit(ind, "}")
     w.emit(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
     w.emit(ind, "em_mbar_arrive(bars_ + 8 * s2_);")
     w.emit(ind, "++ksp_;")
@@ -177,9 +216,10 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
     if p.kmajor:
         coords = [f"it * {BK}", f"(int)({origin} * {R})"] + bc
         w.emit(ind, f"{fn}({dst}, {mp}, {bar}, {', '.join(coords)});")
-    else:  # 64-row chunks of BK k-rows each
-        coords = [f"(int)({origin} * {R}) + 64 * j", f"it * {BK}"] + bc
-        w.emit(ind, f"for (int j = 0; j < {R // 64}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
+    else:  # chunks of 128 bytes of rows (64 half / 32 float32 rows), BK k-rows each
+        cr = SWIZZLE_BYTES // p.dtype.itemsize
+        coords = [f"(int)({origin} * {R}) + {cr} * j", f"it * {BK}"] + bc
+        w.emit(ind, f"for (int j = 0; j < {R // cr}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
 
 
 def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
@@ -211,11 +251,7 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
     w.emit(ind + 1, "}")
     at = f"{dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4)"
     if p.kind == "tf32x3":
-        w.emit(ind + 1, "em_u32 h_[4];")
-        w.emit(ind + 1, "#pragma unroll\n" + "  " * (ind + 1) + "for (int e = 0; e < 4; ++e) h_[e] = em_wg_tf32(x_[e]);")
-        w.emit(ind + 1, f"em_st_shared_v4({at}, h_[0], h_[1], h_[2], h_[3]);")
-        lo = [f"em_wg_tf32(x_[{i}] - __uint_as_float(h_[{i}]))" for i in range(4)]
-        w.emit(ind + 1, f"em_st_shared_v4({at} + {lo_off}, {', '.join(lo)});")
+        w.emit(ind + 1, f"em_split3_store({at}, {lo_off}, x_);")
         w.emit(ind, "}")
         return
     if p.kind == "tf32":
