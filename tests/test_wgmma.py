@@ -46,7 +46,6 @@ def test_rows_over_several_loops_flatten():
     ("16 bytes", lambda: em.input("x", (96, 1001), BF) @ em.input("w", (1001, 96), BF)),
     ("not a plain load", lambda: em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF)),
     ("guarded", lambda: em.conv2d(em.input("x", (4, 64, 16, 16), BF), em.input("w", (64, 64, 3, 3), BF), padding=1)),
-    ("MN-major float32", lambda: em.input("x", (128, 256)) @ em.input("w", (256, 128))),
     ("symbolic", lambda: em.input("x", (128, "n"), BF) @ em.input("w", ("n", 128), BF)),
 ])
 def test_what_the_copy_engine_cannot_stage_keeps_the_mma_mode(why, make):
@@ -83,8 +82,8 @@ def test_operands_tma_cannot_stage_are_gathered_by_the_producer():
     assert isinstance(a, GatherOperand) and a.kmajor
     kind, a, b = _plan(em.input("x", (128, 256), BF).relu() @ em.input("w", (256, 128), BF))
     assert isinstance(a, GatherOperand)
-    kind, a, b = _plan(em.input("x", (128, 256)) @ em.input("w", (256, 128)))  # float32 accuracy: 3xTF32
-    assert kind == "tf32x3" and isinstance(a, GatherOperand) != isinstance(b, GatherOperand)
+    kind, a, b = _plan(em.input("x", (128, 256)) @ em.input("w", (256, 128)))  # float32 accuracy: 3xTF32,
+    assert kind == "tf32x3" and not b.kmajor  # the MN-major operand copied raw, transposed by the split
     with em.allow_tf32("matmul"):  # TF32 has no transpose: the MN-major b is gathered K-major
         kind, a, b = _plan(em.input("x", (256, 512)) @ em.input("w", (512, 384)))
         assert kind == "tf32" and isinstance(a, GatherOperand) != isinstance(b, GatherOperand)
@@ -98,12 +97,14 @@ def test_tf32_allowed_takes_wgmma_when_both_operands_are_k_major():
 
 def _f32_cases():
     """Float32 at float32 accuracy (kind tf32x3): both operands copied by TMA and split by the
-    producer; one gathered (MN-major); both gathered; ragged edges; a fused epilogue."""
+    producer (K-major in place, MN-major transposed from staging); gathered ones (odd strides, a
+    prologue) beside them; ragged edges; a fused epilogue."""
     return {
         "f32_nt_split": lambda: (em.input("x", (3, 111, 256)) @ em.input("w", (200, 256)).T + em.input("b", (200,))).relu(),
-        "f32_nn_one_gather": lambda: em.input("x", (130, 96)) @ em.input("w", (96, 200)),
-        "f32_tn_two_gathers": lambda: em.input("x", (300, 136)).T @ em.input("g", (300, 72)),
+        "f32_nn_one_transposed": lambda: em.input("x", (130, 96)) @ em.input("w", (96, 200)),
+        "f32_tn_two_transposed": lambda: em.input("x", (300, 136)).T @ em.input("g", (300, 72)),
         "f32_ragged_gather": lambda: em.input("x", (67, 101)) @ em.input("w", (101, 70)),
+        "f32_prologue_gather": lambda: em.input("x", (96, 136)).T.relu() @ em.input("g", (96, 72)),
     }
 
 

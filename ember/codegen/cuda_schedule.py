@@ -20,7 +20,7 @@ from ..kernel.structure import (
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
 from ..kernel.guarded import applicable as guarded_applicable
 from .cuda_mma import mma_applicable, one_pass
-from .cuda_wgmma import default_wgmma_config, wgmma_applicable
+from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applicable
 
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
 H100_SMS = 132  # H100 SXM
@@ -327,8 +327,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         big = lambda e, n: (not e.is_const) or e.value >= n
         if big(M, 32) and big(N, 32) and big(K, 8):
             # (operands the producer must gather, a conv's input, are a search candidate only)
-            if has_wgmma(target) and not isinstance(wgmma_applicable(c, gather=False), str) \
-                    and big(M, 64) and big(N, 64) and big(K, 64):
+            if has_wgmma(target) and default_takes_wgmma(c) and big(M, 64) and big(N, 64) and big(K, 64):
                 return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
             if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
@@ -338,8 +337,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # split-K partials): a 64-row wgmma tile mostly empty, but the matrix is read once by TMA,
         # where a warp per output reads it once per row
         few, many = sorted((M, N), key=lambda e: e.value if e.is_const else 1 << 40)
+        plan = wgmma_applicable(c, gather=False)
         if has_wgmma(target) and few.is_const and 8 <= few.value < 32 and big(many, 256) and big(K, 64) \
-                and not isinstance(wgmma_applicable(c, gather=False), str):
+                and not isinstance(plan, str) and plan[0] != "tf32x3":  # (float32 accuracy: not measured)
             return {"mode": "wgmma", "BM": 64, "BN": 128 if N is many else 64, "stages": 4}
         # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
         # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far

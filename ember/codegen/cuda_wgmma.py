@@ -134,6 +134,18 @@ def wgmma_applicable(c: Canon, gather: bool = True) -> tuple | str:
     return wgmma_plan(g, gather)
 
 
+def default_takes_wgmma(c: Canon) -> bool:
+    """Whether the unsearched schedule takes the wgmma mode: both operands copied by TMA, and for
+    float32 at float32 accuracy (tf32x3) both K-major. Measured on the H100
+    (bench/results/f32-contractions-2026-11-26.json): tf32x3 from K-major operands 1.4-1.9x the
+    mma mode's 3xTF32 (f32 4096^3 x @ W.T 89 against 64 TFLOP/s); with an MN-major operand
+    transposed by the split, 0.73-1.3x (the staging tile halves the ring): a search candidate."""
+    plan = wgmma_applicable(c, gather=False)
+    if isinstance(plan, str):
+        return False
+    return plan[0] != "tf32x3" or (plan[1].kmajor and plan[2].kmajor)
+
+
 def _sizes(w, g, BM: int, BN: int) -> None:
     I = w.IDX
     M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
