@@ -126,17 +126,27 @@ def test_a_preset_compiles_without_its_device(no_gpu, tmp_path):
 # the stages read the Target
 
 
+def test_a_long_k_loop_over_a_second_mostly_empty_wave_splits():
+    """A weight gradient (1376 x 512 outputs, 172 tiles: one full wave and a 40-tile second one on
+    132 SMs) over 8192 tokens splits k in 4; the same product over 2048 tokens does not, nor does one
+    with three waves of tiles."""
+    h100 = em.get_target("h100")
+    for k, n, kernels in ((8192, 512, 2), (2048, 512, 1), (8192, 1376, 1)):
+        y = em.input("x", (k, 1376)).T @ em.input("g", (k, n))
+        assert len(lower([y.node], target=h100).kernels) == kernels, (k, n)
+
+
 def test_split_k_threshold_comes_from_the_target():
-    """(640 x 4096) @ (4096 x 768) is 120 output tiles of 64 x 64: fewer than the H100's 132 SMs, so
+    """(640 x 2048) @ (2048 x 768) is 120 output tiles of 64 x 64: fewer than the H100's 132 SMs, so
     k is split; on a target with 100 SMs it is not. Both compute the product (checked on the CPU)."""
-    a, w, wn = _matmul(640, 4096, 768)
+    a, w, wn = _matmul(640, 2048, 768)
     y = a @ w
     h100 = em.get_target("h100")
     few_sms = h100.replace(sm_count=100, split=h100.split.__class__(tiles_few=100))
     assert len(lower([y.node], target=h100).kernels) == 2
     assert len(lower([y.node], target=few_sms).kernels) == 1
     cpu = em.get_target("cpu")
-    xs = np.random.default_rng(1).standard_normal((640, 4096)).astype(np.float32)
+    xs = np.random.default_rng(1).standard_normal((640, 2048)).astype(np.float32)
     ref = xs.astype(np.float64) @ wn.astype(np.float64)
     for t in (cpu, cpu.replace(split=h100.split.__class__(tiles_few=100))):
         out = em.compile(y, device=t)(a=xs)

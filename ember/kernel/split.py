@@ -44,6 +44,10 @@ class SplitPolicy:
     values the batch-64 MLP 32.0 -> 17.7 us, a 256-token decoder block 195 -> 159 us; split where
     chunks are 64 long, or up to 264 tiles, the GRU and LSTM loops lost 20%.
 
+    A long k loop (>= `k_long`) over one to two waves of tiles (`tiles_few` to 2 x `tiles_few`)
+    leaves most SMs idle in the second wave: it splits in `long_chunks` (a training step's weight
+    gradient, 1376 x 512 outputs over 8192 tokens: 176 blocks of one k loop each ran at 22 TFLOP/s).
+
     A matrix-vector product walking its matrix along the outputs (`x @ W`, W stored [K, N]: one output
     per lane) with fewer than `tiles_few` blocks of 32 outputs and k >= `gemv_k_min` splits the same
     way into chunks >= `gemv_chunk_min`, the chunk index outermost so the partial kernel still walks
@@ -67,6 +71,8 @@ class SplitPolicy:
     search_chunks: tuple = (64, 128, 32)
     gemv_k_min: int = 4096
     gemv_chunk_min: int = 1024
+    k_long: int = 4096
+    long_chunks: int = 4
 
 
 DEFAULT_POLICY = SplitPolicy()
@@ -84,6 +90,8 @@ def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
         return S if L % S == 0 and L // S >= p.gemv_chunk_min else None
     if is_gemm_shaped(n):
         tiles = -(-outs // p.tile)
+        if p.tiles_few <= tiles < 2 * p.tiles_few and L >= p.k_long and L % p.long_chunks == 0:
+            return p.long_chunks  # (the second wave's idle SMs)
         if L < p.k_min or tiles >= p.tiles_few:
             return None
         S = 2
