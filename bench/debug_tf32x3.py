@@ -3,7 +3,6 @@ import sys
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 
 import ember as em  # noqa: E402
 from ember import pipeline  # noqa: E402
