@@ -111,7 +111,7 @@ def _f32_cases():
 def _f32_configs(y):
     k = _kernel(y)
     cfgs = wgmma_configs(cg.canonical(k), "full")
-    lags = [c for c in cfgs if "lag" in c]
+    lags = [c for c in cfgs if "lag" in c or "sdepth" in c or c.get("staged") is False]
     return cfgs[:6] + [c for c in cfgs if c.get("producers") == 2][:1] + lags + \
         [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1]
 
@@ -125,11 +125,25 @@ def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
     cfg = cg.default_config(k)
     assert cfg["mode"] == "wgmma" and cfg["BM"] * cfg["BN"] <= 128 * 128
     src, _ = cg.render_kernel(k, cfg)
-    assert src.count("em_wgmma_tf32_n") >= 4 and "em_split3_chunk" in src
+    assert src.count("em_wgmma_tf32_n") >= 4 and "em_split3_copy" in src
     with pytest.raises(cg.UnsupportedKernel, match="lag"):  # overlapping consumers hold two slots
         cg.render_kernel(k, dict(cfg, stages=3, lag=2))
     with pytest.raises(cg.UnsupportedKernel, match="shared memory"):  # 128 x 256 x 4 stages of hi and lo
         cg.render_kernel(k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 4})
+
+
+def test_mn_major_float32_operands_are_copied_into_a_staging_ring():
+    """x.T @ g in float32: both operands MN-major, copied raw into a staging ring of their own and
+    transposed into the hi/lo ring by the producer, which meets at a named barrier before refilling."""
+    k = _kernel(_f32_cases()["f32_tn_two_transposed"]())
+    kind, a, b = cg.wgmma_applicable(cg.canonical(k))
+    assert kind == "tf32x3" and not a.kmajor and not b.kmajor
+    cfg = {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 2}
+    src, launch = cg.render_kernel(k, cfg)
+    assert "bar.sync 1, 128" in src and "ld.shared.f32" in src
+    assert all(t["dtype"] == "float32_raw" and t["box"][:2] == [32, 32] for t in launch["tma"])
+    src2, _ = cg.render_kernel(k, dict(cfg, BN=64, stages=3, staged=False))  # staging inside the slots
+    assert "bar.sync 1, 128" not in src2
 
 
 def test_float32_accuracy_configs_compile_for_sm90a():

@@ -33,6 +33,7 @@ from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .clike import _lanes_contiguous
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_feed import GatherOperand, emit_producer, full_count, wgmma_plan
+from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
 #define EM_WGMMA_HELPERS
@@ -89,11 +90,11 @@ __device__ __forceinline__ void em_split3_store(em_u32 a, em_u32 lo_off, const f
   em_st_shared_v4(a + lo_off, em_wg_tf32(x[0] - __uint_as_float(h0)), em_wg_tf32(x[1] - __uint_as_float(h1)),
                   em_wg_tf32(x[2] - __uint_as_float(h2)), em_wg_tf32(x[3] - __uint_as_float(h3)));
 }
-// a landed (raw float32) chunk of 4 rewritten in place as hi, lo_off bytes after as lo
-__device__ __forceinline__ void em_split3_chunk(em_u32 a, em_u32 lo_off) {
+// a landed (raw float32) chunk of 4 at src written as hi at dst (src itself: in place), lo lo_off after
+__device__ __forceinline__ void em_split3_copy(em_u32 src, em_u32 dst, em_u32 lo_off) {
   float x[4];
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(a) : "memory");
-  em_split3_store(a, lo_off, x);
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(src) : "memory");
+  em_split3_store(dst, lo_off, x);
 }
 __device__ __forceinline__ void em_wg_fence()  { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -215,10 +216,19 @@ def render_wgmma(w, c: Canon):
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
     x3 = kind == "tf32x3"
-    staged = _staged_rows(kind, pa, pb, BM, BN)
-    smem = _smem_bytes(BM, BN, stages, _copies(kind), staged)
     occupancy = int(cfg.get("occupancy", 1))
     smem_max = _smem_limit(w.target, occupancy)
+    # tf32x3 with both operands copied: a staging ring of its own (codegen/cuda_wgmma_staged.py),
+    # by default where an operand is MN-major (its staging tile would otherwise sit in the slots)
+    ring_staged = x3 and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and \
+        bool(cfg.get("staged", not (pa.kmajor and pb.kmajor)))
+    srows = 0 if ring_staged else _staged_rows(kind, pa, pb, BM, BN)
+    sdepth = 0
+    if ring_staged:
+        sdepth = int(cfg.get("sdepth", 0)) or max((d for d in range(2, 5) if staged_bytes(BM + BN, stages, d) <= smem_max), default=2)
+        smem = staged_bytes(BM + BN, stages, sdepth)
+    else:
+        smem = _smem_bytes(BM, BN, stages, _copies(kind), srows)
     # two blocks per SM leave 128 registers per thread (256 threads each) or 80 (384): only a 64 x <=128
     # tile's accumulators (64 per thread) fit beside the addressing
     if occupancy not in (1, 2) or (occupancy == 2 and (NC == 2 or BN > 128)):
@@ -255,18 +265,20 @@ def render_wgmma(w, c: Canon):
     w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
     split = x3 and bool(maps)  # TMA tiles split by the producer: a third barrier per slot, `landed`
     lag = int(cfg.get("lag", max(0, stages - 2) if overlap else stages - 1))
-    if split and not 0 <= lag <= (stages - 2 if overlap else stages - 1):
+    if split and not ring_staged and not 0 <= lag <= (stages - 2 if overlap else stages - 1):
         raise UnsupportedKernel(f"tf32x3 split lag {lag} with {stages} stages (overlapping consumers hold two slots)")
-    w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{3 * stages if split else 2 * stages}];")
+    nland = sdepth if ring_staged else stages if split else 0  # `landed` barriers (per staging slot)
+    w.emit(1, f"__shared__ __align__(8) unsigned long long em_bar_[{2 * stages + nland}];")
     w.emit(1, "const em_u32 ring_ = ((em_u32)__cvta_generic_to_shared(em_dyn_smem) + 1023u) & ~1023u;")
     w.emit(1, "const em_u32 bars_ = (em_u32)__cvta_generic_to_shared(em_bar_);")
     _sizes(w, g, BM, BN)
     group = int(cfg.get("group", 0))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
-    landed = f" em_mbar_init(bars_ + 8 * ({2 * stages} + s), 1);" if split else ""
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P, split)}); "
-              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC});{landed} }}")
+              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC}); }}")
+    if nland:
+        w.emit(2, f"for (int s = 0; s < {nland}; ++s) em_mbar_init(bars_ + 8 * ({2 * stages} + s), 1);")
     w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     w.emit(1, "}")
     w.emit(1, "__syncthreads();")
@@ -276,8 +288,11 @@ def render_wgmma(w, c: Canon):
     if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
     lo_off = A_BYTES + B_BYTES if x3 else 0
-    emit_producer(w, g, feeds, maps, stages, BK, (A_BYTES + B_BYTES) * _copies(kind) + staged * SWIZZLE_BYTES, group, _tile_origin, P,
-                  int(cfg.get("gunroll", 1)), lo_off, lag)
+    slot_bytes = (A_BYTES + B_BYTES) * _copies(kind) + srows * SWIZZLE_BYTES
+    if ring_staged:
+        emit_staged_producer(w, g, feeds, maps, stages, sdepth, BK, slot_bytes, group, _tile_origin, lo_off)
+    else:
+        emit_producer(w, g, feeds, maps, stages, BK, slot_bytes, group, _tile_origin, P, int(cfg.get("gunroll", 1)), lo_off, lag)
     # ---- consumers
     w.emit(1, "} else {")
     if NC == 2 and single_thread:
@@ -293,7 +308,7 @@ def render_wgmma(w, c: Canon):
     w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
     w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
-    w.emit(3, f"const em_u32 sA_ = ring_ + s * {(A_BYTES + B_BYTES) * _copies(kind) + staged * SWIZZLE_BYTES}, sB_ = sA_ + {A_BYTES};")
+    w.emit(3, f"const em_u32 sA_ = ring_ + s * {slot_bytes}, sB_ = sA_ + {A_BYTES};")
     w.emit(3, "em_wg_fence();")
     w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
     # K-major: the consumer's 64 rows start 64 rows (8 KB) in, a k step is 32 bytes along the row;
@@ -389,8 +404,16 @@ def _storage_type(d) -> str:
     return {"float16": "unsigned short", "bfloat16": "unsigned short"}.get(d.name, d.c_name)
 
 
+def _ring_staged(plan) -> bool:
+    """The default of knob `staged`: tf32x3 with both operands copied and one of them MN-major."""
+    kind, pa, pb = plan
+    return kind == "tf32x3" and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
+
+
 def _fit(plan, BM: int, BN: int, stages: int, smem_max: int) -> bool:
     kind, pa, pb = plan
+    if _ring_staged(plan):  # (with a staging ring of 2 slots at least)
+        return staged_bytes(BM + BN, stages, 2) <= smem_max
     return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, pa, pb, BM, BN)) <= smem_max
 
 
@@ -429,7 +452,12 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                 st = max((s for s in range(2, cf["stages"] + 1) if _fit(plan, cf["BM"], cf["BN"], s, smem_max)), default=0)
                 if st:
                     out.append(dict(cf, stages=st))
-        if cp == 2:  # the split's lag (and consumers that release each slot at once, allowing one more)
+        if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
+            out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
+            st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)
+            if st:
+                out.append({"mode": "wgmma", "BM": 128, "BN": 64, "stages": st, "staged": False})
+        elif cp == 2:  # the split's lag (and consumers that release each slot at once, allowing one more)
             st = out[0]["stages"]
             out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
             out += [dict(out[0], overlap=False, lag=st - 1)]

@@ -176,27 +176,36 @@ def _emit_split(w, tmas: list, stages: int, slot_bytes: int, lo_off: int, thread
     w.emit(ind, f"em_mbar_wait(bars_ + 8 * ({2 * stages} + s2_), (ksp_ / {stages}) & 1);")
     w.emit(ind, f"const em_u32 sl_ = ring_ + s2_ * {slot_bytes};")
     for p, off, R, _ in tmas:
-        if p.kmajor:
-            w.emit(ind, f"for (int q_ = pt_; q_ < {R * SWIZZLE_BYTES // 16}; q_ += {threads}) "
-                        f"em_split3_chunk(sl_ + {off} + q_ * 16, {lo_off});")
-            continue
-        # chunk q_: row r (consecutive threads, consecutive rows: one staging row per k, no bank
-        # conflicts), k 4c..4c+3; staging row k of 32-row chunk j holds rows 32j.. as 16-byte
-        # chunks swizzled by k % 8
-        w.emit(ind, f"for (int q_ = pt_; q_ < {R * SWIZZLE_BYTES // 16}; q_ += {threads}) {{")
-        w.emit(ind + 1, f"const int r_ = q_ % {R}, c_ = q_ / {R};")
-        w.emit(ind + 1, f"const em_u32 src_ = sl_ + {staging[id(p)]} + (r_ >> 5) * {BK * SWIZZLE_BYTES} + (r_ & 3) * 4;")
-        w.emit(ind + 1, "float x_[4];")
-        w.emit(ind + 1, "#pragma unroll\n" + "  " * (ind + 1) + "for (int e = 0; e < 4; ++e) {")
-        w.emit(ind + 2, "const int k_ = 4 * c_ + e;")
-        w.emit(ind + 2, 'asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x_[e]) : '
-                        f'"r"(src_ + k_ * {SWIZZLE_BYTES} + ((((r_ & 31) >> 2) ^ (k_ & 7)) << 4)) : "memory");')
-        w.emit(ind + 1, "}")
-        w.emit(ind + 1, f"em_split3_store(sl_ + {off} + r_ * {SWIZZLE_BYTES} + ((c_ ^ (r_ & 7)) << 4), {lo_off}, x_);")
-        w.emit(ind, "}")
+        src = f"sl_ + {staging[id(p)]}" if id(p) in staging else f"sl_ + {off}"
+        split_tile(w, p, f"sl_ + {off}", src, R, lo_off, threads, ind, BK)
     w.emit(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
     w.emit(ind, "em_mbar_arrive(bars_ + 8 * s2_);")
     w.emit(ind, "++ksp_;")
+
+
+def split_tile(w, p: TmaOperand, dst: str, src: str, R: int, lo_off: int, threads: int, ind: int, BK: int) -> None:
+    """One operand's R x BK tile, landed raw at `src`, written as TF32 hi at `dst` (K-major,
+    swizzled) and lo lo_off bytes after: chunk for chunk where the copy was K-major (in place when
+    src is dst), transposed from 32-row staging chunks where it was MN-major."""
+    chunks = R * SWIZZLE_BYTES // 16
+    if p.kmajor:
+        w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += {threads}) "
+                    f"em_split3_copy({src} + q_ * 16, {dst} + q_ * 16, {lo_off});")
+        return
+    # chunk q_: row r (consecutive threads, consecutive rows: one staging row per k, no bank
+    # conflicts), k 4c..4c+3; staging row k of 32-row chunk j holds rows 32j.. as 16-byte
+    # chunks swizzled by k % 8
+    w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += {threads}) {{")
+    w.emit(ind + 1, f"const int r_ = q_ % {R}, c_ = q_ / {R};")
+    w.emit(ind + 1, f"const em_u32 src_ = {src} + (r_ >> 5) * {BK * SWIZZLE_BYTES} + (r_ & 3) * 4;")
+    w.emit(ind + 1, "float x_[4];")
+    w.emit(ind + 1, "#pragma unroll\n" + "  " * (ind + 1) + "for (int e = 0; e < 4; ++e) {")
+    w.emit(ind + 2, "const int k_ = 4 * c_ + e;")
+    w.emit(ind + 2, 'asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x_[e]) : '
+                    f'"r"(src_ + k_ * {SWIZZLE_BYTES} + ((((r_ & 31) >> 2) ^ (k_ & 7)) << 4)) : "memory");')
+    w.emit(ind + 1, "}")
+    w.emit(ind + 1, f"em_split3_store({dst} + r_ * {SWIZZLE_BYTES} + ((c_ ^ (r_ & 7)) << 4), {lo_off}, x_);")
+    w.emit(ind, "}")
 
 
 def full_count(feeds: list, producers: int = 1, split: bool = False) -> int:

@@ -78,3 +78,42 @@ def gemv_column_walk(n: g.Node) -> bool:
     if len(varying) != 1:
         return False
     return _stride(varying[0], kept[0]) == 1 and _stride(varying[0], axes[0]) not in (0, 1)
+
+
+def walks_columns(n: g.Node) -> bool:
+    """A reduction into one kept axis whose inputs run contiguously along that axis, not along the
+    reduction: `x @ W` over W [K, N] (gemv_column_walk), or a column sum such as a norm's weight
+    gradient over every token. Its kernel puts one output per lane (cols mode), so outputs / 32
+    blocks share all the rows. Judged by the expression's view leaves that vary along both the kept
+    and a reduced axis: most of them unit-stride along the kept one (a heuristic: splitting such a
+    reduction is correct either way)."""
+    if gemv_column_walk(n):
+        return True
+    if n.op not in g.REDUCE or is_gemm_shaped(n):
+        return False
+    x = n.srcs[0]
+    axes = reduce_axes(n)
+    kept = [d for d in range(x.ndim) if d not in axes and not (x.shape[d].is_const and x.shape[d].value == 1)]
+    if len(kept) != 1:
+        return False
+    along, across, seen, todo = 0, 0, set(), [x]
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v.op in g.ELEMENTWISE:
+            todo.extend(v.srcs)
+        elif v.op == g.VIEW and v.shape == x.shape:
+            used = sm.free_vars(view_of(v).index)
+            if index_name(kept[0]) in used and any(index_name(a) in used for a in axes):
+                if _stride(v, kept[0]) == 1:
+                    along += 1
+                else:
+                    across += 1
+        elif v.shape == x.shape:  # a buffer of the same shape, row-major: unit stride on the last axis
+            if kept[0] == x.ndim - 1 or all(e.is_const and e.value == 1 for e in x.shape[kept[0] + 1:]):
+                along += 1
+            else:
+                across += 1
+    return along > across
