@@ -102,7 +102,7 @@ def run(name, M, N, K, layout, variants: bool) -> dict:
     if variants:
         target = pipeline.get_target("cuda")
         ks = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
-        todo += wgmma_configs(cg.canonical(ks[0]), "full", target)[:24]
+        todo += wgmma_configs(cg.canonical(ks[0]), "full", target)[:40]
     for cfg in todo:
         label = cfg if isinstance(cfg, str) else json.dumps({k: v for k, v in cfg.items() if k != "mode"}, sort_keys=True)
         t0 = time.time()
