@@ -136,15 +136,12 @@ def wgmma_applicable(c: Canon, gather: bool = True) -> tuple | str:
 
 
 def default_takes_wgmma(c: Canon) -> bool:
-    """Whether the unsearched schedule takes the wgmma mode: both operands copied by TMA, and for
-    float32 at float32 accuracy (tf32x3) both K-major. Measured on the H100
-    (bench/results/f32-contractions-2026-11-26.json): tf32x3 from K-major operands 1.4-1.9x the
-    mma mode's 3xTF32 (f32 4096^3 x @ W.T 89 against 64 TFLOP/s); with an MN-major operand
-    transposed by the split, 0.73-1.3x (the staging tile halves the ring): a search candidate."""
-    plan = wgmma_applicable(c, gather=False)
-    if isinstance(plan, str):
-        return False
-    return plan[0] != "tf32x3" or (plan[1].kmajor and plan[2].kmajor)
+    """Whether the unsearched schedule takes the wgmma mode: both operands copied by TMA. Measured
+    for float32 at float32 accuracy (tf32x3) on the H100 (bench/results/f32-contractions-2026-11-26*.json):
+    K-major operands 1.4-1.9x the mma mode's 3xTF32 (f32 4096^3 x @ W.T 89 against 64 TFLOP/s);
+    MN-major ones through the staging ring 0.99-1.2x (x.T @ g 67 against 68, a training step's
+    input gradient 66 against 60, its weight gradient 39 against 32)."""
+    return not isinstance(wgmma_applicable(c, gather=False), str)
 
 
 def _sizes(w, g, BM: int, BN: int) -> None:
@@ -501,5 +498,7 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
     if x3:
         cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
+        if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
+            cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
     mt, nt = -(-M // BM), -(-N // BN)
     return dict(cfg, group=8) if mt > 8 and mt * nt * B > sms else cfg
