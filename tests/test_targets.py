@@ -185,14 +185,16 @@ def test_cuda_schedules_read_the_targets_shared_memory():
 
 
 def test_cuda_schedules_follow_the_targets_features():
-    """A GPU without TF32 tensor cores (sm_75) gets CUDA-core GEMM tiles and refuses the mma mode; one
-    without clusters (sm_80) caches a wide row in one block and refuses the cluster knob."""
+    """A float32 GEMM takes wgmma (tf32x3) on the H100, mma.sync on the A100, CUDA-core tiles on a GPU
+    without TF32 tensor cores (sm_75, which refuses the mma mode); one without clusters (sm_80)
+    caches a wide row in one block and refuses the cluster knob."""
     h100 = em.get_target("h100")
     turing = tg.with_device_values(h100, arch="sm_75", compute_capability=(7, 5), tensor_cores=())
     ampere = tg.with_device_values(h100, arch="sm_80", compute_capability=(8, 0), tensor_cores=("mma.sync.tf32",))
     a, w, _ = _matmul(1024, 512, 1024)
     (mk, _), = lower([(a @ w).node]).kernels
-    assert cg.default_config(mk, h100)["mode"] == "mma" and cg.default_config(mk, turing)["mode"] == "gemm"
+    assert cg.default_config(mk, h100)["mode"] == "wgmma" and cg.default_config(mk, ampere)["mode"] == "mma"
+    assert cg.default_config(mk, turing)["mode"] == "gemm"
     assert "__global__" in cg.render_kernel(mk, None, turing)[0]
     with pytest.raises(UnsupportedKernel, match="tensor cores"):
         cg.render_kernel(mk, {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}, turing)
