@@ -35,6 +35,8 @@ A node is materialised when (rules applied to a fixpoint):
    holds more than INLINE_MAX operations: recomputing a long expression in every consumer made an
    unrolled LSTM quadratic, each step re-deriving its cell state from the last materialised one
    (see `_recomputed`).
+   7b. ... or it reads REREAD_MIN or more buffers of its own size (at least REREAD_NUMEL elements):
+   every consumer re-reads them all, where materialised they are read once (see `_reread`).
 8. it sits INLINE_DEPTH_MAX levels deep in its kernel's expression (a chain of thousands of
    elementwise operations): the kernel is cut there rather than walked with deeper recursion.
 
@@ -55,10 +57,16 @@ The search (ember/search) explores other choices; this is the deterministic defa
 """
 from __future__ import annotations
 
+import os
+
 from .. import graph as g
 from .builder import analyzed_builder
 
 INLINE_MAX = 64  # operations an expression inlined into several kernels may hold (rule 7)
+# rule 7b: buffers of its own size an expression inlined into several kernels may read, at this many
+# elements or more (EMBER_REREAD_MIN=0 turns the rule off, for A/B runs)
+REREAD_MIN = int(os.environ.get("EMBER_REREAD_MIN", "3"))
+REREAD_NUMEL = 1 << 18
 
 
 class LoweringError(RuntimeError):
@@ -82,6 +90,42 @@ def _recomputed(order: list, M: set) -> set:
     many = [n for n in order if readers.get(n, 0) > 1 and len(_region(n, inlined, INLINE_MAX)) >= INLINE_MAX]
     low: set = set()
     for n in many:  # sources first: a node whose region holds no chosen node is a lowest one
+        if not (_region(n, inlined) & low):
+            low.add(n)
+    return low
+
+
+def _reread(order: list, M: set) -> set:
+    """Rule 7b: nodes inlined into more than one kernel whose inlined expression reads REREAD_MIN or
+    more buffers of the node's own size, REREAD_NUMEL elements or more: inlined, every consumer
+    re-reads all of them; materialised, they are read once and the node once per consumer. A
+    transformer's residual stream (the embedding plus every layer's outputs) inlined into each norm
+    and its gradient kernels read 2L + 1 buffers each: a 6-layer training step's norm kernels read
+    13-17 buffers of 16 MB. Below REREAD_NUMEL (a decode step's rows) re-reading is cheap next to
+    a kernel of its own, and kernel/recompute.py's GEMVs rely on it. The lowest such nodes are
+    returned, as in rule 7."""
+    if REREAD_MIN <= 0:
+        return set()
+
+    def inlined(n) -> bool:
+        return n not in M and n.op not in g.LEAVES
+
+    readers: dict = {}
+    for r in order:
+        if r in M and r.op not in g.LEAVES:
+            for n in _region(r, inlined):
+                readers[n] = readers.get(n, 0) + 1
+    cands = []
+    for n in order:
+        if readers.get(n, 0) < 2 or not n.numel.is_const or n.numel.value < REREAD_NUMEL:
+            continue
+        size = n.numel.value
+        bufs = {s for x in _region(n, inlined) | {n} for s in x.srcs
+                if not inlined(s) and s.numel.is_const and s.numel.value == size}
+        if len(bufs) >= REREAD_MIN:
+            cands.append(n)
+    low: set = set()
+    for n in cands:
         if not (_region(n, inlined) & low):
             low.add(n)
     return low
@@ -159,7 +203,7 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
         new |= {n for n in touched if len(reached[n]) > 1}  # counted once every dirty root is redone
         new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
         if not new:
-            new = _recomputed(order, M)
+            new = _recomputed(order, M) or _reread(order, M)
         if not new:
             return _demoted(order, M, asked_by, outputs, force, local)
         M |= new
