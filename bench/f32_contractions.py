@@ -50,10 +50,19 @@ def build(M, N, K, layout):
     return x.T @ w, ins, lambda a, b: a.T @ b
 
 
+LONG_CHUNKS = None  # --long-chunks: the split-K policy's chunks for long k loops (kernel/split.py)
+
+
+def _target():
+    import dataclasses
+    t = pipeline.get_target("cuda")
+    return t if LONG_CHUNKS is None else t.replace(split=dataclasses.replace(t.split, long_chunks=LONG_CHUNKS))
+
+
 def program(y, cfg):
     """The program with every contraction kernel under `cfg` ("default", "mma", or a wgmma config);
     None where the config does not apply."""
-    target = pipeline.get_target("cuda")
+    target = _target()
     lowered = pipeline.lower([y.node], None, target)
     cfgs = []
     for k, _ in lowered.kernels:
@@ -100,7 +109,7 @@ def run(name, M, N, K, layout, variants: bool) -> dict:
     todo = ["mma", "default", "wgmma"]
     mma_err = None
     if variants:
-        target = pipeline.get_target("cuda")
+        target = _target()
         ks = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
         todo += wgmma_configs(cg.canonical(ks[0]), "full", target)[:40]
     for cfg in todo:
@@ -137,7 +146,10 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--only", default=None)
+    ap.add_argument("--long-chunks", type=int, default=None)
     args = ap.parse_args()
+    global LONG_CHUNKS
+    LONG_CHUNKS = args.long_chunks
     import torch
 
     import cuda.core
