@@ -128,7 +128,7 @@ def test_a_preset_compiles_without_its_device(no_gpu, tmp_path):
 
 def test_a_long_k_loop_over_a_second_mostly_empty_wave_splits():
     """A weight gradient (1376 x 512 outputs, 172 tiles: one full wave and a 40-tile second one on
-    132 SMs) over 8192 tokens splits k in 4; the same product over 2048 tokens does not, nor does one
+    132 SMs) over 8192 tokens splits k in 8; the same product over 2048 tokens does not, nor does one
     with three waves of tiles."""
     h100 = em.get_target("h100")
     for k, n, kernels in ((8192, 512, 2), (2048, 512, 1), (8192, 1376, 1)):

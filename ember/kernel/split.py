@@ -46,7 +46,9 @@ class SplitPolicy:
 
     A long k loop (>= `k_long`) over one to two waves of tiles (`tiles_few` to 2 x `tiles_few`)
     leaves most SMs idle in the second wave: it splits in `long_chunks` (a training step's weight
-    gradient, 1376 x 512 outputs over 8192 tokens: 176 blocks of one k loop each ran at 22 TFLOP/s).
+    gradient, 1376 x 512 outputs over 8192 tokens: 176 blocks of one k loop each ran at 22 TFLOP/s
+    in `mma`; in tf32x3 `wgmma` split in 4 / 8 / 16 it ran at 37 / 42 / 30 TFLOP/s,
+    bench/results/gpu-session18-2026-11-26/h-f32-dW-chunks*.json).
 
     A matrix-vector product walking its matrix along the outputs (`x @ W`, W stored [K, N]: one output
     per lane), or any reduction whose inputs walk the outputs (a norm's weight gradient over 8192
@@ -73,7 +75,7 @@ class SplitPolicy:
     gemv_k_min: int = 4096
     gemv_chunk_min: int = 1024
     k_long: int = 4096
-    long_chunks: int = 4
+    long_chunks: int = 8
 
 
 DEFAULT_POLICY = SplitPolicy()
