@@ -25,16 +25,20 @@ def _conv():
 def test_default_knobs_follow_the_contraction():
     """Convs (several k variables) in one TF32 pass get two shared-memory stages, float32-accurate
     ones (three passes) one; a GEMM in 128x256 tiles that divide it prefetches unconditionally; a
-    ragged GEMM (guarded loads) or one in small tiles does not."""
+    ragged GEMM (guarded loads) or one in small tiles does not. (Float32 GEMMs on an sm_80 target:
+    on Hopper they take wgmma, tests/test_wgmma.py.)"""
+    from ember.backends import target as tg
+    h100 = em.get_target("h100")
+    ampere = tg.with_device_values(h100, arch="sm_80", compute_capability=(8, 0), tensor_cores=("mma.sync.tf32",))
     with em.allow_tf32("conv"):
         conv = cg.default_config(_mma_kernel(_conv()))
     assert conv.get("stages") == 2 and not conv.get("pf")
     assert cg.default_config(_mma_kernel(_conv())).get("stages", 1) == 1
-    aligned = cg.default_config(_mma_kernel(em.input("a", (2048, 1024)) @ em.input("b", (1024, 4096))))
+    aligned = cg.default_config(_mma_kernel(em.input("a", (2048, 1024)) @ em.input("b", (1024, 4096))), ampere)
     assert aligned.get("pf") is True and aligned.get("stages", 1) == 1
-    ragged = cg.default_config(_mma_kernel(em.input("a", (1031, 2053)) @ em.input("b", (2053, 3079))))
+    ragged = cg.default_config(_mma_kernel(em.input("a", (1031, 2053)) @ em.input("b", (2053, 3079))), ampere)
     assert not ragged.get("pf") and ragged.get("stages", 1) == 1
-    small = cg.default_config(_mma_kernel(em.input("a", (256, 512)) @ em.input("b", (512, 3072))))
+    small = cg.default_config(_mma_kernel(em.input("a", (256, 512)) @ em.input("b", (512, 3072))), ampere)
     assert (small["BM"], small["BN"]) != (128, 256) and not small.get("pf")
 
 
