@@ -210,3 +210,31 @@ def test_seeded_sampling_does_not_depend_on_the_batch(model):
         other = c.post("/v1/completions", json=dict(body, seed=6)).json()["choices"][0]["token_ids"]
     assert results[0] == results[2] == results[4] == alone
     assert other != alone
+
+
+def test_steps_launched_ahead_give_the_synchronous_tokens(model):
+    """The continuous batch's step ahead (the next step's input tokens taken from the launched step's
+    `next` output, collected afterwards; llm/continuous.py): rows of different lengths, one leaving
+    early with its extra token dropped, give the tokens of synchronous steps and of single runs."""
+    from ember.llm.continuous import ContinuousBatch
+    from ember.llm.sampling import Sampling
+    m, llm = model
+    rng = np.random.default_rng(5)
+    jobs = [([int(t) for t in rng.integers(1, 97, L)], n) for L, n in ((5, 9), (3, 4), (7, 12))]
+    want = [llm.generate([p], max_new_tokens=n, stop_token_ids=[])[0] for p, n in jobs]
+    for ahead in (False, True):
+        b = ContinuousBatch(llm, 4)
+        got = {}
+        for i, (p, n) in enumerate(sorted(jobs, key=lambda j: -len(j[0]))):  # (longest prompt first: all fit)
+            got[tuple(p)] = [b.join(tuple(p), np.array(p), Sampling(max_new_tokens=n))]
+        pending = None
+        while b.active:
+            pending = pending or b.launch()
+            nxt = b.launch(after=pending) if ahead else None
+            for j, key, tok in b.collect(pending):
+                got[key].append(tok)
+            for j, r in enumerate(b.rows):
+                if r is not None and b.finished(j):
+                    b.leave(j)
+            pending = nxt
+        assert [got[tuple(p)] for p, _ in jobs] == want, ahead

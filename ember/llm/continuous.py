@@ -7,12 +7,27 @@ prefill over cache row j alone (a contiguous view of the cache) writes the promp
 and its rotary positions are 0..L-1, as if it ran alone. It decodes with the batch from then on,
 and leaves when it meets a stop id, its token budget or a cancel; a free row decodes a dummy token
 that attends only to itself. When every row is free the counter starts again at 0. A sequence whose
-prompt is longer than P, or whose budget would pass the cache's end, waits until it fits."""
+prompt is longer than P, or whose budget would pass the cache's end, waits until it fits.
+
+A step is `launch` (queue the decode program) then `collect` (read its tokens back). While every
+row is greedy and nobody joins, the next step can be launched before the current one is collected,
+its input tokens being the current step's `next` output where it lies (on the GPU: copied device to
+device), so the GPU runs a step while the host delivers the previous one's tokens (as
+`llm/ahead.py` does for `generate`). A row that finishes at step n was also given step n + 1: that
+token is dropped (its cache slot lies past the row's end and is never read)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+
+@dataclass
+class Pending:
+    """A launched decode step: the rows it computed (None: a free row's dummy) and its outputs."""
+    rows: list
+    out: dict
+    tokens: object  # waits for the step's `next` tokens on the host (LLM.fetch_next)
 
 
 @dataclass
@@ -92,17 +107,40 @@ class ContinuousBatch:
 
     def step(self) -> list:
         """One decode step for every active row: [(row index, key, token)]."""
+        return self.collect(self.launch())
+
+    def greedy(self) -> bool:
+        return all(r is None or r.params.temperature == 0 for r in self.rows)
+
+    def launch(self, after: Pending | None = None) -> Pending | None:
+        """Queue the next decode step. With `after` (a launched, not yet collected step of the same
+        rows, all greedy), its input tokens are `after`'s `next` output as it lies (no host copy);
+        None when the rows changed since `after` (the caller collects first)."""
         rows = self.rows[:self.decode_rows()]
         P = self.P
-        tokens = np.array([[0 if r is None else r.last] for r in rows], np.int64)
         start = np.array([P if r is None else r.start for r in rows], np.int64)
         positions = (P - start)[:, None]
+        if after is None:
+            tokens = np.array([[0 if r is None else r.last] for r in rows], np.int64)
+        else:
+            same = all(r is None or (j < len(after.rows) and after.rows[j] is r) for j, r in enumerate(rows))
+            if not same or len(rows) > len(after.rows) or not self.greedy():
+                return None
+            tokens = after.out["next"][:len(rows)]  # (free rows get whatever `after` made: a dummy)
         out = self.llm._step("decode", tokens, positions, start, P)
         self.P += 1
-        new = self._choose(out, rows)
+        return Pending(list(rows), out, self.llm.fetch_next(out))
+
+    def collect(self, p: Pending) -> list:
+        """The launched step's tokens for the rows still running it: [(row index, key, token)]."""
+        live = [r if r is not None and self.rows[j] is r else None for j, r in enumerate(p.rows)]
+        if all(r is None or r.params.temperature == 0 for r in live):
+            new = [int(t) for t in p.tokens()]  # (greedy: the copy queued behind the step)
+        else:  # sampling reads the logits: only ever collected right after its launch
+            new = self._choose(p.out, live)
         got = []
-        for j, r in enumerate(rows):
-            if r is not None:
+        for j, r in enumerate(p.rows):
+            if r is not None and self.rows[j] is r and not self.finished(j):
                 r.last, r.count = new[j], r.count + 1
                 got.append((j, r.key, new[j]))
         return got

@@ -124,6 +124,8 @@ class LLM:
         """An int32 step input on the program's device. On CUDA a named input is copied into a
         buffer kept per (name, rows) and viewed at this shape, so every step binds the same
         pointers and the program's cached CUDA graph replays (fresh tensors could land anywhere)."""
+        if self.on_cuda and not isinstance(a, np.ndarray) and hasattr(a, "device"):  # already on the device
+            return self._device_ints(a, name)
         a = np.ascontiguousarray(a, np.int32)
         if not self.on_cuda:
             return a
@@ -140,10 +142,51 @@ class LLM:
         view.copy_(host)
         return view
 
+    def fetch_next(self, out: dict):
+        """Start copying a step's `next` tokens to the host; returns a function that waits for them.
+        On CUDA the copy is queued behind the step (pinned memory, an event), so a later step that
+        reuses the output buffer cannot change what it reads."""
+        if not self.on_cuda:
+            host = np.array(self._host(out["next"]), np.int64)
+            return lambda: host
+        torch = _torch()
+        t = out["next"]
+        # two pinned buffers per shape in turn: at most two steps are in flight (llm/continuous.py)
+        ring = self.__dict__.setdefault("_next_host", {}).setdefault((tuple(t.shape), t.dtype), [None, None, 0])
+        i = ring[2] = (ring[2] + 1) % 2
+        if ring[i] is None:
+            ring[i] = torch.empty(tuple(t.shape), dtype=t.dtype, pin_memory=True)
+        host = ring[i]
+        host.copy_(t, non_blocking=True)
+        ev = torch.cuda.Event()
+        ev.record()
+
+        def wait():
+            ev.synchronize()
+            return host.numpy().astype(np.int64).reshape(-1)
+        return wait
+
+    def _device_ints(self, t, name: str | None):
+        """A device tensor (the previous step's `next`) as an int32 step input of shape (rows, 1),
+        copied on the device into the input's kept buffer (see `_ints`)."""
+        torch = _torch()
+        rows = t.shape[0]
+        if name is None or not self.persistent_inputs:
+            return t.reshape(rows, 1).to(torch.int32)
+        key = (name, rows)
+        buf = self.step_inputs.get(key)
+        if buf is None or buf.numel() < rows:
+            buf = self.step_inputs[key] = torch.empty(rows * self.max_seq_len, dtype=torch.int32, device=t.device)
+        view = buf[:rows].view(rows, 1)
+        view.copy_(t.reshape(rows, 1))
+        return view
+
     def _step(self, kind: str, tokens: np.ndarray, positions: np.ndarray, start: np.ndarray, pos: int,
               row: int = 0) -> dict:
         """Run the prefill or decode program over cache rows [row, row + batch) at slot `pos`."""
         b = tokens.shape[0]
+        if isinstance(tokens, np.ndarray) or not hasattr(tokens, "device"):
+            tokens = np.asarray(tokens).reshape(b, -1)
         prog = self.program(kind, b)
         caches = self._cache()
         feed = {n: self._ints(a, n) for n, a in (("tokens", tokens), ("positions", positions), ("start", start))}

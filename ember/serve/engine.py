@@ -116,9 +116,15 @@ class Engine:
                 b.leave(j)
 
     def _loop(self) -> None:
+        """Join what fits, step, retire. While every row is greedy and nobody waits, the next step is
+        launched before the current one's tokens are read (llm/continuous.py), so the GPU does not
+        wait for the host between steps."""
         b = self.batch
+        pending = None  # a launched step whose tokens are not read yet
         while True:
             r = self._next()
+            if r is not None and pending is not None:  # a join waits for the step in flight
+                pending = self._collect(pending)
             while r is not None:
                 try:
                     r.deliver("token", b.join(r, r.prompt, r.params))
@@ -128,6 +134,9 @@ class Engine:
             self._retire()
             self._gauge()
             if not b.active:
+                if pending is not None:  # (its rows all left: its tokens are nobody's)
+                    pending = self._collect(pending)
+                    continue
                 with self.cond:
                     if self.stopping:
                         return
@@ -135,11 +144,23 @@ class Engine:
                         self.cond.wait()
                 continue
             try:
-                for _, req, tok in b.step():
-                    req.deliver("token", tok)
+                if pending is None:
+                    pending = b.launch()
+                ahead = b.launch(after=pending) if b.greedy() and not self.waiting else None
+                self._collect(pending, ahead is None)
+                pending = ahead
             except Exception as e:  # noqa: BLE001 - a failing step fails the running rows, not the server
+                pending = None
                 for j, row in enumerate(b.rows):
                     if row is not None:
                         row.key.deliver("error", f"{type(e).__name__}: {e}")
                         b.leave(j)
             self._retire()
+
+    def _collect(self, pending, last: bool = True):
+        """Deliver a launched step's tokens; returns None (the step is done with)."""
+        for _, req, tok in self.batch.collect(pending):
+            req.deliver("token", tok)
+        if last:
+            self._retire()
+        return None

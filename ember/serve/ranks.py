@@ -29,9 +29,11 @@ class MirroredBatch(ContinuousBatch):
         self._tell("join", prompt, params)
         return super().join(key, prompt, params)
 
-    def step(self) -> list:
+    def launch(self, after=None):
+        if after is not None:  # (the other ranks replay whole steps: no step ahead under --tp)
+            return None
         self._tell("step")
-        return super().step()
+        return super().launch()
 
     def leave(self, j: int) -> None:
         self._tell("leave", j)
