@@ -36,6 +36,18 @@ def test_plain_products_in_any_transposition_take_tma():
     assert kind == "f16" and a.rank == 4 and a.strides == [64, 12 * 512 * 64, 512 * 64]
 
 
+def test_k_over_two_runs_takes_a_map_dimension_each():
+    """Tokens over batch x sequence read from a [batch, feature, sequence] tensor (an attention
+    output's layout): k is two runs, the inner one whole slices long, each a dimension of the map;
+    the same after split-K turns the two loops into one divided loop."""
+    a, g = em.input("a", (32, 512, 256)), em.input("g", (32, 256, 512))
+    kind, p, q = _plan(a.permute(0, 2, 1).reshape(8192, 512).T @ g.reshape(8192, 512))
+    assert kind == "tf32x3" and p.kmajor and p.k_inner == 256 and p.dims[:3] == [256, 512, 8]
+    kind, p, q = _plan(em.input("a", (3, 72, 100), BF).permute(0, 2, 1).reshape(300, 72).T
+                       @ em.input("g", (3, 100, 80), BF).reshape(300, 80))
+    assert not hasattr(p, "k_inner") or p.k_inner == 0  # (100 is no whole number of 64-long slices: gathered)
+
+
 def test_rows_over_several_loops_flatten():
     """A linear layer over (batch, tokens, features) reads rows of batch x tokens as one run."""
     kind, a, b = _plan(em.input("x", (4, 1000, 512), BF) @ em.input("w", (768, 512), BF).T)
@@ -105,6 +117,8 @@ def _f32_cases():
         "f32_tn_two_transposed": lambda: em.input("x", (300, 136)).T @ em.input("g", (300, 72)),
         "f32_ragged_gather": lambda: em.input("x", (67, 101)) @ em.input("w", (101, 70)),
         "f32_prologue_gather": lambda: em.input("x", (96, 136)).T.relu() @ em.input("g", (96, 72)),
+        "f32_two_run_k": lambda: em.input("a", (3, 40, 64)).permute(0, 2, 1).reshape(192, 40).T
+        @ em.input("g", (3, 64, 48)).reshape(192, 48),
     }
 
 
@@ -193,6 +207,9 @@ def _cases():
                                           stride=2, padding=1) + em.input("c", (72, 1, 1), BF)).relu(),
         "prologue_gather": lambda: em.input("x", (100, 136), BF).relu() @ em.input("w", (136, 80), BF),
         "odd_k_gather": lambda: em.input("x", (70, 1001), "float16") @ em.input("w", (1001, 66), "float16"),
+        # k over batch x sequence of a [batch, feature, sequence] tensor: two runs, a map dimension each
+        "two_run_k": lambda: em.input("a", (3, 72, 128), BF).permute(0, 2, 1).reshape(384, 72).T
+        @ em.input("g", (3, 128, 80), BF).reshape(384, 80),
     }
 
 

@@ -6,7 +6,10 @@ zero-filling whatever falls outside the tensor, and writes it in the 128-byte sw
 buffer, through widening casts only, whose index is affine in the loop variables, with
 
 * k (the summed variables) flattening into one run and the operand's rows (its m or n variables)
-  into another; one of the two is unit-stride (K-major: k is; MN-major: the rows are);
+  into another; one of the two is unit-stride (K-major: k is; MN-major: the rows are). k may also
+  be two runs, an inner one whose length is a multiple of a slice (BK) and an outer one (tokens
+  over batch x sequence read from a [batch, feature, sequence] tensor): a further dimension of
+  the map, a slice's coordinates split between the two;
 * every other stride a multiple of 16 bytes, the base offset too;
 * the batch variables it reads as further dimensions (at most three).
 
@@ -39,7 +42,8 @@ class TmaOperand:
     offset: int  # elements from the buffer's start
     dims: list  # extents, innermost first: [K, R] (K-major) or [R, K], then batch extents
     strides: list  # element strides of dims[1:]
-    batch_vars: list  # the batch loop variables the operand reads, in dims[2:] order
+    batch_vars: list  # the batch loop variables the operand reads, after the k and row dims
+    k_inner: int = 0  # k as two runs: the inner run's length (dims[2] is then the outer run)
 
     @property
     def rank(self) -> int:
@@ -103,30 +107,81 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
     names = [v for v, _ in g.batch + rows + g.k]
     if not sm.free_vars(index) <= set(names):
         return "an index over other variables"
+    # a k loop the index divides (v // c, v % c: a split-K chunk over batch x sequence) as two loops
+    kloops, index = _split_divided(g.k, index)
+    names = [v for v, _ in g.batch + rows + kloops]
     aff = _affine(index, names)
     if aff is None:
         return "a non-affine index"
     off, strides = aff
-    k, r = _flatten(g.k, strides), _flatten(rows, strides)
+    es = ld.dtype.itemsize
+    k, r = _flatten(kloops, strides), _flatten(rows, strides)
+    ko = None
+    if k is None:  # two runs: an inner one of whole slices, and an outer one
+        k, ko = _two_runs(kloops, strides, SWIZZLE_BYTES // es)
     if k is None or r is None:
         return "k or the rows do not walk one strided run"
-    es = ld.dtype.itemsize
     if k[1] == 1:
         kmajor, dims, outer = True, [k[0], r[0]], [r[1]]
     elif r[1] == 1:
         kmajor, dims, outer = False, [r[0], k[0]], [k[1]]
     else:
         return "neither k nor the rows are unit-stride"
+    if ko is not None:
+        dims.append(ko[0])
+        outer.append(ko[1])
     bvars = [(v, e) for v, e in g.batch if strides[v] != 0]
-    if len(bvars) > 3 or any(not e.is_const for _, e in bvars):
-        return "more than three batch dimensions"
+    if len(bvars) > 5 - len(dims) or any(not e.is_const for _, e in bvars):
+        return "more dimensions than the copy engine's five"
     dims += [e.value for _, e in bvars]
     outer += [strides[v] for v, _ in bvars]
     if any(s <= 0 or (s * es) % 16 for s in outer) or (off * es) % 16 or off < 0:
         return "a stride or offset that is not a multiple of 16 bytes"
     if any(isinstance(d, int) and d >= 2 ** 32 for d in dims) or any(s * es >= 2 ** 40 for s in outer):
         return "a dimension beyond the copy engine's range"
-    return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [v for v, _ in bvars])
+    return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [v for v, _ in bvars], k[0] if ko is not None else 0)
+
+
+def _divisors(e, v: str, out: set) -> set:
+    """Constants c of the `v // c` and `v % c` in e."""
+    if isinstance(e, tuple):
+        for a in e:
+            _divisors(a, v, out)
+    elif isinstance(e, sm.Expr):
+        if e.op in ("div", "mod") and isinstance(e.args[0], sm.Expr) and e.args[0].op == "var" \
+                and sm.free_vars(e.args[0]) == {v} and isinstance(e.args[1], sm.Expr) and e.args[1].is_const:
+            out.add(int(e.args[1].value))
+        _divisors(e.args, v, out)
+    return out
+
+
+def _split_divided(loops: list, index):
+    """(loops, index) with each k loop v that the index reads only as v // c and v % c (one c
+    dividing its extent) replaced by loops v__hi (extent / c) and v__lo (c), outer first: the same
+    flat order, an affine index."""
+    out = []
+    for v, ext in loops:
+        cs = _divisors(index, v, set())
+        if len(cs) == 1 and ext.is_const and ext.value % next(iter(cs)) == 0 and ext.value > next(iter(cs)):
+            c = cs.pop()
+            hi, lo = sm.var(f"{v}__hi", 0, ext.value // c - 1), sm.var(f"{v}__lo", 0, c - 1)
+            index = sm.substitute(index, {v: hi * c + lo})
+            out += [(f"{v}__hi", sm.const(ext.value // c)), (f"{v}__lo", sm.const(c))]
+        else:
+            out.append((v, ext))
+    return out, index
+
+
+def _two_runs(loops: list, strides: dict, slice_len: int):
+    """k loops as (inner run, outer run), each (extent, stride), the inner run's extent a multiple of
+    `slice_len` (a slice never straddles the two); (None, None) when no split point gives that."""
+    if len(loops) < 2 or any(not e.is_const for _, e in loops):
+        return None, None
+    for cut in range(len(loops) - 1, 0, -1):
+        inner, outer = _flatten(loops[cut:], strides), _flatten(loops[:cut], strides)
+        if inner is not None and outer is not None and inner[0] % slice_len == 0:
+            return inner, outer
+    return None, None
 
 
 def launch_spec(p: TmaOperand, param: int, box: list, raw: bool = False) -> dict:

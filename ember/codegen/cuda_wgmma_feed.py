@@ -222,12 +222,16 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
               bar: str = "full_") -> None:
     bc = [f"(int){v}" for v in p.batch_vars]
     fn = f"em_tma{p.rank}"
+    kc = [f"it * {BK}"]
+    if p.k_inner:  # k as two runs: the slice's place in each (a slice never straddles them)
+        kc = [f"(it * {BK}) % {p.k_inner}"]
+        bc = [f"(it * {BK}) / {p.k_inner}"] + bc
     if p.kmajor:
-        coords = [f"it * {BK}", f"(int)({origin} * {R})"] + bc
+        coords = kc + [f"(int)({origin} * {R})"] + bc
         w.emit(ind, f"{fn}({dst}, {mp}, {bar}, {', '.join(coords)});")
     else:  # chunks of 128 bytes of rows (64 half / 32 float32 rows), BK k-rows each
         cr = SWIZZLE_BYTES // p.dtype.itemsize
-        coords = [f"(int)({origin} * {R}) + {cr} * j", f"it * {BK}"] + bc
+        coords = [f"(int)({origin} * {R}) + {cr} * j"] + kc + bc
         w.emit(ind, f"for (int j = 0; j < {R // cr}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
 
 
