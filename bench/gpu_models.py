@@ -1,0 +1,191 @@
+"""Real models on the GPU through `em.from_torch` (issue 19's real-model targets): ResNet-50 (the
+published Bottleneck layout, plain torch) at batch 32 x 3 x 224 x 224, a Hugging Face BertModel
+built from bert-base-uncased's config at batch 32 x 128 tokens, and a Llama-3.2-1B-shaped
+LlamaForCausalLM prefill of 512 tokens (random weights, no hub downloads), in bf16 and float32,
+against PyTorch eager and torch.compile in the same process. Ember and torch are timed as CUDA
+graph replays where torch's can be captured (eager models), with CUDA events otherwise; errors are
+relative to the largest output of a float32 eager run.
+
+    python bench/gpu_models.py --out bench/results/gpu-models-DATE.json [--only resnet,bert] [--dtypes bf16,f32]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+
+
+def resnet50():
+    import torch
+    import torch.nn as nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, mid, stride):
+            super().__init__()
+            cout = mid * 4
+            self.c1, self.b1 = nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid)
+            self.c2, self.b2 = nn.Conv2d(mid, mid, 3, stride, 1, bias=False), nn.BatchNorm2d(mid)
+            self.c3, self.b3 = nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = torch.relu(self.b1(self.c1(x)))
+            y = torch.relu(self.b2(self.c2(y)))
+            y = self.b3(self.c3(y))
+            return torch.relu(y + (x if self.down is None else self.down(x)))
+
+    class ResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                                      nn.MaxPool2d(3, 2, 1))
+            blocks, cin = [], 64
+            for mid, n, st in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+                for i in range(n):
+                    blocks.append(Bottleneck(cin, mid, st if i == 0 else 1))
+                    cin = mid * 4
+            self.layers = nn.Sequential(*blocks)
+            self.fc = nn.Linear(2048, 1000)
+
+        def forward(self, x):
+            x = self.layers(self.stem(x))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+    return ResNet50().eval(), lambda dt: (torch.randn(32, 3, 224, 224, device="cuda").to(dt),), 2 * 4.1e9 * 32
+
+
+def bert_base():
+    import torch
+    import transformers
+    cfg = transformers.BertConfig(attn_implementation="eager")  # bert-base-uncased's shape
+    model = transformers.BertModel(cfg).eval()
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, ids, mask):
+            return self.m(input_ids=ids, attention_mask=mask).last_hidden_state
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, cfg.vocab_size, (32, 128), generator=g).cuda()
+    mask = torch.ones(32, 128, dtype=torch.long, device="cuda")
+    return LastHidden(model).eval(), lambda dt: (ids, mask), 2 * 110e6 * 32 * 128
+
+
+def llama_prefill():
+    import torch
+    import transformers
+    cfg = transformers.LlamaConfig(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                                   head_dim=64, intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True,
+                                   rms_norm_eps=1e-5, max_position_embeddings=2048, rope_theta=500000.0,
+                                   attn_implementation="eager")
+    model = transformers.LlamaForCausalLM(cfg).eval()
+
+    class Logits(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, ids):
+            return self.m(input_ids=ids, use_cache=False).logits
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, cfg.vocab_size, (1, 512), generator=g).cuda()
+    return Logits(model).eval(), lambda dt: (ids,), 2 * 1.24e9 * 512
+
+
+MODELS = {"resnet50 b32": resnet50, "bert-base b32x128": bert_base, "llama-1b prefill 512": llama_prefill}
+
+
+def timed(fn, reps: int = 10) -> float:
+    import torch
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(3):
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e) / reps)
+    return min(out)
+
+
+def run(name: str, make, dtype: str, with_compile: bool) -> dict:
+    import torch
+
+    import ember as em
+    dt = {"bf16": torch.bfloat16, "f32": torch.float32}[dtype]
+    model, inputs, flops = make()
+    model = model.cuda().to(dt) if dtype == "bf16" else model.cuda()
+    ins = inputs(dt)
+    row = {"case": name, "dtype": dtype}
+    with torch.no_grad():
+        ref32 = None
+        if dtype == "bf16":  # the float32 model's output as the reference
+            m32, _, _ = make()
+            m32.load_state_dict({k: v.float() for k, v in model.state_dict().items()})
+            ref32 = m32.cuda()(*[x.float() if x.is_floating_point() else x for x in ins]).float()
+            del m32
+        eager_out = model(*ins).float()
+        ref = ref32 if ref32 is not None else eager_out
+        scale = ref.abs().max().item()
+        row["eager_ms"] = timed(lambda: model(*ins))
+        row["eager_err"] = (eager_out - ref).abs().max().item() / scale
+        t0 = time.time()
+        fn = em.from_torch(model, ins, device="cuda", precision="torch")  # (PyTorch's own TF32 policy, as eager)
+        row["ember_compile_s"] = time.time() - t0
+        out = fn(*ins).float()
+        row["ember_err"] = (out - ref).abs().max().item() / scale
+        row["ember_ms"] = timed(lambda: fn(*ins))
+        row["ember_kernels"] = len(fn.program.launches)
+        row["vs_eager"] = row["eager_ms"] / row["ember_ms"]
+        if with_compile:
+            try:
+                t0 = time.time()
+                cm = torch.compile(model)
+                cm(*ins)
+                row["compile_s"] = time.time() - t0
+                row["torch_compile_ms"] = timed(lambda: cm(*ins))
+                row["vs_torch_compile"] = row["torch_compile_ms"] / row["ember_ms"]
+            except Exception as e:  # noqa: BLE001 - reported, not fatal
+                row["torch_compile_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+    row["ember_tflops"] = flops / row["ember_ms"] / 1e9
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--dtypes", default="bf16,f32")
+    ap.add_argument("--no-torch-compile", action="store_true")
+    args = ap.parse_args()
+    import torch
+    rows = []
+    for name, make in MODELS.items():
+        if args.only and not any(o in name for o in args.only.split(",")):
+            continue
+        for dtype in args.dtypes.split(","):
+            try:
+                rows.append(run(name, make, dtype, not args.no_torch_compile))
+            except Exception as e:  # noqa: BLE001 - a model that fails is reported
+                rows.append({"case": name, "dtype": dtype, "error": f"{type(e).__name__}: {str(e)[:400]}"})
+                print(rows[-1], flush=True)
+            torch.cuda.empty_cache()
+            if args.out:
+                json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                           "date": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows}, open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
