@@ -187,5 +187,37 @@ def main():
                            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows}, open(args.out, "w"), indent=1)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and "--profile" not in sys.argv:
     main()
+
+
+def profile(name: str, dtype: str, top: int = 8) -> None:
+    """The slowest kernels of one model's Ember program (torch.profiler's CUDA times) and their IR."""
+    import torch
+
+    import ember as em
+    dt = {"bf16": torch.bfloat16, "f32": torch.float32}[dtype]
+    model, inputs, _ = MODELS[name]()
+    model = model.cuda().to(dt) if dtype == "bf16" else model.cuda()
+    ins = inputs(dt)
+    with torch.no_grad():
+        fn = em.from_torch(model, ins, device="cuda", precision="torch")
+        fn(*ins)
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            fn(*ins)
+            torch.cuda.synchronize()
+    ev = sorted(((e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total, e.key)
+                 for e in prof.key_averages()), reverse=True)[:top]
+    ir = fn.program.meta.get("kernels_ir", "").split("\nkernel ")
+    cfg = {l.kernel: l.config for l in fn.program.launches}
+    for t, k in ev:
+        print(f"{t:10.0f} us  {k}  {json.dumps(cfg.get(k, {}).get('cfg', cfg.get(k)), default=str)[:300]}", flush=True)
+        body = next((x for x in ir if x.split("(")[0].strip().split()[-1] == k), None)
+        if body:
+            print("kernel " + body[:1500], flush=True)
+
+
+if __name__ == "__main__" and "--profile" in sys.argv:  # python bench/gpu_models.py --profile NAME DTYPE
+    i = sys.argv.index("--profile")
+    profile(next(n for n in MODELS if sys.argv[i + 1] in n), sys.argv[i + 2])
