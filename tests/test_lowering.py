@@ -323,3 +323,20 @@ def test_sums_of_contractions_are_distributed():
         ins = {"x": rng.standard_normal((33, 20)).astype(np.float32)}
         ins.update({f"w{i}": rng.standard_normal((20, 47)).astype(np.float32) for i in range(readers)})
         assert_close(p(**ins), em.reference(gx, **ins), "float32")
+
+
+def test_the_depth_cut_never_materialises_a_broadcast_product(monkeypatch):
+    """Rule 8 (an expression too deep to walk) cuts below a node that holds more elements than
+    anything it reads: with the depth limit hit at an MLP's second product, the cut lands on its
+    operand (the GELU output), not on the m x n x k product of the GEMM's broadcast operands."""
+    from ember.kernel import builder
+    monkeypatch.setattr(builder, "INLINE_DEPTH_MAX", 1)
+    x, w1, w2 = em.input("x", (64, 32)), em.input("w1", (48, 32)), em.input("w2", (24, 48))
+    y = (x @ w1.T).gelu() @ w2.T
+    kernels = lower([y.node]).kernels
+    biggest = max(int(b.size.value if hasattr(b.size, "value") else b.size) for k, _ in kernels for b in k.buffers)
+    assert biggest <= 64 * 48, [(k.name, [b.size for b in k.buffers]) for k, _ in kernels]
+    rng = np.random.default_rng(0)
+    ins = {n: rng.standard_normal(s).astype(np.float32) for n, s in (("x", (64, 32)), ("w1", (48, 32)), ("w2", (24, 48)))}
+    got = em.compile(y, device="cpu")(**ins)
+    np.testing.assert_allclose(got, em.reference(y, **ins), rtol=1e-4, atol=1e-4)
