@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Eighteenth session: the depth-cut fix; BERT-base through from_torch again; the CUDA suite.
+set -u
+. bench/gpu_env.sh
+timeout 300 python3 bench/gpu_models.py --only bert --out "$OUT/gpu-models-bert.json" 2>&1 | grep -v -i warn | grep "^{" | cut -c1-600
+timeout 240 python3 -m pytest -m cuda tests/ -q -p no:cacheprovider -p no:warnings -n 14 2>&1 | tee "$OUT/cuda_tests.log" | grep -E "FAILED|Error" | head -20; grep -c F "$OUT/cuda_tests.log"; grep -o "\[[ 0-9]*%\]" "$OUT/cuda_tests.log" | tail -1
