@@ -17,6 +17,7 @@ from . import ir
 from .builder import (INLINE_DEPTH_MAX, LOCAL_MAX, Analysis, KernelBuilder, LocalStage, Stage, acc_dtype,
                       analyzed_builder, flat_index, unflatten)
 from .partition import INLINE_MAX, LoweringError, _region, partition
+from .prologue import staged_operands
 from .fold import fold_constants
 from .distribute import distribute_sums
 from .split import split_long_reductions
@@ -104,6 +105,10 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     if not local and not force:
         local = online_roots(roots, target) or False
     M = partition(roots, force, local)
+    if not force:  # GEMM operands inlined as prologues, as buffers TMA can copy (kernel/prologue.py)
+        staged = staged_operands(roots, target, M, local if isinstance(local, frozenset) else frozenset())
+        if staged:
+            M = partition(roots, staged, local)
     buffers: dict = {}
     names: dict = {}
     n_data = n_temp = 0

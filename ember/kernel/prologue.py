@@ -1,0 +1,41 @@
+"""GEMM operands computed by a cheap prologue, materialised where the target's tensor cores want
+their operands staged by the copy engine.
+
+Rule 4 (kernel/builder.py) inlines a producer of at most RECOMPUTE_LIMIT operations into the
+contraction that reads it: a LayerNorm's `x̂ · γ + β` (cast to bf16) becomes the prologue of the
+q/k/v and FFN GEMMs. On Hopper an operand computed per element cannot be copied by TMA, so such a
+GEMM runs in the `mma.sync` mode (a 12-layer BERT-base in bf16: its qkv and FFN GEMMs at 175-270 us
+each, 50-60 TFLOP/s) where a plain load would run in `wgmma`. Written once (a bf16 4096 x 768
+activation is 6 MB, a few microseconds) and read by TMA, the GEMM runs several times faster. The
+lowering forces these operands into buffers when the target has `wgmma` (kernel/lower.py): large
+static GEMMs only (a decode step's rows and a prompt's symbolic length keep their prologues: the
+few-row GEMVs recompute a norm on purpose, kernel/recompute.py). It runs after the partition, on
+the contractions that are kernels of their own, and the partition is redone with them forced."""
+from __future__ import annotations
+
+from .. import graph as g
+from .contraction import is_gemm_shaped, product_operands
+
+MIN_OPERAND = 1 << 18  # elements an operand must hold (a decode step's rows are far below)
+
+
+def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozenset:
+    """Elementwise producers inlined (not in the partition M) as an operand of a large GEMM-shaped
+    contraction that is its own kernel (in M, not a streamed attention root: its P stays on chip),
+    on a target whose tensor cores include `wgmma`."""
+    if target is None or "wgmma" not in getattr(target, "tensor_cores", ()):
+        return frozenset()
+    out = set()
+    for n in g.toposort(roots):
+        if n not in M or n in streamed or not is_gemm_shaped(n) or not n.numel.is_const:
+            continue
+        for op in product_operands(n):
+            while op.op == g.VIEW:
+                op = op.srcs[0]
+            base = op
+            while base.op == g.CAST:
+                base = base.srcs[0]
+            # (the operand as the GEMM reads it, its cast included: a bf16 buffer is what TMA copies)
+            if op not in M and base.op in g.ELEMENTWISE and op.numel.is_const and op.numel.value >= MIN_OPERAND:
+                out.add(op)
+    return frozenset(out)
