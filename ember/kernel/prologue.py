@@ -29,7 +29,7 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
     for n in g.toposort(roots):
         if n not in M or n in streamed or not is_gemm_shaped(n) or not n.numel.is_const:
             continue
-        for op in product_operands(n):
+        for op in product_operands(n) or ():
             while op.op == g.VIEW:
                 op = op.srcs[0]
             base = op
