@@ -340,3 +340,32 @@ def test_the_depth_cut_never_materialises_a_broadcast_product(monkeypatch):
     ins = {n: rng.standard_normal(s).astype(np.float32) for n, s in (("x", (64, 32)), ("w1", (48, 32)), ("w2", (24, 48)))}
     got = em.compile(y, device="cpu")(**ins)
     np.testing.assert_allclose(got, em.reference(y, **ins), rtol=1e-4, atol=1e-4)
+
+
+def test_gemm_operand_prologues_become_buffers_on_wgmma_targets(monkeypatch):
+    """kernel/prologue.py (opt-in): a LayerNorm's output inlined into the next GEMM as a prologue is
+    materialised on a wgmma target so the GEMM's operand is a plain load TMA can copy; not on a
+    target without wgmma, and the streamed attention's P is left alone. Results unchanged (CPU)."""
+    from ember import pipeline
+    from ember.codegen import cuda as cg
+    monkeypatch.setenv("EMBER_STAGE_PROLOGUES", "1")
+    # (a normalised activation's affine part, cheap enough for rule 4 to inline into the GEMM)
+    xh, w = em.input("xh", (512, 768)), em.input("w", (3072, 768), "bfloat16")
+    g_, b_ = em.input("g", (768,)), em.input("b", (768,))
+    y = (xh * g_ + b_).cast("bfloat16") @ w.T
+    h100 = pipeline.get_target("h100")
+    ks = [k for k, _ in pipeline.lower([y.node], None, h100).kernels]
+    assert len(ks) == 2 and not isinstance(cg.wgmma_applicable(cg.canonical(ks[1]), gather=False), str)
+    ampere = h100.replace(tensor_cores=("mma.sync.tf32",))
+    assert len(pipeline.lower([y.node], None, ampere).kernels) == 1
+    monkeypatch.setenv("EMBER_STAGE_PROLOGUES", "0")
+    ks = [k for k, _ in pipeline.lower([y.node], None, h100).kernels]
+    assert len(ks) == 1 and isinstance(cg.wgmma_applicable(cg.canonical(ks[0]), gather=False), str)
+    monkeypatch.setenv("EMBER_STAGE_PROLOGUES", "1")
+    rng = np.random.default_rng(0)
+    ins = {"xh": rng.standard_normal((512, 768)).astype(np.float32), "g": rng.standard_normal(768).astype(np.float32),
+           "b": rng.standard_normal(768).astype(np.float32),
+           "w": em.reference(em.tensor(rng.standard_normal((3072, 768)).astype(np.float32)).cast("bfloat16"))}
+    got = np.asarray(em.compile(y, device="cpu")(**ins), np.float32)
+    want = np.asarray(em.reference(y, **ins), np.float32)
+    assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()

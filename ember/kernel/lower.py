@@ -106,7 +106,8 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
         local = online_roots(roots, target) or False
     M = partition(roots, force, local)
     if not force:  # GEMM operands inlined as prologues, as buffers TMA can copy (kernel/prologue.py)
-        staged = staged_operands(roots, target, M, local if isinstance(local, frozenset) else frozenset())
+        streamed = set().union(*(_inlined(r, M) for r in local)) if isinstance(local, frozenset) else set()
+        staged = staged_operands(roots, target, M, streamed)
         if staged:
             M = partition(roots, staged, local)
     buffers: dict = {}
