@@ -16,7 +16,7 @@ from ..symbolic import Expr
 from ..view import View, index_name, row_major_strides
 from . import ir
 from .contraction import is_contraction
-from .node_args import iota_expr, reduce_axes, view_of
+from .node_args import expands, iota_expr, reduce_axes, view_of
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
@@ -26,23 +26,6 @@ RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materi
 # each read once) is cut there: the lowering walks expressions recursively, ~4 Python frames a level,
 # and such a chain raised RecursionError (Python's default limit is 1000 frames)
 INLINE_DEPTH_MAX = 150
-
-
-def _expands(n: Node) -> bool:
-    """Whether n holds more elements than any node it reads (through views): a broadcast, or a
-    GEMM's product of operands over all of m x n x k. Rule 8 cuts below it instead: a 12-layer BERT
-    in bf16 had its first down projection's product cut at the depth limit, a 19 GB buffer written
-    by one kernel and summed by another (223 ms for the model against 5 ms eager)."""
-    if not n.numel.is_const:
-        return False
-    sizes = []
-    for s in n.srcs:
-        while s.op == g.VIEW:
-            s = s.srcs[0]
-        if not s.numel.is_const:
-            return False
-        sizes.append(s.numel.value)
-    return bool(sizes) and n.numel.value > max(sizes)
 
 
 def _splits_dims(e: Expr) -> bool:
@@ -190,8 +173,8 @@ class KernelBuilder:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        if self.depth >= INLINE_DEPTH_MAX and n.op not in g.LEAVES and not self.is_buffer(n) and not _expands(n):
-            self.materialize.add(n)  # rule 8: the inlined expression is too deep to walk recursively
+        if self.depth >= INLINE_DEPTH_MAX and n.op not in g.LEAVES and not self.is_buffer(n) and not expands(n):
+            self.materialize.add(n)  # rule 8 (below a broadcast: node_args.expands)
             return self.load(n, coords, valid)
         self.depth += 1
         try:
