@@ -369,3 +369,47 @@ def test_gemm_operand_prologues_become_buffers_on_wgmma_targets(monkeypatch):
     got = np.asarray(em.compile(y, device="cpu")(**ins), np.float32)
     want = np.asarray(em.reference(y, **ins), np.float32)
     assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+
+
+def test_an_expression_rereading_many_buffers_is_materialised():
+    """Rule 7b: a residual stream (the input plus every layer's output) inlined into each layer's norm
+    kernel re-reads all of them; at 2^18 elements or more it is materialised once it reads 3 buffers
+    of its size, so no kernel reads the whole chain. Below that size (a decode step's rows) it stays
+    inlined. The values are unchanged."""
+    from ember.kernel import partition
+
+    def model(T, D=256, layers=6):
+        h = em.input("e", (T, D))
+        for i in range(layers):
+            w = em.input(f"w{i}", (D, D))
+            h = h + (h * (h * h).mean(-1, keepdim=True).rsqrt()) @ w
+        return h * (h * h).mean(-1, keepdim=True).rsqrt()
+
+    def widest(y):
+        return max(len(k.buffers) for k, _ in lower([y.node]).kernels)
+    big, small = model(1024), model(64)
+    assert widest(big) <= 5 and widest(small) >= 7
+    old = partition.REREAD_MIN
+    try:
+        partition.REREAD_MIN = 0  # the rule off: the last norm reads the whole chain
+        assert widest(big) >= 7
+    finally:
+        partition.REREAD_MIN = old
+    rng = np.random.default_rng(0)
+    ins = {"e": rng.standard_normal((1024, 256)).astype(np.float32)}
+    ins.update({f"w{i}": (rng.standard_normal((256, 256)) / 16).astype(np.float32) for i in range(6)})
+    assert_close(em.compile(big, device="cpu")(**ins), em.reference(big, **ins))
+
+
+def test_column_reductions_over_many_rows_split_like_gemvs():
+    """A norm's weight gradient: a sum over 8192 tokens into 512 outputs whose inputs run along the
+    outputs (one output per lane: 16 blocks) splits its rows (kernel/split.py, `walks_columns`); a
+    row sum (inputs along the reduction) does not. Values unchanged."""
+    x, s, g_ = em.input("x", (32, 256, 512)), em.input("s", (32, 256, 1)), em.input("g", (32, 256, 512))
+    col = (x * s * g_).sum(axis=(0, 1))
+    assert len(lower([col.node]).kernels) == 2
+    assert len(lower([(x * s * g_).sum(axis=2).node]).kernels) == 1
+    rng = np.random.default_rng(1)
+    ins = {"x": rng.standard_normal((32, 256, 512)).astype(np.float32), "s": rng.standard_normal((32, 256, 1)).astype(np.float32),
+           "g": rng.standard_normal((32, 256, 512)).astype(np.float32)}
+    assert_close(em.compile(col, device="cpu")(**ins), em.reference(col, **ins))
