@@ -152,11 +152,6 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(2, "}")
 
 
-def staging_bytes(feeds: list) -> int:
-    """Bytes at a tf32x3 slot's end for the MN-major operands copied raw (transposed by the split)."""
-    return sum(R * SWIZZLE_BYTES for p, _, R, _ in feeds if isinstance(p, TmaOperand) and not p.kmajor)
-
-
 def _staging(tmas: list, stage0: int) -> dict:
     """id(operand) -> its staging tile's offset in the slot, for the MN-major ones."""
     out, at = {}, stage0
