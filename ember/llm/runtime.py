@@ -78,6 +78,7 @@ class LLM:
         self._caches: list | None = None
         self.ahead_inputs: dict = {}  # batch -> the step-ahead loop's device input buffers (llm/ahead.py)
         self.step_inputs: dict = {}  # (input, rows) -> the device buffer a step's inputs are copied into
+        self.next_host: dict = {}  # (shape, dtype) -> two pinned buffers a step's tokens land in, in turn
         self.persistent_inputs = True  # (False: fresh device tensors every step, as before; an A/B knob)
         self.last_stats: dict = {}
 
@@ -152,7 +153,7 @@ class LLM:
         torch = _torch()
         t = out["next"]
         # two pinned buffers per shape in turn: at most two steps are in flight (llm/continuous.py)
-        ring = self.__dict__.setdefault("_next_host", {}).setdefault((tuple(t.shape), t.dtype), [None, None, 0])
+        ring = self.next_host.setdefault((tuple(t.shape), t.dtype), [None, None, 0])
         i = ring[2] = (ring[2] + 1) % 2
         if ring[i] is None:
             ring[i] = torch.empty(tuple(t.shape), dtype=t.dtype, pin_memory=True)
