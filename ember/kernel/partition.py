@@ -73,12 +73,10 @@ class LoweringError(RuntimeError):
     """The partition did not reach its fixpoint (an internal fault of the lowering, not of the graph)."""
 
 
-def _recomputed(order: list, M: set) -> set:
-    """Rule 7: nodes inlined into more than one kernel whose inlined expression (distinct operations
-    up to materialised nodes) is longer than INLINE_MAX. Of those, the lowest are returned: once
-    they are materialised, the expressions above them are short again. An erf-based GELU read by a
-    layernorm's kernels stays inlined (~50 operations); a recurrence's state, which grows by a
-    step's worth of operations per step, is cut every step or two."""
+def _lowest_shared(order: list, M: set, costly) -> set:
+    """The nodes inlined into more than one kernel for which costly(n, inlined) holds, lowest first:
+    a node whose inlined region holds no chosen node (once those are materialised, the expressions
+    above them change)."""
     def inlined(n) -> bool:
         return n not in M and n.op not in g.LEAVES
 
@@ -87,12 +85,20 @@ def _recomputed(order: list, M: set) -> set:
         if r in M and r.op not in g.LEAVES:
             for n in _region(r, inlined):
                 readers[n] = readers.get(n, 0) + 1
-    many = [n for n in order if readers.get(n, 0) > 1 and len(_region(n, inlined, INLINE_MAX)) >= INLINE_MAX]
     low: set = set()
-    for n in many:  # sources first: a node whose region holds no chosen node is a lowest one
-        if not (_region(n, inlined) & low):
+    for n in order:  # sources first
+        if readers.get(n, 0) > 1 and costly(n, inlined) and not (_region(n, inlined) & low):
             low.add(n)
     return low
+
+
+def _recomputed(order: list, M: set) -> set:
+    """Rule 7: nodes inlined into more than one kernel whose inlined expression (distinct operations
+    up to materialised nodes) is longer than INLINE_MAX. Of those, the lowest are returned: once
+    they are materialised, the expressions above them are short again. An erf-based GELU read by a
+    layernorm's kernels stays inlined (~50 operations); a recurrence's state, which grows by a
+    step's worth of operations per step, is cut every step or two."""
+    return _lowest_shared(order, M, lambda n, inlined: len(_region(n, inlined, INLINE_MAX)) >= INLINE_MAX)
 
 
 def _reread(order: list, M: set) -> set:
@@ -107,28 +113,14 @@ def _reread(order: list, M: set) -> set:
     if REREAD_MIN <= 0:
         return set()
 
-    def inlined(n) -> bool:
-        return n not in M and n.op not in g.LEAVES
-
-    readers: dict = {}
-    for r in order:
-        if r in M and r.op not in g.LEAVES:
-            for n in _region(r, inlined):
-                readers[n] = readers.get(n, 0) + 1
-    cands = []
-    for n in order:
-        if readers.get(n, 0) < 2 or not n.numel.is_const or n.numel.value < REREAD_NUMEL:
-            continue
+    def rereads(n, inlined) -> bool:
+        if not n.numel.is_const or n.numel.value < REREAD_NUMEL:
+            return False
         size = n.numel.value
         bufs = {s for x in _region(n, inlined) | {n} for s in x.srcs
                 if not inlined(s) and s.numel.is_const and s.numel.value == size}
-        if len(bufs) >= REREAD_MIN:
-            cands.append(n)
-    low: set = set()
-    for n in cands:
-        if not (_region(n, inlined) & low):
-            low.add(n)
-    return low
+        return len(bufs) >= REREAD_MIN
+    return _lowest_shared(order, M, rereads)
 
 
 def _region(r, inlined, limit: int | None = None) -> set:
