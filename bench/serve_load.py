@@ -37,6 +37,8 @@ def main() -> int:
     ap.add_argument("--shape", default="small", choices=["small", "1b"])
     ap.add_argument("--max-seq-len", type=int, default=128)
     ap.add_argument("--dtype", default="bfloat16", help="--shape 1b: the weights' dtype")
+    ap.add_argument("--batch-invariant", action="store_true", help="LLM(batch_invariant=True): one decode program "
+                    "over a named batch size")
     ap.add_argument("--torch-baseline", type=int, default=0, metavar="N",
                     help="also time transformers' eager generate on the first N requests, one at a time")
     args = ap.parse_args()
@@ -58,17 +60,19 @@ def main() -> int:
         spec.loader.exec_module(bl)
         shapes = dict(bl.LLAMA_1B, max_position_embeddings=2048)
         bl.write_checkpoint(d, shapes)
-        llm = L.load(d, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len, max_batch=args.max_batch)
+        llm = L.load(d, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len, max_batch=args.max_batch,
+                     batch_invariant=args.batch_invariant)
     else:
         transformers.LlamaForCausalLM(transformers.LlamaConfig(**SHAPES)).save_pretrained(d)
-        llm = L.load(d, device=args.device, max_seq_len=args.max_seq_len, max_batch=args.max_batch)
+        llm = L.load(d, device=args.device, max_seq_len=args.max_seq_len, max_batch=args.max_batch,
+                     batch_invariant=args.batch_invariant)
     print(f"loaded in {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
     rng = np.random.default_rng(0)
     jobs = [[int(t) for t in rng.integers(0, shapes["vocab_size"], rng.integers(4, 33))] for _ in range(args.requests)]
     want = [llm.generate([p], max_new_tokens=args.max_tokens, stop_token_ids=[])[0] for p in jobs]
     print(f"single-request answers at {time.perf_counter() - T0:.1f} s", file=sys.stderr, flush=True)
     res = {"date": time.strftime("%Y-%m-%d"), "device": args.device, "dtype": str(llm.dtype), "shapes": shapes, "requests": args.requests,
-           "max_tokens": args.max_tokens, "max_batch": args.max_batch, "runs": []}
+           "max_tokens": args.max_tokens, "max_batch": args.max_batch, "batch_invariant": args.batch_invariant, "runs": []}
     if args.device.startswith("cuda"):
         res["gpu"] = torch.cuda.get_device_name()
     if args.torch_baseline:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
-from ..kernel.online import KEY, OnlineForm, key_limit, replace
+from ..kernel.online import KEY, OnlineForm, key_floor, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 
 FLASH_PRELUDE = r"""
@@ -315,13 +315,16 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     else:
         e(1, f"const {I} kend_ = nk_;")
         e(1, f"const {I} kfull_ = nk_;")
-    e(1, f"const {I} ntk_ = (kend_ + {BN - 1}) / {BN};")
+    # the first key any row of the block may see (a left-padding mask's start): the key tiles start
+    # there, so a sequence's keys fall in the same tiles whatever slot it starts at
+    emit_key_floor(w, f, [(f.query, "q0_ + r_")], BM, "q0_ + r_ < nq_", 1)
+    e(1, f"const {I} ntk_ = (kend_ > kbeg_ ? (kend_ - kbeg_ + {BN - 1}) / {BN} : 0);")
 
     def load_kv(tile: str, slot: str, ind: int):
         for v, width, base, fast in ((f.k, D, "Ks", f.depth_var), (f.v, DV, "Vs", f.out_var)):
             e(ind, f"for (int c_ = tid_; c_ < {BN * width // 8}; c_ += {T}) {{")
             e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
-            e(ind + 1, f"const {I} kr_ = ({tile}) * {BN} + r_;")
+            e(ind + 1, f"const {I} kr_ = kbeg_ + ({tile}) * {BN} + r_;")
             e(ind + 1, f"em_cp16({base} + ({slot}) * {BN * width} + r_ * {width} + ((ch_ ^ (r_ & 7)) << 3), "
                        f"{v.args[0]} + (kr_ < nk_ ? {addr(v, {KEY: kv, fast: dvar})} : 0), kr_ < nk_);")
             e(ind, "}")
@@ -362,7 +365,7 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
         e(ind + 1, "#pragma unroll")
         e(ind + 1, "for (int c = 0; c < 4; ++c) {")
         e(ind + 2, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
-        e(ind + 2, f"const {I} {KEY} = t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+        e(ind + 2, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
         e(ind + 2, f"const float {f.score_acc} = s_[n][c];")
         e(ind + 2, "float x_ = -INFINITY;")
         cond = [f"{KEY} < kend_"] if guarded else []
@@ -377,7 +380,7 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
         e(ind, "}")
 
     if full_ok:
-        e(2, f"if ((t_ + 1) * {BN} <= kfull_ && (t_ + 1) * {BN} <= nk_) {{")
+        e(2, f"if (kbeg_ + (t_ + 1) * {BN} <= kfull_ && kbeg_ + (t_ + 1) * {BN} <= nk_) {{")
         scores(X_full, False, 3)
         e(2, "} else {")
         scores(X, True, 3)
@@ -413,3 +416,24 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     w.T = T
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
+
+
+def emit_key_floor(w, f: OnlineForm, row_vars: list, rows: int, live: str, ind: int) -> None:
+    """Declare `kbeg_`: the least first key (kernel/online.py key_floor) over the block's `rows`
+    rows (`r_` from 0; `row_vars` [(var, C expression of r_)], `live` which r_ are real rows), 0 when
+    the mask has no floor; at most kend_."""
+    I = w.IDX
+    flo = key_floor(f)
+    if flo is None:
+        w.emit(ind, f"const {I} kbeg_ = 0;")
+        return
+    w.emit(ind, f"{I} kbeg_ = kend_;")
+    w.emit(ind, f"for (int r_ = 0; r_ < {rows}; ++r_) {{")
+    w.emit(ind + 1, f"if (!({live})) continue;")
+    for var, expr in row_vars:
+        w.emit(ind + 1, f"const {I} {var} = {expr};")
+    env = w.vr.vals([flo], ind + 1)
+    w.emit(ind + 1, f"const {I} f_ = ({I})({env[flo]});")
+    w.emit(ind + 1, "kbeg_ = f_ < kbeg_ ? f_ : kbeg_;")
+    w.emit(ind, "}")
+    w.emit(ind, "kbeg_ = kbeg_ > 0 ? kbeg_ : 0;")

@@ -21,7 +21,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
-from .cuda_flash import (HALF, _operand, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
+from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
 ROWS_MAX = 16  # query rows: one tensor-core tile
@@ -117,11 +117,14 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "kend_ = kend_ < nk_ ? kend_ : nk_;")
     else:
         e(1, f"const {I} kend_ = nk_;")
-    e(1, f"const {I} chunk_ = (kend_ + {C * BN - 1}) / {C * BN} * {BN};")
-    e(1, f"const {I} k0_ = rank_ * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
+    # keys [kbeg_, kend_) split evenly over the cluster, from the rows' first key (a left-padding
+    # mask's start): the same split and tiles wherever the sequence starts in the cache
+    emit_key_floor(w, f, _row_decomposition(qv, "r_"), R, "true", 1)
+    e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * BN - 1}) / {C * BN} * {BN};")
+    e(1, f"const {I} k0_ = kbeg_ + rank_ * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
     e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
 
-    def at_row(r: str, ind: int):
+    def at_row(r: str, ind: int):  # (the query row variables of tile row r)
         t = r
         for i, (var, ext) in enumerate(reversed(qv)):
             if i == len(qv) - 1:
@@ -265,3 +268,15 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "em_cluster_sync();  /* every block has read the others' shared memory */")
     w.T = 32 * W
     return sm.prod([x for _, x in groups]) * C
+
+
+def _row_decomposition(qv: list, r: str) -> list:
+    """[(var, C expression)] of the query row variables of tile row `r` (the last varies fastest)."""
+    out, t = [], r
+    for i, (var, ext) in enumerate(reversed(qv)):
+        if i == len(qv) - 1:
+            out.append((var, t))
+        else:
+            out.append((var, f"({t}) % {ext.value}"))
+            t = f"({t}) / {ext.value}"
+    return out

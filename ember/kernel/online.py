@@ -329,3 +329,50 @@ def key_limit(f: OnlineForm) -> tuple | None:
             if not (sm.free_vars(rest) & {"_k", "_q", KEY, f.query}):
                 return -rest, cond  # KEY - query + rest <= 0
     return None
+
+
+def key_floor(f: OnlineForm) -> ir.Val | None:
+    """F: X is -inf wherever KEY < F, read from a `where(cond, x, -inf)` whose condition has a
+    conjunct `not (KEY < F)` (`KEY >= F`) with F free of KEY — a left-padding mask's first slot
+    (`start[b]`), possibly min'd with the query's own slot. F may load (the start is data) and may
+    vary with the rows; a kernel starts its key loop at F's least value over the rows it owns,
+    so its key tiles are aligned to where the row's keys begin, not to slot 0: the same keys in the
+    same tiles whatever slot the sequence starts at (batch-invariant serving, docs/serving.md)."""
+    x = f.x
+    if f.query is None:
+        return None
+    while x.op == "cast":
+        x = x.args[0]
+    if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
+        return None
+
+    def is_key(v: ir.Val) -> bool:
+        while v.op == "cast" and not v.dtype.is_float:
+            v = v.args[0]
+        return v.op == "index" and sm.free_vars(v.args[0]) == {KEY} and _unit(v.args[0])
+
+    def conjuncts(c: ir.Val):
+        if c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False:
+            yield from conjuncts(c.args[0])
+            yield from conjuncts(c.args[1])
+        elif c.op == "mul" and c.dtype.is_bool:
+            yield from conjuncts(c.args[0])
+            yield from conjuncts(c.args[1])
+        else:
+            yield c
+
+    for c in conjuncts(x.args[0]):
+        if c.op == "where" and c.args[0].op == "lt" and c.args[1].op == "const" and c.args[1].args[0] is False \
+                and c.args[2].op == "const" and c.args[2].args[0] is True:
+            a, b = c.args[0].args  # not (a < b): a >= b
+            if is_key(a) and KEY not in _vars(b):
+                return b
+    return None
+
+
+def _unit(e) -> bool:
+    """e is KEY itself (an index expression equal to the key variable)."""
+    kv = sm.var("_k", 0, None)
+    d = sm.substitute(sm.sym(e), {KEY: kv})
+    step, at0 = sm.substitute(d, {"_k": kv + 1}) - d, sm.substitute(d, {"_k": sm.ZERO})
+    return step.is_const and step.value == 1 and at0.is_const and at0.value == 0

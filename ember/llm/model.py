@@ -174,7 +174,10 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     key = iota((B, 1, 1, T, n), 4)
     query_slot = iota((B, 1, 1, T, n), 3) + Tensor(iota_node((), P, dt.int32))  # slot of query i: P + i
     first = start.reshape(B, 1, 1, 1, 1)
-    allowed = (key <= query_slot) & ((key >= first) | (key == query_slot))
+    # keys [start, own slot]; a pad query (its slot before start) sees only its own slot. Written as
+    # key >= min(start, slot) so the attention kernels find the rows' first key (kernel/online.py
+    # key_floor) and align their key tiles to it: the same tiles wherever a sequence starts
+    allowed = (key <= query_slot) & (key >= first.minimum(query_slot))
     scale = 1.0 / math.sqrt(D)
     writes = []
     for i, L in enumerate(W.layers):

@@ -32,8 +32,11 @@ DEFAULT_MAX_SEQ = 4096
 
 class LLM:
     def __init__(self, path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
-                 sharding: str = "manual", megakernel=False):
+                 sharding: str = "manual", megakernel=False, batch_invariant: bool = False):
         self.path = Path(path)
+        # one decode program over a named batch dimension for every row count, its kernels' schedules
+        # chosen without knowing the rows: a row's tokens do not depend on its batch (docs/serving.md)
+        self.batch_invariant = bool(batch_invariant)
         if megakernel not in (False, True, "auto"):
             raise ConfigError(f"megakernel must be False, True or 'auto', got {megakernel!r}")
         self.megakernel = megakernel  # the decode programs as one persistent kernel (docs/megakernel.md)
@@ -85,11 +88,13 @@ class LLM:
     # ---------------------------------------------------------------- programs and state
     def program(self, kind: str, batch: int):
         """The compiled 'prefill' (T new tokens) or 'decode' (one token) program for a batch size."""
-        key = (kind, batch)
+        invariant = self.batch_invariant and kind == "decode"
+        key = (kind, "B" if invariant else batch)
         p = self._programs.get(key)
         if p is None:
             t0 = time.perf_counter()
-            outs, writes = build_step(self.weights, batch, "T" if kind == "prefill" else 1, self.max_seq_len)
+            outs, writes = build_step(self.weights, "B" if invariant else batch, "T" if kind == "prefill" else 1,
+                                      self.max_seq_len)
             if self.sharding == "propagate":
                 from .tensor_parallel import shard_step
                 outs, writes = shard_step(self.weights, outs, writes, self.rank, self.world)
@@ -98,6 +103,8 @@ class LLM:
                 # decode: memory planned once at the longest cache, so one CUDA graph serves every
                 # position (its attention kernels' P updated per step, backends/cuda_graph.py)
                 bounds = {"P": self.max_seq_len - 1} if kind == "decode" else None
+                if invariant:
+                    bounds["B"] = self.max_batch
                 p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds, cache=True,
                                megakernel=self.megakernel if kind == "decode" else False)
             dt_s = time.perf_counter() - t0
@@ -373,12 +380,14 @@ def _torch():
 
 
 def load(path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
-         sharding: str = "manual", megakernel=False) -> LLM:
+         sharding: str = "manual", megakernel=False, batch_invariant: bool = False) -> LLM:
     """Read a Hugging Face-format decoder checkpoint directory (config.json, model.safetensors or
     its shards + index, generation_config.json and tokenizer.json when present) into an LLM. Under
     ember.distributed.init() with several ranks it is this rank's tensor-parallel shard: `sharding`
     "manual" (the graph with its collectives written out) or "propagate" (ember.sharding splits the
     whole model's graph from annotations; docs/distributed.md). `megakernel` (False, True or
-    "auto") compiles the decode programs as one persistent kernel (docs/megakernel.md)."""
+    "auto") compiles the decode programs as one persistent kernel (docs/megakernel.md).
+    `batch_invariant` compiles one decode program over a named batch size for every row count, so
+    a sequence's tokens are the same in any batch (bf16 serving; docs/serving.md)."""
     return LLM(path, device=device, dtype=dtype, max_seq_len=max_seq_len, max_batch=max_batch, verbose=verbose,
-               sharding=sharding, megakernel=megakernel)
+               sharding=sharding, megakernel=megakernel, batch_invariant=batch_invariant)
