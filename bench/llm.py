@@ -173,6 +173,7 @@ def main() -> int:
     ap.add_argument("--prefill", type=int, default=512)
     ap.add_argument("--ckpt", default="/tmp/ember-llama1b")
     ap.add_argument("--skip-torch-compile", action="store_true")
+    ap.add_argument("--batch-invariant", action="store_true", help="one decode program over a named batch size")
     args = ap.parse_args()
     import torch
 
@@ -192,7 +193,9 @@ def main() -> int:
     n_params = sum(v.numel() for v in w.values())
     weight_bytes = 2 * n_params
     t0 = time.perf_counter()
-    llm = L.load(args.ckpt, device="cuda", max_seq_len=max_seq, max_batch=max(batches), verbose=True)
+    llm = L.load(args.ckpt, device="cuda", max_seq_len=max_seq, max_batch=max(batches), verbose=True,
+                 batch_invariant=args.batch_invariant)
+    res["batch_invariant"] = args.batch_invariant
     res["load_s"] = time.perf_counter() - t0
     compile_s = {}
     for b in batches:
