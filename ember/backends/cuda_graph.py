@@ -178,8 +178,14 @@ class DynamicGraph:
         self.live = live
         self.graph.upload(executor.stream)
         self.env = dict(env)
-        self.last = {i: (int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in program.launches[i].dims))
-                     for i in self.dynamic}
+        self.last = {i: self._state(i, env) for i in self.dynamic}
+
+    def _state(self, i: int, env: dict) -> tuple:
+        """What launch i's node holds under env: its grid, and for a TMA launch the dims its tensor
+        maps are built from (other kernels read dims from device memory: a decode step's new
+        position updates no node unless a grid changes)."""
+        l = self.program.launches[i]
+        return int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in l.dims) if l.config.get("tma") else ()
 
     def _capture(self, l, env: dict):
         """The collective step l as a graph definition, captured from a stream."""
@@ -204,7 +210,7 @@ class DynamicGraph:
         if env != self.env:
             for i in self.dynamic:
                 l = self.program.launches[i]
-                now = (int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in l.dims))
+                now = self._state(i, env)
                 if self.last.get(i) == now:  # (a kernel whose dims did not change value)
                     continue
                 self.last[i] = now
