@@ -20,9 +20,9 @@ def add_parser(sub) -> None:
     s.add_argument("--timeout", type=float, default=600.0, help="seconds a request may take")
     s.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks (one GPU each, or CPU processes "
                                                      "with --device cpu); rank 0 serves")
-    s.add_argument("--batch-invariant", action="store_true",
-                   help="one decode program for every batch size: each answer equals its single-request run, "
-                        "in bf16 too (docs/serving.md)")
+    s.add_argument("--batch-invariant", choices=["auto", "on", "off"], default="auto",
+                   help="one decode program for every batch size, so each answer equals its single-request run "
+                        "bit for bit (docs/serving.md); auto: on whenever requests can share a batch (--max-batch > 1)")
     s.add_argument("--sharding", choices=["manual", "propagate"], default="manual", help="with --tp (docs/distributed.md)")
 
 
@@ -55,7 +55,8 @@ def run(args) -> int:
             args.device = distributed.device(None if args.device is None else "cuda")
     try:
         llm = load(args.path, device=args.device, dtype=args.dtype, max_seq_len=args.max_seq_len,
-                   max_batch=args.max_batch, sharding=args.sharding, batch_invariant=args.batch_invariant)
+                   max_batch=args.max_batch, sharding=args.sharding,
+                   batch_invariant=args.batch_invariant == "on" or (args.batch_invariant == "auto" and args.max_batch > 1))
         batch = None
         if comm is not None:
             from .ranks import MirroredBatch, follow
