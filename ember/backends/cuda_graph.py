@@ -209,7 +209,6 @@ class DynamicGraph:
         """Update the nodes that read the dims to `env`; returns the executable graph."""
         if env != self.env:
             for i in self.dynamic:
-                l = self.program.launches[i]
                 now = self._state(i, env)
                 if self.last.get(i) == now:  # (a kernel whose dims did not change value)
                     continue

@@ -5,6 +5,7 @@ modes and their knobs are described in codegen/cuda.py; when each is chosen, in 
 from __future__ import annotations
 
 from .. import symbolic as sm
+from ..kernel import ir
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import acc_identity, compute_type
 from .cuda_schedule import RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
@@ -297,7 +298,7 @@ class RowMappings:
                          f"row_ += ({I})gridDim.x * {T}) {{")
             lane_start, lane_step, ind = "0", 1, 2
             grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
-        self.decompose("row_", c.outer, ind)
+        self.decompose("row_", shared_order(self.k, c) if self.cfg.get("order") == "shared" else c.outer, ind)
         for s in c.stages:
             ct = compute_type(s.acc.dtype)
             op = 0 if s.acc.op == "sum" else 1
@@ -327,3 +328,17 @@ class RowMappings:
                 self.store(c.store, None, 1, ind)
         self.emit(1, "}")
         return grid
+
+
+def shared_order(k, c: Canon) -> list:
+    """c.outer with the loops the largest operand does not depend on varying fastest: neighbouring
+    warps (or threads) compute the outputs that read the same rows of it (a weight row shared by a
+    decode step's rows is read from memory once, then from L1)."""
+    loads = [v for s in c.stages for v in ir.val_toposort([s.update.value])
+             if v.op == "load" and not isinstance(v.args[1], ir.Val)]
+    size = {b.name: sm.sym(b.size).vmax for b in k.buffers}
+    if not loads:
+        return list(c.outer)
+    big = max(loads, key=lambda v: size.get(v.args[0], 0))
+    reads = sm.free_vars(big.args[1])
+    return [lp for lp in c.outer if lp[0] in reads] + [lp for lp in c.outer if lp[0] not in reads]

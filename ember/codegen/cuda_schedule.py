@@ -322,6 +322,12 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     if guarded_applicable(c):  # an embedding's gradient: the condition tested once per row and term
         return {"mode": "guarded", "threads": 128}
     g = contraction_of(c)
+    if g is not None and few_bounded_rows(k, c, g):
+        # a named row count bounded small (a batch-invariant decode step's batch, docs/serving.md):
+        # the GEMV's warp per output for every row, the rows sharing a weight row on neighbouring
+        # warps (`order`), so the weight is read from memory once whatever the rows; the schedule
+        # cannot follow the row count, so neither can a row's reduction order
+        return {"mode": "warp", "threads": 256, "vec": 8, "order": "shared"}
     if g is not None:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
         big = lambda e, n: (not e.is_const) or e.value >= n
@@ -382,6 +388,17 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     if r >= 32:
         return {"mode": "warp", "threads": 128, "vec": 8}
     return {"mode": "thread", "threads": 128, "vec": 1}
+
+
+FEW_ROWS = 32  # a symbolic row count bounded by at most this many rows runs as GEMVs
+
+
+def few_bounded_rows(k: ir.Kernel, c, g) -> bool:
+    """A product of a symbolic row count with a small bound (sm.var("B", 1, 8)) into static
+    columns over a static depth of at least 256, its matrix walked along its rows (nn.Linear)."""
+    M, N, K = (_size(x) for x in (g.m, g.n, g.k))
+    return (not M.is_const and M.vmax <= FEW_ROWS and N.is_const and K.is_const and K.value >= 256
+            and not columns_contiguous(k, c) and len(c.stages) == 1 and not c.inner)
 
 
 def flash_config(k: ir.Kernel, target=None) -> dict | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import dtypes as dt
+from .. import symbolic as sm
 from ..arrays import InputError
 from ..backends.target import get_target
 from ..comm import current
@@ -93,8 +94,9 @@ class LLM:
         p = self._programs.get(key)
         if p is None:
             t0 = time.perf_counter()
-            outs, writes = build_step(self.weights, "B" if invariant else batch, "T" if kind == "prefill" else 1,
-                                      self.max_seq_len)
+            # (the named batch carries its bound: schedules may use it, never the value)
+            rows = sm.var("B", 1, self.max_batch) if invariant else batch
+            outs, writes = build_step(self.weights, rows, "T" if kind == "prefill" else 1, self.max_seq_len)
             if self.sharding == "propagate":
                 from .tensor_parallel import shard_step
                 outs, writes = shard_step(self.weights, outs, writes, self.rank, self.world)
