@@ -89,19 +89,23 @@ def test_decode_and_prefill_kernels_start_at_the_rows_first_key(tmp_path):
     from ember.llm.model import build_step
     llm = L.load(_tiny(tmp_path), device="cpu", dtype="bfloat16", max_seq_len=128)
     seen = set()
-    for batch, T, bounds in (("B", 1, {"P": 127, "B": 8}), (1, "T", None)):
+    for batch, T, bounds in ((sm.var("B", 1, 8), 1, {"P": 127, "B": 8}), (1, "T", None)):
         outs, writes = build_step(llm.weights, batch, T, 128)
         p = em.compile(outs, device="h100", writes=writes, dim_bounds=bounds, cache=False)
         prelude, kernels = cg.split_program(p.source)
         for launch in p.launches:
             mode = launch.config.get("mode")
+            if batch != 1 and launch.config["cfg"].get("rows"):  # the projections: GEMVs shared by the rows
+                assert launch.config["cfg"]["mode"] == "warp" and "accs_[8]" in kernels[launch.kernel]
+                assert len(compile_cuda(prelude + "\n" + kernels[launch.kernel], "sm_90a")) > 0
+                seen.add("rows")
             if mode in ("decode", "flash"):
                 src = kernels[launch.kernel]
                 assert "kbeg_ = f_ < kbeg_ ? f_ : kbeg_;" in src and "k0_ = kbeg_ + rank_ * chunk_" in src \
                     if mode == "decode" else "const long long kr_ = kbeg_ + " in src
                 assert len(compile_cuda(prelude + "\n" + src, "sm_90a")) > 0
                 seen.add(mode)
-    assert seen == {"decode", "flash"}
+    assert seen == {"decode", "flash", "rows"}
 
 
 def test_one_decode_program_serves_every_row_count(tmp_path):

@@ -275,6 +275,8 @@ class RowMappings:
                 return self._rows_cached(c, mode, T, plan)
             if self.cluster > 1:
                 raise UnsupportedKernel(f"no row cache for {T} x {self.cluster} threads")
+        if mode == "warp" and self.cfg.get("rows"):
+            return self._rows_shared(c, T, max_vec, int(self.cfg["rows"]))
         I = self.IDX
         nrows = _size(c.outer)
         if mode == "block":
@@ -329,16 +331,79 @@ class RowMappings:
         self.emit(1, "}")
         return grid
 
+    def _rows_shared(self, c: Canon, T: int, max_vec: int, RB: int):
+        """Warp mode where a warp owns one point of the loops the largest operand depends on (a
+        weight row) and every point of the other outer loops (the rows sharing it), `RB` rows at a
+        time: the weight chunk a lane loads serves RB accumulators. Each output's order is the
+        plain warp mode's (a lane's chunks in turn, then the warp's shuffle tree), whatever the
+        number of rows."""
+        if len(c.stages) != 1 or c.inner:
+            raise UnsupportedKernel("shared rows: one reduction stage, no inner loops")
+        I, W = self.IDX, T // 32
+        s = c.stages[0]
+        order = shared_order(self.k, c)
+        reads = _shared_reads(self.k, c)
+        groups = [lp for lp in order if lp[0] in reads]
+        rows = [lp for lp in order if lp[0] not in reads]
+        ng, nr = _size(groups), _size(rows)
+        ct = compute_type(s.acc.dtype)
+        ident = acc_identity(s.acc.op, s.acc.dtype)
+        vec = _reduce_vec(self.k, s, max_vec)
+        R = _size(s.loops)
+        lv = s.loops[-1][0] if s.loops else None
+        if not s.loops:
+            raise UnsupportedKernel("shared rows: a reduction loop")
+        self.emit(1, "const int lane_ = threadIdx.x & 31;")
+        self.emit(1, f"for ({I} g_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); g_ < {self.idx(ng)}; "
+                     f"g_ += ({I})gridDim.x * {W}) {{")
+        self.decompose("g_", groups, 2)
+        self.emit(2, f"for ({I} m0_ = 0; m0_ < {self.idx(nr)}; m0_ += {RB}) {{")
+        self.emit(3, f"{ct} accs_[{RB}];")
+        self.emit(3, "#pragma unroll")
+        self.emit(3, f"for (int j_ = 0; j_ < {RB}; ++j_) accs_[j_] = {ident};")
+        start = f"({I})lane_ * {vec}" if vec > 1 else f"({I})lane_"
+        self.emit(3, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {32 * vec}) {{")
+        self.decompose("r_", s.loops, 4)
+        self.emit(4, "#pragma unroll")
+        self.emit(4, f"for (int j_ = 0; j_ < {RB}; ++j_) {{")
+        # (rows past the end recompute the last row: the loads stay unconditional, one copy each)
+        self.emit(5, f"const {I} mr_ = m0_ + j_ < {self.idx(nr)} ? m0_ + j_ : {self.idx(nr)} - 1;")
+        self.decompose("mr_", rows, 5)
+        self.emit(5, f"{ct} {s.acc.name} = accs_[j_];")
+        self.update(s, lv, vec, 5)
+        self.emit(5, f"accs_[j_] = {s.acc.name};")
+        self.emit(4, "}")
+        self.emit(3, "}")
+        op = 0 if s.acc.op == "sum" else 1
+        self.emit(3, "#pragma unroll")
+        self.emit(3, f"for (int j_ = 0; j_ < {RB}; ++j_) {{")
+        self.emit(4, f"if (m0_ + j_ >= {self.idx(nr)}) break;")
+        self.emit(4, f"const {ct} {s.acc.name} = em_warp_reduce<{ct}, {op}>(accs_[j_]);")
+        self.emit(4, f"const {I} mr_ = m0_ + j_;")
+        self.decompose("mr_", rows, 4)
+        self.emit(4, "if (lane_ == 0) {")
+        self.store(c.store, None, 1, 5)
+        self.emit(4, "}")
+        self.emit(3, "}")
+        self.emit(2, "}")
+        self.emit(1, "}")
+        return sm.minimum((ng + (W - 1)) // W, 2 ** 31 - 1)
+
+
+def _shared_reads(k, c: Canon) -> set:
+    """The outer loop variables the largest operand's index depends on."""
+    loads = [v for s in c.stages for v in ir.val_toposort([s.update.value])
+             if v.op == "load" and not isinstance(v.args[1], ir.Val)]
+    size = {b.name: sm.sym(b.size).vmax for b in k.buffers}
+    if not loads:
+        return {lp[0] for lp in c.outer}
+    big = max(loads, key=lambda v: size.get(v.args[0], 0))
+    return sm.free_vars(big.args[1]) & {lp[0] for lp in c.outer}
+
 
 def shared_order(k, c: Canon) -> list:
     """c.outer with the loops the largest operand does not depend on varying fastest: neighbouring
     warps (or threads) compute the outputs that read the same rows of it (a weight row shared by a
     decode step's rows is read from memory once, then from L1)."""
-    loads = [v for s in c.stages for v in ir.val_toposort([s.update.value])
-             if v.op == "load" and not isinstance(v.args[1], ir.Val)]
-    size = {b.name: sm.sym(b.size).vmax for b in k.buffers}
-    if not loads:
-        return list(c.outer)
-    big = max(loads, key=lambda v: size.get(v.args[0], 0))
-    reads = sm.free_vars(big.args[1])
+    reads = _shared_reads(k, c)
     return [lp for lp in c.outer if lp[0] in reads] + [lp for lp in c.outer if lp[0] not in reads]
