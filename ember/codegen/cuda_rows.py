@@ -362,17 +362,22 @@ class RowMappings:
         self.emit(3, "#pragma unroll")
         self.emit(3, f"for (int j_ = 0; j_ < {RB}; ++j_) accs_[j_] = {ident};")
         start = f"({I})lane_ * {vec}" if vec > 1 else f"({I})lane_"
-        self.emit(3, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {32 * vec}) {{")
-        self.decompose("r_", s.loops, 4)
-        self.emit(4, "#pragma unroll")
-        self.emit(4, f"for (int j_ = 0; j_ < {RB}; ++j_) {{")
-        # (rows past the end recompute the last row: the loads stay unconditional, one copy each)
-        self.emit(5, f"const {I} mr_ = m0_ + j_ < {self.idx(nr)} ? m0_ + j_ : {self.idx(nr)} - 1;")
-        self.decompose("mr_", rows, 5)
-        self.emit(5, f"{ct} {s.acc.name} = accs_[j_];")
-        self.update(s, lv, vec, 5)
-        self.emit(5, f"accs_[j_] = {s.acc.name};")
-        self.emit(4, "}")
+        # RB whole rows: unrolled, the weight chunk loaded once for all of them; fewer (the last
+        # rows, or a batch of one): one row at a time, as plain warp mode. Same order either way.
+        self.emit(3, f"const int nj_ = {self.idx(nr)} - m0_ < {RB} ? (int)({self.idx(nr)} - m0_) : {RB};")
+        for full in (True, False):
+            self.emit(3, "if (nj_ == %d) {" % RB if full else "} else {")
+            self.emit(4, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {32 * vec}) {{")
+            self.decompose("r_", s.loops, 5)
+            self.emit(5, "#pragma unroll" if full else "#pragma unroll 1")
+            self.emit(5, f"for (int j_ = 0; j_ < {RB if full else 'nj_'}; ++j_) {{")
+            self.emit(6, f"const {I} mr_ = m0_ + j_;")
+            self.decompose("mr_", rows, 6)
+            self.emit(6, f"{ct} {s.acc.name} = accs_[j_];")
+            self.update(s, lv, vec, 6)
+            self.emit(6, f"accs_[j_] = {s.acc.name};")
+            self.emit(5, "}")
+            self.emit(4, "}")
         self.emit(3, "}")
         op = 0 if s.acc.op == "sum" else 1
         self.emit(3, "#pragma unroll")

@@ -390,7 +390,12 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     return {"mode": "thread", "threads": 128, "vec": 1}
 
 
-FEW_ROWS = 32  # a symbolic row count bounded by at most this many rows runs as GEMVs
+# a symbolic row count bounded by at most this many rows runs as GEMVs. Measured on the H100
+# (bench/results/gpu-session19-2026-11-26/f, g: a Llama-1B decode step over a named batch, context
+# 1024): GEMVs 1.5 / 3.2 / 11.1 ms at 1 / 8 / 32 rows against the symbolic-row wgmma tile's 3.0 /
+# 3.1 ms at 1 / 8 (`e/`): at 32 rows the GEMVs are instruction-bound (a multiply-add and a
+# conversion per weight element and row), so bounds past 8 keep the tensor cores
+FEW_ROWS = 8
 
 
 def few_bounded_rows(k: ir.Kernel, c, g) -> bool:
