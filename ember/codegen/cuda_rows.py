@@ -354,40 +354,58 @@ class RowMappings:
         if not s.loops:
             raise UnsupportedKernel("shared rows: a reduction loop")
         self.emit(1, "const int lane_ = threadIdx.x & 31;")
+        self.emit(1, f"{compute_type(s.acc.dtype)} accs1_;")
         self.emit(1, f"for ({I} g_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); g_ < {self.idx(ng)}; "
                      f"g_ += ({I})gridDim.x * {W}) {{")
         self.decompose("g_", groups, 2)
-        self.emit(2, f"for ({I} m0_ = 0; m0_ < {self.idx(nr)}; m0_ += {RB}) {{")
-        self.emit(3, f"{ct} accs_[{RB}];")
-        self.emit(3, "#pragma unroll")
-        self.emit(3, f"for (int j_ = 0; j_ < {RB}; ++j_) accs_[j_] = {ident};")
-        start = f"({I})lane_ * {vec}" if vec > 1 else f"({I})lane_"
-        # RB whole rows: unrolled, the weight chunk loaded once for all of them; fewer (the last
-        # rows, or a batch of one): one row at a time, as plain warp mode. Same order either way.
-        self.emit(3, f"const int nj_ = {self.idx(nr)} - m0_ < {RB} ? (int)({self.idx(nr)} - m0_) : {RB};")
-        for full in (True, False):
-            self.emit(3, "if (nj_ == %d) {" % RB if full else "} else {")
-            self.emit(4, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {32 * vec}) {{")
-            self.decompose("r_", s.loops, 5)
-            self.emit(5, "#pragma unroll" if full else "#pragma unroll 1")
-            self.emit(5, f"for (int j_ = 0; j_ < {RB if full else 'nj_'}; ++j_) {{")
-            self.emit(6, f"const {I} mr_ = m0_ + j_;")
-            self.decompose("mr_", rows, 6)
-            self.emit(6, f"{ct} {s.acc.name} = accs_[j_];")
-            self.update(s, lv, vec, 6)
-            self.emit(6, f"accs_[j_] = {s.acc.name};")
-            self.emit(5, "}")
-            self.emit(4, "}")
-        self.emit(3, "}")
         op = 0 if s.acc.op == "sum" else 1
-        self.emit(3, "#pragma unroll")
-        self.emit(3, f"for (int j_ = 0; j_ < {RB}; ++j_) {{")
-        self.emit(4, f"if (m0_ + j_ >= {self.idx(nr)}) break;")
-        self.emit(4, f"const {ct} {s.acc.name} = em_warp_reduce<{ct}, {op}>(accs_[j_]);")
-        self.emit(4, f"const {I} mr_ = m0_ + j_;")
-        self.decompose("mr_", rows, 4)
-        self.emit(4, "if (lane_ == 0) {")
-        self.store(c.store, None, 1, 5)
+        start = f"({I})lane_ * {vec}" if vec > 1 else f"({I})lane_"
+
+        def r_loop(ind: int, j: str | None):  # one row (j None: mr_ in scope) or row j_ of RB
+            self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {32 * vec}) {{")
+            self.decompose("r_", s.loops, ind + 1)
+            if j is None:
+                self.update(s, lv, vec, ind + 1)
+            else:
+                self.emit(ind + 1, "#pragma unroll")
+                self.emit(ind + 1, f"for (int j_ = 0; j_ < {RB}; ++j_) {{")
+                self.emit(ind + 2, f"const {I} mr_ = m0_ + j_;")
+                self.decompose("mr_", rows, ind + 2)
+                self.emit(ind + 2, f"{ct} {s.acc.name} = accs_[j_];")
+                self.update(s, lv, vec, ind + 2)
+                self.emit(ind + 2, f"accs_[j_] = {s.acc.name};")
+                self.emit(ind + 1, "}")
+            self.emit(ind, "}")
+
+        def finish(ind: int, value: str):
+            self.emit(ind, f"const {ct} {s.acc.name} = em_warp_reduce<{ct}, {op}>({value});")
+            self.decompose("mr_", rows, ind)
+            self.emit(ind, "if (lane_ == 0) {")
+            self.store(c.store, None, 1, ind + 1)
+            self.emit(ind, "}")
+
+        # RB whole rows: unrolled, the weight chunk loaded once for all of them; fewer (the last
+        # rows, a batch of one): a row at a time, as plain warp mode. The same order either way.
+        self.emit(2, f"for ({I} m0_ = 0; m0_ < {self.idx(nr)}; m0_ += {RB}) {{")
+        self.emit(3, f"if ({self.idx(nr)} - m0_ >= {RB}) {{")
+        self.emit(4, f"{ct} accs_[{RB}];")
+        self.emit(4, "#pragma unroll")
+        self.emit(4, f"for (int j_ = 0; j_ < {RB}; ++j_) accs_[j_] = {ident};")
+        r_loop(4, "j_")
+        self.emit(4, "#pragma unroll")
+        self.emit(4, f"for (int j_ = 0; j_ < {RB}; ++j_) {{")
+        self.emit(5, f"const {I} mr_ = m0_ + j_;")
+        finish(5, "accs_[j_]")
+        self.emit(4, "}")
+        self.emit(3, "} else {")
+        self.emit(4, f"for ({I} mr_ = m0_; mr_ < {self.idx(nr)}; ++mr_) {{")
+        self.emit(5, "{")
+        self.decompose("mr_", rows, 6)
+        self.emit(6, f"{ct} {s.acc.name} = {ident};")
+        r_loop(6, None)
+        self.emit(6, f"accs1_ = {s.acc.name};")
+        self.emit(5, "}")
+        finish(5, "accs1_")
         self.emit(4, "}")
         self.emit(3, "}")
         self.emit(2, "}")
