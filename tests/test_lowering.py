@@ -413,3 +413,25 @@ def test_column_reductions_over_many_rows_split_like_gemvs():
     ins = {"x": rng.standard_normal((32, 256, 512)).astype(np.float32), "s": rng.standard_normal((32, 256, 1)).astype(np.float32),
            "g": rng.standard_normal((32, 256, 512)).astype(np.float32)}
     assert_close(em.compile(col, device="cpu")(**ins), em.reference(col, **ins))
+
+
+def test_cuda_gemv_x_at_w_splits_toward_2048_blocks():
+    """On the H100 preset an x @ W GEMV (W [K, N]: one output per lane) splits k into chunks of >=
+    256 toward 2048 blocks of 32 outputs (backends/cuda_target.py, measured by bench/gemv_sweep.py):
+    1 x 2048 @ 2048 x 8192 in 8 chunks, 1 x 8192 @ 8192 x 2048 in 32; a GEMV with 1024+ blocks of
+    outputs does not split; the default policy (the CPU's) keeps the coarser split."""
+    from ember import pipeline
+    h100 = pipeline.get_target("h100")
+
+    def chunks(K, N, target):
+        y = em.input("x", (1, K), em.bfloat16) @ em.input("w", (K, N), em.bfloat16)
+        ks = lower([y.node], target=target).kernels
+        if len(ks) == 1:
+            return 1
+        partial = [b for b in ks[0][0].buffers if b.role == "out"][0]
+        return partial.size.value // N
+
+    assert chunks(2048, 8192, h100) == 8
+    assert chunks(8192, 2048, h100) == 32
+    assert chunks(2048, 65536, h100) == 1
+    assert chunks(2048, 8192, None) == 1 and chunks(8192, 2048, None) == 4

@@ -56,6 +56,10 @@ class SplitPolicy:
     of 32 outputs and k >= `gemv_k_min` splits the same way into chunks >= `gemv_chunk_min`, the
     chunk index outermost so the partial kernel still walks the outputs: (1 x 8192) @ (8192 x 2048)
     ran on 64 blocks at 1.24 TB/s on the H100 (bench/results/contractions-devtime-2026-11-25.json).
+    The CUDA target splits finer (`gemv_*` in backends/cuda_target.py): k >= 1024 in chunks >= 256
+    toward 2048 blocks, below 1024 blocks — swept on the H100 (bench/gemv_sweep.py,
+    bench/results/gpu-session19-2026-11-26/j/gemv-sweep.json): 2048 x 8192 2.65 -> 3.01 TB/s,
+    8192 x 2048 2.23 -> 2.93 (cuBLAS 3.35 / 3.09, graph replays).
 
     The search's split rule (search/rules.py) explores more splits than the default makes: single-axis
     reductions at least `search_min_len` long into at most `search_max_out` values, in the first of
@@ -74,6 +78,8 @@ class SplitPolicy:
     search_chunks: tuple = (64, 128, 32)
     gemv_k_min: int = 4096
     gemv_chunk_min: int = 1024
+    gemv_wanted: int = 256  # blocks of 32 outputs the split aims for
+    gemv_few: int = 0  # at or above this many blocks no split (0: tiles_few)
     k_long: int = 4096
     long_chunks: int = 8
 
@@ -85,10 +91,10 @@ def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
     outs = n.numel.value
     if walks_columns(n):  # x @ W over W [K, N], a column sum: outputs / 32 blocks of one output per lane
         blocks = -(-outs // 32)
-        if L < p.gemv_k_min or blocks >= p.tiles_few:
+        if L < p.gemv_k_min or blocks >= (p.gemv_few or p.tiles_few):
             return None
         S = 2
-        while blocks * S < p.tiles_wanted and L % (2 * S) == 0 and L // (2 * S) >= p.gemv_chunk_min:
+        while blocks * S < p.gemv_wanted and L % (2 * S) == 0 and L // (2 * S) >= p.gemv_chunk_min:
             S *= 2
         return S if L % S == 0 and L // S >= p.gemv_chunk_min else None
     if is_gemm_shaped(n):
