@@ -51,7 +51,7 @@ def ember_decode(B, Hkv, G, S, D, cfg=None):
     return _program(o, cfg, "decode")
 
 
-def ember_decode_layers(N, B, Hkv, G, S, D):
+def ember_decode_layers(N, B, Hkv, G, S, D, cfg=None):
     """N independent decode attentions in one program (one kernel each, one CUDA graph), as a
     decode step runs one per layer: each over its own cache, so nothing is read from L2 twice."""
     import ember as em
@@ -62,10 +62,17 @@ def ember_decode_layers(N, B, Hkv, G, S, D):
         v = em.input(f"v{i}", (B, Hkv, S, D), em.bfloat16)
         s = (q @ k.unsqueeze(2).transpose(-1, -2)).cast(em.float32) * (1.0 / math.sqrt(D))
         outs.append(s.softmax(-1).cast(em.bfloat16) @ v.unsqueeze(2))
-    return em.compile(tuple(outs), device="cuda")
+    if cfg is None:
+        return em.compile(tuple(outs), device="cuda")
+    from ember import pipeline
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([o.node for o in outs], None, target)
+    cfgs = [dict(cfg) if target.default_config(k, target).get("mode") == "decode" else target.default_config(k, target)
+            for k, _ in lowered.kernels]
+    return pipeline.build_program(lowered, target, None, "tuple", configs=cfgs)
 
 
-def bench_decode_layers(out: dict, N: int = 16) -> None:
+def bench_decode_layers(out: dict, N: int = 16, variants: bool = False) -> None:
     """Decode attention timed as in a decode step: N of them back to back in one graph replay (a
     lone kernel's replay costs ~5-6 us whatever it reads, which caps any one-kernel measurement at
     8K keys far below the floor). Per attention: the replay's time / N; SDPA the same way."""
@@ -91,10 +98,25 @@ def bench_decode_layers(out: dict, N: int = 16) -> None:
         sdpa_us = graph_timed(lambda qh=qh, ks=ks, vs=vs: [F.scaled_dot_product_attention(
             qh[i], ks[i], vs[i], enable_gqa=True) for i in range(N)]) / N
         row = dict(B=B, Hkv=Hkv, G=G, S=S, D=D, layers=N, kernels=len(prog.launches), max_err=err, ok=err < 2e-2,
-                   ember_us=round(ember_us, 2), sdpa_us=round(sdpa_us, 2),
+                   ember_us=round(ember_us, 2), sdpa_us=round(sdpa_us, 2), cfg=prog.launches[0].config.get("cfg"),
                    ember_pct_copy_bw=round(100 * nbytes / (ember_us * 1e-6) / bw, 1),
                    sdpa_pct_copy_bw=round(100 * nbytes / (sdpa_us * 1e-6) / bw, 1))
-        print("decode-layers", json.dumps(row), flush=True)
+        if variants:  # the decode schedule's knobs under the same protocol
+            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}
+                        for w in (4, 8) for bn in (16, 32) for st in (2, 3, 4) for c in (8, 16)]:
+                name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}"
+                try:
+                    p2 = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
+                    e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())
+                    us = p2.benchmark(reps=10, **feed) / N
+                    row[name] = dict(us=round(us, 2), pct=round(100 * nbytes / (us * 1e-6) / bw, 1), ok=e2 < 2e-2)
+                except Exception as e:  # noqa: BLE001
+                    row[name] = dict(error=str(e)[:160])
+            best = max((k_ for k_ in row if isinstance(row[k_], dict) and row[k_].get("ok")),
+                       key=lambda k_: row[k_]["pct"], default=None)
+            row["best_variant"] = best and dict(row[best], name=best)
+        print("decode-layers", json.dumps({k_: v_ for k_, v_ in row.items() if not (isinstance(v_, dict) and "us" in v_)}),
+              flush=True)
         rows.append(row)
         del qs, ks, vs, feed, prog
         torch.cuda.empty_cache()
@@ -317,7 +339,7 @@ def main():
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     if a.decode_layers:
-        bench_decode_layers(out, a.decode_layers)
+        bench_decode_layers(out, a.decode_layers, a.variants)
         ok = all(r["ok"] for r in out["decode_layers"])
     else:
         ok = check(out)
