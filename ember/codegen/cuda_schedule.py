@@ -422,10 +422,14 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # (bench/results/attention-decode-2026-11-26b.json) clusters of 16 (non-portable) ran
         # slower than 8: 16-block clusters must share a GPC, and fewer of them are co-resident
         cluster = next((cl for cl in (1, 2, 4) if cl * n >= 0.9 * sm_count(target)), 8)
-        # measured on an H200 (bench/results/attention-decode-2026-11-26c.json): 8 warps where the
-        # blocks are few (batch 1), 4 where they fill the GPU; 16 keys a tile at head dim 128, 32 at 64
-        warps = 8 if cluster == 8 else 4
-        return {"mode": "decode", "warps": warps, "BN": 16 if form.depth.value >= 128 else 32, "stages": 2,
+        # 4 warps; where the blocks are few (batch 1: clusters of 8) each warp's ring 4 deep. Measured
+        # on the H100 as 16 layers in one graph replay (bench/attention.py --decode-layers 16 --variants,
+        # bench/results/gpu-session19-2026-11-26/l/): 8K keys at head dim 128 61 -> 68% of copy
+        # bandwidth, 64 51 -> 54%, 32K keys 77 -> 83% against 8 warps x 2 stages (the H200's choice
+        # from one-kernel replays, attention-decode-2026-11-26c.json); 16 keys a tile at head dim 128,
+        # 32 at 64
+        stages = 4 if cluster == 8 else 2
+        return {"mode": "decode", "warps": 4, "BN": 16 if form.depth.value >= 128 else 32, "stages": stages,
                 "cluster": cluster}
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
