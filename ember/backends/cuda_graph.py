@@ -89,6 +89,20 @@ def pdl_pair(program, i: int, emptied=()) -> bool:
                 and i - 1 not in emptied)
 
 
+def may_empty(grid, bounded: set) -> bool:
+    """Whether a grid following a bounded dim can be 0 blocks: a decode step's cache length P from 0
+    can; a named batch B (at least 1) times 64 cannot, and its node keeps its programmatic edges
+    (the batch-invariant decode program, whose every grid follows B, lost them all: ~0.37 ms a step)."""
+    from ..symbolic.assume import _vars
+    grid = sm.sym(grid)
+    if not bounded & sm.free_vars(grid):
+        return False
+    # a plain named dim (sm.dim) may be bound to 0; a var declared with a range (sm.var("B", 1, 8))
+    # keeps it: the grid at each bounded dim's least binding
+    least = {n: (v.args[1] if v.args[2] is not None else 0) for n, v in _vars(grid, {}).items() if n in bounded}
+    return sm.substitute(grid, least).vmin <= 0
+
+
 def programmatic_edges(gd, nodes: list, pairs: list) -> int:
     """Turn the plain edge nodes[i-1] -> nodes[i] into a programmatic one wherever pairs[i]; returns
     how many were turned (a driver that refuses keeps the plain edges)."""
@@ -168,7 +182,7 @@ class DynamicGraph:
             prev = node
         if pdl_enabled():
             bounded = set(program.dim_bounds)
-            emptied = {i for i in self.dynamic if bounded & sm.free_vars(self.grids[i])}  # nodes that may be disabled
+            emptied = {i for i in self.dynamic if may_empty(self.grids[i], bounded)}  # nodes that may be disabled
             self.programmatic = programmatic_edges(gd, nodes, [pdl_pair(program, i, emptied) for i in range(len(nodes))])
         self.graph = gd.instantiate()
         self.nodes = [self.graph[n] for n in nodes]
