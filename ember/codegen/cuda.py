@@ -7,8 +7,8 @@ kernel/ir.py) maps onto the GPU in one of four *modes*, a schedule knob:
                  innermost dimension per step of a grid-stride loop (16-byte loads/stores where the
                  index is contiguous and aligned).
 ``thread``       one thread per outer point; stages and tail run serially in the thread.
-``warp``         one warp per outer point; lanes stride the reduction (vectorised), warp shuffles
-                 combine; lanes stride the tail.
+``warp``         one warp per outer point; lanes stride the reduction (vectorised), shuffles combine;
+                 lanes stride the tail. Knobs ``order``, ``rows``: cuda_rows.py `_rows_shared`.
 ``block``        one block per outer point; threads stride the reduction, warp shuffles + shared
                  memory combine and broadcast; threads stride the tail.
 ``cols``         32 consecutive outer points per block, one per lane (coalesced when consecutive

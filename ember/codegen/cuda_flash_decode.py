@@ -124,14 +124,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, f"const {I} k0_ = kbeg_ + rank_ * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
     e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
 
-    def at_row(r: str, ind: int):  # (the query row variables of tile row r)
-        t = r
-        for i, (var, ext) in enumerate(reversed(qv)):
-            if i == len(qv) - 1:
-                e(ind, f"const {I} {var} = {t};")
-            else:
-                e(ind, f"const {I} {var} = ({t}) % {ext.value};")
-                t = f"({t}) / {ext.value}"
+    def at_row(r: str, ind: int):  # the query row variables of tile row r
+        for var, expr in _row_decomposition(qv, r):
+            e(ind, f"const {I} {var} = {expr};")
 
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")

@@ -354,7 +354,7 @@ class RowMappings:
         if not s.loops:
             raise UnsupportedKernel("shared rows: a reduction loop")
         self.emit(1, "const int lane_ = threadIdx.x & 31;")
-        self.emit(1, f"{compute_type(s.acc.dtype)} accs1_;")
+        self.emit(1, f"{ct} accs1_;")
         self.emit(1, f"for ({I} g_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); g_ < {self.idx(ng)}; "
                      f"g_ += ({I})gridDim.x * {W}) {{")
         self.decompose("g_", groups, 2)

@@ -325,8 +325,8 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     if g is not None and few_bounded_rows(k, c, g):
         # a named row count bounded small (a batch-invariant decode step's batch, docs/serving.md):
         # a warp per weight row computing it against every row, 8 at a time (`rows`: the weight
-        # chunk a lane loads serves 8 accumulators), so the weight is read once whatever the rows; the schedule
-        # cannot follow the row count, so neither can a row's reduction order
+        # chunk a lane loads serves 8 accumulators), so the weight is read once whatever the rows;
+        # the schedule cannot follow the row count, so neither can a row's reduction order
         return {"mode": "warp", "threads": 256, "vec": 8, "order": "shared", "rows": 8}
     if g is not None:
         M, N, K = (_size(x) for x in (g.m, g.n, g.k))
