@@ -194,12 +194,17 @@ def _megakernel(program, **knobs):
     return megakernel_program(program, program.target, **knobs)
 
 
+# GEMMs of 2..8 rows (a decode step's batch) run as GEMVs shared by the rows (cuda_schedule.py
+# few_bounded_rows), unsplit; EMBER_ROWS_GEMV=0 keeps them on split-K tensor-core tiles
+ROWS_GEMV = 0 if os.environ.get("EMBER_ROWS_GEMV", "1") == "0" else 8
+
 H100 = Target(
     kind="cuda", preset="h100", arch="sm_90a", compute_capability=(9, 0), sm_count=132,
     smem_per_block=227 * KB, smem_per_sm=228 * KB, memory_bytes=80 * 10**9,
     tensor_cores=("mma.sync.tf32", "wgmma"), device_memory=True,
     # (x @ W GEMVs split finer than the defaults: kernel/split.py, measured by bench/gemv_sweep.py)
-    split=SplitPolicy(tiles_few=132, gemv_k_min=1024, gemv_chunk_min=256, gemv_wanted=2048, gemv_few=1024),
+    split=SplitPolicy(tiles_few=132, gemv_k_min=1024, gemv_chunk_min=256, gemv_wanted=2048, gemv_few=1024,
+                      rows_gemv=ROWS_GEMV),
     tuning=_tuning(227 * KB),
     render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
     search_space=_space, refine=_refine, executor=_executor, compiler=_compiler, precompile=_precompile,

@@ -5,6 +5,7 @@ Target (backends/target.py); `target=None` means the H100 preset's values.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .. import symbolic as sm
@@ -399,10 +400,13 @@ FEW_ROWS = 8
 
 
 def few_bounded_rows(k: ir.Kernel, c, g) -> bool:
-    """A product of a symbolic row count with a small bound (sm.var("B", 1, 8)) into static
-    columns over a static depth of at least 256, its matrix walked along its rows (nn.Linear)."""
+    """A product of 2..8 rows, or of a symbolic row count with such a bound (sm.var("B", 1, 8)),
+    into static columns over a static depth of at least 256, its matrix walked along its rows
+    (nn.Linear). (One row keeps the GEMV rules below.)"""
     M, N, K = (_size(x) for x in (g.m, g.n, g.k))
-    return (not M.is_const and M.vmax <= FEW_ROWS and N.is_const and K.is_const and K.value >= 256
+    rows = M.vmax if not M.is_const else (M.value if 2 <= M.value and os.environ.get("EMBER_ROWS_GEMV", "1") != "0"
+                                          else 1 << 30)
+    return (rows <= FEW_ROWS and N.is_const and K.is_const and K.value >= 256
             and not columns_contiguous(k, c) and len(c.stages) == 1 and not c.inner)
 
 

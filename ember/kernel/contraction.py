@@ -51,6 +51,23 @@ def is_gemm_shaped(n: g.Node) -> bool:
     return bool(a) and bool(b) and a != b
 
 
+def gemm_rows(n: g.Node) -> int | None:
+    """The rows of a GEMM-shaped contraction: the extent of the output axes its larger operand (the
+    weight) is broadcast along — a decode step's batch rows; None when not static or not a GEMM."""
+    if not is_gemm_shaped(n):
+        return None
+    x = _through_casts(n.srcs[0])
+    axes = reduce_axes(n)
+    kept = [d for d in range(x.ndim) if d not in axes and not (x.shape[d].is_const and x.shape[d].value == 1)]
+    ops = [_through_casts(s) for s in x.srcs]
+    if any(op.op != g.VIEW for op in ops):
+        return None
+    big = max(ops, key=lambda op: op.srcs[0].numel.vmax)  # (the views are the same shape: their sources differ)
+    used = sm.free_vars(view_of(big).index)
+    rows = sm.prod([x.shape[d] for d in kept if index_name(d) not in used])
+    return rows.value if rows.is_const else None
+
+
 def _stride(op: g.Node, d: int):
     """The step of view `op`'s source offset along its axis d (None when not a constant)."""
     idx = view_of(op).index

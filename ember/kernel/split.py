@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
-from .contraction import is_gemm_shaped, walks_columns
+from .contraction import gemm_rows, is_gemm_shaped, walks_columns
 from .node_args import reduce_axes
 
 
@@ -79,6 +79,7 @@ class SplitPolicy:
     gemv_k_min: int = 4096
     gemv_chunk_min: int = 1024
     gemv_wanted: int = 256  # blocks of 32 outputs the split aims for
+    rows_gemv: int = 0  # GEMMs of at most this many rows are not split (the target runs them as GEMVs)
     gemv_few: int = 0  # at or above this many blocks no split (0: tiles_few)
     k_long: int = 4096
     long_chunks: int = 8
@@ -98,6 +99,9 @@ def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
             S *= 2
         return S if L % S == 0 and L // S >= p.gemv_chunk_min else None
     if is_gemm_shaped(n):
+        rows = gemm_rows(n)
+        if rows is not None and rows <= p.rows_gemv:
+            return None  # (GEMVs shared by the rows, codegen/cuda_rows.py: one weight row per warp)
         tiles = -(-outs // p.tile)
         if p.tiles_few <= tiles < 2 * p.tiles_few and L >= p.k_long and L % p.long_chunks == 0:
             return p.long_chunks  # (the second wave's idle SMs)
