@@ -435,3 +435,30 @@ def test_cuda_gemv_x_at_w_splits_toward_2048_blocks():
     assert chunks(8192, 2048, h100) == 32
     assert chunks(2048, 65536, h100) == 1
     assert chunks(2048, 8192, None) == 1 and chunks(8192, 2048, None) == 4
+
+
+def test_cuda_gemms_of_few_rows_stay_whole_as_shared_gemvs():
+    """On the H100 preset a GEMM of 2..8 rows against a weight (a decode step at batch 8) is not
+    split-K (`rows_gemv`) and takes warp mode with `rows` (GEMVs shared by the rows); 16 rows keep the
+    split tensor-core tiles; the rows are those the larger operand is broadcast along."""
+    from ember import pipeline
+    from ember.codegen import cuda as cg
+    from ember.kernel.contraction import gemm_rows
+    h100 = pipeline.get_target("h100")
+
+    def plan(M):
+        y = em.input("x", (M, 2048), em.bfloat16) @ em.input("w", (3072, 2048), em.bfloat16).transpose(0, 1)
+        ks = lower([y.node], target=h100).kernels
+        return len(ks), [cg.default_config(k, h100) for k, _ in ks]
+
+    n, cfgs = plan(8)
+    assert n == 1 and cfgs[0]["mode"] == "warp" and cfgs[0].get("rows") == 8
+    n, cfgs = plan(2)
+    assert n == 1 and cfgs[0].get("rows") == 8
+    n, cfgs = plan(16)
+    assert n == 2 and cfgs[0]["mode"] != "warp"  # (split-K partials and their sum)
+    x, w = em.input("x", (8, 64)), em.input("w", (512, 64))
+    prod = x.unsqueeze(1) * w.unsqueeze(0)  # (8, 512, 64): w broadcast along the 8 rows
+    from ember import graph as g
+    s = g.reduce_node(g.SUM, prod.node, (2,))
+    assert gemm_rows(s) == 8
