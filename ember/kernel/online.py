@@ -281,12 +281,8 @@ def key_limit(f: OnlineForm) -> tuple | None:
     """(off, conjunct): X is -inf wherever KEY > query + off, read from a `where(cond, x, -inf)` whose
     condition has a conjunct (the bool value returned) meaning KEY <= query + off; None when X has no
     such bound."""
-    x = f.x
-    if f.query is None:
-        return None
-    while x.op == "cast":
-        x = x.args[0]
-    if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
+    mask = _score_mask(f)
+    if mask is None or f.query is None:
         return None
     qv, kv = sm.var("_q", 0, None), sm.var("_k", 0, None)  # unbounded: differences cancel exactly
 
@@ -303,24 +299,18 @@ def key_limit(f: OnlineForm) -> tuple | None:
                 return a + b if v.op == "add" else a * b
         return None
 
-    def relations(c: ir.Val):  # yields (u, w) meaning u <= w
-        if c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False:
-            yield from relations(c.args[0])
-            yield from relations(c.args[1])
-        elif c.op == "mul" and c.dtype.is_bool:
-            yield from relations(c.args[0])
-            yield from relations(c.args[1])
-        elif c.op == "where" and c.args[0].op == "lt" and c.args[1].op == "const" and c.args[1].args[0] is False \
-                and c.args[2].op == "const" and c.args[2].args[0] is True:
-            a, b = (index_of(s) for s in c.args[0].args)  # not (a < b): b <= a
-            if a is not None and b is not None:
-                yield b, a, c
-        elif c.op == "lt":
-            a, b = (index_of(s) for s in c.args)  # a < b: a <= b - 1
-            if a is not None and b is not None:
-                yield a, b - 1, c
+    def relations(mask: ir.Val):  # yields (u, w) meaning u <= w
+        for c in _conjuncts(mask):
+            if _negated_lt(c):
+                a, b = (index_of(s) for s in c.args[0].args)  # not (a < b): b <= a
+                if a is not None and b is not None:
+                    yield b, a, c
+            elif c.op == "lt":
+                a, b = (index_of(s) for s in c.args)  # a < b: a <= b - 1
+                if a is not None and b is not None:
+                    yield a, b - 1, c
 
-    for u, w, cond in relations(x.args[0]):
+    for u, w, cond in relations(mask):
         diff = sm.substitute(sm.sym(u) - sm.sym(w), {KEY: kv, f.query: qv})
         dk = sm.substitute(diff, {"_k": kv + 1}) - diff
         dq = sm.substitute(diff, {"_q": qv + 1}) - diff
@@ -338,12 +328,8 @@ def key_floor(f: OnlineForm) -> ir.Val | None:
     vary with the rows; a kernel starts its key loop at F's least value over the rows it owns,
     so its key tiles are aligned to where the row's keys begin, not to slot 0: the same keys in the
     same tiles whatever slot the sequence starts at (batch-invariant serving, docs/serving.md)."""
-    x = f.x
-    if f.query is None:
-        return None
-    while x.op == "cast":
-        x = x.args[0]
-    if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
+    mask = _score_mask(f)
+    if mask is None:
         return None
 
     def is_key(v: ir.Val) -> bool:
@@ -351,23 +337,39 @@ def key_floor(f: OnlineForm) -> ir.Val | None:
             v = v.args[0]
         return v.op == "index" and sm.free_vars(v.args[0]) == {KEY} and _unit(v.args[0])
 
-    def conjuncts(c: ir.Val):
-        if c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False:
-            yield from conjuncts(c.args[0])
-            yield from conjuncts(c.args[1])
-        elif c.op == "mul" and c.dtype.is_bool:
-            yield from conjuncts(c.args[0])
-            yield from conjuncts(c.args[1])
-        else:
-            yield c
-
-    for c in conjuncts(x.args[0]):
-        if c.op == "where" and c.args[0].op == "lt" and c.args[1].op == "const" and c.args[1].args[0] is False \
-                and c.args[2].op == "const" and c.args[2].args[0] is True:
+    for c in _conjuncts(mask):
+        if _negated_lt(c):
             a, b = c.args[0].args  # not (a < b): a >= b
             if is_key(a) and KEY not in _vars(b):
                 return b
     return None
+
+
+def _score_mask(f: OnlineForm) -> ir.Val | None:
+    """cond when X is `where(cond, x, -inf)` (through casts) and the form has a query axis."""
+    x = f.x
+    if f.query is None:
+        return None
+    while x.op == "cast":
+        x = x.args[0]
+    if x.op != "where" or not (x.args[2].op == "const" and x.args[2].args[0] == float("-inf")):
+        return None
+    return x.args[0]
+
+
+def _conjuncts(c: ir.Val):
+    """The terms of a boolean conjunction (`where(a, b, False)` or a boolean product), flattened."""
+    if (c.op == "where" and c.args[2].op == "const" and c.args[2].args[0] is False) or (c.op == "mul" and c.dtype.is_bool):
+        yield from _conjuncts(c.args[0])
+        yield from _conjuncts(c.args[1])
+    else:
+        yield c
+
+
+def _negated_lt(c: ir.Val) -> bool:
+    """c is `not (a < b)`, written `where(a < b, False, True)`."""
+    return (c.op == "where" and c.args[0].op == "lt" and c.args[1].op == "const" and c.args[1].args[0] is False
+            and c.args[2].op == "const" and c.args[2].args[0] is True)
 
 
 def _unit(e) -> bool:
