@@ -24,6 +24,7 @@ from .. import graph as g
 from .. import primitives as P
 from ..graph import Node
 from ..tensor import Tensor, _as_tensor, full
+from .shift import softmax_shifts
 from .unview import unview
 
 __all__ = ["GradError", "backward", "grad", "unview"]
@@ -80,9 +81,11 @@ def backward(root: Node, seed: Node, wrt: Sequence[Node]) -> dict:
     order = g.toposort([root])
     targets = set(wrt)
     # only float nodes on a path from a target to the root carry gradients
+    # (a softmax's max is a shift its result does not depend on: no gradient reaches it, see shift.py)
+    shifts = softmax_shifts(order) - targets
     live: set = set()
     for n in order:
-        if n.dtype.is_float and (n in targets or any(s in live for s in n.srcs)):
+        if n.dtype.is_float and n not in shifts and (n in targets or any(s in live for s in n.srcs)):
             live.add(n)
     pending: dict = {root: [seed]} if root in live else {}
     done: dict = {}
