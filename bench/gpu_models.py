@@ -191,8 +191,9 @@ if __name__ == "__main__" and "--profile" not in sys.argv:
     main()
 
 
-def profile(name: str, dtype: str, top: int = 8) -> None:
-    """The slowest kernels of one model's Ember program (torch.profiler's CUDA times) and their IR."""
+def profile(name: str, dtype: str, top: int = 8, with_ir: int = 8) -> None:
+    """The slowest `top` kernels of one model's Ember program (torch.profiler's CUDA times, one call),
+    their configs, and the IR of the first `with_ir`."""
     import torch
 
     import ember as em
@@ -211,13 +212,15 @@ def profile(name: str, dtype: str, top: int = 8) -> None:
                  for e in prof.key_averages()), reverse=True)[:top]
     ir = fn.program.meta.get("kernels_ir", "").split("\nkernel ")
     cfg = {l.kernel: l.config for l in fn.program.launches}
-    for t, k in ev:
+    print(f"total {sum(t for t, _ in ev):.0f} us over the {len(ev)} slowest kernels", flush=True)
+    for i, (t, k) in enumerate(ev):
         print(f"{t:10.0f} us  {k}  {json.dumps(cfg.get(k, {}).get('cfg', cfg.get(k)), default=str)[:300]}", flush=True)
         body = next((x for x in ir if x.split("(")[0].strip().split()[-1] == k), None)
-        if body:
+        if body and i < with_ir:
             print("kernel " + body[:1500], flush=True)
 
 
 if __name__ == "__main__" and "--profile" in sys.argv:  # python bench/gpu_models.py --profile NAME DTYPE
     i = sys.argv.index("--profile")
-    profile(next(n for n in MODELS if sys.argv[i + 1] in n), sys.argv[i + 2])
+    profile(next(n for n in MODELS if sys.argv[i + 1] in n), sys.argv[i + 2],
+            *(int(a) for a in sys.argv[i + 3:i + 5]))  # [TOP [WITH_IR]]
