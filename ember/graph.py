@@ -314,9 +314,21 @@ def binary(op: str, a: Node, b: Node) -> Node:
         raise GraphError(f"{op}: dtypes differ ({a.dtype.name} vs {b.dtype.name}); cast first")
     row = P.GRAPH[op]
     out = row.dtype(a.dtype, b.dtype)
+    if op == MUL and out.is_float:  # x * 1 is x, bit for bit (signed zeros and NaNs included)
+        if _is_one(b) and a.dtype == out:
+            return a
+        if _is_one(a) and b.dtype == out:
+            return b
     if row.commutative and a is not b and a.key > b.key:  # one canonical order
         a, b = b, a
     return Node(op, (a, b), None, out, a.shape)
+
+
+def _is_one(n: Node) -> bool:
+    """n is the constant 1 (a scalar, or a broadcast of one with no padding)."""
+    while n.op == VIEW and n.arg.valid is sm.ONE:
+        n = n.srcs[0]
+    return n.op == CONST and n.arg == 1
 
 
 def where_node(c: Node, a: Node, b: Node) -> Node:
@@ -351,7 +363,14 @@ def is_tf32(n: Node) -> bool:
 def cast_node(x: Node, dtype: DType) -> Node:
     if x.dtype == dtype:
         return x
+    if x.op == CAST and x.srcs[0].dtype == dtype and _widens(dtype, x.dtype):
+        return x.srcs[0]  # a value widened exactly and narrowed back to its own type is itself
     return Node(CAST, (x,), None, dtype, x.shape)
+
+
+def _widens(a: DType, b: DType) -> bool:
+    """Every float `a` is exactly a `b` (bf16 / f16 into f32 or f64, f32 into f64)."""
+    return a.is_float and b.is_float and b.itemsize > a.itemsize
 
 
 def gather_node(data: Node, index: Node) -> Node:

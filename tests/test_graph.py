@@ -329,3 +329,17 @@ def test_long_view_chains_stay_bounded_and_exact():
     assert all(len(n.arg.index.key) + len(n.arg.valid.key) <= g.VIEW_COMPOSE_LIMIT for n in views)
     got, = ref_evaluate([y], {"x": a}, {})
     assert np.array_equal(got, want)
+
+
+def test_exact_identities_fold_when_built():
+    """x * 1 is x (floats: bit for bit, signed zeros and NaNs included) and a float widened exactly
+    and narrowed back is itself; neither folds where it is not an identity."""
+    import ember as em
+    x = em.input("x", (3, 4), em.float32)
+    assert (x * 1.0).node is x.node and (1.0 * x).node is x.node
+    assert (x * 2.0).node is not x.node
+    pad = em.full((3, 2), 1.0, em.float32).pad((1, 1))  # ones with zeros at the edges
+    assert (x * pad).node is not x.node
+    h = em.input("h", (3, 4), em.bfloat16)
+    assert h.cast(em.float32).cast(em.bfloat16).node is h.node
+    assert x.cast(em.bfloat16).cast(em.float32).node is not x.node  # rounds: not an identity
