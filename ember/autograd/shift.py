@@ -19,8 +19,8 @@ attention's backward a term that stops the scores from being recomputed tile by 
 is structural and closed: every float reader of m, followed forward, must be
 
 * a VIEW that broadcasts along A (its index does not use A's index variables: the value is the same
-  at every point of a reduced row), a MUL by a constant, or an ADD with a term free of m (so
-  the exponent is f + h with h constant along A), up to one EXP2 node E;
+  at every point of a reduced row), a MUL by a constant, or an ADD (a sum of such terms and terms
+  free of m: the exponent is f + h with h constant along A), up to an EXP2 node E;
 * E read only by the SUM over exactly A and by the MUL that normalises it, E * recip(view(sum_A E))
   (the sum read only through broadcasting views into that recip, the recip only by that MUL).
 
