@@ -27,6 +27,8 @@ the producer splits what TMA copied (codegen/cuda_wgmma_feed.py).
 """
 from __future__ import annotations
 
+import os
+
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
@@ -141,7 +143,12 @@ def default_takes_wgmma(c: Canon) -> bool:
     K-major operands 1.4-1.9x the mma mode's 3xTF32 (f32 4096^3 x @ W.T 89 against 64 TFLOP/s);
     MN-major ones through the staging ring 0.99-1.2x (x.T @ g 67 against 68, a training step's
     input gradient 66 against 60, its weight gradient 39 against 32)."""
-    return not isinstance(wgmma_applicable(c, gather=False), str)
+    if not isinstance(wgmma_applicable(c, gather=False), str):
+        return True
+    # a gathered operand read as whole 16-byte chunks (a channels-last conv's input: kernel/layout.py)
+    plan = wgmma_applicable(c) if os.environ.get("EMBER_WGMMA_CHUNK_GATHER", "1") == "1" else "off"
+    return not isinstance(plan, str) and all(not isinstance(f, GatherOperand) or f.vector is not None
+                                             for f in plan[1:])
 
 
 def _sizes(w, g, BM: int, BN: int) -> None:

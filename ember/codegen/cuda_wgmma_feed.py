@@ -33,9 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import dtypes as dt
+from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Contraction
-from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _peel, tma_operand
+from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
 ROUND = {"bf16": "em_f2bf", "f16": "em_f2h"}  # float -> 16-bit storage, round to nearest even
@@ -48,6 +49,33 @@ class GatherOperand:
     kind: str
     extent: str  # the kernel's name for the rows' extent ("M_" or "N_")
     kmajor: bool = True  # gathered tiles are always written K-major
+    vector: object = None  # the load read as whole 16-byte chunks (vector_chunks), or None
+
+
+def vector_chunks(g: Contraction, val: ir.Val, kind: str):
+    """The operand's load when every 16-byte chunk of the tile (8 consecutive k of one row) is 16
+    contiguous, aligned bytes of one buffer under one guard: the value is that load (16-bit, of the
+    MMA's type, under widening casts), the innermost k variable walks it one element at a time over
+    an extent of whole chunks, the guard does not depend on that variable, and every other stride and
+    the offset are multiples of a chunk. A channels-last convolution's input is such an operand
+    (kernel/layout.py): each pixel and filter tap reads its channels as chunks, padding guarded per
+    chunk. None otherwise (the producer then evaluates the operand per element)."""
+    ld = _peel(val)
+    if ld is None or KIND_OF.get(ld.dtype) != kind or not g.k:
+        return None
+    kv, ext = g.k[-1]
+    epc = 16 // ld.dtype.itemsize
+    if not ext.is_const or ext.value % epc:
+        return None
+    _, index, valid = ld.args
+    names = sorted(sm.free_vars(index))
+    aff = _affine(index, names)
+    if aff is None or kv in sm.free_vars(valid):
+        return None
+    off, strides = aff
+    if strides.get(kv) != 1 or off % epc or any(st % epc for v, st in strides.items() if v != kv):
+        return None
+    return ld
 
 
 def gather_kind(g: Contraction, val: ir.Val) -> str | None:
@@ -88,7 +116,7 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
         kind = gather_kind(g, val)
         if kind is None:
             return f"operand {name}: {val.dtype.name} values without TF32 allowed ({p})"
-        feeds.append((kind, GatherOperand(val, rows, kind, extent)))
+        feeds.append((kind, GatherOperand(val, rows, kind, extent, vector=vector_chunks(g, val, kind))))
     (ka, pa), (kb, pb) = feeds
     if ka != kb:
         return f"mixed operand types ({ka} x {kb})"
@@ -238,6 +266,12 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
     I = w.IDX
     EPC = 16 // (4 if p.kind in ("tf32", "tf32x3") else 2)  # elements per 16-byte chunk
     chunks = R * (BK // EPC)
+    if p.vector is not None:
+        buf = p.vector.args[0]
+        w.emit(ind, f"if ((((em_u64){buf}) & 15) == 0) {{  // (16-byte chunks need an aligned buffer)")
+        _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC)
+        w.emit(ind, "} else {")
+        ind += 1
     if unroll > 1:
         w.emit(ind, f"#pragma unroll {unroll}")
     w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += {threads}) {{")
@@ -268,4 +302,29 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
         words = [f"((em_u32){ROUND[p.kind]}(x_[{2 * i}]) | ((em_u32){ROUND[p.kind]}(x_[{2 * i + 1}]) << 16))"
                  for i in range(4)]
     w.emit(ind + 1, f"em_st_shared_v4({at}, {', '.join(words)});")
+    w.emit(ind, "}")
+    if p.vector is not None:
+        w.emit(ind - 1, "}")
+
+
+def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
+                        threads: int, unroll: int, EPC: int) -> None:
+    """The tile as whole 16-byte chunks: one guarded vector load per chunk (zeros past the rows' or
+    k's end, and where the guard fails: a conv's padding), stored raw into the swizzled layout."""
+    I = w.IDX
+    buf, index, valid = p.vector.args
+    if unroll > 1:
+        w.emit(ind, f"#pragma unroll {unroll}")
+    w.emit(ind, f"for (int q_ = pt_; q_ < {R * (BK // EPC)}; q_ += {threads}) {{")
+    w.emit(ind + 1, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
+    w.emit(ind + 1, f"const {I} gr_ = {origin} * {R} + rr_;")
+    w.emit(ind + 1, "uint4 x_ = make_uint4(0u, 0u, 0u, 0u);")
+    w.emit(ind + 1, f"const {I} gk_ = ({I})it * {BK} + cc_ * {EPC};")
+    w.emit(ind + 1, f"if (gr_ < {p.extent} && gk_ < K_) {{")
+    w.decompose("gr_", p.rows, ind + 2)
+    w.decompose("gk_", g.k, ind + 2)
+    load = f"x_ = *reinterpret_cast<const uint4*>({buf} + ({w.idx(index)}));"
+    w.emit(ind + 2, load if valid is sm.ONE else f"if ({w.idx(valid)}) {load}")
+    w.emit(ind + 1, "}")
+    w.emit(ind + 1, f"em_st_shared_v4({dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4), x_.x, x_.y, x_.z, x_.w);")
     w.emit(ind, "}")

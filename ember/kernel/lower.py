@@ -19,6 +19,7 @@ from .builder import (INLINE_DEPTH_MAX, LOCAL_MAX, Analysis, KernelBuilder, Loca
 from .partition import INLINE_MAX, LoweringError, _region, partition
 from .prologue import staged_operands
 from .fold import fold_constants
+from .layout import contraction_layouts
 from .distribute import distribute_sums
 from .split import split_long_reductions
 from .online import online_form
@@ -97,8 +98,8 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
     if not force:  # (forced nodes name nodes of this very graph: keep it as it is)
         # a softmax-weighted contraction the target streams is not split (it reads every key anyway)
         keep = _streamable if getattr(target, "online_softmax", None) is not None and not local else None
-        roots = split_long_reductions(distribute_sums(fold_constants(roots)), target.split if target is not None else None,
-                                      keep)
+        roots = contraction_layouts(fold_constants(roots), target)
+        roots = split_long_reductions(distribute_sums(roots), target.split if target is not None else None, keep)
     outputs, values = roots[:n_out], roots[n_out:]
     _check_writes(writes, values, outputs)
     order = g.toposort(roots)

@@ -193,7 +193,34 @@ def _split(n: g.Node, p: SplitPolicy) -> g.Node | None:
     S = None if L is None else _chunks(n, L, p)
     if L is not None and _f32_accumulated(n) and L // (S or 1) > F32_EXACT_TERMS:
         return _split_exact(n, L, p)
-    return None if S is None else split_reduction(n, S, chunk_major=walks_columns(n))
+    if S is None:
+        return None
+    return _split_on_axes(n, S, p) or split_reduction(n, S, chunk_major=walks_columns(n))
+
+
+def _split_on_axes(n: g.Node, S: int, p: SplitPolicy) -> g.Node | None:
+    """A contraction over several axes split along its leading summed axes when their extents
+    multiply to within a factor of 2 of S (a 3x3 conv's taps, its channels summed inside): the chunk
+    index is then those axes themselves, no flattened k to divide, so a channels-last operand
+    (kernel/layout.py) stays a strided load inside each chunk."""
+    if walks_columns(n) or not is_gemm_shaped(n):
+        return None
+    src = n.srcs[0]
+    axes = [a for a in reduce_axes(n) if src.shape[a].value > 1]
+    L = reduced_length(n)
+    best, P = None, 1
+    for i, a in enumerate(axes[:-1]):
+        P *= src.shape[a].value
+        if S / 2 <= P <= 2 * S and L // P >= p.k_chunk_min and \
+                (best is None or abs(P / S - 1) < abs(best[1] / S - 1)):
+            best = (i + 1, P)
+    if best is None:
+        return None
+    outer_axes, inner_axes = axes[:best[0]], axes[best[0]:]
+    wide = n.dtype.is_float and n.dtype.itemsize < 4  # (partial sums in float32, as split_reduction)
+    inner = g.reduce_node(g.SUM, g.cast_node(src, dt.float32) if wide else src, inner_axes, tf32=g.is_tf32(n))
+    outer = g.reduce_node(g.SUM, inner, outer_axes)
+    return g.cast_node(outer, n.dtype) if wide else outer
 
 
 def split_long_reductions(outputs: list, policy: SplitPolicy | None = None, keep=None) -> list:

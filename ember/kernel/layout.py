@@ -1,0 +1,279 @@
+"""Contraction-friendly layouts: the summed axis innermost, in memory (a convolution's channels last).
+
+A buffer is stored row-major in its node's shape, so a layout is chosen by choosing the node. Two
+rewrites, both exact (they reorder a sum's terms and rename a tensor's axes), run before the
+partition on targets whose tensor cores read operands from shared memory (`wgmma`):
+
+1. **The longest summed axis innermost.** A contraction over several axes (a convolution sums
+   channels x kernel rows x kernel columns) is rebuilt with its longest summed axis last, so its
+   flattened k index walks the channels fastest: 8 consecutive k of a bf16 operand are then 16
+   contiguous bytes wherever the channels are contiguous. Only 16-bit products (the layout the
+   copy engine and a vector gather want); float32 convs keep their order (the `mma` mode reads
+   weights along the flat (c, kh, kw) index).
+
+       sum_{c,r,s} a[.., c, r, s] * b[.., c, r, s]  ==  sum_{r,s,c} a'[.., r, s, c] * b'[.., r, s, c]
+
+2. **The operand's source in that order.** Where a contraction reads a node X through a view and
+   its innermost summed variable walks axis d of X with d not X's innermost axis, X is rebuilt as
+   X' with d last (an elementwise node over its sources permuted, a reduction over its source
+   permuted, a constant transposed), and every reader reads X' through the inverse permutation:
+
+       X  ==  permute(X', inverse(L)),    X' = op(permute(src, L), ...)
+
+   The conv's input activation (materialised by rule 4 of the partition) becomes an NHWC buffer
+   written by the previous conv's epilogue, its weights an [O, kh, kw, C] constant: both operands
+   of a 1x1 conv are then plain strided loads TMA copies (a GEMM), and a 3x3 conv's input is 16
+   contiguous bytes per pixel and tap. Graph inputs and outputs keep their layout (the caller sees
+   them), as do nodes whose readers ask for different orders.
+
+`EMBER_CONTRACTION_LAYOUTS=0` turns both off; `=1` turns them on for any target (the CPU tests use
+it to check the rewritten graphs against the reference).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import graph as g
+from .. import symbolic as sm
+from ..view import View, index_name, row_major_strides
+from .contraction import is_gemm_shaped, product_operands
+from .node_args import reduce_axes, view_of
+
+HALF = (dt.bfloat16, dt.float16)
+CHUNK_BYTES = 16  # a vector load / a TMA stride unit: the innermost axis must fill whole chunks
+
+
+def enabled(target) -> bool:
+    flag = os.environ.get("EMBER_CONTRACTION_LAYOUTS")
+    if flag is not None:
+        return flag == "1"
+    return target is not None and "wgmma" in getattr(target, "tensor_cores", ())
+
+
+def contraction_layouts(roots: list, target) -> list:
+    """The graph with rewrites 1 and 2 applied (the same nodes where none applies)."""
+    if not enabled(target):
+        return roots
+    roots = _rebuild(roots, _reordered_sum)
+    order = g.toposort(roots)
+    requests = _layout_requests(order, set(roots))
+    if not requests:
+        return roots
+    return _rebuild(roots, lambda old, new: _relaid(new, requests[old]) if old in requests else new)
+
+
+def _static(shape) -> bool:
+    return all(s.is_const for s in shape)
+
+
+def _operand_half(op: g.Node) -> bool:
+    while op.op == g.CAST:
+        op = op.srcs[0]
+    return op.dtype in HALF
+
+
+# ---------------------------------------------------------------- rewrite 1
+def _reordered_sum(old: g.Node, n: g.Node) -> g.Node:
+    """n (old rebuilt) with its longest summed axis moved to the last summed position."""
+    ops = product_operands(n)
+    if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
+        return n
+    axes = list(reduce_axes(n))
+    shape = n.srcs[0].shape
+    long = [a for a in axes if shape[a].value > 1]
+    if len(long) < 2:
+        return n
+    best = max(long, key=lambda a: (shape[a].value, a))  # ties: the later axis (already innermost)
+    if best == long[-1]:
+        return n
+    moved = [a for a in axes if a != best] + [best]  # summed axes in their new order
+    perm = list(range(len(shape)))
+    for pos, a in zip(axes, moved):
+        perm[pos] = a
+    prod = _permuted(n.srcs[0], perm)
+    kv = index_name(axes[-1])
+    if not all(_can_walk(op, kv) for op in product_operands(g.reduce_node(g.SUM, prod, axes)) or ()):
+        return n
+    return g.reduce_node(g.SUM, prod, axes, tf32=g.is_tf32(n))
+
+
+def _can_walk(op: g.Node, kv: str) -> bool:
+    """Whether operand op can be read contiguously along kv once rewrite 2 has run: it already is,
+    or its source is one rewrite 2 may store in another order (not a graph input: a conv's weights
+    passed as an input keep the (c, kh, kw) order their flat loads read)."""
+    while op.op == g.CAST:
+        op = op.srcs[0]
+    if op.op != g.VIEW:
+        return False
+    x, v = op.srcs[0], view_of(op)
+    if _relayable(x):
+        return True
+    X = sm.var(kv, 0, None)
+    step = sm.substitute(v.index, {kv: X + 1}) - sm.substitute(v.index, {kv: X})
+    return step.is_const and step.value == 1
+
+
+def _permuted(x: g.Node, perm: list) -> g.Node:
+    """x with its axes permuted, pushed through casts and the product to the operands' views (so
+    the contraction still reads as a sum of a product of views)."""
+    if x.op == g.CAST:
+        return g.cast_node(_permuted(x.srcs[0], perm), x.dtype)
+    if x.op == g.MUL:
+        return g.binary(g.MUL, _permuted(x.srcs[0], perm), _permuted(x.srcs[1], perm))
+    return g.apply_view(x, lambda v: v.permute(perm))
+
+
+# ---------------------------------------------------------------- rewrite 2
+def _layout_requests(order: list, outputs: set) -> dict:
+    """node -> axis order L (X' = X permuted by L) for the sources contractions read with their
+    innermost summed variable off the source's innermost axis. A node asked for two orders keeps
+    its own."""
+    asked: dict = {}
+    for n in order:
+        ops = product_operands(n)
+        if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
+            continue
+        shape = n.srcs[0].shape
+        long = [a for a in reduce_axes(n) if shape[a].value > 1]
+        if not long:
+            continue
+        kv = index_name(long[-1])
+        for op in ops:
+            while op.op == g.CAST:
+                op = op.srcs[0]
+            if op.op != g.VIEW:
+                continue
+            x = op.srcs[0]
+            L = _wanted_order(view_of(op), kv, x)
+            if L is None or x in outputs:
+                continue
+            asked.setdefault(x, set()).add(tuple(L))
+    return {x: list(next(iter(ls))) for x, ls in asked.items() if len(ls) == 1 and _relayable(x)}
+
+
+def _wanted_order(v: View, kv: str, x: g.Node) -> list | None:
+    """The axis order that puts the axis of x that the view's variable kv walks (one element at a
+    time) innermost, or None when it already is (or the walk is not a plain axis of x)."""
+    if not _static(x.shape) or x.ndim < 2:
+        return None
+    X = sm.var(kv, 0, None)
+    step = sm.substitute(v.index, {kv: X + 1}) - sm.substitute(v.index, {kv: X})
+    if not step.is_const or step.value <= 0:
+        return None
+    ext = [s.value for s in x.shape]
+    strides = [s.value for s in row_major_strides(x.shape)]
+    hits = [d for d in range(x.ndim) if ext[d] > 1 and strides[d] == step.value]
+    if len(hits) != 1:
+        return None
+    d = hits[0]
+    if all(e == 1 for e in ext[d + 1:]):  # already innermost
+        return None
+    if (ext[d] * x.dtype.itemsize) % CHUNK_BYTES:  # the rows would not be whole 16-byte chunks
+        return None
+    return [a for a in range(x.ndim) if a != d] + [d]
+
+
+def _relayable(x: g.Node) -> bool:
+    return x.op == g.DATA or x.op in g.ELEMENTWISE or x.op in g.REDUCE
+
+
+def _relaid(x: g.Node, L: list) -> g.Node:
+    """x computed in axis order L, read back through the inverse permutation (same value)."""
+    inv = [L.index(a) for a in range(len(L))]
+    if x.op == g.DATA:
+        arr = x.arg.array
+        xp = g.data_node(np.ascontiguousarray(arr.transpose(L)), f"{x.arg.name}.T{''.join(map(str, L))}", x.dtype)
+    elif x.op in g.REDUCE:
+        axes = [L.index(a) for a in reduce_axes(x)]
+        src = g.apply_view(x.srcs[0], lambda v: v.permute(L))
+        xp = g.reduce_node(x.op, src, axes, tf32=g.is_tf32(x))
+    else:
+        srcs = tuple(g.apply_view(s, lambda v: v.permute(L)) for s in x.srcs)
+        xp = g.Node(x.op, srcs, x.arg, x.dtype, tuple(x.shape[a] for a in L))
+    return g.view_node(xp, View.contiguous(xp.shape).permute(inv))
+
+
+# ---------------------------------------------------------------- graph rebuild
+def _rebuild(roots: list, rewrite) -> list:
+    """The graph with each node rebuilt over its rebuilt sources, then passed to rewrite(old, new).
+    A view over a rewritten source is composed with it (one view, as apply_view builds), so the
+    partition still sees a view of the materialised node."""
+    new: dict = {}
+    for n in g.toposort(roots):
+        srcs = tuple(new.get(s, s) for s in n.srcs)
+        if srcs == n.srcs:
+            m = n
+        elif n.op == g.VIEW and srcs[0].op == g.VIEW:
+            m = g.view_node(srcs[0].srcs[0], compose(view_of(srcs[0]), view_of(n)))
+        else:
+            m = g.Node(n.op, srcs, n.arg, n.dtype, n.shape)
+        new[n] = rewrite(n, m)
+    return [new[r] for r in roots]
+
+
+def compose(inner: View, outer: View) -> View:
+    """The view `outer` (over inner's shape, row-major) read through `inner`: one index expression.
+    The outer index's coordinates in inner's shape come from its linear form where that is exact
+    (`_coords`: a padded window's coordinates stay sums, no divisions), else from dividing it."""
+    coords = _coords(outer, inner.shape)
+    if coords is None:
+        flat = sm.assume(outer.index, outer.valid)
+        coords = []
+        for d, st in enumerate(row_major_strides(inner.shape)):
+            c = flat // st
+            coords.append(c if d == 0 else c % inner.shape[d])
+    m = {index_name(d): c for d, c in enumerate(coords)}
+    idx = sm.assume(sm.substitute(inner.index, m), outer.valid)
+    return View(outer.shape, idx, sm.logical_and(outer.valid, sm.substitute(inner.valid, m)))
+
+
+def _coords(outer: View, shape: tuple) -> list | None:
+    """Coordinates c_d with outer.index == sum(c_d * stride_d), each term of the index's linear form
+    given to the outermost axis whose stride divides its coefficient, the constant split from the
+    outermost axis in; None unless every c_d provably lies in [0, shape_d) wherever outer.valid
+    holds (then they are *the* coordinates: the decomposition is unique there)."""
+    if not _static(shape):
+        return None
+    strides = [s.value for s in row_major_strides(shape)]
+    e = outer.index
+    const, terms = (e.args[0], dict(e.args[1])) if e.op == "add" else \
+        ((e.value, {}) if e.is_const else (0, {e: 1}))
+    parts: list = [[] for _ in shape]
+    for t, k in terms.items():
+        d = next((d for d in range(len(shape)) if shape[d].value > 1 and k % strides[d] == 0), None)
+        if d is None:
+            return None
+        parts[d].append(t * (k // strides[d]))
+    coords = []
+    for d, st in enumerate(strides):
+        q = int(const / st)  # toward zero: -W - 1 is -1 row and -1 column
+        const -= q * st
+        coords.append(sm.sum_of(parts[d]) + q)
+    if const:
+        return None
+    atoms = [a for a in _atoms(outer.valid) if a.op == "lt"]
+    for c, n in zip(coords, shape):
+        if not (_holds(c, atoms) and _holds(n.value - 1 - c, atoms)):
+            return None
+    return coords
+
+
+def _atoms(cond) -> list:
+    if cond.op != "and":
+        return [cond]
+    return [x for a in cond.args if isinstance(a, sm.Expr) for x in _atoms(a)]
+
+
+def _holds(e, atoms: list) -> bool:
+    """e >= 0 by its bounds, or because a guard atom x < y says y - x - 1 >= 0 with e at least that."""
+    if sm.prove_le(0, e):
+        return True
+    for a in atoms:
+        x, y = a.args
+        diff = e - (y - x - 1)
+        if diff.is_const and diff.value >= 0:
+            return True
+    return False
