@@ -84,7 +84,7 @@ def _reordered_sum(old: g.Node, n: g.Node) -> g.Node:
     axes = list(reduce_axes(n))
     shape = n.srcs[0].shape
     long = [a for a in axes if shape[a].value > 1]
-    if len(long) < 2:
+    if len(long) < 2 or not any(_windowed(op, n) for op in ops):
         return n
     best = max(long, key=lambda a: (shape[a].value, a))  # ties: the later axis (already innermost)
     if best == long[-1]:
@@ -109,11 +109,7 @@ def _can_walk(op: g.Node, kv: str) -> bool:
     if op.op != g.VIEW:
         return False
     x, v = op.srcs[0], view_of(op)
-    if _relayable(x):
-        return True
-    X = sm.var(kv, 0, None)
-    step = sm.substitute(v.index, {kv: X + 1}) - sm.substitute(v.index, {kv: X})
-    return step.is_const and step.value == 1
+    return _relayable(x) or _step(v, kv) == 1
 
 
 def _permuted(x: g.Node, perm: list) -> g.Node:
@@ -129,8 +125,11 @@ def _permuted(x: g.Node, perm: list) -> g.Node:
 # ---------------------------------------------------------------- rewrite 2
 def _layout_requests(order: list, outputs: set) -> dict:
     """node -> axis order L (X' = X permuted by L) for the sources contractions read with their
-    innermost summed variable off the source's innermost axis. A node asked for two orders keeps
-    its own."""
+    innermost summed variable off the source's innermost axis: a constant always (free), a computed
+    node where that axis sits between axes the operand's own rows walk (a conv's NCHW input: rows
+    n outside the channels and h, w inside; no strided run of rows, so no TMA either way) — not a
+    GEMM operand stored transposed (x.T @ g) or attention's V, whose rows are one run or a batch.
+    A node asked for two orders keeps its own."""
     asked: dict = {}
     for n in order:
         ops = product_operands(n)
@@ -141,39 +140,76 @@ def _layout_requests(order: list, outputs: set) -> dict:
         if not long:
             continue
         kv = index_name(long[-1])
-        for op in ops:
-            while op.op == g.CAST:
-                op = op.srcs[0]
-            if op.op != g.VIEW:
+        for op, other in ((ops[0], ops[1]), (ops[1], ops[0])):
+            view = _source_view(op)
+            if view is None or view[0] in outputs:
                 continue
-            x = op.srcs[0]
-            L = _wanted_order(view_of(op), kv, x)
-            if L is None or x in outputs:
+            x, v = view
+            d = _axis_walked(v, kv, x)
+            if d is None or all(s.value == 1 for s in x.shape[d + 1:]):
+                continue  # (not a plain axis, or already innermost)
+            if (x.shape[d].value * x.dtype.itemsize) % CHUNK_BYTES:
+                continue  # the rows would not be whole 16-byte chunks
+            if x.op != g.DATA and not _rows_around(n, v, _source_view(other), x, d):
                 continue
-            asked.setdefault(x, set()).add(tuple(L))
+            asked.setdefault(x, set()).add(tuple([a for a in range(x.ndim) if a != d] + [d]))
     return {x: list(next(iter(ls))) for x, ls in asked.items() if len(ls) == 1 and _relayable(x)}
 
 
-def _wanted_order(v: View, kv: str, x: g.Node) -> list | None:
-    """The axis order that puts the axis of x that the view's variable kv walks (one element at a
-    time) innermost, or None when it already is (or the walk is not a plain axis of x)."""
-    if not _static(x.shape) or x.ndim < 2:
+def _source_view(op: g.Node):
+    """(source, view) of a contraction operand read through a view (under casts), else None."""
+    while op.op == g.CAST:
+        op = op.srcs[0]
+    return (op.srcs[0], view_of(op)) if op.op == g.VIEW and _static(op.srcs[0].shape) else None
+
+
+def _step(v: View, var: str):
+    X = sm.var(var, 0, None)
+    step = sm.substitute(v.index, {var: X + 1}) - sm.substitute(v.index, {var: X})
+    return step.value if step.is_const else None
+
+
+def _axis_of_step(step, x: g.Node) -> int | None:
+    """The axis of x a step of `step` elements moves along: the outermost whose stride divides it."""
+    if not step:
         return None
-    X = sm.var(kv, 0, None)
-    step = sm.substitute(v.index, {kv: X + 1}) - sm.substitute(v.index, {kv: X})
-    if not step.is_const or step.value <= 0:
-        return None
-    ext = [s.value for s in x.shape]
     strides = [s.value for s in row_major_strides(x.shape)]
-    hits = [d for d in range(x.ndim) if ext[d] > 1 and strides[d] == step.value]
-    if len(hits) != 1:
-        return None
-    d = hits[0]
-    if all(e == 1 for e in ext[d + 1:]):  # already innermost
-        return None
-    if (ext[d] * x.dtype.itemsize) % CHUNK_BYTES:  # the rows would not be whole 16-byte chunks
-        return None
-    return [a for a in range(x.ndim) if a != d] + [d]
+    return next((d for d in range(x.ndim) if x.shape[d].value > 1 and step % strides[d] == 0), None)
+
+
+def _axis_walked(v: View, var: str, x: g.Node) -> int | None:
+    """The axis of x that the view's variable walks one element at a time, or None."""
+    step = _step(v, var)
+    d = _axis_of_step(step, x)
+    return d if d is not None and step == row_major_strides(x.shape)[d].value else None
+
+
+def _row_vars(n: g.Node, v: View, other) -> list:
+    """The output variables of contraction n this operand reads and the other does not (its rows)."""
+    axes = set(reduce_axes(n))
+    mine = sm.free_vars(v.index)
+    theirs = sm.free_vars(other[1].index) if other is not None else set()
+    return [index_name(a) for a in range(n.ndim) if a not in axes and index_name(a) in mine - theirs]
+
+
+def _rows_around(n: g.Node, v: View, other, x: g.Node, d: int) -> bool:
+    axes = [_axis_of_step(_step(v, r), x) for r in _row_vars(n, v, other)]
+    return any(a is not None and a < d for a in axes) and any(a is not None and a > d for a in axes)
+
+
+def _windowed(op: g.Node, n: g.Node) -> bool:
+    """Whether the operand reads one axis of its source with a summed and an output variable (a
+    conv's window: h = oh * stride + kh), where reordering the summed axes changes which is walked."""
+    view = _source_view(op)
+    if view is None:
+        return False
+    x, v = view
+    axes = set(reduce_axes(n))
+    names = sm.free_vars(v.index)
+    k_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in axes if index_name(a) in names}
+    out_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in range(n.ndim)
+                if a not in axes and index_name(a) in names}
+    return bool((k_axes & out_axes) - {None})
 
 
 def _relayable(x: g.Node) -> bool:
@@ -184,8 +220,9 @@ def _relaid(x: g.Node, L: list) -> g.Node:
     """x computed in axis order L, read back through the inverse permutation (same value)."""
     inv = [L.index(a) for a in range(len(L))]
     if x.op == g.DATA:
-        arr = x.arg.array
-        xp = g.data_node(np.ascontiguousarray(arr.transpose(L)), f"{x.arg.name}.T{''.join(map(str, L))}", x.dtype)
+        data = x.arg
+        assert isinstance(data, g.Data)
+        xp = g.data_node(np.ascontiguousarray(data.array.transpose(L)), f"{data.name}.T{''.join(map(str, L))}", x.dtype)
     elif x.op in g.REDUCE:
         axes = [L.index(a) for a in reduce_axes(x)]
         src = g.apply_view(x.srcs[0], lambda v: v.permute(L))

@@ -1,0 +1,204 @@
+"""Channels-last contraction layouts (kernel/layout.py) and what reads them: the rewritten graphs equal
+the originals (the reference and torch, CPU, layouts forced on with EMBER_CONTRACTION_LAYOUTS=1),
+which graphs they touch (bf16/f16 convs) and leave alone (float32, GEMMs, attention), the split of a
+conv's taps (kernel/split.py), and on the H100 target, offline: a 3x3 conv takes `wgmma` with its
+input gathered as 16-byte chunks and compiles for sm_90a."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import dtypes as dt
+from ember import graph as g
+from ember.backends.target import get_target
+from ember.codegen import cuda as cg
+from ember.kernel import layout
+from ember.kernel.lower import lower
+from ember.reference import evaluate
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+H100 = get_target("h100")
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    monkeypatch.setenv("EMBER_CONTRACTION_LAYOUTS", "1")
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How often each rewrite fired."""
+    hits = {"relaid": 0, "reordered": 0}
+    relaid, reordered = layout._relaid, layout._reordered_sum
+
+    def r(x, order):
+        hits["relaid"] += 1
+        return relaid(x, order)
+
+    def s(old, n):
+        m = reordered(old, n)
+        hits["reordered"] += m is not n
+        return m
+    monkeypatch.setattr(layout, "_relaid", r)
+    monkeypatch.setattr(layout, "_reordered_sum", s)
+    return hits
+
+
+class Bottleneck(nn.Module):
+    """ResNet's block at small sizes, with a strided / dilated / grouped variant."""
+
+    def __init__(self, cin=16, mid=8, stride=1, dilation=1, groups=1):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid)
+        self.c2 = nn.Conv2d(mid, mid, 3, stride, dilation, dilation=dilation, groups=groups, bias=False)
+        self.b2 = nn.BatchNorm2d(mid)
+        self.c3, self.b3 = nn.Conv2d(mid, cin, 1), nn.BatchNorm2d(cin)
+        self.down = nn.Conv2d(cin, cin, 1, stride) if stride != 1 else None
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        y = torch.relu(self.b2(self.c2(y)))
+        y = self.b3(self.c3(y))
+        return torch.relu(y + (x if self.down is None else self.down(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, block):
+        super().__init__()
+        cin = block.c1.in_channels
+        self.stem, self.pool, self.block = nn.Conv2d(3, cin, 3, padding=1), nn.MaxPool2d(3, 2, 1), block
+
+    def forward(self, x):
+        return self.block(self.pool(torch.relu(self.stem(x))))
+
+
+def _check(module, x, dtype, counted):
+    torch.manual_seed(0)
+    for p in module.modules():
+        if isinstance(p, nn.BatchNorm2d):  # non-trivial statistics
+            p.running_mean.uniform_(-0.5, 0.5)
+            p.running_var.uniform_(0.5, 1.5)
+    module = module.eval().to(dtype)
+    x = x.to(dtype)
+    got = em.from_torch(module, (x,), device="cpu")(x).float()
+    want = module.float()(x.float())
+    scale = want.abs().max().item()
+    assert (got - want).abs().max().item() <= 0.03 * scale + 1e-3
+    return counted
+
+
+@pytest.mark.parametrize("kw", [{}, {"stride": 2}, {"dilation": 2}, {"groups": 2}, {"cin": 24, "mid": 16}])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_resnet_blocks_equal_torch_with_layouts(forced, counted, kw, dtype):
+    torch.manual_seed(1)
+    hits = _check(Net(Bottleneck(**kw)), torch.randn(2, 3, 10, 9), dtype, counted)
+    assert hits["relaid"] >= 2 and hits["reordered"] >= 1  # activations and weights relaid, 3x3 reordered
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: nn.Sequential(nn.Conv1d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv1d(16, 8, 5, stride=2)), (2, 8, 21)),
+    (lambda: nn.Sequential(nn.Conv3d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv3d(16, 8, 1)), (1, 8, 5, 6, 7)),
+    (lambda: nn.Sequential(nn.Conv2d(8, 16, 3), nn.ReLU(), nn.ConvTranspose2d(16, 8, 3, stride=2)), (2, 8, 7, 6)),
+    (lambda: nn.Sequential(nn.Conv2d(8, 12, 3, padding=1), nn.ReLU(), nn.Conv2d(12, 8, 3, padding=1)), (2, 8, 7, 6)),
+    (lambda: nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1, groups=16)),
+     (2, 8, 7, 6)),
+])
+def test_other_convs_equal_torch_with_layouts(forced, counted, make, shape):
+    torch.manual_seed(2)
+    _check(make(), torch.randn(*shape), torch.bfloat16, counted)
+
+
+def _relaid_graph(y):
+    roots = [y.node]
+    return roots, layout.contraction_layouts(roots, H100)
+
+
+def test_float32_gemms_and_attention_are_left_alone():
+    x = em.input("x", (2, 16, 9, 9))
+    conv = em.conv2d(x, em.tensor(np.random.rand(32, 16, 3, 3).astype(np.float32)), padding=1).relu()
+    conv = em.conv2d(conv, em.tensor(np.random.rand(16, 32, 1, 1).astype(np.float32)))
+    roots, new = _relaid_graph(conv)  # float32: the mma mode reads the weights along (c, kh, kw)
+    assert new == roots
+    a = em.input("a", (256, 64), "bfloat16").relu()
+    roots, new = _relaid_graph(a.T @ em.input("b", (256, 32), "bfloat16"))  # x.T @ g: rows one run
+    assert new == roots
+    q, k, v = (em.input(n, (2, 4, 64, 32), "bfloat16") for n in "qkv")
+    p = (q @ k.transpose(-1, -2)).softmax(-1).cast("bfloat16")
+    roots, new = _relaid_graph(p @ v.relu())  # V's rows (head dim) one run, batch outside
+    assert new == roots
+
+
+def _random_conv_graph(rng, dtype):
+    n, c, h, w = 2, 16, int(rng.integers(5, 9)), int(rng.integers(5, 9))
+    x = em.input("x", (n, c, h, w), dtype)
+    w1 = em.tensor(rng.standard_normal((16, c, 3, 3)).astype(np.float32)).cast(dtype)
+    y = em.conv2d(x.relu() * 0.5, w1, padding=int(rng.integers(0, 3)), stride=int(rng.integers(1, 3)),
+                  dilation=int(rng.integers(1, 3))).relu()
+    w2 = em.tensor(rng.standard_normal((8, 16, 1, 1)).astype(np.float32)).cast(dtype)
+    return (x, em.conv2d(y, w2) + 1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rewritten_graph_evaluates_like_the_original(seed):
+    """The reference interpreter on both graphs: padded, strided, dilated windows composed onto the
+    channels-last buffer (layout.compose) address the same elements."""
+    rng = np.random.default_rng(seed)
+    x, y = _random_conv_graph(rng, "bfloat16")
+    roots, new = _relaid_graph(y)
+    assert new != roots
+    feed = {"x": rng.standard_normal(tuple(s.value for s in x.node.shape)).astype(dt.bfloat16.np)}
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=0.03, atol=0.03)
+
+
+def _conv_kernels(y):
+    low = lower([y.node], target=H100)
+    return [k for k, _ in low.kernels if cg.contraction_of(cg.canonical(k)) is not None]
+
+
+def test_h100_3x3_conv_takes_wgmma_with_chunked_gather():
+    rng = np.random.default_rng(0)
+    x = em.input("x", (8, 64, 28, 28), "bfloat16")
+    y = em.conv2d(x, em.tensor(rng.standard_normal((64, 64, 1, 1)).astype(np.float32)).cast("bfloat16")).relu()
+    y = em.conv2d(y, em.tensor(rng.standard_normal((64, 64, 3, 3)).astype(np.float32)).cast("bfloat16"), padding=1)
+    k1, k3 = _conv_kernels(y)
+    kind, a, b = cg.wgmma_applicable(cg.canonical(k3))
+    gathered = [f for f in (a, b) if type(f).__name__ == "GatherOperand"]
+    assert kind == "bf16" and len(gathered) == 1 and gathered[0].vector is not None
+    cfg = cg.default_config(k3)
+    assert cfg["mode"] == "wgmma"
+    src = cg.render_kernel(k3, cfg)[0]
+    assert "reinterpret_cast<const uint4*>" in src
+    cuda_core = pytest.importorskip("cuda.core")  # noqa: F841
+    from ember.backends.cuda import compile_cuda
+    assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
+
+
+def test_long_conv_with_few_tiles_splits_on_its_taps():
+    """Layer 4 of a ResNet-50 at batch 32 (7 x 7 pixels, k = 9 x 512, too few tiles for the SMs):
+    split on the taps, each chunk's input a chunked load (no flattened k to divide); and the split
+    form of a small conv (the policy forced to 8 chunks: 9 taps) evaluates like the original."""
+    rng = np.random.default_rng(0)
+    x = em.input("x", (32, 512, 7, 7), "bfloat16")
+    y = em.conv2d(x, em.tensor(rng.standard_normal((512, 512, 1, 1)).astype(np.float32)).cast("bfloat16")).relu()
+    y = em.conv2d(y, em.tensor(rng.standard_normal((512, 512, 3, 3)).astype(np.float32)).cast("bfloat16"), padding=1)
+    plans = [cg.wgmma_applicable(cg.canonical(k)) for k in _conv_kernels(y)]
+    chunked = [p for p in plans if not isinstance(p, str) and any(getattr(f, "vector", None) is not None for f in p[1:])]
+    assert len(plans) == 2 and len(chunked) == 1
+
+    import dataclasses
+
+    from ember.kernel.split import split_long_reductions
+    x = em.input("x", (1, 128, 5, 5), "bfloat16")
+    y = em.conv2d(x.relu(), em.tensor(rng.standard_normal((16, 128, 3, 3)).astype(np.float32)).cast("bfloat16"),
+                  padding=1)
+    policy = dataclasses.replace(H100.split, tile=1 << 30, tiles_few=1, k_long=1, long_chunks=8)
+    split = split_long_reductions(layout.contraction_layouts([y.node], H100), policy)
+    sums = [n for n in g.toposort(split) if n.op == g.SUM]
+    assert len(sums) == 2 and sorted(len(n.arg) for n in sums) == [1, 2]  # the channels inside, the taps outside
+    feed = {"x": rng.standard_normal((1, 128, 5, 5)).astype(dt.bfloat16.np)}
+    want, = evaluate([y.node], feed, {})
+    got, = evaluate(split, feed, {})
+    want, got = np.asarray(want, np.float32), np.asarray(got, np.float32)
+    np.testing.assert_allclose(got, want, rtol=0.03, atol=0.03 * float(np.abs(want).max()))
