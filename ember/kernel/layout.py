@@ -153,7 +153,39 @@ def _layout_requests(order: list, outputs: set) -> dict:
             if x.op != g.DATA and not _rows_around(n, v, _source_view(other), x, d):
                 continue
             asked.setdefault(x, set()).add(tuple([a for a in range(x.ndim) if a != d] + [d]))
-    return {x: list(next(iter(ls))) for x, ls in asked.items() if len(ls) == 1 and _relayable(x)}
+    out = {x: list(next(iter(ls))) for x, ls in asked.items() if len(ls) == 1 and _relayable(x)}
+    _propagate(order, out, outputs)
+    return out
+
+
+def _propagate(order: list, out: dict, outputs: set) -> None:
+    """A relaid node's sources follow it (latest first, so the order travels up a chain): where the
+    relaid node's new innermost variable walks a plain axis of a source that is not innermost there,
+    the source is asked for that axis last too (a max pool read by a conv: the pool, then the stem's
+    ReLU it pools, then the stem conv's output all channels-last, so no kernel transposes)."""
+    for x in reversed(order):
+        L = out.get(x)
+        if L is None or x.op == g.DATA:
+            continue
+        var = index_name(L[-1])
+        for y, v in _views_read(x.srcs):
+            if y in out or y in outputs or not _relayable(y) or y.op == g.DATA:
+                continue
+            d = _axis_walked(v, var, y)
+            if d is None or all(e.value == 1 for e in y.shape[d + 1:]) or (y.shape[d].value * y.dtype.itemsize) % CHUNK_BYTES:
+                continue
+            out[y] = [a for a in range(y.ndim) if a != d] + [d]
+
+
+def _views_read(srcs, depth: int = 0):
+    """(source, view) pairs that elementwise expressions over srcs read through views (inlined
+    elementwise nodes share their reader's coordinates: the walk goes through them)."""
+    for s in srcs:
+        view = _source_view(s)
+        if view is not None:
+            yield view
+        elif s.op in g.ELEMENTWISE and depth < 16:
+            yield from _views_read(s.srcs, depth + 1)
 
 
 def _source_view(op: g.Node):
@@ -225,7 +257,7 @@ def _relaid(x: g.Node, L: list) -> g.Node:
         xp = g.data_node(np.ascontiguousarray(data.array.transpose(L)), f"{data.name}.T{''.join(map(str, L))}", x.dtype)
     elif x.op in g.REDUCE:
         axes = [L.index(a) for a in reduce_axes(x)]
-        src = g.apply_view(x.srcs[0], lambda v: v.permute(L))
+        src = _permuted(x.srcs[0], L)  # (through a contraction's product: it stays one)
         xp = g.reduce_node(x.op, src, axes, tf32=g.is_tf32(x))
     else:
         srcs = tuple(g.apply_view(s, lambda v: v.permute(L)) for s in x.srcs)
