@@ -25,7 +25,7 @@ import dataclasses
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..symbolic.assume import _atoms as sm_atoms
+from ..symbolic.assume import conjuncts as sm_atoms
 from .cuda_mma import FLAT_K, flat_k
 
 VEC = 16  # float lanes per vector register of the micro-kernel

@@ -138,17 +138,18 @@ def wgmma_applicable(c: Canon, gather: bool = True) -> tuple | str:
 
 
 def default_takes_wgmma(c: Canon) -> bool:
-    """Whether the unsearched schedule takes the wgmma mode: both operands copied by TMA. Measured
+    """Whether the unsearched schedule takes the wgmma mode: both operands copied by TMA (or one
+    gathered as whole 16-byte chunks). Measured
     for float32 at float32 accuracy (tf32x3) on the H100 (bench/results/f32-contractions-2026-11-26*.json):
     K-major operands 1.4-1.9x the mma mode's 3xTF32 (f32 4096^3 x @ W.T 89 against 64 TFLOP/s);
     MN-major ones through the staging ring 0.99-1.2x (x.T @ g 67 against 68, a training step's
     input gradient 66 against 60, its weight gradient 39 against 32)."""
-    if not isinstance(wgmma_applicable(c, gather=False), str):
-        return True
-    # a gathered operand read as whole 16-byte chunks (a channels-last conv's input: kernel/layout.py)
-    plan = wgmma_applicable(c) if os.environ.get("EMBER_WGMMA_CHUNK_GATHER", "1") == "1" else "off"
-    return not isinstance(plan, str) and all(not isinstance(f, GatherOperand) or f.vector is not None
-                                             for f in plan[1:])
+    plan = wgmma_applicable(c)
+    if isinstance(plan, str):
+        return False
+    # or gathered as whole 16-byte chunks (a channels-last conv's input: kernel/layout.py)
+    chunks = os.environ.get("EMBER_WGMMA_CHUNK_GATHER", "1") == "1"
+    return all(not isinstance(f, GatherOperand) or (chunks and f.vector is not None) for f in plan[1:])
 
 
 def _sizes(w, g, BM: int, BN: int) -> None:

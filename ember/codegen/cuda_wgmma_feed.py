@@ -262,21 +262,33 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
                  threads: int = 128, unroll: int = 1, lo_off: int = 0) -> None:
     """The producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
     of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end (tf32x3:
-    the hi tile and the lo tile lo_off bytes after it)."""
-    I = w.IDX
+    the hi tile and the lo tile lo_off bytes after it). An operand read as whole chunks loads each
+    with one vector load where its buffer is 16-byte aligned (a block-uniform branch)."""
     EPC = 16 // (4 if p.kind in ("tf32", "tf32x3") else 2)  # elements per 16-byte chunk
-    chunks = R * (BK // EPC)
-    if p.vector is not None:
-        buf = p.vector.args[0]
-        w.emit(ind, f"if ((((em_u64){buf}) & 15) == 0) {{  // (16-byte chunks need an aligned buffer)")
-        _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC)
-        w.emit(ind, "} else {")
-        ind += 1
+    if p.vector is None:
+        _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind, threads, unroll, lo_off, EPC)
+        return
+    w.emit(ind, f"if ((((em_u64){p.vector.args[0]}) & 15) == 0) {{")
+    _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC)
+    w.emit(ind, "} else {")
+    _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, lo_off, EPC)
+    w.emit(ind, "}")
+
+
+def _chunk_loop(w, R: int, BK: int, EPC: int, origin: str, threads: int, unroll: int, ind: int) -> None:
+    """Opens the loop over the tile's chunks: chunk cc_ of row rr_ (global row gr_) per iteration."""
     if unroll > 1:
         w.emit(ind, f"#pragma unroll {unroll}")
-    w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += {threads}) {{")
+    w.emit(ind, f"for (int q_ = pt_; q_ < {R * (BK // EPC)}; q_ += {threads}) {{")
     w.emit(ind + 1, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
-    w.emit(ind + 1, f"const {I} gr_ = {origin} * {R} + rr_;")
+    w.emit(ind + 1, f"const {w.IDX} gr_ = {origin} * {R} + rr_;")
+
+
+def _emit_scalar_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
+                        threads: int, unroll: int, lo_off: int, EPC: int) -> None:
+    """Each chunk's elements evaluated one by one (the operand's value expression), rounded, stored."""
+    I = w.IDX
+    _chunk_loop(w, R, BK, EPC, origin, threads, unroll, ind)
     w.emit(ind + 1, f"float x_[{EPC}];")
     w.emit(ind + 1, f"#pragma unroll\n{'  ' * (ind + 1)}for (int e = 0; e < {EPC}; ++e) x_[e] = 0.f;")
     w.emit(ind + 1, f"if (gr_ < {p.extent}) {{")
@@ -303,23 +315,16 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
                  for i in range(4)]
     w.emit(ind + 1, f"em_st_shared_v4({at}, {', '.join(words)});")
     w.emit(ind, "}")
-    if p.vector is not None:
-        w.emit(ind - 1, "}")
 
 
 def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
                         threads: int, unroll: int, EPC: int) -> None:
     """The tile as whole 16-byte chunks: one guarded vector load per chunk (zeros past the rows' or
     k's end, and where the guard fails: a conv's padding), stored raw into the swizzled layout."""
-    I = w.IDX
     buf, index, valid = p.vector.args
-    if unroll > 1:
-        w.emit(ind, f"#pragma unroll {unroll}")
-    w.emit(ind, f"for (int q_ = pt_; q_ < {R * (BK // EPC)}; q_ += {threads}) {{")
-    w.emit(ind + 1, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
-    w.emit(ind + 1, f"const {I} gr_ = {origin} * {R} + rr_;")
+    _chunk_loop(w, R, BK, EPC, origin, threads, unroll, ind)
     w.emit(ind + 1, "uint4 x_ = make_uint4(0u, 0u, 0u, 0u);")
-    w.emit(ind + 1, f"const {I} gk_ = ({I})it * {BK} + cc_ * {EPC};")
+    w.emit(ind + 1, f"const {w.IDX} gk_ = ({w.IDX})it * {BK} + cc_ * {EPC};")
     w.emit(ind + 1, f"if (gr_ < {p.extent} && gk_ < K_) {{")
     w.decompose("gr_", p.rows, ind + 2)
     w.decompose("gk_", g.k, ind + 2)

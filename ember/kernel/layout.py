@@ -38,7 +38,9 @@ import numpy as np
 from .. import dtypes as dt
 from .. import graph as g
 from .. import symbolic as sm
+from ..symbolic.assume import conjuncts
 from ..view import View, index_name, row_major_strides
+from .builder import unflatten
 from .contraction import is_gemm_shaped, product_operands
 from .node_args import reduce_axes, view_of
 
@@ -75,11 +77,19 @@ def _operand_half(op: g.Node) -> bool:
     return op.dtype in HALF
 
 
+def _half_contraction(n: g.Node) -> tuple | None:
+    """The operands of n when it is a static-shaped GEMM-shaped sum of 16-bit products, else None."""
+    ops = product_operands(n)
+    if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
+        return None
+    return ops
+
+
 # ---------------------------------------------------------------- rewrite 1
 def _reordered_sum(old: g.Node, n: g.Node) -> g.Node:
     """n (old rebuilt) with its longest summed axis moved to the last summed position."""
-    ops = product_operands(n)
-    if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
+    ops = _half_contraction(n)
+    if ops is None:
         return n
     axes = list(reduce_axes(n))
     shape = n.srcs[0].shape
@@ -104,12 +114,8 @@ def _can_walk(op: g.Node, kv: str) -> bool:
     """Whether operand op can be read contiguously along kv once rewrite 2 has run: it already is,
     or its source is one rewrite 2 may store in another order (not a graph input: a conv's weights
     passed as an input keep the (c, kh, kw) order their flat loads read)."""
-    while op.op == g.CAST:
-        op = op.srcs[0]
-    if op.op != g.VIEW:
-        return False
-    x, v = op.srcs[0], view_of(op)
-    return _relayable(x) or _step(v, kv) == 1
+    view = _source_view(op)
+    return view is not None and (_relayable(view[0]) or _step(view[1], kv) == 1)
 
 
 def _permuted(x: g.Node, perm: list) -> g.Node:
@@ -132,8 +138,8 @@ def _layout_requests(order: list, outputs: set) -> dict:
     A node asked for two orders keeps its own."""
     asked: dict = {}
     for n in order:
-        ops = product_operands(n)
-        if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
+        ops = _half_contraction(n)
+        if ops is None:
             continue
         shape = n.srcs[0].shape
         long = [a for a in reduce_axes(n) if shape[a].value > 1]
@@ -145,14 +151,10 @@ def _layout_requests(order: list, outputs: set) -> dict:
             if view is None or view[0] in outputs:
                 continue
             x, v = view
-            d = _axis_walked(v, kv, x)
-            if d is None or all(s.value == 1 for s in x.shape[d + 1:]):
-                continue  # (not a plain axis, or already innermost)
-            if (x.shape[d].value * x.dtype.itemsize) % CHUNK_BYTES:
-                continue  # the rows would not be whole 16-byte chunks
-            if x.op != g.DATA and not _rows_around(n, v, _source_view(other), x, d):
+            L = _order_for(v, kv, x)
+            if L is None or (x.op != g.DATA and not _rows_around(n, v, _source_view(other), x, L[-1])):
                 continue
-            asked.setdefault(x, set()).add(tuple([a for a in range(x.ndim) if a != d] + [d]))
+            asked.setdefault(x, set()).add(tuple(L))
     out = {x: list(next(iter(ls))) for x, ls in asked.items() if len(ls) == 1 and _relayable(x)}
     _propagate(order, out, outputs)
     return out
@@ -171,10 +173,18 @@ def _propagate(order: list, out: dict, outputs: set) -> None:
         for y, v in _views_read(x.srcs):
             if y in out or y in outputs or not _relayable(y) or y.op == g.DATA:
                 continue
-            d = _axis_walked(v, var, y)
-            if d is None or all(e.value == 1 for e in y.shape[d + 1:]) or (y.shape[d].value * y.dtype.itemsize) % CHUNK_BYTES:
-                continue
-            out[y] = [a for a in range(y.ndim) if a != d] + [d]
+            L2 = _order_for(v, var, y)
+            if L2 is not None:
+                out[y] = L2
+
+
+def _order_for(v: View, var: str, x: g.Node) -> list | None:
+    """The axis order of x with the axis the view's variable walks (one element at a time) last,
+    or None: not a plain axis, already innermost, or its rows would not be whole 16-byte chunks."""
+    d = _axis_walked(v, var, x)
+    if d is None or all(s.value == 1 for s in x.shape[d + 1:]) or (x.shape[d].value * x.dtype.itemsize) % CHUNK_BYTES:
+        return None
+    return [a for a in range(x.ndim) if a != d] + [d]
 
 
 def _views_read(srcs, depth: int = 0):
@@ -287,13 +297,7 @@ def compose(inner: View, outer: View) -> View:
     """The view `outer` (over inner's shape, row-major) read through `inner`: one index expression.
     The outer index's coordinates in inner's shape come from its linear form where that is exact
     (`_coords`: a padded window's coordinates stay sums, no divisions), else from dividing it."""
-    coords = _coords(outer, inner.shape)
-    if coords is None:
-        flat = sm.assume(outer.index, outer.valid)
-        coords = []
-        for d, st in enumerate(row_major_strides(inner.shape)):
-            c = flat // st
-            coords.append(c if d == 0 else c % inner.shape[d])
+    coords = _coords(outer, inner.shape) or unflatten(sm.assume(outer.index, outer.valid), inner.shape)
     m = {index_name(d): c for d, c in enumerate(coords)}
     idx = sm.assume(sm.substitute(inner.index, m), outer.valid)
     return View(outer.shape, idx, sm.logical_and(outer.valid, sm.substitute(inner.valid, m)))
@@ -323,17 +327,11 @@ def _coords(outer: View, shape: tuple) -> list | None:
         coords.append(sm.sum_of(parts[d]) + q)
     if const:
         return None
-    atoms = [a for a in _atoms(outer.valid) if a.op == "lt"]
+    atoms = [a for a in conjuncts(outer.valid) if a.op == "lt"]
     for c, n in zip(coords, shape):
         if not (_holds(c, atoms) and _holds(n.value - 1 - c, atoms)):
             return None
     return coords
-
-
-def _atoms(cond) -> list:
-    if cond.op != "and":
-        return [cond]
-    return [x for a in cond.args if isinstance(a, sm.Expr) for x in _atoms(a)]
 
 
 def _holds(e, atoms: list) -> bool:

@@ -13,10 +13,11 @@ from .expr import Expr, var
 from .walk import substitute
 
 
-def _atoms(cond: Expr) -> list:
+def conjuncts(cond: Expr) -> list:
+    """The atoms of a conjunction (the condition itself when it is not one)."""
     if cond.op != "and":
         return [cond]
-    return [x for a in cond.args if isinstance(a, Expr) for x in _atoms(a)]
+    return [x for a in cond.args if isinstance(a, Expr) for x in conjuncts(a)]
 
 
 def _vars(e: Expr, out: dict) -> dict:
@@ -36,7 +37,7 @@ def _vars(e: Expr, out: dict) -> dict:
 def var_bounds(cond: Expr) -> dict:
     """{name: (lo, hi)} that `cond` imposes directly on single variables (None: unbounded side)."""
     out: dict = {}
-    for a in _atoms(cond):
+    for a in conjuncts(cond):
         if a.op != "lt":
             continue
         x, y = a.args
