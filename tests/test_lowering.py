@@ -241,6 +241,10 @@ def test_contractions_with_few_outputs_and_long_k_are_split():
     L = lower([(em.input("p", (256, 1344)) @ em.input("q", (1344, 512))).node])
     part = contraction_of(canonical(L.kernels[0][0]))
     assert len(L.kernels) == 2 and np.prod([e.value for _, e in part.batch]) == 8
+    # the partials are stored chunk-major (each chunk's 256 x 512 block whole: the tile's stores and
+    # the final sum's loads stay coalesced, not 8 floats apart)
+    assert f"b0[({256 * 512}*o0 + 512*o1 + o2)]" in str(L.kernels[0][0]).replace(" ", "").replace("b0[(", "b0[(")\
+        or f"{256 * 512}*o0" in str(L.kernels[0][0])
     # a sum of an elementwise product (no operand broadcast along an output axis) is no GEMM
     assert len(lower([(em.input("p", (32, 16384)) * em.input("q", (32, 16384))).sum(-1).node]).kernels) == 1
 

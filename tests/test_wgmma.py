@@ -8,6 +8,7 @@ import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
 from ember.codegen.cuda_wgmma import wgmma_configs
+from ember.codegen.cuda_wgmma_feed import GatherOperand
 from ember.graph import inputs_of
 from ember.kernel.lower import lower
 
@@ -52,6 +53,30 @@ def test_rows_over_several_loops_flatten():
     """A linear layer over (batch, tokens, features) reads rows of batch x tokens as one run."""
     kind, a, b = _plan(em.input("x", (4, 1000, 512), BF) @ em.input("w", (768, 512), BF).T)
     assert a.dims == [512, 4000] and a.strides == [512]
+
+
+def test_rows_over_two_runs_take_a_map_dimension_each():
+    """BERT's output projection reads attention's [batch, heads, tokens, head_dim] output as
+    (batch x tokens) rows by (heads x head_dim) k: k is two runs (head_dim, heads), the rows two
+    (tokens, batch), each a dimension of the map; tiles are whole runs of tokens or inside one."""
+    o = em.input("o", (32, 12, 128, 64), BF).permute(0, 2, 1, 3).reshape(4096, 768)
+    kind, a, b = _plan(o @ em.input("w", (768, 768), BF).T)
+    assert a.kmajor and a.k_inner == 64 and a.r_inner == 128
+    assert a.dims == [64, 128, 12, 32] and a.strides == [64, 8192, 98304]
+    o = em.input("o", (32, 12, 100, 64), BF).permute(0, 2, 1, 3).reshape(3200, 768)  # no tile fits 100
+    assert isinstance(_plan(o @ em.input("w", (768, 768), BF).T)[1], GatherOperand)
+
+
+def _gqa_scores(b=2, t=96, s=136):
+    """Grouped-query attention's scores: 8 query heads over 2 key heads (query head h reads key
+    head h // 4, as Hugging Face's repeat_kv expands them)."""
+    k = em.input("k", (b, 2, s, 64), BF).reshape(b, 2, 1, s, 64).expand(b, 2, 4, s, 64).reshape(b, 8, s, 64)
+    return em.input("q", (b, 8, t, 64), BF) @ k.transpose(-1, -2)
+
+
+def test_a_batch_loop_read_divided_takes_its_quotient_as_the_coordinate():
+    kind, q, k = _plan(_gqa_scores())
+    assert q.batch_vars == ["o0", "o1"] and k.batch_vars == ["o0", "(o1 / 4)"] and k.dims == [64, 136, 2, 2]
 
 
 @pytest.mark.parametrize("why, make", [
@@ -208,6 +233,10 @@ def _cases():
         "prologue_gather": lambda: em.input("x", (100, 136), BF).relu() @ em.input("w", (136, 80), BF),
         "odd_k_gather": lambda: em.input("x", (70, 1001), "float16") @ em.input("w", (1001, 66), "float16"),
         # k over batch x sequence of a [batch, feature, sequence] tensor: two runs, a map dimension each
+        # rows over tokens x batch, k over heads x head_dim: attention's output into its projection
+        "two_run_rows": lambda: em.input("o", (3, 3, 64, 64), BF).permute(0, 2, 1, 3).reshape(192, 192)
+        @ em.input("w", (72, 192), BF).T,
+        "gqa_scores": _gqa_scores,
         "two_run_k": lambda: em.input("a", (3, 72, 128), BF).permute(0, 2, 1).reshape(384, 72).T
         @ em.input("g", (3, 128, 80), BF).reshape(384, 80),
     }

@@ -9,7 +9,11 @@ buffer, through widening casts only, whose index is affine in the loop variables
   into another; one of the two is unit-stride (K-major: k is; MN-major: the rows are). k may also
   be two runs, an inner one whose length is a multiple of a slice (BK) and an outer one (tokens
   over batch x sequence read from a [batch, feature, sequence] tensor): a further dimension of
-  the map, a slice's coordinates split between the two;
+  the map, a slice's coordinates split between the two. The rows of a K-major operand may be two
+  runs the same way (attention's output [batch, heads, tokens, head_dim] read as tokens x
+  (heads, head_dim) by the output projection: rows batch x tokens, k heads x head_dim): the
+  inner run's length and the tile's row count must divide one another, so a tile is whole inner
+  runs or lies inside one (the kernel's plan checks that, codegen/cuda_wgmma.py);
 * every other stride a multiple of 16 bytes, the base offset too;
 * the batch variables it reads as further dimensions (at most three).
 
@@ -42,8 +46,10 @@ class TmaOperand:
     offset: int  # elements from the buffer's start
     dims: list  # extents, innermost first: [K, R] (K-major) or [R, K], then batch extents
     strides: list  # element strides of dims[1:]
-    batch_vars: list  # the batch loop variables the operand reads, after the k and row dims
+    batch_vars: list  # C expressions of the batch loops the operand reads, after the k and row dims
     k_inner: int = 0  # k as two runs: the inner run's length (dims[2] is then the outer run)
+    r_inner: int = 0  # rows as two runs (K-major only): the inner run's length (the outer one is
+    # the dimension after k's outer run)
 
     @property
     def rank(self) -> int:
@@ -109,16 +115,24 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
         return "an index over other variables"
     # a k loop the index divides (v // c, v % c: a split-K chunk over batch x sequence) as two loops
     kloops, index = _split_divided(g.k, index)
-    names = [v for v, _ in g.batch + rows + kloops]
+    rows, index = _split_divided(rows, index)  # (rows over batch x tokens of a 4-D tensor, likewise)
+    # a batch loop read divided (grouped-query attention: query head h reads key head h // 4) as two
+    # loops, the one the index ignores dropped below (stride 0)
+    batch, index = _split_divided(g.batch, index)
+    names = [v for v, _ in batch + rows + kloops]
     aff = _affine(index, names)
     if aff is None:
         return "a non-affine index"
     off, strides = aff
     es = ld.dtype.itemsize
     k, r = _flatten(kloops, strides), _flatten(rows, strides)
-    ko = None
+    ko = ro = None
     if k is None:  # two runs: an inner one of whole slices, and an outer one
         k, ko = _two_runs(kloops, strides, SWIZZLE_BYTES // es)
+    if r is None and k is not None and k[1] == 1:  # K-major rows as two runs
+        r, ro = _two_runs(rows, strides, 1, symbolic_outer=True)
+        if r is not None and r[0] % 64 and 64 % r[0]:  # (no 64-row tile is whole runs or inside one)
+            r = None
     if k is None or r is None:
         return "k or the rows do not walk one strided run"
     if k[1] == 1:
@@ -127,10 +141,11 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
         kmajor, dims, outer = False, [r[0], k[0]], [k[1]]
     else:
         return "neither k nor the rows are unit-stride"
-    if ko is not None:
-        dims.append(ko[0])
-        outer.append(ko[1])
-    bvars = [(v, e) for v, e in g.batch if strides[v] != 0]
+    for run in (ko, ro):
+        if run is not None:
+            dims.append(run[0])
+            outer.append(run[1])
+    bvars = [(v, e) for v, e in batch if strides[v] != 0]
     if len(bvars) > 5 - len(dims) or any(not e.is_const for _, e in bvars):
         return "more dimensions than the copy engine's five"
     dims += [e.value for _, e in bvars]
@@ -139,7 +154,8 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
         return "a stride or offset that is not a multiple of 16 bytes"
     if any(isinstance(d, int) and d >= 2 ** 32 for d in dims) or any(s * es >= 2 ** 40 for s in outer):
         return "a dimension beyond the copy engine's range"
-    return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [v for v, _ in bvars], k[0] if ko is not None else 0)
+    return TmaOperand(buf, ld.dtype, kmajor, off, dims, outer, [_coordinate(v, batch) for v, _ in bvars], k[0] if ko is not None else 0,
+                      r[0] if ro is not None else 0)
 
 
 def _divisors(e, v: str, out: set) -> set:
@@ -172,10 +188,20 @@ def _split_divided(loops: list, index):
     return out, index
 
 
-def _two_runs(loops: list, strides: dict, slice_len: int):
-    """k loops as (inner run, outer run), each (extent, stride), the inner run's extent a multiple of
-    `slice_len` (a slice never straddles the two); (None, None) when no split point gives that."""
-    if len(loops) < 2 or any(not e.is_const for _, e in loops):
+def _coordinate(v: str, loops: list) -> str:
+    """The C expression of loop v in the kernel's own variables: a loop _split_divided made
+    (v__hi, v__lo of extent c) is v / c or v % c."""
+    if v.endswith("__hi") or v.endswith("__lo"):
+        base, c = v[:-4], dict(loops)[v[:-4] + "__lo"].value
+        return f"({base} / {c})" if v.endswith("__hi") else f"({base} % {c})"
+    return v
+
+
+def _two_runs(loops: list, strides: dict, slice_len: int, symbolic_outer: bool = False):
+    """k loops (or rows) as (inner run, outer run), each (extent, stride), the inner run's extent a
+    multiple of `slice_len` (a slice never straddles the two); (None, None) when no split point gives
+    that. symbolic_outer: the outermost loop's extent may be symbolic (rows over a prompt's length)."""
+    if len(loops) < 2 or any(not e.is_const for _, e in loops[1 if symbolic_outer else 0:]):
         return None, None
     for cut in range(len(loops) - 1, 0, -1):
         inner, outer = _flatten(loops[cut:], strides), _flatten(loops[:cut], strides)

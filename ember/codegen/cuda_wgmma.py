@@ -251,7 +251,13 @@ def render_wgmma(w, c: Canon):
     params = {b.name: i for i, b in enumerate(w.k.buffers)}
 
     def box(p: TmaOperand, R: int) -> list:
-        return ([BK, R] if p.kmajor else [SWIZZLE_BYTES // p.dtype.itemsize, BK]) + [1] * (p.rank - 2)
+        b = ([BK, R] if p.kmajor else [SWIZZLE_BYTES // p.dtype.itemsize, BK]) + [1] * (p.rank - 2)
+        if p.r_inner:  # rows as two runs: a tile is whole inner runs, or inside one
+            if p.r_inner % R and R % p.r_inner:
+                raise UnsupportedKernel(f"a {R}-row tile straddles the operand's runs of {p.r_inner} rows")
+            b[1] = min(R, p.r_inner)
+            b[3 if p.k_inner else 2] = max(1, R // p.r_inner)
+        return b
     feeds = [(pa, 0, BM, "bm_"), (pb, A_BYTES, BN, "bn_")]
     maps: dict = {}
     w.tma = []
@@ -417,9 +423,18 @@ def _ring_staged(plan) -> bool:
 
 def _fit(plan, BM: int, BN: int, stages: int, smem_max: int) -> bool:
     kind, pa, pb = plan
+    if not all(_rows_tile(p, R) for p, R in ((pa, BM), (pb, BN))):
+        return False
     if _ring_staged(plan):  # (with a staging ring of 2 slots at least)
         return staged_bytes(BM + BN, stages, 2) <= smem_max
     return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, pa, pb, BM, BN)) <= smem_max
+
+
+def _rows_tile(p, R: int) -> bool:
+    """Whether an R-row tile of operand p is whole runs of its rows or inside one (rows as two
+    runs: codegen/cuda_tma.py)."""
+    r = getattr(p, "r_inner", 0)
+    return not r or r % R == 0 or R % r == 0
 
 
 def wgmma_configs(c: Canon, level: str, target=None) -> list:
@@ -499,9 +514,9 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
         tiles = -(-M // bm) * -(-N // bn) * B
         waves = -(-tiles // sms)
         return waves * bm * bn / rates[t]
-    if x3:  # tiles whose ring (hi, lo and staging tiles) holds at least 2 slots, as many as fit
-        smem_max = target.smem_per_block if target is not None else 227 * 1024
-        rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max)}
+    smem_max = target.smem_per_block if target is not None else 227 * 1024
+    # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
+    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max)}
     BM, BN = min(rates, key=cost)
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
     if x3:

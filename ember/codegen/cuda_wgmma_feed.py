@@ -250,7 +250,11 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
         kc = [f"(it * {BK}) % {p.k_inner}"]
         bc = [f"(it * {BK}) / {p.k_inner}"] + bc
     if p.kmajor:
-        coords = kc + [f"(int)({origin} * {R})"] + bc
+        rc = [f"(int)({origin} * {R})"]
+        if p.r_inner:  # rows as two runs: the tile's first row in each (after k's outer run)
+            rc = [f"(int)({origin} * {R}) % {p.r_inner}"]
+            bc.insert(1 if p.k_inner else 0, f"(int)({origin} * {R}) / {p.r_inner}")
+        coords = kc + rc + bc
         w.emit(ind, f"{fn}({dst}, {mp}, {bar}, {', '.join(coords)});")
     else:  # chunks of 128 bytes of rows (64 half / 32 float32 rows), BK k-rows each
         cr = SWIZZLE_BYTES // p.dtype.itemsize

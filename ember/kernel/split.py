@@ -195,7 +195,7 @@ def _split(n: g.Node, p: SplitPolicy) -> g.Node | None:
         return _split_exact(n, L, p)
     if S is None:
         return None
-    return _split_on_axes(n, S, p) or split_reduction(n, S, chunk_major=walks_columns(n))
+    return _split_on_axes(n, S, p) or split_reduction(n, S, chunk_major=walks_columns(n) or is_gemm_shaped(n))
 
 
 def _split_on_axes(n: g.Node, S: int, p: SplitPolicy) -> g.Node | None:
