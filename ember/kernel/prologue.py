@@ -45,6 +45,9 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
             while base.op == g.CAST:
                 base = base.srcs[0]
             # (the operand as the GEMM reads it, its cast included: a bf16 buffer is what TMA copies)
-            if op not in M and base.op in g.ELEMENTWISE and op.numel.is_const and op.numel.value >= MIN_OPERAND:
+            # (a cast of a reduction: a split-K projection's float32 sum read as bf16 by attention's
+            # PV product is stored as bf16 by the sum's kernel)
+            computed = base.op in g.ELEMENTWISE or (base.op in g.REDUCE and op is not base)
+            if op not in M and computed and op.numel.is_const and op.numel.value >= MIN_OPERAND:
                 out.add(op)
     return frozenset(out)
