@@ -133,3 +133,17 @@ def test_cluster_knob_is_refused_where_it_has_no_meaning():
                 {"mode": "block", "threads": 128, "vec": 8, "cache": "regs", "cluster": 3}):
         with pytest.raises(cg.UnsupportedKernel):
             cg.render_kernel(k, cfg)
+
+
+def test_a_normalised_embedding_row_keeps_lanes_on_the_row():
+    """An embedding lookup feeding a norm (a Llama's first RMSNorm, BERT's embedding LayerNorm)
+    gathers each row along the reduction: lanes stay on the row (the token ids are loaded along the
+    outputs, but only once per row), and the default schedule renders and compiles."""
+    ids, table = em.input("ids", (512,), "int32"), em.input("t", (1000, 2048), "bfloat16")
+    e = em.embedding(ids, table).cast("float32")
+    y = (e * (e * e).mean(-1, keepdim=True).rsqrt()).cast("bfloat16")
+    ks = [k for k, _ in lower([y.node]).kernels if cg.canonical(k).stages]
+    assert ks and all(cg.default_config(k)["mode"] != "cols" for k in ks)
+    for k in ks:
+        src = cg.render_kernel(k, cg.default_config(k))[0]
+        assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
