@@ -217,6 +217,9 @@ def test_default_tile_follows_the_problem():
     assert big == {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "group": 8}
     small = cg.default_config(_kernel(em.input("x", (512, 2048), BF) @ em.input("w", (512, 2048), BF).T))
     assert small["mode"] == "wgmma" and small["BM"] * small["BN"] < 128 * 256
+    # a prompt against an LM head: 4 row tiles x 501, rows fastest (each wave reads b's columns once)
+    head = cg.default_config(_kernel(em.input("x", (512, 2048), BF) @ em.input("w", (128256, 2048), BF).T))
+    assert head["BM"] == 128 and head["group"] == 4
 
 
 def _cases():

@@ -524,4 +524,7 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
             cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
     mt, nt = -(-M // BM), -(-N // BN)
-    return dict(cfg, group=8) if mt > 8 and mt * nt * B > sms else cfg
+    # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
+    # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
+    # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)
+    return dict(cfg, group=min(8, mt)) if mt > 1 and mt * nt * B > sms else cfg
