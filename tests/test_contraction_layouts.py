@@ -202,3 +202,32 @@ def test_long_conv_with_few_tiles_splits_on_its_taps():
     got, = evaluate(split, feed, {})
     want, got = np.asarray(want, np.float32), np.asarray(got, np.float32)
     np.testing.assert_allclose(got, want, rtol=0.03, atol=0.03 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_three_channel_stem_is_padded_to_a_chunk_and_takes_wgmma(seed):
+    """ResNet's stem (3 RGB channels, 7 x 7, stride 2, padding 3): the channels padded to 8 with
+    zeros (the weights at compile time, the input by a channels-last copy the lowering stages), the
+    rewritten graph evaluates like the original, and on the H100 the conv takes `wgmma` with its
+    input gathered as 16-byte chunks and compiles."""
+    rng = np.random.default_rng(seed)
+    n, c, hw, k = 2, 3, int(rng.integers(9, 15)), int(rng.choice([3, 7]))
+    x = em.input("x", (n, c, hw, hw), "bfloat16")
+    w = em.tensor(rng.standard_normal((16, c, k, k)).astype(dt.bfloat16.np))
+    y = em.conv2d(x, w, stride=2, padding=k // 2).relu()
+    roots, new = _relaid_graph(y)
+    assert any(nd.op == g.DATA and nd.shape[-1].value == 8 for nd in g.toposort(new))  # [O, kh, kw, 8]
+    feed = {"x": rng.standard_normal((n, c, hw, hw)).astype(dt.bfloat16.np)}
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=0.03, atol=0.03)
+    if seed == 0:  # at a size whose padded copy the lowering stages (kernel/prologue.py)
+        x = em.input("x", (8, 3, 96, 96), "bfloat16")
+        y = em.conv2d(x, em.tensor(rng.standard_normal((64, 3, 7, 7)).astype(dt.bfloat16.np)), stride=2, padding=3)
+        ks = _conv_kernels(y)
+        plan = cg.wgmma_applicable(cg.canonical(ks[0]))
+        assert len(ks) == 1 and cg.default_config(ks[0])["mode"] == "wgmma"
+        assert any(getattr(f, "vector", None) is not None for f in plan[1:])  # the input as 16-byte chunks
+        pytest.importorskip("cuda.core")
+        from ember.backends.cuda import compile_cuda
+        assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[0], cg.default_config(ks[0]))[0], "sm_90a")) > 0

@@ -59,6 +59,7 @@ def contraction_layouts(roots: list, target) -> list:
     """The graph with rewrites 1 and 2 applied (the same nodes where none applies)."""
     if not enabled(target):
         return roots
+    roots = _rebuild(roots, _padded_channels)
     roots = _rebuild(roots, _reordered_sum)
     order = g.toposort(roots)
     requests = _layout_requests(order, set(roots))
@@ -83,6 +84,92 @@ def _half_contraction(n: g.Node) -> tuple | None:
     if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
         return None
     return ops
+
+
+# ---------------------------------------------------------------- rewrite 0
+def _padded_channels(old: g.Node, n: g.Node) -> g.Node:
+    """A windowed contraction whose plainly read summed axis (a stem conv's 3 RGB channels) is no
+    whole 16-byte chunk, summed over that axis padded with zeros to one (8 bf16): both operands'
+    sources padded (a constant at compile time, anything else by a copy the lowering stages,
+    kernel/prologue.py), so rewrites 1 and 2 make it a channels-last conv whose operand rows are
+    whole chunks: `wgmma` with a chunked gather instead of `mma.sync` over scalar loads. Exact: the
+    added terms are zeros. At most 3x the products (C >= 3)."""
+    ops = _half_contraction(n)
+    if ops is None or not any(_windowed(op, n) for op in ops):
+        return n
+    prod = n.srcs[0]
+    for a in reduce_axes(n):
+        C, es = prod.shape[a].value, 2
+        Cp = -(-C * es // CHUNK_BYTES) * CHUNK_BYTES // es
+        if Cp == C or Cp > 3 * C:
+            continue
+        leaves = {}
+        for op in ops:
+            padded = _padded_operand(op, index_name(a), C, Cp)
+            if padded is None:
+                break
+            leaves[padded[0]] = padded[1]
+        else:
+            return g.reduce_node(g.SUM, _with_leaves(prod, leaves), reduce_axes(n), tf32=g.is_tf32(n))
+    return n
+
+
+def _padded_operand(op: g.Node, var: str, C: int, Cp: int):
+    """(the operand's view node, the same view over its source padded to Cp along the axis var
+    walks, widened to Cp), or None: var must walk one plain axis of length C one element at a
+    time, no other variable may walk it, nor may the view's guard mention var."""
+    leaf = op
+    while leaf.op == g.CAST:
+        leaf = leaf.srcs[0]
+    view = _source_view(op)
+    if view is None:
+        return None
+    x, v = view
+    d = _axis_walked(v, var, x)
+    if d is None or x.shape[d].value != C or var in sm.free_vars(v.valid):
+        return None
+    if any(_axis_of_step(_step(v, u), x) == d for u in sm.free_vars(v.index) - {var}):
+        return None
+    coords = _coords(v, x.shape)
+    if coords is None or sm.free_vars(coords[d]) != {var} or not _is_var(coords[d], var):
+        return None
+    pads = [(0, 0)] * x.ndim
+    pads[d] = (0, Cp - C)
+    if x.op == g.DATA:
+        data = x.arg
+        assert isinstance(data, g.Data)
+        xp = g.data_node(np.pad(data.array, pads), f"{data.name}.pad{Cp}", x.dtype)
+    else:  # an explicit copy (a same-type cast), materialised where a GEMM reads it (kernel/prologue.py)
+        pv = g.apply_view(x, lambda vw: vw.pad(pads))
+        xp = g.Node(g.CAST, (pv,), None, x.dtype, pv.shape)
+    strides = row_major_strides(xp.shape)
+    index = sm.sum_of([c * st for c, st in zip(coords, strides)])
+    shape = list(v.shape)
+    shape[_var_axis(v, var)] = sm.const(Cp)
+    return leaf, g.view_node(xp, View(tuple(shape), index, v.valid))
+
+
+def _is_var(e, var: str) -> bool:
+    """Whether e is the variable itself (0 at var = 0, one step per step)."""
+    zero = sm.substitute(e, {var: sm.ZERO})
+    X = sm.var(var, 0, None)
+    step = sm.substitute(e, {var: X + 1}) - sm.substitute(e, {var: X})
+    return zero.is_const and zero.value == 0 and step.is_const and step.value == 1
+
+
+def _var_axis(v: View, var: str) -> int:
+    return next(d for d in range(len(v.shape)) if index_name(d) == var)
+
+
+def _with_leaves(x: g.Node, leaves: dict) -> g.Node:
+    """The product x rebuilt with its view leaves replaced (through casts and the product)."""
+    if x in leaves:
+        return leaves[x]
+    if x.op == g.CAST:
+        return g.cast_node(_with_leaves(x.srcs[0], leaves), x.dtype)
+    if x.op == g.MUL:
+        return g.binary(g.MUL, _with_leaves(x.srcs[0], leaves), _with_leaves(x.srcs[1], leaves))
+    raise AssertionError(f"a contraction's product over {x.op}")  # (product_operands accepted it)
 
 
 # ---------------------------------------------------------------- rewrite 1

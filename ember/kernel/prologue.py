@@ -47,7 +47,10 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
             # (the operand as the GEMM reads it, its cast included: a bf16 buffer is what TMA copies)
             # (a cast of a reduction: a split-K projection's float32 sum read as bf16 by attention's
             # PV product is stored as bf16 by the sum's kernel)
-            computed = base.op in g.ELEMENTWISE or (base.op in g.REDUCE and op is not base)
+            # (or an explicit copy, a same-type cast: a stem conv's input padded to 8 channels and
+            # stored channels-last, kernel/layout.py)
+            computed = base.op in g.ELEMENTWISE or (base.op in g.REDUCE and op is not base) or \
+                (op.op == g.CAST and op.dtype == op.srcs[0].dtype)
             if op not in M and computed and op.numel.is_const and op.numel.value >= MIN_OPERAND:
                 out.add(op)
     return frozenset(out)
