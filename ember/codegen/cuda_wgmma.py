@@ -30,10 +30,9 @@ from __future__ import annotations
 import os
 
 from .. import symbolic as sm
-from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
-from .clike import _lanes_contiguous
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
+from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue
 from .cuda_wgmma_feed import GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
@@ -344,75 +343,18 @@ def render_wgmma(w, c: Canon):
     if overlap:  # the tile's last slice: done, and its slot released for the next tile's loads
         w.emit(2, "em_wg_wait0();")
         w.emit(2, f"{release}(kit_ + {stages - 1}) % {stages}));")
-    # ---- epilogue: the store's value per accumulator register
-    pair = bool(cfg.get("pair", True)) and _pairable(w, c, g)
-    w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
-    w.emit(2, "#pragma unroll\n    for (int h = 0; h < 2; ++h) {")
-    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
-    w.emit(3, "if (gm_ < M_) {")
-    w.decompose("gm_", g.m, 4)
-    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    if pair:  # registers 2i, 2i+1 are adjacent columns: one 2-element store
-        w.emit(5, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
-        w.emit(5, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 6)
-        w.emit(6, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
-        _pair_store(w, c, g, 6)
-        w.emit(5, "}")
+    # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
+    pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
+    if staged_epilogue(cfg, BM, BN, stages * slot_bytes):
+        emit_staged_epilogue(w, c, g, BM, BN, pair)
     else:
-        w.emit(5, "#pragma unroll\n          for (int r = 0; r < 2; ++r) {")
-        w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4) + r;")
-        w.emit(6, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 7)
-        w.emit(7, f"const float {g.stage.acc.name} = d_[4 * j + 2 * h + r];")
-        w.store(c.store, None, 1, 7)
-        w.emit(6, "}")
-        w.emit(5, "}")
-    w.emit(4, "}")
-    w.emit(3, "}")
-    w.emit(2, "}")
+        emit_register_epilogue(w, c, g, BM, BN, pair)
     w.emit(2, "}")
     w.emit(1, "}")
     tiles = w.tile_grid(g, BM, BN)
     if cfg.get("persistent", False):  # one block per SM, each walking tiles
         return sm.minimum(tiles, w.target.sm_count if w.target is not None else 132)
     return tiles
-
-
-def _acc_val(c: Canon, g):
-    return next((x for x in ir.val_toposort([c.store.value]) if x.op == "acc" and x.args[0] == g.stage.acc.name), None)
-
-
-def _pairable(w, c: Canon, g) -> bool:
-    """Whether an accumulator pair (columns n, n+1 of one row) is one aligned 2-element store: the
-    innermost n variable has an even extent and the store walks it contiguously."""
-    var, ext = g.n[-1]
-    item = w.k.buffer(c.store.buffer).dtype.itemsize
-    return (ext.is_const and ext.value % 2 == 0 and item in (2, 4) and _acc_val(c, g) is not None
-            and _lanes_contiguous(c.store.index, var, 2))
-
-
-def _pair_store(w, c: Canon, g, ind: int) -> None:
-    """The store of columns n (accl_) and n+1 (acch_): the store's value twice, the second with the
-    innermost n variable advanced by one, packed into one 4- or 8-byte write."""
-    var = g.n[-1][0]
-    acc = _acc_val(c, g)
-    lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
-    hi = ir.substitute(c.store.value, {var: sm.var(var, 0, None) + 1}, {acc: ir.Val("acc", ("acch_",), acc.dtype)})
-    w.emitted_groups = {}
-    w._ind = ind
-    env = w.vr.vals([lo, hi], ind)
-    buf = w.k.buffer(c.store.buffer)
-    st_t = _storage_type(buf.dtype)
-    raw_t = "unsigned int" if buf.dtype.itemsize == 2 else "uint2"
-    w.emit(ind, f"{raw_t} o_;")
-    w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
-    w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
-    w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
-
-
-def _storage_type(d) -> str:
-    return {"float16": "unsigned short", "bfloat16": "unsigned short"}.get(d.name, d.c_name)
 
 
 def _ring_staged(plan) -> bool:
@@ -482,6 +424,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
             out += [dict(out[0], overlap=False, lag=st - 1)]
         out += [dict(out[0], group=8, persistent=True)]
+    if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
+        out += [dict(out[0], sepi=False)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out

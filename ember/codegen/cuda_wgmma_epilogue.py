@@ -1,0 +1,141 @@
+"""The `wgmma` kernel's epilogue: the fused store expression (bias, activation, residual, cast) of
+each accumulator, written either straight from the registers or through shared memory.
+
+A consumer warpgroup holds its 64 x BN float32 accumulators in the `wgmma` fragment layout: a
+warp's lanes own 8 rows x 4 column pairs, so a store from the registers writes 16 bytes of each of
+8 rows per instruction (half of each 32-byte sector), and a fused residual is read the same way.
+For memory-bound products (a ResNet 1x1 conv over 64 channels into 256, whose 51 MB output and
+51 MB residual dwarf its 64-deep k loop; BERT's and a Llama prefill's projections at 768-2048 deep)
+that costs more than the math. The staged epilogue writes the fragments to shared memory (the
+ring, idle once the k loop is done), and then each warp walks whole rows: consecutive lanes on
+consecutive column pairs, 128 contiguous bytes per store instruction and per residual load.
+
+Staged by default where the ring is free after the k loop and big enough: not `persistent` (the
+producer fills the ring with the next tile's slices during the epilogue) and one block per SM
+(`occupancy` 2 keeps the register path). The knob `sepi` (search/space.py offers both) overrides.
+"""
+from __future__ import annotations
+
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.structure import Canon
+from .clike import _lanes_contiguous
+
+PAD = 4  # floats of padding per staged row (spreads a fragment store's 8 rows over the banks)
+
+
+def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int) -> bool:
+    """Whether the epilogue goes through shared memory: knob `sepi`, by default where the ring is
+    free after the k loop (not persistent, one block per SM) and holds every consumer's tile."""
+    fits = (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
+    free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1
+    return fits and bool(cfg.get("sepi", free))
+
+
+def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
+    """Fragments to shared memory (after every consumer's last wgmma: the ring is then free), then
+    rows walked with consecutive lanes on consecutive column pairs."""
+    I, P = w.IDX, BN + PAD
+    NC = BM // 64
+    w.emit(2, f'asm volatile("bar.sync 2, {128 * NC};" ::: "memory");')  # (every consumer is past its k loop)
+    w.emit(2, f"float* const se_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared("
+              f"em_dyn_smem))) + cw_ * {64 * P};")
+    w.emit(2, "{")
+    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<float2*>("
+              f"&se_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]) = make_float2(d_[4 * j + 2 * h], d_[4 * j + 2 * h + 1]);")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+    cp = BN // 2
+    w.emit(2, f"for (int i_ = tid_; i_ < {64 * cp}; i_ += 128) {{")
+    w.emit(3, f"const int r_ = i_ / {cp}, cp_ = i_ % {cp};")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_;")
+    w.emit(3, "if (gm_ < M_) {")
+    w.decompose("gm_", g.m, 4)
+    w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&se_[r_ * {P} + 2 * cp_]);")
+    if pair:
+        w.emit(4, f"const {I} gn_ = bn_ * {BN} + 2 * cp_;")
+        w.emit(4, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 5)
+        w.emit(5, "const float accl_ = v_.x, acch_ = v_.y;")
+        _pair_store(w, c, g, 5)
+        w.emit(4, "}")
+    else:
+        w.emit(4, "#pragma unroll\n        for (int r = 0; r < 2; ++r) {")
+        w.emit(5, f"const {I} gn_ = bn_ * {BN} + 2 * cp_ + r;")
+        w.emit(5, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 6)
+        w.emit(6, f"const float {g.stage.acc.name} = r ? v_.y : v_.x;")
+        w.store(c.store, None, 1, 6)
+        w.emit(5, "}")
+        w.emit(4, "}")
+    w.emit(3, "}")
+    w.emit(2, "}")
+
+
+def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
+    """The store's value per accumulator register, from the fragment layout."""
+    I = w.IDX
+    w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(2, "#pragma unroll\n    for (int h = 0; h < 2; ++h) {")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
+    w.emit(3, "if (gm_ < M_) {")
+    w.decompose("gm_", g.m, 4)
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
+    if pair:  # registers 2i, 2i+1 are adjacent columns: one 2-element store
+        w.emit(5, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
+        w.emit(5, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 6)
+        w.emit(6, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
+        _pair_store(w, c, g, 6)
+        w.emit(5, "}")
+    else:
+        w.emit(5, "#pragma unroll\n          for (int r = 0; r < 2; ++r) {")
+        w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4) + r;")
+        w.emit(6, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 7)
+        w.emit(7, f"const float {g.stage.acc.name} = d_[4 * j + 2 * h + r];")
+        w.store(c.store, None, 1, 7)
+        w.emit(6, "}")
+        w.emit(5, "}")
+    w.emit(4, "}")
+    w.emit(3, "}")
+    w.emit(2, "}")
+
+
+def _acc_val(c: Canon, g):
+    return next((x for x in ir.val_toposort([c.store.value]) if x.op == "acc" and x.args[0] == g.stage.acc.name), None)
+
+
+def pairable(w, c: Canon, g) -> bool:
+    """Whether an accumulator pair (columns n, n+1 of one row) is one aligned 2-element store: the
+    innermost n variable has an even extent and the store walks it contiguously."""
+    var, ext = g.n[-1]
+    item = w.k.buffer(c.store.buffer).dtype.itemsize
+    return (ext.is_const and ext.value % 2 == 0 and item in (2, 4) and _acc_val(c, g) is not None
+            and _lanes_contiguous(c.store.index, var, 2))
+
+
+def _pair_store(w, c: Canon, g, ind: int) -> None:
+    """The store of columns n (accl_) and n+1 (acch_): the store's value twice, the second with the
+    innermost n variable advanced by one, packed into one 4- or 8-byte write."""
+    var = g.n[-1][0]
+    acc = _acc_val(c, g)
+    lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
+    hi = ir.substitute(c.store.value, {var: sm.var(var, 0, None) + 1}, {acc: ir.Val("acc", ("acch_",), acc.dtype)})
+    w.emitted_groups = {}
+    w._ind = ind
+    env = w.vr.vals([lo, hi], ind)
+    buf = w.k.buffer(c.store.buffer)
+    st_t = _storage_type(buf.dtype)
+    raw_t = "unsigned int" if buf.dtype.itemsize == 2 else "uint2"
+    w.emit(ind, f"{raw_t} o_;")
+    w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
+    w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
+    w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
+
+
+def _storage_type(d) -> str:
+    return {"float16": "unsigned short", "bfloat16": "unsigned short"}.get(d.name, d.c_name)
