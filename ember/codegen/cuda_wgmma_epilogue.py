@@ -16,6 +16,8 @@ producer fills the ring with the next tile's slices during the epilogue) and one
 """
 from __future__ import annotations
 
+import os
+
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon
@@ -28,7 +30,8 @@ def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int) -> bool:
     """Whether the epilogue goes through shared memory: knob `sepi`, by default where the ring is
     free after the k loop (not persistent, one block per SM) and holds every consumer's tile."""
     fits = (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
-    free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1
+    free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1 and \
+        os.environ.get("EMBER_WGMMA_SEPI", "1") == "1"  # (=0: the register path by default, for A/Bs)
     return fits and bool(cfg.get("sepi", free))
 
 
