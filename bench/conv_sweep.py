@@ -25,7 +25,8 @@ from knob_sweep import DEFAULT, set_split_constants, with_overlay  # noqa: E402
 from run import time_torch, versions  # noqa: E402
 
 # (name, in channels, out channels, kernel, stride, spatial size of the input)
-CONVS = [("l1 3x3 64", 64, 64, 3, 1, 56), ("l2 3x3 128", 128, 128, 3, 1, 28), ("l3 3x3 256", 256, 256, 3, 1, 14),
+CONVS = [("stem 7x7 3>64", 3, 64, 7, 2, 224), ("l1 1x1 64>256", 64, 256, 1, 1, 56), ("l1 1x1 256>64", 256, 64, 1, 1, 56),
+         ("l1 3x3 64", 64, 64, 3, 1, 56), ("l2 3x3 128", 128, 128, 3, 1, 28), ("l3 3x3 256", 256, 256, 3, 1, 14),
          ("l3 1x1 1024>256", 1024, 256, 1, 1, 14), ("l3 1x1 256>1024", 256, 1024, 1, 1, 14),
          ("l4 3x3 512", 512, 512, 3, 1, 7), ("l4 1x1 2048>512", 2048, 512, 1, 1, 7)]
 
@@ -62,7 +63,7 @@ def main():
     overlays = [None] + json.loads(a.knobs)
     rows = []
     for name, cin, cout, k, s, hw in CONVS:
-        if a.only and a.only not in name:
+        if a.only and not any(o in name for o in a.only.split(",")):
             continue
         torch.manual_seed(0)
         model = conv_block(cin, cout, k, s)

@@ -267,7 +267,7 @@ def _all_configs():
     return [{"mode": "wgmma", "BM": bm, "BN": bn, "stages": st, "overlap": ov}
             for bm, bn, st, ov in [(128, 256, 4, True), (128, 128, 3, False), (64, 64, 2, True), (64, 192, 5, True)]] + [
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "group": 3, "pair": False},
-        {"mode": "wgmma", "BM": 128, "BN": 192, "stages": 4, "sepi": False},
+        {"mode": "wgmma", "BM": 128, "BN": 192, "stages": 4, "sepi": True},
         {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "sepi": True, "pair": False},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "group": 2, "persistent": True},
         {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 2, "overlap": False, "persistent": True},

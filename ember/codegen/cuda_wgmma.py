@@ -425,7 +425,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], overlap=False, lag=st - 1)]
         out += [dict(out[0], group=8, persistent=True)]
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
-        out += [dict(out[0], sepi=False)]
+        out += [dict(out[0], sepi=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out

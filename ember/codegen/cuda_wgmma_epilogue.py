@@ -10,9 +10,15 @@ that costs more than the math. The staged epilogue writes the fragments to share
 ring, idle once the k loop is done), and then each warp walks whole rows: consecutive lanes on
 consecutive column pairs, 128 contiguous bytes per store instruction and per residual load.
 
-Staged by default where the ring is free after the k loop and big enough: not `persistent` (the
-producer fills the ring with the next tile's slices during the epilogue) and one block per SM
-(`occupancy` 2 keeps the register path). The knob `sepi` (search/space.py offers both) overrides.
+A knob (`sepi`), off by default: measured on the H100 as whole models in one run
+(bench/results/gpu-session22-2026-11-26/f/), staged against the register path, ResNet-50 b32 bf16
+3.92 / 3.88 against 3.46 ms, the Llama-1B prefill 4.51 / 4.47 against 4.33, BERT-base 3.23 / 3.23
+against 3.36; the models' linear layers alone within noise either way (`e/gemm-tiles-sepi.json`).
+The search offers it (search/space.py); it applies where the ring is free after the k loop (not
+`persistent`: the producer fills the ring with the next tile's slices during the epilogue; one
+block per SM) and holds every consumer's tile. What the measurement suggests is left: the
+fragment writes' 2-way bank conflicts, the extra barrier, and the lost overlap of one warpgroup's
+stores with the other's math; a TMA store of a bf16 tile would halve the shared-memory traffic.
 """
 from __future__ import annotations
 
@@ -27,12 +33,12 @@ PAD = 4  # floats of padding per staged row (spreads a fragment store's 8 rows o
 
 
 def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int) -> bool:
-    """Whether the epilogue goes through shared memory: knob `sepi`, by default where the ring is
-    free after the k loop (not persistent, one block per SM) and holds every consumer's tile."""
+    """Whether the epilogue goes through shared memory: knob `sepi` (off by default), where the ring
+    is free after the k loop (not persistent, one block per SM) and holds every consumer's tile."""
     fits = (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
-    free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1 and \
-        os.environ.get("EMBER_WGMMA_SEPI", "1") == "1"  # (=0: the register path by default, for A/Bs)
-    return fits and bool(cfg.get("sepi", free))
+    free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1
+    default = os.environ.get("EMBER_WGMMA_SEPI", "0") == "1"  # (=1: staged by default, for A/Bs)
+    return fits and free and bool(cfg.get("sepi", default))
 
 
 def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
