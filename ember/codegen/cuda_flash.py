@@ -169,7 +169,7 @@ def streamlined(X: ir.Val, score: ir.Val) -> tuple:
         body = body.args[0]
     inner = body.args[1] if body.op == "where" and _is_const(body.args[2]) and body.args[2].args[0] == float("-inf") \
         else body
-    for a, k in ((inner.args if inner.op == "mul" else ()), (inner.args[::-1] if inner.op == "mul" else ())):
+    for a, k in ((inner.args, inner.args[::-1]) if inner.op == "mul" else ()):  # (an additive mask: no factor)
         if _is_const(k) and k.args[0] > 0 and a.dtype == dt.float32:
             return replace(X, {inner: a}), float(k.args[0])
     return X, 1.0

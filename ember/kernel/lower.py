@@ -23,7 +23,7 @@ from .layout import contraction_layouts
 from .distribute import distribute_sums
 from .split import split_long_reductions
 from .online import online_form
-from .contraction import product_operands
+from .contraction import is_gemm_shaped, product_operands
 
 __all__ = ["lower", "LoweredGraph", "StateWrite", "CollectiveStep", "BufferInfo", "LoweringError", "partition",
            "analyzed_builder", "KernelBuilder", "Stage", "LocalStage", "Analysis", "acc_dtype", "flat_index", "unflatten",
@@ -232,24 +232,87 @@ def online_roots(roots: list, target) -> frozenset:
     def reads_softmax(r) -> bool:
         return any(any(softmaxed(s) for s in (product_operands(n) or ())) for n in _inlined(r, base))
 
-    chosen = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
-    while chosen:
-        M = partition(roots, frozenset(), StreamRoots(chosen, mode == "stream+"))
-        kept = frozenset(r for r in chosen if r in M and streams(r, M))
-        if kept == chosen:
-            return StreamRoots(chosen, mode == "stream+")
-        chosen = kept
-    return StreamRoots(chosen, mode == "stream+")
+    def reduced_operands(r) -> set:
+        # what the streamed kernel reads that a reduction computes, as buffers: V when a split-K
+        # projection's chunks are summed into it (stored as the product reads it, a 16-bit cast),
+        # and the projections q, k and v themselves (the first GEMM-shaped contraction on each
+        # operand's path below the scores and below V). Otherwise the streamed kernel keeps them
+        # in local arrays (BERT's k and v, varying along the head dim, not along the rows the
+        # softmax's stages walk): no online form, and attention falls back to four kernels.
+        out = set()
+        for n in _inlined(r, base):
+            for s in product_operands(n) or ():
+                y = s
+                while y.op == g.VIEW:
+                    y = y.srcs[0]
+                x = y
+                while x.op in (g.VIEW, g.CAST):
+                    x = x.srcs[0]
+                if x.op in g.REDUCE and not softmaxed(s):
+                    out.add(y)
+        scores = _first_contractions([o for o in product_operands(r) or () if softmaxed(o)], {r})
+        others = [o for o in product_operands(r) or () if not softmaxed(o)]
+        return out | _first_contractions(others, {r}) | \
+            _first_contractions([o for sc in scores for o in product_operands(sc) or ()], scores)
+
+    def stored_operands(r) -> set:
+        # the second try: the operands themselves stored (q, k and v with their bias adds — BERT's —
+        # which the streamed kernel would otherwise compute per score, outside the online form)
+        sc = _first_contractions([o for o in product_operands(r) or () if softmaxed(o)], {r})
+        ops = [o for o in product_operands(r) or () if not softmaxed(o)] + \
+            [o for c in sc for o in product_operands(c) or ()]
+        out = set()
+        for o in ops:
+            while o.op == g.VIEW:
+                o = o.srcs[0]
+            if o.op not in g.LEAVES:
+                out.add(o)
+        return out
+
+    def attempt(chosen, more) -> StreamRoots:
+        while chosen:
+            streamed = StreamRoots(chosen, mode == "stream+", set().union(more, *map(reduced_operands, chosen)))
+            M = partition(roots, frozenset(), streamed)
+            kept = frozenset(r for r in chosen if r in M and streams(r, M))
+            if kept == chosen:
+                return streamed
+            chosen = kept
+        return StreamRoots(chosen, mode == "stream+")
+
+    candidates = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
+    first = attempt(candidates, frozenset())
+    if len(first) == len(candidates):
+        return first
+    second = attempt(candidates, set().union(*map(stored_operands, candidates)))
+    return second if len(second) > len(first) else first
+
+
+def _first_contractions(starts: list, skip: set, limit: int = 256) -> set:
+    """The GEMM-shaped contractions first met below `starts` (through elementwise steps, views and
+    other reductions; at most `limit` nodes walked)."""
+    found, seen, todo = set(), set(skip), list(starts)
+    while todo and len(seen) < limit:
+        n = todo.pop()
+        if n in seen or n.op in g.LEAVES:
+            continue
+        seen.add(n)
+        if n.op in g.REDUCE and product_operands(n) is not None and is_gemm_shaped(n):
+            found.add(n)
+            continue
+        todo.extend(n.srcs)
+    return found
 
 
 class StreamRoots(frozenset):
     """The roots that take the streaming local mode, and whether their operands' prologues are
     inlined (`prologues`: the Target's hook renders computed operands)."""
     prologues: bool
+    buffers: frozenset  # nodes the streamed kernels read that are materialised (their V when a sum)
 
-    def __new__(cls, roots, prologues: bool = False):
+    def __new__(cls, roots, prologues: bool = False, buffers=frozenset()):
         s = super().__new__(cls, roots)
         s.prologues = prologues
+        s.buffers = frozenset(buffers)
         return s
 
 

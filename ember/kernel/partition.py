@@ -162,6 +162,7 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
     unrolled recurrence quadratic: its chain is cut about one step per round.)"""
     order = g.toposort(outputs)
     M = {n for n in outputs} | {n for n in force if n.op not in (g.INPUT, g.DATA)}
+    M |= set(getattr(local, "buffers", ()))  # (operands a streamed kernel reads from buffers: kernel/lower.py)
     M |= {n.srcs[0] for n in order if n.op == g.GATHER and n.srcs[0].op not in (g.INPUT, g.DATA)}
     # a collective runs between kernels (kernel/lower.py CollectiveStep): it and its source are buffers
     M |= {n for n in order if n.op == g.COLLECTIVE}
