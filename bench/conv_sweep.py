@@ -57,12 +57,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--knobs", default="[]")
     ap.add_argument("--only", default=None)
-    ap.add_argument("--model", action="store_true", help="the whole ResNet-50 under each _split overlay too")
+    ap.add_argument("--model", action="store_true", help="the whole ResNet-50 under each overlay too")
+    ap.add_argument("--model-only", action="store_true", help="only the whole ResNet-50")
     ap.add_argument("--out")
     a = ap.parse_args()
     overlays = [None] + json.loads(a.knobs)
     rows = []
-    for name, cin, cout, k, s, hw in CONVS:
+    for name, cin, cout, k, s, hw in ([] if a.model_only else CONVS):
         if a.only and not any(o in name for o in a.only.split(",")):
             continue
         torch.manual_seed(0)
@@ -90,12 +91,10 @@ def main():
         print(f"{name:18s} {'torch eager':70s} {eager:8.1f} us {flops / eager / 1e6:6.1f} TFLOP/s", flush=True)
         rows.append(row)
     models = []
-    if a.model:
+    if a.model or a.model_only:
         from gpu_models import MODELS
         from gpu_models import run as run_model
         for ov in overlays:
-            if ov is not None and set(ov) - {"_split"}:
-                continue
             rec = variant(ov, lambda: run_model("resnet50 b32", MODELS["resnet50 b32"], "bf16", False))
             models.append({"overlay": ov, **rec})
             print(f"resnet50 bf16 {json.dumps(ov)[:60]:60s} ember {rec.get('ember_ms')} ms eager {rec.get('eager_ms')} ms "
