@@ -85,3 +85,23 @@ def test_flash_eager_attention_matches_torch_on_the_gpu(make):
         assert [l.config.get("mode") for l in fn.program.launches].count("flash") == 1
         got = fn(*ins).float()
     assert (got - want).abs().max().item() <= 5e-2 * max(1.0, want.abs().max().item())
+
+
+def test_a_decode_step_keeps_q_rotary_inside_its_attention_kernel(tmp_path):
+    """The stored-projection retries apply only to attention that does not stream as the default
+    partition leaves it: a decode step's attention streams with q's rotary computed inside, so its
+    only elementwise kernels are the KV cache writes (over the filled slots P)."""
+    from ember.llm.model import build_step
+    from ember.llm.runtime import load
+    cfg = transformers.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(cfg).eval().to(torch.bfloat16).save_pretrained(tmp_path)
+    llm = load(tmp_path, device="cpu", max_seq_len=128)
+    outs, writes = build_step(llm.weights, 1, 1, 128)
+    p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127})
+    modes = [l.config.get("mode") for l in p.launches]
+    assert modes.count("decode") == 2
+    heads = [h for h in p.meta["kernels_ir"].split("\nkernel ") if h.split("(")[0].strip().split()[-1] in
+             {l.kernel for l in p.launches if l.config.get("mode") == "elementwise"}]
+    assert heads and all("dims(P)" in h.split("\n")[0] for h in heads), [h.split("\n")[0][:120] for h in heads]

@@ -269,9 +269,9 @@ def online_roots(roots: list, target) -> frozenset:
                 out.add(o)
         return out
 
-    def attempt(chosen, more) -> StreamRoots:
+    def attempt(chosen, stored) -> StreamRoots:
         while chosen:
-            streamed = StreamRoots(chosen, mode == "stream+", set().union(more, *map(reduced_operands, chosen)))
+            streamed = StreamRoots(chosen, mode == "stream+", set().union(*map(stored, chosen)))
             M = partition(roots, frozenset(), streamed)
             kept = frozenset(r for r in chosen if r in M and streams(r, M))
             if kept == chosen:
@@ -279,12 +279,18 @@ def online_roots(roots: list, target) -> frozenset:
             chosen = kept
         return StreamRoots(chosen, mode == "stream+")
 
+    # first as the default partition leaves them (a decode step streams so, q's rotary inside);
+    # the roots that do not stream then retry with their projections stored, then their operands
     candidates = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
-    first = attempt(candidates, frozenset())
-    if len(first) == len(candidates):
-        return first
-    second = attempt(candidates, set().union(*map(stored_operands, candidates)))
-    return second if len(second) > len(first) else first
+    best = attempt(candidates, lambda r: set())
+    failed = candidates - best
+    for more in (reduced_operands, lambda r: reduced_operands(r) | stored_operands(r)):
+        if not failed or len(best) == len(candidates):
+            break
+        tried = attempt(candidates, lambda r, more=more: more(r) if r in failed else set())
+        if len(tried) > len(best):
+            best = tried
+    return best
 
 
 def _first_contractions(starts: list, skip: set, limit: int = 256) -> set:
