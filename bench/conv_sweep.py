@@ -53,6 +53,28 @@ def variant(overlay, body):
         set_split_constants(restore)
 
 
+def sweep_overlays(name, module, xs, ref, eager, flops, overlays, baseline: str, width: int) -> dict:
+    """One module compiled and timed under each overlay (checked against `ref`), printed beside the
+    torch `baseline` (eager_us, already timed): the row of a sweep's JSON."""
+    row = {"case": name, "eager_us": eager, "eager_tflops": flops / eager / 1e6, "variants": []}
+    for ov in overlays:
+        def body():
+            with torch.no_grad():
+                fn = em.from_torch(module, xs, device="cuda", precision="torch")
+                out = fn(*xs).float()
+                err = float((out - ref).abs().max() / ref.abs().max())
+                us = time_torch(lambda: fn(*xs), "cuda")
+            return {"us": us, "rel_err": err, "ok": err < 2e-2, "tflops": flops / us / 1e6,
+                    "configs": [(l.kernel, l.config.get("grid"), l.config.get("cfg")) for l in fn.program.launches]}
+        rec = dict(variant(ov, body), overlay=ov)
+        row["variants"].append(rec)
+        t = f"{rec['us']:8.1f} us {rec['tflops']:6.1f} TFLOP/s {eager / rec['us']:.2f}x {baseline} ok={rec['ok']}" \
+            if "us" in rec else rec["error"]
+        print(f"{name:{width}s} {json.dumps(ov)[:70]:70s} {t}", flush=True)
+    print(f"{name:{width}s} {'torch ' + baseline:70s} {eager:8.1f} us {flops / eager / 1e6:6.1f} TFLOP/s", flush=True)
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--knobs", default="[]")
@@ -73,22 +95,7 @@ def main():
             ref = model(*xs).float()
             eager = time_torch(lambda: model(*xs), "cuda")
         flops = 2 * 32 * cout * cin * k * k * (hw // s) ** 2
-        row = {"conv": name, "eager_us": eager, "eager_tflops": flops / eager / 1e6, "variants": []}
-        for ov in overlays:
-            def body():
-                with torch.no_grad():
-                    fn = em.from_torch(model, xs, device="cuda", precision="torch")
-                    out = fn(*xs).float()
-                    err = float((out - ref).abs().max() / ref.abs().max())
-                    us = time_torch(lambda: fn(*xs), "cuda")
-                return {"us": us, "rel_err": err, "ok": err < 2e-2, "tflops": flops / us / 1e6,
-                        "configs": [(l.kernel, l.config.get("grid"), l.config.get("cfg")) for l in fn.program.launches]}
-            rec = dict(variant(ov, body), overlay=ov)
-            row["variants"].append(rec)
-            t = f"{rec['us']:8.1f} us {rec['tflops']:6.1f} TFLOP/s {eager / rec['us']:.2f}x eager ok={rec['ok']}" \
-                if "us" in rec else rec["error"]
-            print(f"{name:18s} {json.dumps(ov)[:70]:70s} {t}", flush=True)
-        print(f"{name:18s} {'torch eager':70s} {eager:8.1f} us {flops / eager / 1e6:6.1f} TFLOP/s", flush=True)
+        row = sweep_overlays(name, model, xs, ref, eager, flops, overlays, "eager", 18)
         rows.append(row)
     models = []
     if a.model or a.model_only:

@@ -18,9 +18,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import ember as em  # noqa: E402
 
-from conv_sweep import variant  # noqa: E402
+from conv_sweep import sweep_overlays  # noqa: E402
 from run import time_torch, versions  # noqa: E402
 
 # (name, rows, out features, in features)
@@ -47,24 +46,7 @@ def main():
         with torch.no_grad():
             ref = lin(*xs).float()
             eager = time_torch(lambda: lin(*xs), "cuda")
-        flops = 2 * m * n * k
-        row = {"gemm": name, "eager_us": eager, "eager_tflops": flops / eager / 1e6, "variants": []}
-        for ov in overlays:
-            def body():
-                with torch.no_grad():
-                    fn = em.from_torch(lin, xs, device="cuda", precision="torch")
-                    out = fn(*xs).float()
-                    err = float((out - ref).abs().max() / ref.abs().max())
-                    us = time_torch(lambda: fn(*xs), "cuda")
-                return {"us": us, "rel_err": err, "ok": err < 2e-2, "tflops": flops / us / 1e6,
-                        "configs": [(l.kernel, l.config.get("grid"), l.config.get("cfg")) for l in fn.program.launches]}
-            rec = dict(variant(ov, body), overlay=ov)
-            row["variants"].append(rec)
-            t = f"{rec['us']:8.1f} us {rec['tflops']:6.1f} TFLOP/s {eager / rec['us']:.2f}x cuBLAS ok={rec['ok']}" \
-                if "us" in rec else rec["error"]
-            print(f"{name:24s} {json.dumps(ov)[:64]:64s} {t}", flush=True)
-        print(f"{name:24s} {'torch eager (cuBLAS)':64s} {eager:8.1f} us {flops / eager / 1e6:6.1f} TFLOP/s", flush=True)
-        rows.append(row)
+        rows.append(sweep_overlays(name, lin, xs, ref, eager, 2 * m * n * k, overlays, "eager (cuBLAS)", 24))
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "date": str(datetime.datetime.now()),

@@ -64,22 +64,7 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
     w.emit(3, "if (gm_ < M_) {")
     w.decompose("gm_", g.m, 4)
     w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&se_[r_ * {P} + 2 * cp_]);")
-    if pair:
-        w.emit(4, f"const {I} gn_ = bn_ * {BN} + 2 * cp_;")
-        w.emit(4, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 5)
-        w.emit(5, "const float accl_ = v_.x, acch_ = v_.y;")
-        _pair_store(w, c, g, 5)
-        w.emit(4, "}")
-    else:
-        w.emit(4, "#pragma unroll\n        for (int r = 0; r < 2; ++r) {")
-        w.emit(5, f"const {I} gn_ = bn_ * {BN} + 2 * cp_ + r;")
-        w.emit(5, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 6)
-        w.emit(6, f"const float {g.stage.acc.name} = r ? v_.y : v_.x;")
-        w.store(c.store, None, 1, 6)
-        w.emit(5, "}")
-        w.emit(4, "}")
+    _emit_column_pair(w, c, g, f"bn_ * {BN} + 2 * cp_", "v_.x", "v_.y", "r ? v_.y : v_.x", pair, 4)
     w.emit(3, "}")
     w.emit(2, "}")
 
@@ -93,22 +78,8 @@ def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None
     w.emit(3, "if (gm_ < M_) {")
     w.decompose("gm_", g.m, 4)
     w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    if pair:  # registers 2i, 2i+1 are adjacent columns: one 2-element store
-        w.emit(5, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
-        w.emit(5, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 6)
-        w.emit(6, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
-        _pair_store(w, c, g, 6)
-        w.emit(5, "}")
-    else:
-        w.emit(5, "#pragma unroll\n          for (int r = 0; r < 2; ++r) {")
-        w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4) + r;")
-        w.emit(6, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 7)
-        w.emit(7, f"const float {g.stage.acc.name} = d_[4 * j + 2 * h + r];")
-        w.store(c.store, None, 1, 7)
-        w.emit(6, "}")
-        w.emit(5, "}")
+    _emit_column_pair(w, c, g, f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)", "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]",
+                      "d_[4 * j + 2 * h + r]", pair, 5)
     w.emit(4, "}")
     w.emit(3, "}")
     w.emit(2, "}")
@@ -144,6 +115,29 @@ def _pair_store(w, c: Canon, g, ind: int) -> None:
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
     w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
+
+
+def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair: bool, ind: int) -> None:
+    """The store of columns `col` and col + 1 of row gm_ (values `lo`, `hi`; `one`: column col + r's
+    value): one 2-element store where pairable, else each column on its own (both guarded by the
+    column count)."""
+    I = w.IDX
+    if pair:  # adjacent columns: one 2-element store
+        w.emit(ind, f"const {I} gn_ = {col};")
+        w.emit(ind, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, ind + 1)
+        w.emit(ind + 1, f"const float accl_ = {lo}, acch_ = {hi};")
+        _pair_store(w, c, g, ind + 1)
+        w.emit(ind, "}")
+        return
+    w.emit(ind, "#pragma unroll\n" + "  " * ind + "for (int r = 0; r < 2; ++r) {")
+    w.emit(ind + 1, f"const {I} gn_ = {col} + r;")
+    w.emit(ind + 1, "if (gn_ < N_) {")
+    w.decompose("gn_", g.n, ind + 2)
+    w.emit(ind + 2, f"const float {g.stage.acc.name} = {one};")
+    w.store(c.store, None, 1, ind + 2)
+    w.emit(ind + 1, "}")
+    w.emit(ind, "}")
 
 
 def _storage_type(d) -> str:
