@@ -141,6 +141,17 @@ def problem_graph(path: str, precision: str = "float32", device: str = "cuda"):
     return model, xs, graph
 
 
+def sample_problems(probs: list, n: int, seed: int) -> list:
+    """n problems per level drawn without replacement by a seeded generator, in file order."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    for lv in sorted({q["level"] for q in probs}):
+        group = [q for q in probs if q["level"] == lv]
+        out += rng.sample(group, min(n, len(group)))
+    return sorted(out, key=lambda q: (q["level"], q["name"]))
+
+
 def trial_seeds(n: int) -> list:
     g = torch.Generator().manual_seed(42)
     return [int(s) for s in torch.randint(0, 2 ** 31 - 1, (n,), generator=g)]
@@ -518,6 +529,12 @@ def main(argv=None) -> int:
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--out", default=None)
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--sample", type=int, default=None,
+                   help="draw this many problems per level at random (seed --sample-seed; the draw is recorded)")
+    p.add_argument("--sample-seed", type=int, default=0)
+    p.add_argument("--time-budget", type=float, default=None,
+                   help="start no new problem after this many seconds (the JSON stays partial)")
+    p.add_argument("--resume", action="store_true", help="keep the problems already in --out and run the rest")
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda but torch sees no GPU")
@@ -529,11 +546,25 @@ def main(argv=None) -> int:
     probs = discover(args.path, args.level)
     if args.only:
         probs = [q for q in probs if args.only in q["name"]]
+    if args.sample is not None:
+        probs = sample_problems(probs, args.sample, args.sample_seed)
     if not probs:
         print(f"no problem files under {args.path}", file=sys.stderr)
         return 2
     recs = []
+    if args.resume and args.out and os.path.exists(args.out):
+        with open(args.out) as f:
+            recs = json.load(f)["problems"]
+    done = {(r["level"], r["name"]) for r in recs}
+    started = time.perf_counter()
+    cut = False
     for i, prob in enumerate(probs):
+        if (prob["level"], prob["name"]) in done:
+            continue
+        if args.time_budget is not None and time.perf_counter() - started > args.time_budget:
+            cut = True
+            print(f"time budget of {args.time_budget:g} s spent: {len(probs) - i} problems not started", flush=True)
+            break
         t0 = time.perf_counter()
         print(f"[{i + 1}/{len(probs)}] level {prob['level']} {prob['name']} ...", end=" ", flush=True)
         rec = run_problem(prob, args, timer)
@@ -545,7 +576,7 @@ def main(argv=None) -> int:
         gc.collect()
         if args.device == "cuda":
             torch.cuda.empty_cache()
-    out, summary = _write(args, recs, trials, warmup, partial=False)
+    out, summary = _write(args, recs, trials, warmup, partial=cut)
     print()
     print(table(recs, summary))
     print(f"\nresults: {out}")
