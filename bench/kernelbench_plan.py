@@ -48,8 +48,7 @@ def kernel_kinds(program) -> dict:
     kinds: collections.Counter = collections.Counter()
     for launch in program.launches:
         cfg = getattr(launch, "config", None) or {}
-        kind = cfg.get("mma") or cfg.get("kind") or ("wgmma" if cfg.get("tma") else None)
-        kinds[str(kind or getattr(launch, "kind", "") or "other")] += 1
+        kinds[str(cfg.get("mode") or "other")] += 1
     return dict(kinds)
 
 

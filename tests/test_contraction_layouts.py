@@ -1,8 +1,10 @@
 """Channels-last contraction layouts (kernel/layout.py) and what reads them: the rewritten graphs equal
 the originals (the reference and torch, CPU, layouts forced on with EMBER_CONTRACTION_LAYOUTS=1),
-which graphs they touch (bf16/f16 convs) and leave alone (float32, GEMMs, attention), the split of a
+which graphs they touch (bf16/f16/float32 convs) and leave alone (GEMMs, attention), the split of a
 conv's taps (kernel/split.py), and on the H100 target, offline: a 3x3 conv takes `wgmma` with its
 input gathered as 16-byte chunks and compiles for sm_90a."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -113,12 +115,7 @@ def _relaid_graph(y):
     return roots, layout.contraction_layouts(roots, H100)
 
 
-def test_float32_gemms_and_attention_are_left_alone():
-    x = em.input("x", (2, 16, 9, 9))
-    conv = em.conv2d(x, em.tensor(np.random.rand(32, 16, 3, 3).astype(np.float32)), padding=1).relu()
-    conv = em.conv2d(conv, em.tensor(np.random.rand(16, 32, 1, 1).astype(np.float32)))
-    roots, new = _relaid_graph(conv)  # float32: the mma mode reads the weights along (c, kh, kw)
-    assert new == roots
+def test_gemms_and_attention_are_left_alone():
     a = em.input("a", (256, 64), "bfloat16").relu()
     roots, new = _relaid_graph(a.T @ em.input("b", (256, 32), "bfloat16"))  # x.T @ g: rows one run
     assert new == roots
@@ -138,18 +135,58 @@ def _random_conv_graph(rng, dtype):
     return (x, em.conv2d(y, w2) + 1.0)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("seed", range(4))
-def test_rewritten_graph_evaluates_like_the_original(seed):
+def test_rewritten_graph_evaluates_like_the_original(seed, dtype):
     """The reference interpreter on both graphs: padded, strided, dilated windows composed onto the
     channels-last buffer (layout.compose) address the same elements."""
     rng = np.random.default_rng(seed)
-    x, y = _random_conv_graph(rng, "bfloat16")
+    x, y = _random_conv_graph(rng, dtype)
     roots, new = _relaid_graph(y)
     assert new != roots
-    feed = {"x": rng.standard_normal(tuple(s.value for s in x.node.shape)).astype(dt.bfloat16.np)}
+    feed = {"x": rng.standard_normal(tuple(s.value for s in x.node.shape)).astype(getattr(dt, dtype).np)}
     want, = evaluate(roots, feed, {})
     got, = evaluate(new, feed, {})
-    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=0.03, atol=0.03)
+    tol = 0.03 if dtype == "bfloat16" else 1e-5
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", ["conv", "transposed", "conv3d"])
+@pytest.mark.parametrize("tf32", [True, False])
+def test_float32_conv_over_a_graph_input_reads_a_channels_last_copy(case, tf32):
+    """A float32 conv whose input is the caller's NCHW tensor: the input copied once into a
+    channels-last buffer (a same-type cast, relaid), the weights transposed at compile time; the
+    rewritten graph evaluates like the original; on the H100 the conv takes `wgmma` (TF32, or
+    3xTF32 at float32 accuracy) with its input gathered as 16-byte chunks, and compiles."""
+    rng = np.random.default_rng(7)
+    ctx = em.allow_tf32() if tf32 else contextlib.nullcontext()
+    with ctx:
+        if case == "conv":
+            x = em.input("x", (4, 16, 23, 29))
+            y = em.conv2d(x, em.tensor(rng.standard_normal((64, 16, 3, 5)).astype(np.float32)), padding=(1, 2), stride=(1, 2))
+        elif case == "transposed":
+            x = em.input("x", (4, 16, 19, 20))
+            y = em.conv_transpose2d(x, em.tensor(rng.standard_normal((16, 64, 3, 3)).astype(np.float32)), padding=1)  # (stride 2: phases, mma)
+        else:
+            x = em.input("x", (2, 8, 9, 10, 11))
+            y = em.conv3d(x, em.tensor(rng.standard_normal((64, 8, 3, 3, 3)).astype(np.float32)), padding=1)
+        y = y.relu()
+    roots, new = _relaid_graph(y)
+    copies = [nd for nd in g.toposort(new) if nd.op == g.CAST and nd.dtype == nd.srcs[0].dtype]
+    assert len(copies) == 1
+    feed = {"x": rng.standard_normal(tuple(s.value for s in x.node.shape)).astype(np.float32)}
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+    ks = _conv_kernels(y)
+    plan = cg.wgmma_applicable(cg.canonical(ks[-1]))
+    assert plan[0] == ("tf32" if tf32 else "tf32x3"), plan
+    assert any(getattr(f, "vector", None) is not None for f in plan[1:])
+    cfg = cg.default_config(ks[-1])
+    assert cfg["mode"] == "wgmma"
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_cuda
+    assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[-1], cfg)[0], "sm_90a")) > 0
 
 
 def _conv_kernels(y):

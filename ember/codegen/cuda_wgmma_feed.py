@@ -53,15 +53,18 @@ class GatherOperand:
 
 
 def vector_chunks(g: Contraction, val: ir.Val, kind: str):
-    """The operand's load when every 16-byte chunk of the tile (8 consecutive k of one row) is 16
-    contiguous, aligned bytes of one buffer under one guard: the value is that load (16-bit, of the
-    MMA's type, under widening casts), the innermost k variable walks it one element at a time over
+    """The operand's load when every 16-byte chunk of the tile (8 consecutive k of one row, 4 of
+    float32) is 16 contiguous, aligned bytes of one buffer under one guard: the value is that load
+    (16-bit, of the MMA's type, under widening casts; or float32 for TF32, stored raw as a TMA tile
+    lands, or split into hi and lo for 3xTF32), the innermost k variable walks it one element at a time over
     an extent of whole chunks, the guard does not depend on that variable, and every other stride and
     the offset are multiples of a chunk. A channels-last convolution's input is such an operand
     (kernel/layout.py): each pixel and filter tap reads its channels as chunks, padding guarded per
     chunk. None otherwise (the producer then evaluates the operand per element)."""
     ld = _peel(val)
-    if ld is None or KIND_OF.get(ld.dtype) != kind or not g.k:
+    if ld is None or not g.k:
+        return None
+    if KIND_OF.get(ld.dtype) != kind and not (ld.dtype == dt.float32 and kind in ("tf32", "tf32x3")):
         return None
     kv, ext = g.k[-1]
     epc = 16 // ld.dtype.itemsize
@@ -273,7 +276,7 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
         _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind, threads, unroll, lo_off, EPC)
         return
     w.emit(ind, f"if ((((em_u64){p.vector.args[0]}) & 15) == 0) {{")
-    _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC)
+    _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC, lo_off)
     w.emit(ind, "} else {")
     _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, lo_off, EPC)
     w.emit(ind, "}")
@@ -322,7 +325,7 @@ def _emit_scalar_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
 
 
 def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
-                        threads: int, unroll: int, EPC: int) -> None:
+                        threads: int, unroll: int, EPC: int, lo_off: int = 0) -> None:
     """The tile as whole 16-byte chunks: one guarded vector load per chunk (zeros past the rows' or
     k's end, and where the guard fails: a conv's padding), stored raw into the swizzled layout."""
     buf, index, valid = p.vector.args
@@ -335,5 +338,11 @@ def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
     load = f"x_ = *reinterpret_cast<const uint4*>({buf} + ({w.idx(index)}));"
     w.emit(ind + 2, load if valid is sm.ONE else f"if ({w.idx(valid)}) {load}")
     w.emit(ind + 1, "}")
-    w.emit(ind + 1, f"em_st_shared_v4({dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4), x_.x, x_.y, x_.z, x_.w);")
+    at = f"{dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4)"
+    if p.kind == "tf32x3":  # hi and lo TF32 parts of the four floats
+        w.emit(ind + 1, "const float xf_[4] = {__uint_as_float(x_.x), __uint_as_float(x_.y), "
+                        "__uint_as_float(x_.z), __uint_as_float(x_.w)};")
+        w.emit(ind + 1, f"em_split3_store({at}, {lo_off}, xf_);")
+    else:  # 16-bit, or float32 raw (TF32 wgmma reads the top 19 bits, as of a TMA-landed tile)
+        w.emit(ind + 1, f"em_st_shared_v4({at}, x_.x, x_.y, x_.z, x_.w);")
     w.emit(ind, "}")

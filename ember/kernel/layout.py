@@ -60,6 +60,7 @@ def contraction_layouts(roots: list, target) -> list:
     if not enabled(target):
         return roots
     roots = _rebuild(roots, _padded_channels)
+    roots = _rebuild(roots, _copied_inputs)
     roots = _rebuild(roots, _reordered_sum)
     order = g.toposort(roots)
     requests = _layout_requests(order, set(roots))
@@ -72,18 +73,27 @@ def _static(shape) -> bool:
     return all(s.is_const for s in shape)
 
 
-def _operand_half(op: g.Node) -> bool:
+def _operand_type(op: g.Node):
     while op.op == g.CAST:
         op = op.srcs[0]
-    return op.dtype in HALF
+    return op.dtype
 
 
 def _half_contraction(n: g.Node) -> tuple | None:
-    """The operands of n when it is a static-shaped GEMM-shaped sum of 16-bit products, else None."""
+    """The operands of n when it is a static-shaped GEMM-shaped sum of 16-bit products, or of
+    float32 products (TF32 or 3xTF32 in `wgmma`, where both operands must be K-major anyway), else
+    None."""
     ops = product_operands(n)
-    if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape) or not all(map(_operand_half, ops)):
+    if ops is None or not is_gemm_shaped(n) or not _static(n.srcs[0].shape):
+        return None
+    types = {_operand_type(op) for op in ops}
+    if not (types <= set(HALF) or types == {dt.float32}):
         return None
     return ops
+
+
+def _element_bytes(ops) -> int:
+    return max(_operand_type(op).itemsize for op in ops)
 
 
 # ---------------------------------------------------------------- rewrite 0
@@ -99,7 +109,7 @@ def _padded_channels(old: g.Node, n: g.Node) -> g.Node:
         return n
     prod = n.srcs[0]
     for a in reduce_axes(n):
-        C, es = prod.shape[a].value, 2
+        C, es = prod.shape[a].value, _element_bytes(ops)
         Cp = -(-C * es // CHUNK_BYTES) * CHUNK_BYTES // es
         if Cp == C or Cp > 3 * C:
             continue
@@ -149,6 +159,53 @@ def _padded_operand(op: g.Node, var: str, C: int, Cp: int):
     return leaf, g.view_node(xp, View(tuple(shape), index, v.valid))
 
 
+# ---------------------------------------------------------------- rewrite 0b
+COPY_REUSE = 32  # products per element of the copied source that pay for the copy's two passes
+COPY_MIN_PRODUCTS = 1 << 22  # below this the copy's launch costs more than the layout saves
+
+
+def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
+    """A windowed contraction reading a source rewrite 2 cannot relay (a graph input: the caller
+    owns its layout) with the channels it sums off the innermost axis, reading instead an explicit
+    copy of it (a same-type cast, materialised where the GEMM reads it, kernel/prologue.py), which
+    rewrite 2 then stores channels-last: one transposing pass (cuDNN makes the same NCHW -> NHWC
+    copy) buys a `wgmma` conv with whole-chunk rows. Only where every element is read at least
+    COPY_REUSE times (a conv with a kernel window and enough output channels) and the conv is not
+    tiny (COPY_MIN_PRODUCTS)."""
+    ops = _half_contraction(n)
+    if ops is None or not any(_windowed(op, n) for op in ops):
+        return n
+    prod = n.srcs[0]
+    shape = prod.shape
+    long = [a for a in reduce_axes(n) if shape[a].value > 1]
+    if not long:
+        return n
+    kv = index_name(max(long, key=lambda a: (shape[a].value, a)))
+    products = int(np.prod([s.value for s in shape]))
+    if products < COPY_MIN_PRODUCTS:
+        return n
+    leaves = {}
+    for op in ops:
+        view = _source_view(op)
+        if view is None:
+            continue
+        x, v = view
+        if _relayable(x) or products < COPY_REUSE * int(np.prod([s.value for s in x.shape])):
+            continue
+        if _order_for(v, kv, x) is None:
+            continue
+        leaf = op
+        while leaf.op == g.CAST:
+            leaf = leaf.srcs[0]
+        copy = g.Node(g.CAST, (x,), None, x.dtype, x.shape)
+        leaves[leaf] = (op, g.view_node(copy, v))
+    # the copy pays only if the other operand can be read along the channels too (a constant)
+    if not leaves or not all(_can_walk(op, kv) for op in ops if all(op is not o for o, _ in leaves.values())):
+        return n
+    leaves = {leaf: view for leaf, (_, view) in leaves.items()}
+    return g.reduce_node(g.SUM, _with_leaves(prod, leaves), reduce_axes(n), tf32=g.is_tf32(n))
+
+
 def _is_var(e, var: str) -> bool:
     """Whether e is the variable itself (0 at var = 0, one step per step)."""
     zero = sm.substitute(e, {var: sm.ZERO})
@@ -165,6 +222,8 @@ def _with_leaves(x: g.Node, leaves: dict) -> g.Node:
     """The product x rebuilt with its view leaves replaced (through casts and the product)."""
     if x in leaves:
         return leaves[x]
+    if x.op == g.VIEW:  # an operand left as it is
+        return x
     if x.op == g.CAST:
         return g.cast_node(_with_leaves(x.srcs[0], leaves), x.dtype)
     if x.op == g.MUL:

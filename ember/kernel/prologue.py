@@ -51,6 +51,7 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
             # stored channels-last, kernel/layout.py)
             computed = base.op in g.ELEMENTWISE or (base.op in g.REDUCE and op is not base) or \
                 (op.op == g.CAST and op.dtype == op.srcs[0].dtype)
-            if op not in M and computed and op.numel.is_const and op.numel.value >= MIN_OPERAND:
+            copy = op.op == g.CAST and op.dtype == op.srcs[0].dtype  # placed by kernel/layout.py: always stored
+            if op not in M and computed and op.numel.is_const and (copy or op.numel.value >= MIN_OPERAND):
                 out.add(op)
     return frozenset(out)
