@@ -268,3 +268,32 @@ def test_a_three_channel_stem_is_padded_to_a_chunk_and_takes_wgmma(seed):
         pytest.importorskip("cuda.core")
         from ember.backends.cuda import compile_cuda
         assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[0], cg.default_config(ks[0]))[0], "sm_90a")) > 0
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("precision", ["torch", "float32"])
+@pytest.mark.parametrize("make, shape", [
+    (lambda: nn.Conv2d(16, 64, (3, 5), padding=(1, 2), stride=(1, 2)), (4, 16, 23, 29)),
+    (lambda: nn.Conv2d(3, 64, 11, stride=4, padding=2), (4, 3, 67, 71)),  # AlexNet's stem: 3 -> 4 channels
+    (lambda: nn.ConvTranspose2d(32, 64, (3, 7)), (2, 32, 21, 17)),
+    (lambda: nn.Conv3d(8, 64, 3, padding=1), (2, 8, 9, 10, 11)),
+    (lambda: nn.Sequential(nn.Conv2d(16, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1)), (2, 16, 19, 23)),
+])
+def test_float32_convs_over_graph_inputs_equal_torch_on_the_gpu(precision, make, shape):
+    """Float32 convs read through a channels-last copy of the caller's NCHW tensor, in TF32
+    (`precision="torch"`, as cuDNN) or 3xTF32 (float32 accuracy), two seeds, against float64."""
+    from ember.precision import TF32_TOL
+    torch.manual_seed(0)
+    module = make().cuda()
+    tol = TF32_TOL if precision == "torch" else 1e-5
+    fn = None
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        x = torch.randn(*shape, device="cuda")
+        if fn is None:
+            fn = em.from_torch(module, (x,), device="cuda", precision=precision)
+        got = fn(x).double()
+        want = module.double()(x.double())
+        module.float()
+        err = (got - want).abs().max().item() / want.abs().max().item()
+        assert err <= tol, (seed, err)

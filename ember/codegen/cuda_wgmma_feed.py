@@ -71,14 +71,36 @@ def vector_chunks(g: Contraction, val: ir.Val, kind: str):
     if not ext.is_const or ext.value % epc:
         return None
     _, index, valid = ld.args
+    if kv in sm.free_vars(valid):
+        return None
     names = sorted(sm.free_vars(index))
     aff = _affine(index, names)
-    if aff is None or kv in sm.free_vars(valid):
-        return None
+    if aff is None:  # rows through divisions (a strided transposed conv's phases): term by term
+        return ld if _chunk_terms(index, kv, epc) else None
     off, strides = aff
     if strides.get(kv) != 1 or off % epc or any(st % epc for v, st in strides.items() if v != kv):
         return None
     return ld
+
+
+def _chunk_terms(index, kv: str, epc: int) -> bool:
+    """Whether index = kv + terms that are all multiples of epc and free of kv, read off its
+    linear form (constant, (term, coefficient) pairs): each other term's coefficient and the
+    constant divisible by epc."""
+    if getattr(index, "op", None) != "add":
+        return False
+    const, terms = index.args
+    if const % epc:
+        return False
+    seen = False
+    for t, c in terms:
+        if getattr(t, "op", None) == "var" and t.args[0] == kv:
+            seen, ok = True, c == 1
+        else:
+            ok = c % epc == 0 and kv not in sm.free_vars(t)
+        if not ok:
+            return False
+    return seen
 
 
 def gather_kind(g: Contraction, val: ir.Val) -> str | None:

@@ -5,11 +5,11 @@ rewrites, both exact (they reorder a sum's terms and rename a tensor's axes), ru
 partition on targets whose tensor cores read operands from shared memory (`wgmma`):
 
 1. **The longest summed axis innermost.** A contraction over several axes (a convolution sums
-   channels x kernel rows x kernel columns) is rebuilt with its longest summed axis last, so its
-   flattened k index walks the channels fastest: 8 consecutive k of a bf16 operand are then 16
-   contiguous bytes wherever the channels are contiguous. Only 16-bit products (the layout the
-   copy engine and a vector gather want); float32 convs keep their order (the `mma` mode reads
-   weights along the flat (c, kh, kw) index).
+   channels x kernel rows x kernel columns) is rebuilt with its longest summed axis that fills
+   whole 16-byte chunks last, so its flattened k index walks the channels fastest: 8 consecutive k
+   of a bf16 operand (4 of float32) are then 16 contiguous bytes wherever the channels are
+   contiguous. 16-bit products, and float32 ones (TF32 or 3xTF32 `wgmma`, whose operands must be
+   K-major in shared memory).
 
        sum_{c,r,s} a[.., c, r, s] * b[.., c, r, s]  ==  sum_{r,s,c} a'[.., r, s, c] * b'[.., r, s, c]
 
@@ -25,6 +25,10 @@ partition on targets whose tensor cores read operands from shared memory (`wgmma
    of a 1x1 conv are then plain strided loads TMA copies (a GEMM), and a 3x3 conv's input is 16
    contiguous bytes per pixel and tap. Graph inputs and outputs keep their layout (the caller sees
    them), as do nodes whose readers ask for different orders.
+
+Before them, rewrite 0 pads a stem's few channels to a chunk and rewrite 0b gives a conv that
+reads a graph input (a lone KernelBench conv, a model's first layer) an explicit copy of it to
+relay: one transposing pass, as cuDNN makes for NCHW tensors.
 
 `EMBER_CONTRACTION_LAYOUTS=0` turns both off; `=1` turns them on for any target (the CPU tests use
 it to check the rewritten graphs against the reference).
@@ -180,7 +184,7 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
     long = [a for a in reduce_axes(n) if shape[a].value > 1]
     if not long:
         return n
-    kv = index_name(max(long, key=lambda a: (shape[a].value, a)))
+    kv = index_name(_innermost_summed(long, shape, _element_bytes(ops)))
     products = int(np.prod([s.value for s in shape]))
     if products < COPY_MIN_PRODUCTS:
         return n
@@ -242,7 +246,7 @@ def _reordered_sum(old: g.Node, n: g.Node) -> g.Node:
     long = [a for a in axes if shape[a].value > 1]
     if len(long) < 2 or not any(_windowed(op, n) for op in ops):
         return n
-    best = max(long, key=lambda a: (shape[a].value, a))  # ties: the later axis (already innermost)
+    best = _innermost_summed(long, shape, _element_bytes(ops))
     if best == long[-1]:
         return n
     moved = [a for a in axes if a != best] + [best]  # summed axes in their new order
@@ -254,6 +258,13 @@ def _reordered_sum(old: g.Node, n: g.Node) -> g.Node:
     if not all(_can_walk(op, kv) for op in product_operands(g.reduce_node(g.SUM, prod, axes)) or ()):
         return n
     return g.reduce_node(g.SUM, prod, axes, tf32=g.is_tf32(n))
+
+
+def _innermost_summed(long: list, shape, es: int) -> int:
+    """The summed axis to walk innermost: the longest of those whose extent fills whole 16-byte
+    chunks (a float32 stem's channels padded to 4 beat its 11 kernel columns), else the longest;
+    ties: the later axis (already innermost)."""
+    return max(long, key=lambda a: ((shape[a].value * es) % CHUNK_BYTES == 0, shape[a].value, a))
 
 
 def _can_walk(op: g.Node, kv: str) -> bool:
