@@ -39,6 +39,7 @@ from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
+LOAD_BATCH = 4  # chunks whose loads a gathering thread has in flight at once (vector gather)
 ROUND = {"bf16": "em_f2bf", "f16": "em_f2h"}  # float -> 16-bit storage, round to nearest even
 
 
@@ -349,22 +350,44 @@ def _emit_scalar_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
 def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
                         threads: int, unroll: int, EPC: int, lo_off: int = 0) -> None:
     """The tile as whole 16-byte chunks: one guarded vector load per chunk (zeros past the rows' or
-    k's end, and where the guard fails: a conv's padding), stored raw into the swizzled layout."""
+    k's end, and where the guard fails: a conv's padding), stored raw into the swizzled layout.
+    Each thread issues a batch of loads (knob `gunroll`, default LOAD_BATCH) before it stores any:
+    the shared-memory stores are `asm volatile` with a memory clobber, so a load after one cannot
+    be hoisted above it, and one chunk at a time the producer waits out an L2 latency per chunk."""
     buf, index, valid = p.vector.args
-    _chunk_loop(w, R, BK, EPC, origin, threads, unroll, ind)
-    w.emit(ind + 1, "uint4 x_ = make_uint4(0u, 0u, 0u, 0u);")
-    w.emit(ind + 1, f"const {w.IDX} gk_ = ({w.IDX})it * {BK} + cc_ * {EPC};")
-    w.emit(ind + 1, f"if (gr_ < {p.extent} && gk_ < K_) {{")
-    w.decompose("gr_", p.rows, ind + 2)
-    w.decompose("gk_", g.k, ind + 2)
-    load = f"x_ = *reinterpret_cast<const uint4*>({buf} + ({w.idx(index)}));"
-    w.emit(ind + 2, load if valid is sm.ONE else f"if ({w.idx(valid)}) {load}")
+    total = R * (BK // EPC)
+    per = -(-total // threads)
+    U = max(1, min(per, unroll if unroll > 1 else LOAD_BATCH))
+    ragged = total % (threads * U) != 0
+    I = w.IDX
+    w.emit(ind, f"for (int q0_ = pt_; q0_ < {total}; q0_ += {threads * U}) {{")
+    w.emit(ind + 1, f"uint4 xs_[{U}];")
+    w.emit(ind + 1, f"#pragma unroll\n{'  ' * (ind + 1)}for (int u_ = 0; u_ < {U}; ++u_) {{")
+    w.emit(ind + 2, f"const int q_ = q0_ + u_ * {threads};")
+    w.emit(ind + 2, "xs_[u_] = make_uint4(0u, 0u, 0u, 0u);")
+    w.emit(ind + 2, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
+    w.emit(ind + 2, f"const {I} gr_ = {origin} * {R} + rr_;")
+    w.emit(ind + 2, f"const {I} gk_ = ({I})it * {BK} + cc_ * {EPC};")
+    cond = f"gr_ < {p.extent} && gk_ < K_" + (f" && q_ < {total}" if ragged else "")
+    w.emit(ind + 2, f"if ({cond}) {{")
+    w.decompose("gr_", p.rows, ind + 3)
+    w.decompose("gk_", g.k, ind + 3)
+    load = f"xs_[u_] = *reinterpret_cast<const uint4*>({buf} + ({w.idx(index)}));"
+    w.emit(ind + 3, load if valid is sm.ONE else f"if ({w.idx(valid)}) {load}")
+    w.emit(ind + 2, "}")
     w.emit(ind + 1, "}")
+    w.emit(ind + 1, f"#pragma unroll\n{'  ' * (ind + 1)}for (int u_ = 0; u_ < {U}; ++u_) {{")
+    w.emit(ind + 2, f"const int q_ = q0_ + u_ * {threads};")
+    if ragged:
+        w.emit(ind + 2, f"if (q_ >= {total}) break;")
+    w.emit(ind + 2, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
+    w.emit(ind + 2, "const uint4 x_ = xs_[u_];")
     at = f"{dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4)"
     if p.kind == "tf32x3":  # hi and lo TF32 parts of the four floats
-        w.emit(ind + 1, "const float xf_[4] = {__uint_as_float(x_.x), __uint_as_float(x_.y), "
+        w.emit(ind + 2, "const float xf_[4] = {__uint_as_float(x_.x), __uint_as_float(x_.y), "
                         "__uint_as_float(x_.z), __uint_as_float(x_.w)};")
-        w.emit(ind + 1, f"em_split3_store({at}, {lo_off}, xf_);")
+        w.emit(ind + 2, f"em_split3_store({at}, {lo_off}, xf_);")
     else:  # 16-bit, or float32 raw (TF32 wgmma reads the top 19 bits, as of a TMA-landed tile)
-        w.emit(ind + 1, f"em_st_shared_v4({at}, x_.x, x_.y, x_.z, x_.w);")
+        w.emit(ind + 2, f"em_st_shared_v4({at}, x_.x, x_.y, x_.z, x_.w);")
+    w.emit(ind + 1, "}")
     w.emit(ind, "}")
