@@ -182,6 +182,9 @@ def test_float32_conv_over_a_graph_input_reads_a_channels_last_copy(case, tf32):
     plan = cg.wgmma_applicable(cg.canonical(ks[-1]))
     assert plan[0] == ("tf32" if tf32 else "tf32x3"), plan
     assert any(getattr(f, "vector", None) is not None for f in plan[1:])
+    if case == "transposed":  # its taps read backwards: the constant flipped, so TMA copies it
+        assert any(nd.op == g.DATA and ".flip" in nd.arg.name for nd in g.toposort(new))
+        assert any(type(f).__name__ == "TmaOperand" for f in plan[1:])
     cfg = cg.default_config(ks[-1])
     assert cfg["mode"] == "wgmma"
     pytest.importorskip("cuda.core")

@@ -39,7 +39,8 @@ from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
-LOAD_BATCH = 4  # chunks whose loads a gathering thread has in flight at once (vector gather)
+LOAD_BATCH = 16  # chunks whose loads a gathering thread has in flight at once (vector gather; 16 beat 8, 4 and 2
+# on four real KernelBench convs, bench/results/gpu-session23-2026-11-26/c/knob-sweep-convs.json)
 ROUND = {"bf16": "em_f2bf", "f16": "em_f2h"}  # float -> 16-bit storage, round to nearest even
 
 

@@ -65,6 +65,7 @@ def contraction_layouts(roots: list, target) -> list:
         return roots
     roots = _rebuild(roots, _padded_channels)
     roots = _rebuild(roots, _copied_inputs)
+    roots = _rebuild(roots, _flipped_constants)
     roots = _rebuild(roots, _reordered_sum)
     order = g.toposort(roots)
     requests = _layout_requests(order, set(roots))
@@ -208,6 +209,51 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
         return n
     leaves = {leaf: view for leaf, (_, view) in leaves.items()}
     return g.reduce_node(g.SUM, _with_leaves(prod, leaves), reduce_axes(n), tf32=g.is_tf32(n))
+
+
+# ---------------------------------------------------------------- rewrite 0c
+def _flipped_constants(old: g.Node, n: g.Node) -> g.Node:
+    """A contraction reading a constant backwards along an axis (a transposed conv's weights: the
+    taps walked from the last, kh - 1 - r) reads instead the constant flipped along it, forwards:
+    a copy engine's strides cannot be negative, and rewrite 2 can then store it K-major for TMA.
+    Exact (the same elements, renamed)."""
+    ops = _half_contraction(n)
+    if ops is None:
+        return n
+    leaves = {}
+    for op in ops:
+        view = _source_view(op)
+        if view is None or view[0].op != g.DATA:
+            continue
+        x, v = view
+        coords = _coords(v, x.shape)
+        if coords is None:
+            continue
+        back = [d for d, c in enumerate(coords) if _walks_backwards(c)]
+        if not back:
+            continue
+        data = x.arg
+        assert isinstance(data, g.Data)
+        xf = g.data_node(np.ascontiguousarray(np.flip(data.array, back)), f"{data.name}.flip{''.join(map(str, back))}",
+                         x.dtype)
+        flipped = [(x.shape[d].value - 1) - c if d in back else c for d, c in enumerate(coords)]
+        index = sm.sum_of([c * st for c, st in zip(flipped, row_major_strides(x.shape))])
+        leaf = op
+        while leaf.op == g.CAST:
+            leaf = leaf.srcs[0]
+        leaves[leaf] = g.view_node(xf, View(v.shape, index, v.valid))
+    if not leaves:
+        return n
+    return g.reduce_node(g.SUM, _with_leaves(n.srcs[0], leaves), reduce_axes(n), tf32=g.is_tf32(n))
+
+
+def _walks_backwards(c) -> bool:
+    """Whether coordinate c is a constant minus variables (every variable's coefficient negative)."""
+    if c.is_const:
+        return False
+    if c.op == "add":
+        return all(k < 0 for _, k in c.args[1])
+    return False
 
 
 def _is_var(e, var: str) -> bool:
