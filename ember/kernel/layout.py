@@ -189,7 +189,7 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
     products = int(np.prod([s.value for s in shape]))
     if products < COPY_MIN_PRODUCTS:
         return n
-    leaves = {}
+    copied: dict = {}
     for op in ops:
         view = _source_view(op)
         if view is None:
@@ -203,11 +203,11 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
         while leaf.op == g.CAST:
             leaf = leaf.srcs[0]
         copy = g.Node(g.CAST, (x,), None, x.dtype, x.shape)
-        leaves[leaf] = (op, g.view_node(copy, v))
+        copied[leaf] = (op, g.view_node(copy, v))
     # the copy pays only if the other operand can be read along the channels too (a constant)
-    if not leaves or not all(_can_walk(op, kv) for op in ops if all(op is not o for o, _ in leaves.values())):
+    if not copied or not all(_can_walk(op, kv) for op in ops if all(op is not o for o, _ in copied.values())):
         return n
-    leaves = {leaf: view for leaf, (_, view) in leaves.items()}
+    leaves = {leaf: view for leaf, (_, view) in copied.items()}
     return g.reduce_node(g.SUM, _with_leaves(prod, leaves), reduce_axes(n), tf32=g.is_tf32(n))
 
 
@@ -234,7 +234,7 @@ def _flipped_constants(old: g.Node, n: g.Node) -> g.Node:
             continue
         data = x.arg
         assert isinstance(data, g.Data)
-        xf = g.data_node(np.ascontiguousarray(np.flip(data.array, back)), f"{data.name}.flip{''.join(map(str, back))}",
+        xf = g.data_node(np.ascontiguousarray(np.flip(data.array, tuple(back))), f"{data.name}.flip{''.join(map(str, back))}",
                          x.dtype)
         flipped = [(x.shape[d].value - 1) - c if d in back else c for d, c in enumerate(coords)]
         index = sm.sum_of([c * st for c, st in zip(flipped, row_major_strides(x.shape))])
