@@ -360,3 +360,51 @@ def test_cuda_outputs_like_an_input_or_not_from_fresh_threads():
     for s, (out, ref) in results.items():
         assert out[0].is_contiguous() and out[0].shape == ref[0].shape
         _cmp([o.cpu() for o in out], [r.cpu() for r in ref], f"thread seed {s}")
+
+
+class _StatefulRNNCell(nn.Module):
+    """KernelBench's VanillaRNN pattern: the hidden state a plain tensor attribute (no buffer),
+    reassigned in forward; with `h0` the state restarts from it."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = torch.randn(3, 6)
+        self.i2h, self.h2o = nn.Linear(5 + 6, 6), nn.Linear(6, 4)
+
+    def forward(self, x, h0=None):
+        if h0 is not None:
+            self.hidden.copy_(h0)
+        self.hidden = torch.tanh(self.i2h(torch.cat((x, self.hidden), dim=1)))
+        return self.h2o(self.hidden)
+
+
+@pytest.mark.parametrize("with_h0", [True, False])
+def test_a_tensor_attribute_reassigned_in_forward_is_state(with_h0):
+    """torch.export refuses a plain tensor attribute mutated in forward; the importer registers
+    it as a buffer and retries, so the state carries from call to call as in eager."""
+    torch.manual_seed(0)
+    model = _StatefulRNNCell()
+    eager = copy.deepcopy(model)
+    args = lambda: (torch.randn(3, 5),) + ((torch.randn(3, 6),) if with_h0 else ())
+    xs = args()
+    fn = em.from_torch(model, xs, device="cpu")
+    for step in range(3):
+        xs = args()
+        with torch.no_grad():
+            _cmp(fn(*xs), eager(*xs), f"step {step}")
+
+
+def test_a_tensor_attribute_only_read_stays_a_constant():
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.rand(4)
+
+        def forward(self, x):
+            return x * self.scale
+
+    model = Scaled()
+    x = torch.randn(2, 4)
+    fn = em.from_torch(model, (x,), device="cpu")
+    assert "scale" not in dict(model.named_buffers()) and isinstance(vars(model)["scale"], torch.Tensor)
+    _cmp(fn(x), model(x), "scaled")

@@ -108,7 +108,36 @@ def _decomposition_table():
 
 
 def export(module, args: tuple, kwargs: dict | None = None):
-    """torch.export + decompositions; failures become TorchImportError naming the module."""
+    """torch.export + decompositions; failures become TorchImportError naming the module.
+
+    A module keeping state in a plain tensor attribute it reassigns in forward (KernelBench's
+    VanillaRNN: `self.hidden = tanh(...)`) is exported by torch with that attribute as a constant,
+    the reassignment lost (or refused, where forward also mutates it in place). Such attributes
+    are registered as buffers and the module exported again: a buffer's new value is a mutation
+    the wrapper writes back after each call, as eager Python's assignment does. Attributes that
+    forward only reads go back to being plain attributes (constants)."""
+    try:
+        ep = _export(module, args, kwargs)
+    except TorchImportError as e:
+        if "is mutated in the forward method" not in str(e) or not _tensor_attributes_as_buffers(module):
+            raise
+        return _export(module, args, kwargs)
+    consts = [sp.target for sp in ep.graph_signature.input_specs
+              if sp.kind.name == "CONSTANT_TENSOR" and isinstance(sp.target, str)]
+    promoted = _tensor_attributes_as_buffers(module, set(consts)) if consts else []
+    if not promoted:
+        return ep
+    try:
+        ep2 = _export(module, args, kwargs)
+    except TorchImportError:
+        ep2 = None
+    if ep2 is not None and set(ep2.graph_signature.buffers_to_mutate.values()) & set(promoted):
+        return ep2
+    _buffers_as_attributes(module, promoted)
+    return ep
+
+
+def _export(module, args: tuple, kwargs: dict | None):
     torch = _torch()
     try:
         ep = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
@@ -120,6 +149,33 @@ def export(module, args: tuple, kwargs: dict | None = None):
     except Exception as e:  # noqa: BLE001
         raise TorchImportError(f"decomposing {type(module).__name__} to core ATen failed: "
                                f"{type(e).__name__}: {_first_lines(str(e))}") from e
+
+
+def _tensor_attributes_as_buffers(module, only: set | None = None) -> list:
+    """Plain tensor attributes of module and its submodules (neither parameters nor buffers;
+    `only`: these dotted names) registered as non-persistent buffers, same tensors; returns their
+    names."""
+    torch = _torch()
+    done = []
+    for prefix, sub in module.named_modules():
+        for name, value in list(vars(sub).items()):
+            full = f"{prefix}.{name}" if prefix else name
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter) \
+                    and not name.startswith("_") and (only is None or full in only):
+                delattr(sub, name)
+                sub.register_buffer(name, value, persistent=False)
+                done.append(full)
+    return done
+
+
+def _buffers_as_attributes(module, names: list) -> None:
+    """Undo _tensor_attributes_as_buffers for `names`."""
+    for full in names:
+        prefix, _, name = full.rpartition(".")
+        sub = module.get_submodule(prefix) if prefix else module
+        value = sub._buffers.pop(name)
+        sub._non_persistent_buffers_set.discard(name)
+        object.__setattr__(sub, name, value)
 
 
 def _first_lines(s: str, n: int = 6) -> str:
