@@ -7,7 +7,7 @@ Per problem: status (`planned`, `unsupported`, `import_error`, `compile_error`, 
 import and compile seconds, the number of kernels and the kernels' kinds (`wgmma`, `mma`, GEMV, ...
 as the launch configs name them). It runs nothing on a device, so it finds the frontend's and the
 lowering's failures before device time is spent; correctness and speed are `bench/kernelbench.py`'s.
-Inputs larger than `--max-gb` on the host are not built (status `too_big`).
+Problems whose inputs or weights exceed `--max-gb` on the host are not planned (status `too_big`).
 """
 from __future__ import annotations
 
@@ -63,6 +63,11 @@ def plan_problem(prob: dict, args) -> dict:
             return rec
         torch.manual_seed(42)
         model = mod.Model(*mod.get_init_inputs())
+        wbytes = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
+        rec["weights_mb"] = round(wbytes / 2 ** 20, 1)
+        if wbytes > args.max_gb * 2 ** 30:  # (the export copies them: a 6 GB MLP does not fit 24 GB)
+            rec["status"] = "too_big"
+            return rec
         torch.manual_seed(1)
         xs = mod.get_inputs()
     except Exception as e:  # noqa: BLE001

@@ -216,6 +216,32 @@ def test_transposed_conv_is_one_gemm_over_phases(nd):
     assert len(gs) == 1 and not gs[0].batch, "the conv over phases should be one contraction without batch dims"
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_dilated_strided_transposed_conv_takes_the_phase_form(seed):
+    """Stride and dilation together (KernelBench level 1's 77): the kernel dilated by a view, then
+    the phase form (one contraction and an interleave, as at dilation 1) — equal to torch
+    on random shapes, paddings and output paddings."""
+    torch = pytest.importorskip("torch")
+    from ember.kernel.structure import canonical, contraction_of
+    rng = np.random.default_rng(seed)
+    nd = int(rng.integers(1, 4))
+    s, d = [int(v) for v in rng.integers(2, 4, nd)], [int(v) for v in rng.integers(2, 4, nd)]
+    k = [int(v) for v in rng.integers(2, 4, nd)]
+    p = [int(rng.integers(0, kk)) for kk in k]
+    op = [int(rng.integers(0, max(ss, dd))) for ss, dd in zip(s, d)]
+    conv = (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)[nd - 1]
+    m = conv(4, 6, k, stride=s, padding=p, dilation=d, output_padding=op)
+    x = torch.randn(2, 4, *[int(v) for v in rng.integers(3, 6, nd)])
+    fn = em.from_torch(m, (x,), device="cpu")
+    got, want = fn(x), m(x)
+    assert got.shape == want.shape and (got - want).abs().max().item() <= 1e-4 * (1 + want.abs().max().item())
+    xs = em.input("x", tuple(x.shape))
+    from ember.ops import conv as C
+    y = C._conv_transpose(xs, em.tensor(m.weight.detach().numpy()), None, s, p, op, 1, d, nd)
+    gs = [contraction_of(canonical(kk)) for kk, _ in lower([y.node]).kernels]
+    assert len([g for g in gs if g is not None]) == 1
+
+
 def test_contractions_with_few_outputs_and_long_k_are_split():
     """Split-K: (32 x 16384) @ (16384 x 48) is a batched partial GEMM over chunks of k (the chunk a
     batch dimension both operands read) and a short sum over the chunks with the epilogue; a

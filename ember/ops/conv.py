@@ -126,7 +126,14 @@ def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding,
         if op >= s and op >= d:  # torch's rule: the extra rows must lie inside one stride or dilation step
             raise ValueError(f"conv_transpose{nd}d: output_padding {output_padding} must be smaller than either "
                              f"stride {stride} or dilation {dilation}")
-    if all(d == 1 for d in dilation) and any(s > 1 for s in stride):
+    if any(s > 1 for s in stride):
+        # a dilated kernel is the kernel with d - 1 zeros between its taps (a dilate view): the
+        # phase form at dilation 1 then covers it (a stride-1 conv over the undilated input, where
+        # the zero-inserted form reads a dilated input through divisions under parity guards)
+        for a, d in enumerate(dilation):
+            if d > 1:
+                w = Tensor(g.apply_view(w.node, lambda v, a=a, d=d: v.dilate(2 + a, d)))
+        ks = [(k - 1) * d + 1 for k, d in zip(ks, dilation)]
         return _conv_transpose_phases(x, w, bias, stride, padding, output_padding, groups, ks, nd)
     for a, s in enumerate(stride):
         x = Tensor(g.apply_view(x.node, lambda v, a=a, s=s: v.dilate(2 + a, s)))
