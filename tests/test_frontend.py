@@ -239,6 +239,8 @@ MOVEMENT = {
               [R(3, 4, 5)]),
     "slicing": (lambda m, x: (x[1:, ::2], x[..., -1], x[:, 1], x.flip(0), x[-2:, 1:-1, ::3], x.narrow(2, 1, 3), x[1]),
                 [R(4, 5, 7)]),
+    "unfold": (lambda m, x: (x.unfold(2, 3, 2), x.unfold(1, 2, 2).unfold(2, 4, 3) * 2, x.unfold(-1, 7, 1), x.unfold(0, 1, 3)),
+               [R(4, 5, 7)]),
     "cat_split": (lambda m, x, y: (torch.cat([x, y], 1), torch.stack([x, x * 2], 0), *torch.split(x, 2, dim=1),
                                    *torch.split(y, [1, 3], 1), *x.chunk(3, dim=-1), *x.unbind(0)),
                   [R(2, 5, 6), R(2, 4, 6)]),

@@ -84,6 +84,18 @@ def _slice(x, dim=0, start=None, end=None, step=1):
     return M._slice_axis(x, dim, s, e, step)
 
 
+@aten("unfold.default", "unfold_copy.default")
+def _unfold(x, dimension, size, step):
+    """Tensor.unfold: axis `dimension` becomes its windows (start w * step), each window's `size`
+    elements a new last axis — a view (ViT's patches)."""
+    if x.ndim == 0:
+        return x.reshape([1])
+    dim = dimension % x.ndim
+    y = M._view(x, lambda v: v.unfold(dim, size, step))
+    order = [a for a in range(y.ndim) if a != dim + 1] + [dim + 1]
+    return y.permute(order)
+
+
 @aten("select.int", "select_copy.int")
 def _select(x, dim, index):
     dim %= x.ndim
