@@ -242,6 +242,25 @@ def test_dilated_strided_transposed_conv_takes_the_phase_form(seed):
     assert len([g for g in gs if g is not None]) == 1
 
 
+def test_phases_no_tap_reaches_are_not_computed():
+    """Stride 2 with dilation 2: every tap lands on phase 0 of each axis, so the conv over phases
+    has the output channels of one phase (6), not 2^3 phases' (48); the others are zeros + bias."""
+    torch = pytest.importorskip("torch")
+    from ember.kernel.structure import canonical, contraction_of
+    from ember.ops.conv import _live_phases
+    assert _live_phases(3, 2, 2) == (0, 1) and _live_phases(3, 1, 2) == (0, 2) and _live_phases(3, 3, 3) == (0, 1)
+    assert _live_phases(2, 2, 3) == (0, 3)  # taps on phases 0 and 2: not a run, all computed
+    m = torch.nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, dilation=2)
+    x = torch.randn(2, 4, 3, 4, 5)
+    fn = em.from_torch(m, (x,), device="cpu")
+    assert (fn(x) - m(x)).abs().max().item() < 1e-5
+    from ember.ops import conv as C
+    y = C._conv_transpose(em.input("x", (2, 4, 3, 4, 5)), em.tensor(m.weight.detach().numpy()), None, 2, 1, 0, 1, 2, 3)
+    gs = [g for g in (contraction_of(canonical(kk)) for kk, _ in lower([y.node]).kernels) if g is not None]
+    cols = [e.value for _, e in gs[0].m + gs[0].n]
+    assert 6 in cols and 48 not in cols
+
+
 def test_contractions_with_few_outputs_and_long_k_are_split():
     """Split-K: (32 x 16384) @ (16384 x 48) is a batched partial GEMM over chunks of k (the chunk a
     batch dimension both operands read) and a short sum over the chunks with the epilogue; a

@@ -133,8 +133,9 @@ def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding,
         for a, d in enumerate(dilation):
             if d > 1:
                 w = Tensor(g.apply_view(w.node, lambda v, a=a, d=d: v.dilate(2 + a, d)))
+        live = [_live_phases(k, d, s) for k, d, s in zip(ks, dilation, stride)]
         ks = [(k - 1) * d + 1 for k, d in zip(ks, dilation)]
-        return _conv_transpose_phases(x, w, bias, stride, padding, output_padding, groups, ks, nd)
+        return _conv_transpose_phases(x, w, bias, stride, padding, output_padding, groups, ks, nd, live)
     for a, s in enumerate(stride):
         x = Tensor(g.apply_view(x.node, lambda v, a=a, s=s: v.dilate(2 + a, s)))
     per = [(0, 0), (0, 0)]
@@ -152,8 +153,17 @@ def _conv_transpose(x: Tensor, w: Tensor, bias, stride, padding, output_padding,
     return _conv(x, wt, bias, 1, 0, dilation, groups, nd)
 
 
+def _live_phases(k: int, d: int, s: int) -> tuple:
+    """(lo, hi): the phases r of an axis (stride s) that some of its k taps at dilation d reach
+    (tap t lands on phase t*d mod s), when they are the contiguous run lo..hi-1; else all (0, s).
+    At s = d = 2 only phase 0 is reached: the others are zeros (+ bias) and are not computed."""
+    hit = sorted({(t * d) % s for t in range(k)})
+    lo, hi = hit[0], hit[-1] + 1
+    return (lo, hi) if hi - lo == len(hit) else (0, s)
+
+
 def _conv_transpose_phases(x: Tensor, w: Tensor, bias, stride, padding, output_padding, groups: int, ks: list,
-                           nd: int) -> Tensor:
+                           nd: int, live: list | None = None) -> Tensor:
     """Transposed conv (dilation 1) as ONE ordinary stride-1 conv over the undilated input whose
     output channels are (channel, phase) pairs, then an interleave (a view) and a crop.
 
@@ -166,7 +176,8 @@ def _conv_transpose_phases(x: Tensor, w: Tensor, bias, stride, padding, output_p
     og = w.node.shape[1].value
     cg = cin.value // groups
     ms = [-(-k // s) for k, s in zip(ks, stride)]
-    phases = math.prod(stride)
+    live = live or [(0, s) for s in stride]  # phases computed per axis; the others are zeros
+    phases = math.prod(hi - lo for lo, hi in live)
     ins = [x.node.shape[2 + a] for a in range(nd)]
     if not all(i.is_const for i in ins):
         raise ShapeError("conv_transpose: spatial sizes must be static")
@@ -179,13 +190,17 @@ def _conv_transpose_phases(x: Tensor, w: Tensor, bias, stride, padding, output_p
     for m, s in zip(ms, stride):
         split += [m, s]
     wp = wp.reshape(split).flip([3 + 2 * a for a in range(nd)])  # (G, Cg, Og, M1, s1, M2, s2, ..)
+    if any(hi - lo < s for (lo, hi), s in zip(live, stride)):
+        wp = wp[(slice(None),) * 3 + sum(((slice(None), slice(lo, hi)) for lo, hi in live), ())]
     perm = [0, 2] + [4 + 2 * a for a in range(nd)] + [1] + [3 + 2 * a for a in range(nd)]
     wc = wp.permute(perm).reshape([groups * og * phases, cg] + ms)
     # input padded M-1 before (the taps reach back M-1 rows) and after to give at least Q rows
     xp = pad_axes(x, [(0, 0), (0, 0)] + [(m - 1, max(0, q - i)) for m, q, i in zip(ms, qs, ins)])
     y = _conv(xp, wc, None, 1, 0, 1, groups, nd)  # (N, G*Og*phases, >= Q..)
     y = y[(slice(None), slice(None)) + tuple(slice(0, q) for q in qs)]
-    y = y.reshape([n, groups, og] + list(stride) + qs)
+    y = y.reshape([n, groups, og] + [hi - lo for lo, hi in live] + qs)
+    if any(hi - lo < s for (lo, hi), s in zip(live, stride)):  # the phases no tap reaches: zeros
+        y = pad_axes(y, [(0, 0)] * 3 + [(lo, s - hi) for (lo, hi), s in zip(live, stride)] + [(0, 0)] * nd)
     perm = [0, 1, 2]
     for a in range(nd):
         perm += [3 + nd + a, 3 + a]
