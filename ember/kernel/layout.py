@@ -84,7 +84,7 @@ def _operand_type(op: g.Node):
     return op.dtype
 
 
-def _half_contraction(n: g.Node) -> tuple | None:
+def _chunked_contraction(n: g.Node) -> tuple | None:
     """The operands of n when it is a static-shaped GEMM-shaped sum of 16-bit products, or of
     float32 products (TF32 or 3xTF32 in `wgmma`, where both operands must be K-major anyway), else
     None."""
@@ -109,7 +109,7 @@ def _padded_channels(old: g.Node, n: g.Node) -> g.Node:
     kernel/prologue.py), so rewrites 1 and 2 make it a channels-last conv whose operand rows are
     whole chunks: `wgmma` with a chunked gather instead of `mma.sync` over scalar loads. Exact: the
     added terms are zeros. At most 3x the products (C >= 3)."""
-    ops = _half_contraction(n)
+    ops = _chunked_contraction(n)
     if ops is None or not any(_windowed(op, n) for op in ops):
         return n
     prod = n.srcs[0]
@@ -177,7 +177,7 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
     copy) buys a `wgmma` conv with whole-chunk rows. Only where every element is read at least
     COPY_REUSE times (a conv with a kernel window and enough output channels) and the conv is not
     tiny (COPY_MIN_PRODUCTS)."""
-    ops = _half_contraction(n)
+    ops = _chunked_contraction(n)
     if ops is None or not any(_windowed(op, n) for op in ops):
         return n
     prod = n.srcs[0]
@@ -217,7 +217,7 @@ def _flipped_constants(old: g.Node, n: g.Node) -> g.Node:
     taps walked from the last, kh - 1 - r) reads instead the constant flipped along it, forwards:
     a copy engine's strides cannot be negative, and rewrite 2 can then store it K-major for TMA.
     Exact (the same elements, renamed)."""
-    ops = _half_contraction(n)
+    ops = _chunked_contraction(n)
     if ops is None:
         return n
     leaves = {}
@@ -284,7 +284,7 @@ def _with_leaves(x: g.Node, leaves: dict) -> g.Node:
 # ---------------------------------------------------------------- rewrite 1
 def _reordered_sum(old: g.Node, n: g.Node) -> g.Node:
     """n (old rebuilt) with its longest summed axis moved to the last summed position."""
-    ops = _half_contraction(n)
+    ops = _chunked_contraction(n)
     if ops is None:
         return n
     axes = list(reduce_axes(n))
@@ -341,7 +341,7 @@ def _layout_requests(order: list, outputs: set) -> dict:
     A node asked for two orders keeps its own."""
     asked: dict = {}
     for n in order:
-        ops = _half_contraction(n)
+        ops = _chunked_contraction(n)
         if ops is None:
             continue
         shape = n.srcs[0].shape

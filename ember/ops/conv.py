@@ -164,8 +164,10 @@ def _live_phases(k: int, d: int, s: int) -> tuple:
 
 def _conv_transpose_phases(x: Tensor, w: Tensor, bias, stride, padding, output_padding, groups: int, ks: list,
                            nd: int, live: list | None = None) -> Tensor:
-    """Transposed conv (dilation 1) as ONE ordinary stride-1 conv over the undilated input whose
-    output channels are (channel, phase) pairs, then an interleave (a view) and a crop.
+    """Transposed conv (dilation 1: a dilated kernel comes in zero-inserted) as ONE ordinary stride-1
+    conv over the undilated input whose output channels are (channel, phase) pairs, then an
+    interleave (a view) and a crop. `live`: per axis the run of phases computed (_live_phases); the
+    others are zeros, padded in before the interleave.
 
     Along an axis of stride s, output t = o + padding gets input i through tap k = t - i*s; write
     t = q*s + r: the taps that reach phase r are k = r + m*s, so y_r[q] = sum_m x[q - m] w[r + m*s],
