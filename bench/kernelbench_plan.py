@@ -84,6 +84,8 @@ def plan_problem(prob: dict, args) -> dict:
     except _Timeout:
         raise
     except Exception as e:  # noqa: BLE001
+        if "_Timeout" in str(e):  # (raised inside torch's decomposition, which wraps it)
+            raise _Timeout() from e
         rec.update(status="import_error", error=f"{type(e).__name__}: {_short(e)}")
         return rec
     try:
