@@ -2,7 +2,8 @@
 # Prepared for the next session's first device run (the twenty-third session's device time ran out):
 # the changes built after its last run — strided transposed convs with dilation in the phase form
 # (KernelBench 77, 79, 81), ViT's Tensor.unfold, VanillaRNN's state attribute — and the rest of the
-# level-3 sample, resumed from run e's JSON.
+# level-3 sample, resumed from run e's JSON. Mamba2 (48, 49) needs einops: `pip download einops --no-deps
+# -d .whl` first and run with carry [".whl"].
 set -u
 . bench/gpu_env.sh
 timeout 200 python3 -m pytest -m cuda tests/ -p no:cacheprovider -p no:warnings -n 14 -rf 2>&1 | tee "$OUT/cuda_tests.log" | grep -v "^\[\|^\.\|^s" | tail -6
