@@ -31,15 +31,21 @@ CASES = [  # (name, M, N, K, layout)
     ("gpt6x512 dW 1376x512x8192 tn", 1376, 512, 8192, "tn"),
     ("gpt6x512 dW 512x512x8192 tn", 512, 512, 8192, "tn"),
     ("ragged 1031x3079x2053 nn", 1031, 3079, 2053, "nn"),
+    # KernelBench's VanillaRNN / ShallowWideMLP layers: inputs in [0, 1), nn.Linear's uniform weights
+    ("kb rnn i2h 256x16384x32768 ntu", 256, 16384, 32768, "ntu"),
+    ("kb rnn h2o 256x8192x16384 ntu", 256, 8192, 16384, "ntu"),
+    ("long k 256x256x65536 ntu", 256, 256, 65536, "ntu"),
 ]
 
 
 def build(M, N, K, layout):
     import torch
-    if layout == "nt":
+    if layout in ("nt", "ntu"):
         x, w = em.input("x", (M, K)), em.input("w", (N, K))
         y = x @ w.T
         ins = {"x": torch.randn(M, K, device="cuda"), "w": torch.randn(N, K, device="cuda")}
+        if layout == "ntu":
+            ins = {"x": torch.rand(M, K, device="cuda"), "w": (torch.rand(N, K, device="cuda") * 2 - 1) / K ** 0.5}
         return y, ins, lambda a, b: a @ b.T
     if layout == "nn":
         x, w = em.input("x", (M, K)), em.input("w", (K, N))
@@ -50,6 +56,7 @@ def build(M, N, K, layout):
     return x.T @ w, ins, lambda a, b: a.T @ b
 
 
+PROMOTE = False  # --promote: the accumulator fold's variants
 LONG_CHUNKS = None  # --long-chunks: the split-K policy's chunks for long k loops (kernel/split.py)
 
 
@@ -108,6 +115,13 @@ def run(name, M, N, K, layout, variants: bool) -> dict:
           f"TF32 {row['cublas_tf32']['tflops']:.1f} (err {row['cublas_tf32']['err']:.1e})", flush=True)
     todo = ["mma", "default", "wgmma"]
     mma_err = None
+    if PROMOTE:  # the accumulator's folds (codegen/cuda_wgmma.py PROMOTE_SLICES), and none on the widest tile
+        from ember.codegen.cuda_wgmma import default_wgmma_config
+        target = _target()
+        ks = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
+        d = default_wgmma_config(cg.canonical(ks[0]), target)
+        todo += [dict(d, promote=p) for p in (0, 2, 4, 8, 16)]
+        todo += [{"mode": "wgmma", "BM": 128, "BN": 256, "stages": 2, "promote": 0, "overlap": False}]
     if variants:
         target = _target()
         ks = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
@@ -147,8 +161,10 @@ def main():
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--only", default=None)
     ap.add_argument("--long-chunks", type=int, default=None)
+    ap.add_argument("--promote", action="store_true")
     args = ap.parse_args()
-    global LONG_CHUNKS
+    global LONG_CHUNKS, PROMOTE
+    PROMOTE = args.promote
     LONG_CHUNKS = args.long_chunks
     import torch
 

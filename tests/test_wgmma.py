@@ -144,6 +144,7 @@ def _f32_cases():
         "f32_prologue_gather": lambda: em.input("x", (96, 136)).T.relu() @ em.input("g", (96, 72)),
         "f32_two_run_k": lambda: em.input("a", (3, 40, 64)).permute(0, 2, 1).reshape(192, 40).T
         @ em.input("g", (3, 64, 48)).reshape(192, 48),
+        "f32_long_k_folds": lambda: em.input("x", (70, 4100)) @ em.input("w", (90, 4100)).T,
     }
 
 
@@ -169,6 +170,46 @@ def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
         cg.render_kernel(k, dict(cfg, stages=3, lag=2))
     with pytest.raises(cg.UnsupportedKernel, match="shared memory"):  # 128 x 256 x 4 stages of hi and lo
         cg.render_kernel(k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 4})
+
+
+def test_float32_accuracy_over_long_k_folds_the_accumulator():
+    """tf32x3 with K >= PROMOTE_MIN_K restarts its wgmma accumulator every PROMOTE_SLICES slices and
+    adds it into a second one (the tensor core's truncating adds drift over a long k loop); the
+    second accumulator limits tiles to 128 columns; short k loops keep one accumulator."""
+    from ember.codegen.cuda_wgmma import PROMOTE_MIN_K, PROMOTE_SLICES
+    long_k = _kernel(em.input("x", (1024, PROMOTE_MIN_K)) @ em.input("w", (1024, PROMOTE_MIN_K)).T)
+    cfg = cg.default_config(long_k)
+    assert cfg["mode"] == "wgmma" and cfg["BN"] <= 128
+    src, _ = cg.render_kernel(long_k, cfg)
+    assert "p_[i] += d_[i]" in src and f"% {PROMOTE_SLICES} == 0" in src
+    assert all(c["BN"] <= 128 for c in wgmma_configs(cg.canonical(long_k), "full"))
+    assert any(c.get("promote") == 2 * PROMOTE_SLICES for c in wgmma_configs(cg.canonical(long_k), "full"))
+    with pytest.raises(cg.UnsupportedKernel, match="128 at most"):
+        cg.render_kernel(long_k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 2})
+    short_k = _kernel(em.input("x", (256, 512)) @ em.input("w", (512, 512)).T)
+    assert "p_[i] += d_[i]" not in cg.render_kernel(short_k, cg.default_config(short_k))[0]
+
+
+@pytest.mark.cuda
+def test_float32_accuracy_holds_over_a_32k_long_k_loop_on_the_gpu():
+    """KernelBench's VanillaRNN layer shape class: inputs in [0, 1), nn.Linear's weights, K = 32768.
+    Without the folds the truncating accumulator missed float32's 1e-4 (2.6e-4 on the H100). Split-K
+    off: its chunks would shorten the k loop."""
+    import dataclasses
+
+    import torch
+    K = 32768
+    x, w = em.input("x", (256, K)), em.input("w", (320, K))
+    t = pipeline.get_target("cuda")
+    t = t.replace(split=dataclasses.replace(t.split, k_min=1 << 30, k_long=1 << 30))
+    prog = pipeline.build_program(pipeline.lower([(x @ w.T).node], None, t), t, None, "single")
+    assert "p_[i] += d_[i]" in prog.source
+    for seed in (0, 1):
+        g = torch.Generator().manual_seed(seed)
+        xs, ws = torch.rand(256, K, generator=g), (torch.rand(320, K, generator=g) * 2 - 1) / K ** 0.5
+        out = torch.as_tensor(np.asarray(prog(x=xs.numpy(), w=ws.numpy()), np.float64))
+        ref = xs.double() @ ws.double().T
+        assert (out - ref).abs().max().item() < 2e-5, seed
 
 
 def test_mn_major_float32_operands_are_copied_into_a_staging_ring():

@@ -103,8 +103,23 @@ __device__ __forceinline__ void em_wg_wait0()  { asm volatile("wgmma.wait_group.
 __device__ __forceinline__ void em_wg_wait1()  { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
 #endif"""
 
+# tf32x3 folds its accumulator into a second one every PROMOTE_SLICES k slices (knob `promote`; 0:
+# never) where K reaches PROMOTE_MIN_K: the tensor core adds each product into the float32
+# accumulator with truncation (no rounding to nearest), an error biased one way that grows with
+# every k step — over K = 32768 (KernelBench's ShallowWideMLP, VanillaRNN) 1.5-2.6e-4, above
+# float32's 1e-4 tolerance; a fresh accumulator per window is small, its truncation too, and the
+# folds round to nearest. The second accumulator takes BN / 2 registers: tiles up to 128 wide.
+PROMOTE_SLICES, PROMOTE_MIN_K = 4, 2048
+
 INSTR = {"bf16": ("k16", "bf16", 16), "f16": ("k16", "f16", 16), "tf32": ("k8", "tf32", 8),
          "tf32x3": ("k8", "tf32", 8)}  # (three TF32 products per k step)
+
+
+def promote_slices(kind: str, K: int, cfg: dict) -> int:
+    """k slices per fold of the accumulator (0: none) — tf32x3 over long k (PROMOTE_SLICES)."""
+    if "promote" in cfg:
+        return int(cfg["promote"])
+    return PROMOTE_SLICES if kind == "tf32x3" and K >= PROMOTE_MIN_K else 0
 
 
 def wgmma_fn(kind: str, n: int, trans_a: int, trans_b: int) -> tuple[str, str]:
@@ -220,6 +235,9 @@ def render_wgmma(w, c: Canon):
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
     x3 = kind == "tf32x3"
+    promote = promote_slices(kind, _size(g.k).value, cfg)
+    if promote and BN > 128:  # (two accumulators of BN / 2 registers each)
+        raise UnsupportedKernel(f"wgmma accumulator folds (promote {promote}) with a {BN}-wide tile (128 at most)")
     occupancy = int(cfg.get("occupancy", 1))
     smem_max = _smem_limit(w.target, occupancy)
     # tf32x3 with both operands copied: a staging ring of its own (codegen/cuda_wgmma_staged.py),
@@ -309,12 +327,16 @@ def render_wgmma(w, c: Canon):
         w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
     w.emit(2, f"const int cw_ = wg_ - {P}, tid_ = threadIdx.x % 128;")
     w.emit(2, f"float d_[{BN // 2}];")
+    if promote:
+        w.emit(2, f"float p_[{BN // 2}];  /* the folded sum (PROMOTE_SLICES) */")
     w.emit(2, "int kit_ = 0;")
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
     w.emit(2, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
     _tile_origin(w, g, group, 2)
     w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
+    if promote:
+        w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) p_[i] = 0.f;")
     w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
     w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
@@ -339,10 +361,19 @@ def render_wgmma(w, c: Canon):
     else:
         w.emit(3, "em_wg_wait0();")
         w.emit(3, f"{release}s));")
+    fold = f"#pragma unroll\n      for (int i = 0; i < {BN // 2}; ++i) {{ p_[i] += d_[i]; d_[i] = 0.f; }}"
+    if promote:  # every `promote` slices the window's sum is folded (rounded to nearest) and restarted
+        w.emit(3, f"if ((it + 1) % {promote} == 0) {{")
+        if overlap:
+            w.emit(4, "em_wg_wait0();")
+        w.emit(4, fold)
+        w.emit(3, "}")
     w.emit(2, "}")
     if overlap:  # the tile's last slice: done, and its slot released for the next tile's loads
         w.emit(2, "em_wg_wait0();")
         w.emit(2, f"{release}(kit_ + {stages - 1}) % {stages}));")
+    if promote:  # the last window: the total back in d_ for the epilogue
+        w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] += p_[i];")
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
     if staged_epilogue(cfg, BM, BN, stages * slot_bytes):
@@ -388,6 +419,9 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     tiles = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
     if cp == 2:  # tf32x3: the tiles whose ring holds 3 slots (a split lag of one) first
         tiles = [(128, 128), (128, 64), (64, 128), (64, 64), (128, 256), (64, 256)]
+    promote = promote_slices(plan[0], _size(contraction_of(c).k).value, {})
+    if promote:  # (the folded accumulator: tiles up to 128 wide)
+        tiles = [t for t in tiles if t[1] <= 128]
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     out = []
     for BM, BN in (tiles if level == "full" else tiles[:4]):
@@ -424,6 +458,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
             out += [dict(out[0], overlap=False, lag=st - 1)]
         out += [dict(out[0], group=8, persistent=True)]
+        if promote:  # folds twice as often / half as often
+            out += [dict(out[0], promote=promote // 2), dict(out[0], promote=promote * 2)]
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
         out += [dict(out[0], sepi=True)]
     if level == "full":
@@ -460,7 +496,8 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
         return waves * bm * bn / rates[t]
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
-    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max)}
+    wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
+    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max) and t[1] <= wide}
     BM, BN = min(rates, key=cost)
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
     if x3:
