@@ -181,6 +181,21 @@ def _unit_stride(e: sm.Expr, var: str) -> bool:
     return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x}) is sm.ONE
 
 
+def _lanes_coalesced(e: sm.Expr, var: str, loop_vars: set) -> bool:
+    """Whether 32 consecutive values of `var` (a warp's lanes) read at most twice the 32-byte sectors
+    of one contiguous run of 4-byte elements: a transposed conv's phases interleaved along a row
+    (`4225*((o3 + 1) % 2) + (o3 + 1) // 2`: two runs of 16) read as well as a plain row."""
+    free = sm.free_vars(e)
+    if var not in free or not free <= loop_vars:
+        return False
+    for base in (0, 32, 96):
+        env = {v: 0 for v in free}
+        addrs = {int(sm.evaluate(e, dict(env, **{var: base + i}))) for i in range(32)}
+        if len(addrs) < 32 or len({a // 8 for a in addrs}) > 8:
+            return False
+    return True
+
+
 def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
     """Whether the reductions read memory along the outer points rather than along the reduction:
     some stage load is contiguous in the innermost outer variable and none in the innermost
@@ -188,12 +203,13 @@ def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
     if not c.outer or any(not s.loops for s in c.stages):
         return False
     o = c.outer[-1][0]
+    loop_vars = {n for n, _ in c.outer} | {n for s in c.stages for n, _ in s.loops}
     along_rows = along_red = False
     for s in c.stages:
         rv = s.loops[-1][0]
         for v in ir.val_toposort([s.update.value]):
             if v.op == "load" and not isinstance(v.args[1], ir.Val):
-                along_rows |= _unit_stride(v.args[1], o)
+                along_rows |= _unit_stride(v.args[1], o) or _lanes_coalesced(v.args[1], o, loop_vars)
                 # a load the same for every outer point (x of a GEMV x @ W) is a broadcast to the
                 # lanes, wherever it runs: only loads that also vary with the outer point count
                 along_red |= _unit_stride(v.args[1], rv) and o in sm.free_vars(v.args[1])
