@@ -263,6 +263,17 @@ def test_default_tile_follows_the_problem():
     assert head["BM"] == 128 and head["group"] == 4
 
 
+def test_an_output_without_column_pairs_is_stored_through_shared_memory():
+    """Columns that pair into one store (an even extent) keep the register epilogue; an odd one (an
+    implicit-GEMM conv into NCHW over 65 x 65 pixels) is staged and walked one column per lane."""
+    odd = _kernel(em.input("x", (130, 128), BF) @ em.input("w", (77, 128), BF).T)
+    src, _ = cg.render_kernel(odd, cg.default_config(odd))
+    assert "se_[r_ * " in src and "cc_ = i_ % 64" in src
+    even = _kernel(em.input("x", (130, 128), BF) @ em.input("w", (78, 128), BF).T)
+    assert "se_[" not in cg.render_kernel(even, cg.default_config(even))[0]
+    assert "se_[" not in cg.render_kernel(odd, dict(cg.default_config(odd), sepi=False))[0]
+
+
 def _cases():
     return {
         "linear_bias_relu": lambda: (em.input("x", (3, 333, 512), BF) @ em.input("w", (200, 512), BF).T
@@ -281,6 +292,8 @@ def _cases():
         "two_run_rows": lambda: em.input("o", (3, 3, 64, 64), BF).permute(0, 2, 1, 3).reshape(192, 192)
         @ em.input("w", (72, 192), BF).T,
         "gqa_scores": _gqa_scores,
+        # an odd column count: no column pairs, the staged epilogue walks across the columns
+        "odd_columns_staged": lambda: (em.input("x", (130, 128), BF) @ em.input("w", (77, 128), BF).T).relu(),
         "two_run_k": lambda: em.input("a", (3, 72, 128), BF).permute(0, 2, 1).reshape(384, 72).T
         @ em.input("g", (3, 128, 80), BF).reshape(384, 80),
     }
