@@ -43,12 +43,13 @@ def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int, walk: str | No
 
 
 def staged_walk(c: Canon, g, pair: bool) -> str | None:
-    """Where a register epilogue writes partial sectors, which way the staged one walks, one column
-    per lane: "across" the columns where the output is contiguous along them but no two columns
-    pair into one store (an odd extent: an implicit-GEMM conv into NCHW whose columns are the 65 x 65
-    pixels), "down" the rows where it is contiguous along the rows only. Measured on the H100
-    (KernelBench level-2 91 and 5, phase-form transposed convs into NCHW) with the column-pair
-    staged epilogue: 5.14 -> 4.46 and 8.02 -> 6.73 ms (bench/results/gpu-session24-2026-11-26/d/)."""
+    """Where a register epilogue writes partial sectors, which way the staged one walks: "across" the
+    columns where the output is contiguous along them but no two columns pair into one store (an
+    odd extent: an implicit-GEMM conv into NCHW whose columns are 65 x 65 pixels), "down" the rows
+    where it is contiguous along the rows only (not measured: the lowering orients contractions so
+    that the output's contiguous axis is the columns). Measured on the H100 (KernelBench level-2 91
+    and 5, phase-form transposed convs into NCHW), staged against the register epilogue: 5.14 ->
+    4.46 and 8.02 -> 6.73 ms (bench/results/gpu-session24-2026-11-26/d/)."""
     def unit(var: str) -> bool:
         x = sm.var(var, 0, None)
         return sm.substitute(c.store.index, {var: x + 1}) - sm.substitute(c.store.index, {var: x}) is sm.ONE
@@ -59,8 +60,10 @@ def staged_walk(c: Canon, g, pair: bool) -> str | None:
 
 def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, walk: str | None = None) -> None:
     """Fragments to shared memory (after every consumer's last wgmma: the ring is then free), then
-    rows walked with consecutive lanes on consecutive column pairs — or one column per lane, lanes
-    across the columns or down the rows (`walk`; rows BN + 1 floats apart then: no bank conflicts)."""
+    rows walked with consecutive lanes on consecutive column pairs (two stores each where they do not
+    pair) — or, walk "down", one column per lane with lanes down the rows (rows BN + 1 floats apart:
+    no bank conflicts). (One column per lane across the rows measured 3-4% slower than the pairs on
+    KernelBench level-2 91 and 5, bench/results/gpu-session24-2026-11-26/e/.)"""
     down_rows = walk == "down"
     I, P = w.IDX, BN + (1 if down_rows else PAD)
     NC = BM // 64
@@ -80,9 +83,9 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, walk: str
     w.emit(3, "}")
     w.emit(2, "}")
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
-    if walk is not None:
+    if down_rows:
         w.emit(2, f"for (int i_ = tid_; i_ < {64 * BN}; i_ += 128) {{")
-        w.emit(3, "const int r_ = i_ % 64, cc_ = i_ / 64;" if down_rows else f"const int r_ = i_ / {BN}, cc_ = i_ % {BN};")
+        w.emit(3, "const int r_ = i_ % 64, cc_ = i_ / 64;")
         w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_, gn_ = bn_ * {BN} + cc_;")
         w.emit(3, "if (gm_ < M_ && gn_ < N_) {")
         w.decompose("gm_", g.m, 4)
