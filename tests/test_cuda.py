@@ -449,3 +449,21 @@ def test_cols_mode_with_several_outputs_per_lane(cv):
         ins = {"x": rnd(1, 333, seed=seed).astype(em.dtypes.bfloat16.np), "w": rnd(333, 200, seed=seed + 3).astype(em.dtypes.bfloat16.np),
                "b": rnd(200, seed=seed + 5)}
         assert_close(fn(**ins), em.reference(y, **ins), "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_softmax_over_channels_cached_per_thread(dtype):
+    """A softmax over the channels of an NCHW tensor (40 of them, odd pixels) with a thread per pixel
+    and the pixel's channels kept in registers: read once, equal to the reference (outputs poisoned)."""
+    from ember.pipeline import build_program
+    x = em.input("x", (3, 40, 37, 45), dtype)
+    y = (em.softmax(x, axis=1) * 2.0).sigmoid()
+    L = lower([y.node])
+    cfg = {"mode": "thread", "threads": 128, "vec": 1, "cache": "regs"}
+    fn = build_program(L, "cuda", None, "single", configs=[cfg if cg.canonical(k).stages else cg.default_config(k)
+                                                            for k, _ in L.kernels])
+    assert "rc0[" in fn.source
+    fn.executor.poison = True
+    for seed in (0, 1):
+        v = (rnd(3, 40, 37, 45, seed=seed) * 4).astype(em.dtypes.as_dtype(dtype).np)
+        assert_close(fn(x=v), em.reference(y, x=v), dtype, what=f"softmax over channels seed {seed}")

@@ -147,3 +147,20 @@ def test_a_normalised_embedding_row_keeps_lanes_on_the_row():
     for k in ks:
         src = cg.render_kernel(k, cg.default_config(k))[0]
         assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0
+
+
+def test_a_thread_per_row_keeps_a_short_strided_row_in_registers():
+    """Softmax over the 128 channels of an NCHW tensor with 2M pixels: a thread per pixel (lanes along
+    the pixels) whose channels, read by three stages, load once into registers (cache "regs"); the
+    bias every row reads alike is not cached; the kernel compiles for sm_90a. A 200-channel row
+    exceeds THREAD_CACHE_MAX and keeps its three reads."""
+    from ember.codegen.cuda_schedule import THREAD_CACHE_MAX
+    x, b = em.input("x", (128, 128, 129, 129)), em.input("b", (128, 1, 1))
+    k = lower([(em.softmax(x, axis=1) + b).node]).kernels[-1][0]
+    cfg = cg.default_config(k)
+    assert cfg == {"mode": "thread", "threads": 128, "vec": 1, "cache": "regs"}, cfg
+    src, _ = cg.render_kernel(k, cfg)
+    assert "unsigned int rc0[128];" in src and "rc1" not in src
+    assert compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")
+    wide = lower([em.softmax(em.input("x", (16, THREAD_CACHE_MAX + 72, 129, 257)), axis=1).node]).kernels[-1][0]
+    assert "cache" not in cg.default_config(wide)

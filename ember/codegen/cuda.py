@@ -185,6 +185,10 @@ class _KernelWriter(RowMappings):
     def lanes(self, vals: list, var: str | None, vec: int) -> list:
         """For each lane l < vec, the values with `var` replaced by var + l; registers vector loads."""
         if vec == 1 or var is None:
+            if self.cached:  # a thread-mode row cache: one element per step, its loads are the slots
+                for v in ir.val_toposort(vals):
+                    if v.op == "load" and not isinstance(v.args[1], ir.Val) and tuple(v.args) in self.cached:
+                        self.vec_groups[v] = (tuple(v.args), 0, 1)
             return [vals]
         out = []
         for l in range(vec):
@@ -216,7 +220,7 @@ class _KernelWriter(RowMappings):
         buf = self.k.buffer(b)
         name = self.emitted_groups.get(key)
         nbytes = buf.dtype.itemsize * vec
-        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
+        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}[nbytes]
         st = CUDA.storage_type(buf.dtype)
         if key in self.cached and name is None:  # row cache: loaded once, read by every stage
             name = self.cached[key]

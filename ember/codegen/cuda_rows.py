@@ -8,7 +8,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import acc_identity, compute_type
-from .cuda_schedule import RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
+from .cuda_schedule import THREAD_CACHE_MAX, RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
 CLUSTER_HELPERS = r"""#ifndef EM_CLUSTER_HELPERS
@@ -67,7 +67,7 @@ class RowMappings:
         c = plan.canon
         nrows = _size(c.outer)
         C = self.cluster
-        step = T * C if mode == "block" else 32  # positions p_ advance by the threads on one row
+        step = T * C if mode == "block" else 1 if mode == "thread" else 32  # positions p_ advance by the threads on one row
         if self.cfg.get("cache") == "smem":
             self.emit(1, "extern __shared__ __align__(16) unsigned char em_dyn_smem[];")
         if mode == "block":
@@ -85,6 +85,10 @@ class RowMappings:
         elif mode == "block":
             self.emit(1, f"for ({I} row_ = blockIdx.x; row_ < {self.idx(nrows)}; row_ += gridDim.x) {{")
             lane, grid = "threadIdx.x", sm.minimum(nrows, 2 ** 31 - 1)
+        elif mode == "thread":  # the whole row in one thread's registers
+            self.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {self.idx(nrows)}; "
+                         f"row_ += ({I})gridDim.x * {T}) {{")
+            lane, grid = "0", sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
         else:
             W = T // 32
             self.emit(1, "const int lane_ = threadIdx.x & 31;")
@@ -97,7 +101,7 @@ class RowMappings:
         off = 0
         for i, key in enumerate(plan.groups):
             nbytes = self.k.buffer(key[0]).dtype.itemsize * plan.vec
-            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}[nbytes]
+            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}[nbytes]
             if in_smem:  # each thread re-reads only the slots it wrote: no barrier needed
                 if mode == "block":  # this block's share of the row
                     slot = f"k_ * {T} + threadIdx.x"
@@ -136,13 +140,15 @@ class RowMappings:
                     self.emit(ind, f"{s.acc.name} = em_cluster_ld(&{slot}, 0);")
                     self.emit(ind, f"#pragma unroll\n{'  ' * ind}for (unsigned r_ = 1; r_ < {C}; ++r_) "
                                    f"{s.acc.name} = em_combine<{ct}, {op}>({s.acc.name}, em_cluster_ld(&{slot}, r_));")
-            else:
+            elif mode == "warp":
                 self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
         if c.inner:
             self.emit(ind, head)
             self.emit(ind + 1, pos)
             self.store(c.store, "p_", plan.vec, ind + 1)
             self.emit(ind, "}")
+        elif mode == "thread":
+            self.store(c.store, None, 1, ind)
         else:  # one value per row: every thread holds it after the reduction, the row's first stores
             self.emit(ind, f"if ({lane} == 0) {{")
             self.store(c.store, None, 1, ind + 1)
@@ -268,6 +274,10 @@ class RowMappings:
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
         if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):
             raise UnsupportedKernel("a cluster shares a cached row: block mode with a row cache only")
+        if self.cfg.get("cache") == "regs" and mode == "thread":
+            plan = row_cache_plan(self.k, c, 1, 1, max_regs=THREAD_CACHE_MAX, scalar=True, target=self.target)
+            if plan is not None:
+                return self._rows_cached(c, mode, T, plan)
         if self.cfg.get("cache") and mode in ("block", "warp"):
             plan = row_cache_plan(self.k, c, T * self.cluster if mode == "block" else 32, max_vec,
                                   in_smem=self.cfg.get("cache") == "smem", target=self.target)

@@ -104,12 +104,17 @@ class RowCachePlan:
     regs: int  # 32-bit registers per thread holding the cache
 
 
+THREAD_CACHE_MAX = 128  # a thread-mode row (one thread per row) cached in up to this many registers
+
+
 def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int = 32,
-                   in_smem: bool = False, target=None) -> RowCachePlan | None:
+                   in_smem: bool = False, target=None, scalar: bool = False) -> RowCachePlan | None:
     """Whether every stage and the tail walk the same row (one loop of the same static length), and the
     loads they share fit in registers: then the row is read from memory once instead of once per stage
     (softmax: 3 reads -> 1). A kernel with one value per row (argmax: a max, then the first index
-    reaching it) has no tail loop: its stages share the row and one thread stores."""
+    reaching it) has no tail loop: its stages share the row and one thread stores. `scalar`: one
+    thread per row (thread mode, T = 1), one element per step, up to THREAD_CACHE_MAX steps (a
+    softmax over the channels of an NCHW tensor, read by lanes along the pixels)."""
     if not c.stages or len(c.inner) > 1 or any(len(st.loops) != 1 for st in c.stages):
         return None
     n = c.inner[0][1] if c.inner else c.stages[0].loops[0][1]
@@ -133,6 +138,8 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
             if v.op == "load" and not isinstance(v.args[1], ir.Val) and "p_" in sm.free_vars(v.args[1]):
                 uses.setdefault(v.args, set()).add(id(stmt_val))
     shared = [key for key, u in uses.items() if len(u) >= 2]
+    if scalar:  # (what every row reads alike, a bias, is one broadcast load: not worth a register)
+        shared = [key for key in shared if sm.free_vars(key[1]) & {v for v, _ in c.outer}]
     if not shared:
         return None
     vec = _store_vec(k, store, [("p_", n)], max_vec) if c.inner else max_vec
@@ -142,14 +149,14 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
         vec //= 2
     while vec > 1 and not all(_lanes_contiguous(key[1], "p_", vec) and key[2] is sm.ONE for key in shared):
         vec //= 2
-    if vec == 1 or N % (T * vec):
+    if (vec == 1 and not scalar) or N % (T * vec):
         return None
     steps = N // (T * vec)
     regs = sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in shared) * steps
     if in_smem:
         if regs * 4 * T > tuning(target, "smem_cache_max", SMEM_CACHE_MAX):
             return None
-    elif steps > 32 or regs > max_regs:
+    elif steps > (THREAD_CACHE_MAX if scalar else 32) or regs > max_regs:
         return None
     return RowCachePlan(N, vec, steps, canon, shared, regs)
 
@@ -399,7 +406,11 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         w = 1
         while w < 32 and nrows * w < (1 << 19) and r >= 16 * w:
             w *= 2
-        return {"mode": "cols", "threads": 32 * w} if w > 1 else {"mode": "thread", "threads": 128, "vec": 1}
+        if w > 1:
+            return {"mode": "cols", "threads": 32 * w}
+        # a thread per row: a row its stages read more than once kept in registers (read once)
+        cached = row_cache_plan(k, c, 1, 1, max_regs=THREAD_CACHE_MAX, scalar=True, target=target) is not None
+        return {"mode": "thread", "threads": 128, "vec": 1, **({"cache": "regs"} if cached else {})}
     if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
         return {"mode": "thread", "threads": 128, "vec": 1}
     if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
