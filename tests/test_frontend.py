@@ -408,3 +408,28 @@ def test_integer_division_stays_exact_and_integral():
     fn = em.from_torch(M(), (i, j), device="cpu")
     for got, want in zip(fn(i, j), M()(i, j)):
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("kind, bidirectional, batch_first", [("lstm", True, False), ("gru", True, True), ("lstm", False, True)])
+def test_whole_recurrent_layers_are_kept_whole_and_match(kind, bidirectional, batch_first):
+    """nn.LSTM / nn.GRU reach the importer as aten.lstm.input / gru.input (not decomposed by torch:
+    minutes for KernelBench's 6 x 512 steps) and are unrolled by Ember: outputs and final states
+    equal torch's, 3 layers, both directions, either batch layout."""
+    from ember.frontends import importer
+    torch.manual_seed(0)
+    rnn = (nn.LSTM if kind == "lstm" else nn.GRU)(5, 7, num_layers=3, bidirectional=bidirectional, batch_first=batch_first)
+    D = 2 if bidirectional else 1
+    xs = (2, 6, 5) if batch_first else (6, 2, 5)
+
+    def f(m, x, h, c):
+        return m.rnn(x, (h, c)) if kind == "lstm" else m.rnn(x, h)
+    mod = Fn(f, rnn=rnn)
+    ep = importer.export(mod, (torch.rand(*xs), torch.rand(3 * D, 2, 7), torch.rand(3 * D, 2, 7)))
+    assert any(f"{kind}.input" in str(n.target) for n in ep.graph.nodes)
+    check(mod, [R(*xs), R(3 * D, 2, 7), R(3 * D, 2, 7)])
+
+
+def test_dropout_between_recurrent_layers_in_training_is_refused_in_one_line():
+    m = nn.LSTM(4, 5, num_layers=2, dropout=0.3).train()
+    with pytest.raises(Exception, match="dropout 0.3 between recurrent layers"):
+        em.from_torch(m, (torch.rand(3, 2, 4),))

@@ -116,6 +116,7 @@ class Analysis:
     stages: list = field(default_factory=list)
     materialize: set = field(default_factory=set)
     local_ok: bool = True
+    deep: set = field(default_factory=set)  # of materialize, the rule-8 cuts (depth)
 
 
 class KernelBuilder:
@@ -157,6 +158,7 @@ class KernelBuilder:
         self.stage_of: dict = {}
         self.memo: dict = {}
         self.materialize: set = set()
+        self.deep: set = set()  # rule 8's cuts (partition.py applies them last)
         self.reduce_scope: set = set()  # reduce variables enclosing the value being built
         self.depth = 0  # nesting of value() calls (rule 8)
         self.in_reduce = 0
@@ -175,6 +177,7 @@ class KernelBuilder:
             return hit
         if self.depth >= INLINE_DEPTH_MAX and n.op not in g.LEAVES and not self.is_buffer(n) and not expands(n):
             self.materialize.add(n)  # rule 8 (below a broadcast: node_args.expands)
+            self.deep.add(n)
             return self.load(n, coords, valid)
         self.depth += 1
         try:
@@ -426,7 +429,7 @@ class KernelBuilder:
             keep = next((st for st in gemms if st.node is self.root), gemms[0])
             self.materialize.update(st.node for st in gemms if st is not keep)
         self.O = O
-        return Analysis(self.root, list(self.stages), set(self.materialize))
+        return Analysis(self.root, list(self.stages), set(self.materialize), deep=set(self.deep))
 
     def _recomputations(self, st: Stage, O: set) -> int:
         """How many points of the kernel's parallel loops over O evaluate each distinct result of
@@ -458,7 +461,7 @@ class KernelBuilder:
             all(d <= O for d in deps)
         self.tail_stages = set(id(st) for st in tail) if O != outs else set()
         self.O = O
-        return Analysis(self.root, list(self.stages), set(self.materialize), local_ok=ok)
+        return Analysis(self.root, list(self.stages), set(self.materialize), local_ok=ok, deep=set(self.deep))
 
     @staticmethod
     def _stage_stmts(st: Stage) -> list:

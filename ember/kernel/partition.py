@@ -74,9 +74,14 @@ class LoweringError(RuntimeError):
 
 
 def _lowest_shared(order: list, M: set, costly) -> set:
-    """The nodes inlined into more than one kernel for which costly(n, inlined) holds, lowest first:
-    a node whose inlined region holds no chosen node (once those are materialised, the expressions
-    above them change)."""
+    """The nodes inlined into more than one kernel for which costly(n, inlined) holds, lowest first,
+    each judged with the lower ones chosen already materialised (its expression then stops at them).
+    A recurrence's state thus gets all its cuts in one round, where judging every node against the
+    unchanged M took one round per cut and re-analysed every later step each round: an LSTM's
+    lowering grew with the square of its steps (64 steps 32 s, KernelBench's 512 x 6 layers over 10
+    minutes). A node's readers do not change when nodes below it are materialised (the kernels that
+    reach it still do; a new kernel reaches only nodes below its root, decided earlier), so this
+    is the set the rounds reached one at a time."""
     def inlined(n) -> bool:
         return n not in M and n.op not in g.LEAVES
 
@@ -86,8 +91,11 @@ def _lowest_shared(order: list, M: set, costly) -> set:
             for n in _region(r, inlined):
                 readers[n] = readers.get(n, 0) + 1
     low: set = set()
+
+    def below_cut(n) -> bool:
+        return inlined(n) and n not in low
     for n in order:  # sources first
-        if readers.get(n, 0) > 1 and costly(n, inlined) and not (_region(n, inlined) & low):
+        if readers.get(n, 0) > 1 and costly(n, below_cut):
             low.add(n)
     return low
 
@@ -172,6 +180,7 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
     reached: dict = {}  # stage node -> roots whose kernels compute it as a stage
     dirty = {n for n in M if n.op not in (g.INPUT, g.DATA)}
     position = {n: i for i, n in enumerate(order)}
+    deferred: dict = {}  # root -> its analysis's rule-8 (depth) cuts, applied only when nothing else is
     for _ in range(10 * len(order) + 10):
         new: set = set()
         touched: set = set()  # stage nodes whose set of computing roots grew this round
@@ -185,7 +194,10 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
                 reached[n].discard(r)
             log = _AskedLog(M)
             b, an = analyzed_builder(r, log, lambda n: "x", 0, None, local)
-            new |= an.materialize
+            new |= an.materialize - an.deep
+            deferred.pop(r, None)
+            if an.deep:
+                deferred[r] = an.deep
             stages = {st.node for st in an.stages if st.node is not r}
             for n in stages:
                 reached.setdefault(n, set()).add(r)
@@ -195,12 +207,17 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
             analysis[r] = (log.asked, stages)
         new |= {n for n in touched if len(reached[n]) > 1}  # counted once every dirty root is redone
         new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
+        if deferred:  # expressions too deep to walk: cut a recurrence's shared state (rule 7) now,
+            # not after the rounds that re-walk them (an unrolled LSTM's 128 steps: 71 -> ... s)
+            new |= {n for n in _recomputed(order, M | new) if n not in M}
         if not new:
             new = _recomputed(order, M) or _reread(order, M)
+        if not new:  # rule 8 last: a recurrence's state cut by rule 7 is shallow again, not cut at random depths
+            new = {n for cuts in deferred.values() for n in cuts if n not in M}
         if not new:
             return _demoted(order, M, asked_by, outputs, force, local)
         M |= new
-        dirty = set(new)
+        dirty = set(new) | {r for r in deferred if r in M}  # (analysed past their deferred cuts: redo)
         for n in new:
             dirty |= asked_by.get(n, set())
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover

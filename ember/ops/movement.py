@@ -302,18 +302,21 @@ def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     if len(tensors) == 1:
         return tensors[0]
     total = sm.sum_of(t.node.shape[ax] for t in tensors)
-    out, off = None, sm.ZERO
+    parts, off = [], sm.ZERO
     for t in tensors:
         n = t.node.shape[ax]
         per = [(0, 0)] * t.ndim
         per[ax] = (off, total - off - n)
-        p = _view(t, lambda v, per=per: v.pad(per))
-        if dtype.is_bool:
-            out = p if out is None else (out | p)
-        else:
-            out = p if out is None else out + p
+        parts.append(_view(t, lambda v, per=per: v.pad(per)))
         off = off + n
-    return out
+    # the padded pieces summed as a balanced tree (exact: every position has one nonzero term), so
+    # the expression is log2(pieces) deep: a left-deep chain of 512 steps' states (an unrolled RNN's
+    # output) was cut by the lowering's depth limit into hundreds of kernels
+    while len(parts) > 1:
+        pairs = [(parts[i] | parts[i + 1]) if dtype.is_bool else parts[i] + parts[i + 1]
+                 for i in range(0, len(parts) - 1, 2)]
+        parts = pairs + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
 
 
 cat = concat

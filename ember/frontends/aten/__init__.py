@@ -11,7 +11,7 @@ importer narrows int64 inputs at the boundary and widens int64 outputs back), so
 torch.int64 to em.int32.
 
 The converters live in one module per concept (elementwise, creation, reductions, contractions,
-layers, movement); `registry` holds the table they fill. Register a converter with
+layers, movement, recurrent); `registry` holds the table they fill. Register a converter with
 ``@aten("add.Tensor", "add.Scalar")`` (from `registry`); keys are ``packet.overload`` names
 (``relu.default``). Ops without a converter are decomposed by torch (core ATen decompositions)
 before import; what is left unconverted is an `UnsupportedOpError`. Ops that draw random numbers
@@ -20,7 +20,7 @@ are not converted but drawn at call time (`random.RANDOM_OPS`).
 from __future__ import annotations
 
 # The op modules register their converters on import (by concept; each adds to CONVERTERS).
-from . import contractions, creation, elementwise, layers, movement, reductions  # noqa: F401
+from . import contractions, creation, elementwise, layers, movement, recurrent, reductions  # noqa: F401
 from .random import RANDOM_OPS
 from .registry import CONVERTERS, REFUSED, Unsupported, UnsupportedOpError, _dtype, aten
 

@@ -1,0 +1,122 @@
+"""ATen's whole recurrent layers — `aten.lstm.input`, `aten.gru.input` (nn.LSTM, nn.GRU) — unrolled
+into Ember's primitives here, instead of by torch's decompositions.
+
+torch's decomposition traces every cell of every step through Python: a 6-layer LSTM over 512 steps
+(KernelBench level 3, 35-42) took over 90-120 s on the 2-core VM and did not finish on the device in
+170 s. Kept whole (the importer removes converted ops from the decomposition table), the layer is
+built here in well under that: per layer and direction, one product of the whole input sequence with
+the input weights (a GEMM over batch x time), then per step only the recurrent product and the
+gates, the steps' hidden states stacked as the next layer's input. The math is PyTorch's
+(docs of nn.LSTM / nn.GRU):
+
+    LSTM: i, f, g, o = split(x W_ih^T + b_ih + h W_hh^T + b_hh);  c' = s(f) c + s(i) tanh(g);
+          h' = s(o) tanh(c')
+    GRU:  r, z, n from x W_ih^T + b_ih and h W_hh^T + b_hh:  r = s(x_r + h_r), z = s(x_z + h_z),
+          n = tanh(x_n + r h_n);  h' = (1 - z) n + z h
+
+A bidirectional layer runs a second direction from the last step back and concatenates the two
+directions' states along the features. Dropout between layers in training mode and projections
+(proj_size) are refused: their eager results draw random numbers / change the state size.
+"""
+from __future__ import annotations
+
+from ...ops import movement as M
+from .registry import UnsupportedOpError, aten
+
+
+def _layer_params(params: list, has_biases: bool, num_layers: int, dirs: int) -> list:
+    """[(w_ih, w_hh, b_ih, b_hh)] per layer and direction, in PyTorch's flat order."""
+    per = 4 if has_biases else 2
+    if len(params) != per * num_layers * dirs:
+        raise UnsupportedOpError(f"a recurrent layer with {len(params)} weight tensors (projections, proj_size, "
+                                 f"are not supported; {per * num_layers * dirs} expected)")
+    out = []
+    for i in range(num_layers * dirs):
+        p = params[per * i: per * (i + 1)]
+        out.append((p[0], p[1], p[2], p[3]) if has_biases else (p[0], p[1], None, None))
+    return out
+
+
+def _input_gates(x, w_ih, b_ih):
+    """x [T, B, I] times W_ih^T for every step at once: [T, B, G]."""
+    T, B, _ = x.shape
+    gi = x.reshape(T * B, x.shape[2]) @ w_ih.T
+    if b_ih is not None:
+        gi = gi + b_ih
+    return gi.reshape(T, B, w_ih.shape[0])
+
+
+def _hidden_gates(h, w_hh, b_hh):
+    gh = h @ w_hh.T
+    return gh if b_hh is None else gh + b_hh
+
+
+def _lstm_direction(x, h, c, w, reverse: bool):
+    w_ih, w_hh, b_ih, b_hh = w
+    gi = _input_gates(x, w_ih, b_ih)
+    H = w_hh.shape[1]
+    outs = [None] * x.shape[0]
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        gates = gi[t] + _hidden_gates(h, w_hh, b_hh)
+        i, f, g, o = gates.split([H, H, H, H], 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        h = o.sigmoid() * c.tanh()
+        outs[t] = h
+    return M.stack(outs, 0), h, c
+
+
+def _gru_direction(x, h, w, reverse: bool):
+    w_ih, w_hh, b_ih, b_hh = w
+    gi = _input_gates(x, w_ih, b_ih)
+    H = w_hh.shape[1]
+    outs = [None] * x.shape[0]
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        xr, xz, xn = gi[t].split([H, H, H], 1)
+        hr, hz, hn = _hidden_gates(h, w_hh, b_hh).split([H, H, H], 1)
+        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+        n = (xn + r * hn).tanh()
+        h = (1.0 - z) * n + z * h
+        outs[t] = h
+    return M.stack(outs, 0), h
+
+
+def _check(dropout: float, train: bool, x) -> None:
+    if train and dropout > 0:
+        raise UnsupportedOpError(f"dropout {dropout} between recurrent layers in training mode (random per call)")
+    if x.ndim != 3:
+        raise UnsupportedOpError(f"a recurrent layer over a {x.ndim}-D input (unbatched input: 3-D expected)")
+
+
+def _run(x, states: list, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, cell):
+    """The stacked layers; `states` per layer and direction (h or (h, c)); returns (output, states)."""
+    _check(dropout, train, x)
+    dirs = 2 if bidirectional else 1
+    ws = _layer_params(list(params), has_biases, num_layers, dirs)
+    seq = x.permute(1, 0, 2) if batch_first else x  # [T, B, I]
+    finals = []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            out, *state = cell(seq, states[k], ws[k], d == 1)
+            outs.append(out)
+            finals.append(state)
+        seq = outs[0] if dirs == 1 else M.concat(outs, 2)
+    return (seq.permute(1, 0, 2) if batch_first else seq), finals
+
+
+@aten("lstm.input")
+def _lstm(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    h0, c0 = hx
+    states = [(h0[k], c0[k]) for k in range(h0.shape[0])]
+    out, finals = _run(x, states, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+                       lambda s, st, w, rev: _lstm_direction(s, st[0], st[1], w, rev))
+    return out, M.stack([h for h, _ in finals], 0), M.stack([c for _, c in finals], 0)
+
+
+@aten("gru.input")
+def _gru(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    states = [hx[k] for k in range(hx.shape[0])]
+    out, finals = _run(x, states, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+                       lambda s, st, w, rev: _gru_direction(s, st, w, rev))
+    return out, M.stack([h for (h,) in finals], 0)
