@@ -133,8 +133,8 @@ def _lstm(steps: int, hidden: int = 8, stack: bool = True):
     x, h, c = em.input("x", (steps, 2, 4)), em.input("h", (2, hidden)), em.input("c", (2, hidden))
     w = tuple(em.input(n, s) for n, s in (("wi", (4 * hidden, 4)), ("wh", (4 * hidden, hidden)),
                                           ("bi", (4 * hidden,)), ("bh", (4 * hidden,))))
-    out, h, c = recurrent._lstm_direction(x, h, c, w, False)
-    return [out, h, c]
+    outs, h, c = recurrent._lstm_direction(x, h, c, w, False)
+    return [em.stack(outs, 0) if stack else outs[-1], h, c]
 
 
 def test_an_unrolled_lstm_is_not_fragmented_past_the_depth_limit():

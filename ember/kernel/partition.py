@@ -39,6 +39,10 @@ A node is materialised when (rules applied to a fixpoint):
    every consumer re-reads them all, where materialised they are read once (see `_reread`).
 8. it sits INLINE_DEPTH_MAX levels deep in its kernel's expression (a chain of thousands of
    elementwise operations): the kernel is cut there rather than walked with deeper recursion.
+   Rule 8 is applied last, when no other rule has anything to add: an unrolled recurrence's state
+   is first cut at its shared steps by rule 7 (run early, in the same round, while any kernel is too
+   deep to walk), where cutting at whatever node sat at the depth limit fragmented a 100-step LSTM
+   into 1374 single-operation kernels.
 
 Rule 4 has one exception (kernel/recompute.py): a contraction with a handful of rows (a decode
 step's GEMV) recomputes a cheap broadcast operand per output, with the row statistics it reads (an

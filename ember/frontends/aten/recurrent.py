@@ -4,9 +4,9 @@ into Ember's primitives here, instead of by torch's decompositions.
 torch's decomposition traces every cell of every step through Python: a 6-layer LSTM over 512 steps
 (KernelBench level 3, 35-42) took over 90-120 s on the 2-core VM and did not finish on the device in
 170 s. Kept whole (the importer removes converted ops from the decomposition table), the layer is
-built here in well under that: per layer and direction, one product of the whole input sequence with
-the input weights (a GEMM over batch x time), then per step only the recurrent product and the
-gates, the steps' hidden states stacked as the next layer's input. The math is PyTorch's
+built here in well under that: per direction, the first layer's input projections as one product
+of the whole sequence with the input weights (a GEMM over batch x time), then per step the
+recurrent product and the gates; later layers take the previous layer's states step by step. The math is PyTorch's
 (docs of nn.LSTM / nn.GRU):
 
     LSTM: i, f, g, o = split(x W_ih^T + b_ih + h W_hh^T + b_hh);  c' = s(f) c + s(i) tanh(g);
@@ -37,13 +37,20 @@ def _layer_params(params: list, has_biases: bool, num_layers: int, dirs: int) ->
     return out
 
 
-def _input_gates(x, w_ih, b_ih):
-    """x [T, B, I] times W_ih^T for every step at once: [T, B, G]."""
+def _input_gates(x, w_ih, b_ih) -> list:
+    """Each step's x_t W_ih^T + b_ih. The first layer's input is one tensor [T, B, I]: one product
+    for every step at once, sliced per step. A later layer's input is the previous layer's states,
+    one tensor per step: one product per step — stacking them into a sequence first made a kernel
+    summing T padded pieces, each inlining its step's state (512 steps: seconds of lowering per
+    layer, and T times the work per element)."""
+    if isinstance(x, list):
+        return [x_t @ w_ih.T + b_ih if b_ih is not None else x_t @ w_ih.T for x_t in x]
     T, B, _ = x.shape
     gi = x.reshape(T * B, x.shape[2]) @ w_ih.T
     if b_ih is not None:
         gi = gi + b_ih
-    return gi.reshape(T, B, w_ih.shape[0])
+    gi = gi.reshape(T, B, w_ih.shape[0])
+    return [gi[t] for t in range(T)]
 
 
 def _hidden_gates(h, w_hh, b_hh):
@@ -51,33 +58,38 @@ def _hidden_gates(h, w_hh, b_hh):
     return gh if b_hh is None else gh + b_hh
 
 
+def _steps(n: int, reverse: bool):
+    return reversed(range(n)) if reverse else range(n)
+
+
 def _lstm_direction(x, h, c, w, reverse: bool):
+    """x: [T, B, I] or T tensors [B, I]; returns (the T states, h_T, c_T)."""
     w_ih, w_hh, b_ih, b_hh = w
     gi = _input_gates(x, w_ih, b_ih)
     H = w_hh.shape[1]
-    outs = [None] * x.shape[0]
-    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+    outs = [None] * len(gi)
+    for t in _steps(len(gi), reverse):
         gates = gi[t] + _hidden_gates(h, w_hh, b_hh)
         i, f, g, o = gates.split([H, H, H, H], 1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h = o.sigmoid() * c.tanh()
         outs[t] = h
-    return M.stack(outs, 0), h, c
+    return outs, h, c
 
 
 def _gru_direction(x, h, w, reverse: bool):
     w_ih, w_hh, b_ih, b_hh = w
     gi = _input_gates(x, w_ih, b_ih)
     H = w_hh.shape[1]
-    outs = [None] * x.shape[0]
-    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+    outs = [None] * len(gi)
+    for t in _steps(len(gi), reverse):
         xr, xz, xn = gi[t].split([H, H, H], 1)
         hr, hz, hn = _hidden_gates(h, w_hh, b_hh).split([H, H, H], 1)
         r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
         n = (xn + r * hn).tanh()
         h = (1.0 - z) * n + z * h
         outs[t] = h
-    return M.stack(outs, 0), h
+    return outs, h
 
 
 def _check(dropout: float, train: bool, x) -> None:
@@ -88,11 +100,12 @@ def _check(dropout: float, train: bool, x) -> None:
 
 
 def _run(x, states: list, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, cell):
-    """The stacked layers; `states` per layer and direction (h or (h, c)); returns (output, states)."""
+    """The stacked layers; `states` per layer and direction (h or (h, c)); returns (output, states).
+    Layers pass their states on per step; the sequence output is stacked once, from the last layer."""
     _check(dropout, train, x)
     dirs = 2 if bidirectional else 1
     ws = _layer_params(list(params), has_biases, num_layers, dirs)
-    seq = x.permute(1, 0, 2) if batch_first else x  # [T, B, I]
+    seq = x.permute(1, 0, 2) if batch_first else x  # [T, B, I]; later layers: T tensors [B, H * dirs]
     finals = []
     for layer in range(num_layers):
         outs = []
@@ -101,8 +114,9 @@ def _run(x, states: list, params, has_biases, num_layers, dropout, train, bidire
             out, *state = cell(seq, states[k], ws[k], d == 1)
             outs.append(out)
             finals.append(state)
-        seq = outs[0] if dirs == 1 else M.concat(outs, 2)
-    return (seq.permute(1, 0, 2) if batch_first else seq), finals
+        seq = outs[0] if dirs == 1 else [M.concat([f, b], 1) for f, b in zip(*outs)]
+    out = M.stack(seq, 0)
+    return (out.permute(1, 0, 2) if batch_first else out), finals
 
 
 @aten("lstm.input")
