@@ -164,3 +164,15 @@ def test_a_thread_per_row_keeps_a_short_strided_row_in_registers():
     assert compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")
     wide = lower([em.softmax(em.input("x", (16, THREAD_CACHE_MAX + 72, 129, 257)), axis=1).node]).kernels[-1][0]
     assert "cache" not in cg.default_config(wide)
+
+
+def test_a_softmax_over_a_phase_form_transposed_conv_reads_along_the_pixels():
+    """A stride-2 transposed conv runs as phases whose outputs interleave along the pixels
+    (`4225*((o3 + 1) % 2) + (o3 + 1) // 2`: two contiguous runs per warp); a softmax over its
+    channels must still put lanes on the pixels (KernelBench level-2 91: a warp per pixel reading
+    channels 16900 floats apart took 10 of its 10.8 ms)."""
+    x, w = em.input("x", (2, 8, 16, 16)), em.input("w", (8, 64, 4, 4))
+    y = em.softmax(em.conv_transpose2d(x, w, stride=2, padding=1), axis=1)
+    modes = [cg.default_config(k)["mode"] for k, _ in lower([y.node]).kernels if cg.canonical(k).stages
+             and cg.contraction_of(cg.canonical(k)) is None]
+    assert modes and all(m in ("thread", "cols") for m in modes), modes
