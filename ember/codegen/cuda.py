@@ -39,23 +39,9 @@ from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exporte
 
 # the schedule's public names, importable from here as before the split (tests, bench/)
 from .cuda_schedule import (  # noqa: F401
-    MMA_CONV_M64_TILE,
-    MMA_DEFAULT_TILES,
-    MMA_SMALL_TILE,
-    SMEM_CACHE_MAX,
-    RowCachePlan,
-    _lanes_contiguous,
-    _store_vec,
-    columns_contiguous,
-    default_config,
-    epilogue_ops,
-    has_clusters,
-    has_tensor_cores,
-    has_wgmma,
-    loads_shared_by_columns,
-    row_cache_plan,
-    tuning,
-)
+    MMA_CONV_M64_TILE, MMA_DEFAULT_TILES, MMA_SMALL_TILE, SMEM_CACHE_MAX, RowCachePlan, _lanes_contiguous, _store_vec,
+    columns_contiguous, default_config, epilogue_ops, has_clusters, has_tensor_cores, has_wgmma, loads_shared_by_columns,
+    row_cache_plan, tuning)
 
 PRELUDE = r"""
 #define INFINITY __int_as_float(0x7f800000)
@@ -185,10 +171,8 @@ class _KernelWriter(RowMappings):
     def lanes(self, vals: list, var: str | None, vec: int) -> list:
         """For each lane l < vec, the values with `var` replaced by var + l; registers vector loads."""
         if vec == 1 or var is None:
-            if self.cached:  # a thread-mode row cache: one element per step, its loads are the slots
-                for v in ir.val_toposort(vals):
-                    if v.op == "load" and not isinstance(v.args[1], ir.Val) and tuple(v.args) in self.cached:
-                        self.vec_groups[v] = (tuple(v.args), 0, 1)
+            if self.cached:  # a thread-mode row cache: one element per step, each cached load its slot
+                self.vec_groups.update({v: (tuple(v.args), 0, 1) for v in ir.val_toposort(vals) if v.op == "load" and tuple(v.args) in self.cached})
             return [vals]
         out = []
         for l in range(vec):

@@ -7,10 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Container
 
-from .. import dtypes as dt
-from .. import graph as g
-from .. import primitives as P
-from .. import symbolic as sm
+from .. import dtypes as dt, graph as g, primitives as P, symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr
 from ..view import View, index_name, row_major_strides
