@@ -32,7 +32,7 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, staged_walk
+from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns
 from .cuda_wgmma_feed import GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
@@ -376,9 +376,8 @@ def render_wgmma(w, c: Canon):
         w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] += p_[i];")
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
-    walk = staged_walk(c, g, pair)
-    if staged_epilogue(cfg, BM, BN, stages * slot_bytes, walk):
-        emit_staged_epilogue(w, c, g, BM, BN, pair, walk)
+    if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair)):
+        emit_staged_epilogue(w, c, g, BM, BN, pair)
     else:
         emit_register_epilogue(w, c, g, BM, BN, pair)
     w.emit(2, "}")

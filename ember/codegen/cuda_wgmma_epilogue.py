@@ -32,40 +32,33 @@ from .clike import _lanes_contiguous
 PAD = 4  # floats of padding per staged row (spreads a fragment store's 8 rows over the banks)
 
 
-def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int, walk: str | None = None) -> bool:
+def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int, unpaired: bool = False) -> bool:
     """Whether the epilogue goes through shared memory: knob `sepi`, where the ring is free after the
     k loop (not persistent, one block per SM) and holds every consumer's tile. Off by default, but
-    on where the register path would write partial sectors (`walk`, staged_walk)."""
+    on where the register path would write half sectors (`unpaired`, unpaired_columns)."""
     fits = (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
     free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1
-    default = walk is not None or os.environ.get("EMBER_WGMMA_SEPI", "0") == "1"  # (=1: staged by default, for A/Bs)
+    default = unpaired or os.environ.get("EMBER_WGMMA_SEPI", "0") == "1"  # (=1: staged by default, for A/Bs)
     return fits and free and bool(cfg.get("sepi", default))
 
 
-def staged_walk(c: Canon, g, pair: bool) -> str | None:
-    """Where a register epilogue writes partial sectors, which way the staged one walks: "across" the
-    columns where the output is contiguous along them but no two columns pair into one store (an
-    odd extent: an implicit-GEMM conv into NCHW whose columns are 65 x 65 pixels), "down" the rows
-    where it is contiguous along the rows only (not measured: the lowering orients contractions so
-    that the output's contiguous axis is the columns). Measured on the H100 (KernelBench level-2 91
-    and 5, phase-form transposed convs into NCHW), staged against the register epilogue: 5.14 ->
-    4.46 and 8.02 -> 6.73 ms (bench/results/gpu-session24-2026-11-26/d/)."""
-    def unit(var: str) -> bool:
-        x = sm.var(var, 0, None)
-        return sm.substitute(c.store.index, {var: x + 1}) - sm.substitute(c.store.index, {var: x}) is sm.ONE
-    if unit(g.n[-1][0]):
-        return None if pair else "across"
-    return "down" if unit(g.m[-1][0]) else None
+def unpaired_columns(c: Canon, g, pair: bool) -> bool:
+    """Whether the output is contiguous along its columns but no two columns pair into one store (an
+    odd extent: an implicit-GEMM conv into NCHW whose columns are 65 x 65 pixels), so the register
+    epilogue writes half sectors. Measured on the H100 (KernelBench level-2 91 and 5, phase-form
+    transposed convs into NCHW), staged against the register epilogue: 5.14 -> 4.46 and 8.02 ->
+    6.73 ms (bench/results/gpu-session24-2026-11-26/d/); one column per lane instead of the staged
+    walk's column pairs measured 3-4% slower (`e/`)."""
+    x = sm.var(g.n[-1][0], 0, None)
+    step = sm.substitute(c.store.index, {g.n[-1][0]: x + 1}) - sm.substitute(c.store.index, {g.n[-1][0]: x})
+    return not pair and step is sm.ONE
 
 
-def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, walk: str | None = None) -> None:
+def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
     """Fragments to shared memory (after every consumer's last wgmma: the ring is then free), then
     rows walked with consecutive lanes on consecutive column pairs (two stores each where they do not
-    pair) — or, walk "down", one column per lane with lanes down the rows (rows BN + 1 floats apart:
-    no bank conflicts). (One column per lane across the rows measured 3-4% slower than the pairs on
-    KernelBench level-2 91 and 5, bench/results/gpu-session24-2026-11-26/e/.)"""
-    down_rows = walk == "down"
-    I, P = w.IDX, BN + (1 if down_rows else PAD)
+    pair)."""
+    I, P = w.IDX, BN + PAD
     NC = BM // 64
     w.emit(2, f'asm volatile("bar.sync 2, {128 * NC};" ::: "memory");')  # (every consumer is past its k loop)
     w.emit(2, f"float* const se_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared("
@@ -73,28 +66,11 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, walk: str
     w.emit(2, "{")
     w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
     w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
-    at = f"(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)"
-    if down_rows:  # (odd rows: no 8-byte alignment)
-        w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{ se_[{at}] = d_[4 * j + 2 * h]; "
-                  f"se_[{at} + 1] = d_[4 * j + 2 * h + 1]; }}")
-    else:
-        w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<float2*>("
-                  f"&se_[{at}]) = make_float2(d_[4 * j + 2 * h], d_[4 * j + 2 * h + 1]);")
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<float2*>("
+              f"&se_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]) = make_float2(d_[4 * j + 2 * h], d_[4 * j + 2 * h + 1]);")
     w.emit(3, "}")
     w.emit(2, "}")
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
-    if down_rows:
-        w.emit(2, f"for (int i_ = tid_; i_ < {64 * BN}; i_ += 128) {{")
-        w.emit(3, "const int r_ = i_ % 64, cc_ = i_ / 64;")
-        w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_, gn_ = bn_ * {BN} + cc_;")
-        w.emit(3, "if (gm_ < M_ && gn_ < N_) {")
-        w.decompose("gm_", g.m, 4)
-        w.decompose("gn_", g.n, 4)
-        w.emit(4, f"const float {g.stage.acc.name} = se_[r_ * {P} + cc_];")
-        w.store(c.store, None, 1, 4)
-        w.emit(3, "}")
-        w.emit(2, "}")
-        return
     cp = BN // 2
     w.emit(2, f"for (int i_ = tid_; i_ < {64 * cp}; i_ += 128) {{")
     w.emit(3, f"const int r_ = i_ / {cp}, cp_ = i_ % {cp};")
