@@ -99,8 +99,9 @@ def discover(path: str, level: int | None = None) -> list:
     return out
 
 
-def load(path: str, scale: float):
-    """Import a problem file as a fresh module; apply --scale to its SCALABLE sizes."""
+def load(path: str, scale: float, overrides: dict | None = None):
+    """Import a problem file as a fresh module; apply --scale to its SCALABLE sizes and --set's
+    overrides to the size constants it defines (a recurrent problem at fewer steps)."""
     name = "kb_" + re.sub(r"\W", "_", os.path.abspath(path))
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -116,6 +117,10 @@ def load(path: str, scale: float):
                 v = max(int(lo), int(round(getattr(mod, k) * scale)))
                 setattr(mod, k, v)
                 sizes[k] = v
+    for k, v in (overrides or {}).items():
+        if isinstance(getattr(mod, k, None), int):
+            setattr(mod, k, v)
+            sizes[k] = v
     return mod, sizes
 
 
@@ -309,7 +314,7 @@ def run_problem(prob: dict, args, timer: Timer) -> dict:
     tol = TOL[str(precision).split(".")[1]]
     rec["tolerance"] = tol
     try:
-        mod, sizes = load(prob["path"], args.scale)
+        mod, sizes = load(prob["path"], args.scale, dict(args.set or []))
         if sizes:
             rec["scaled_sizes"] = sizes
         torch.manual_seed(42)
@@ -446,6 +451,13 @@ def run_problem(prob: dict, args, timer: Timer) -> dict:
     return rec
 
 
+def _size_override(text: str) -> tuple:
+    name, eq, value = text.partition("=")
+    if not eq or not name.isidentifier() or not value.lstrip("-").isdigit():
+        raise argparse.ArgumentTypeError(f"--set takes NAME=INT, got {text!r}")
+    return name, int(value)
+
+
 def _short(e: Exception, n: int = 600) -> str:
     s = str(e)
     return s if len(s) <= n else s[:n] + " ..."
@@ -459,8 +471,10 @@ def main(argv=None) -> int:
     p.add_argument("--search", default="none", choices=["none", "fast", "full"])
     p.add_argument("--search-time", type=float, default=60.0, help="search time limit per problem (s)")
     p.add_argument("--level", type=int, default=None)
-    p.add_argument("--only", default=None, help="run problems whose name contains this")
+    p.add_argument("--only", default=None, help="run problems whose name contains this (comma-separated: any of these)")
     p.add_argument("--scale", type=float, default=1.0, help="multiply SCALABLE sizes (for CPU runs)")
+    p.add_argument("--set", action="append", type=_size_override, metavar="NAME=INT",
+                   help="set a size constant the problems define (e.g. seq_len=64); recorded as scaled_sizes")
     p.add_argument("--precision", default="fp32", choices=sorted(PRECISIONS))
     p.add_argument("--trials", type=int, default=None, help="timed calls, at least 2 (default 100 on CUDA, 10 on CPU)")
     p.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 5 on CUDA, 2 on CPU)")
@@ -492,7 +506,7 @@ def main(argv=None) -> int:
     timer = Timer(args.device, warmup, trials, not args.no_l2_flush)
     probs = discover(args.path, args.level)
     if args.only:
-        probs = [q for q in probs if args.only in q["name"]]
+        probs = [q for q in probs if any(o in q["name"] for o in args.only.split(","))]
     if args.sample is not None:
         probs = sample_problems(probs, args.sample, args.sample_seed)
     if not probs:

@@ -122,6 +122,28 @@ def test_a_preset_compiles_without_its_device(no_gpu, tmp_path):
     assert compile_kernels(fn.source, fn.target.arch)
 
 
+def test_kernels_differing_only_in_name_compile_once(monkeypatch):
+    """An unrolled recurrence repeats its step's kernels over other buffers: NVRTC sees each distinct
+    body once (under one symbol), and every kernel still gets a module holding that symbol."""
+    pytest.importorskip("cuda.core")
+    from ember.backends import cuda as cb
+    from ember.codegen.cuda import split_program
+    x = em.input("x", (37, 64), em.float32)
+    w = em.tensor(np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32))
+    h = x
+    for _ in range(6):  # the same step six times: a contraction each, one body
+        h = (h @ w + x).tanh()
+    fn = em.compile(h, device="h100")
+    _, kernels = split_program(fn.source)
+    seen = []
+    real = cb.compile_cuda
+    monkeypatch.setattr(cb, "compile_cuda", lambda src, arch: seen.append(src) or real(src, arch))
+    cubins = cb.compile_kernels(fn.source, fn.target.arch)
+    assert set(cubins) == set(kernels) and len(kernels) >= 4
+    assert len(seen) == len(set(seen)) < len(kernels) - 2
+    assert all(cb.KERNEL_SYMBOL.encode() in c for c in cubins.values())
+
+
 # ------------------------------------------------------------------------------------------------
 # the stages read the Target
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 
 import numpy as np
 
@@ -58,9 +59,12 @@ def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
     return cubin
 
 
+KERNEL_SYMBOL = "ember_kernel"  # every kernel's symbol in the modules compile_kernels makes
+
+
 def compile_kernels(source: str, arch: str) -> dict:
     """{kernel name: cubin}: each kernel of a program compiled (and cached) as its own module, in
-    parallel threads (NVRTC releases the GIL)."""
+    parallel threads (NVRTC releases the GIL), its symbol renamed KERNEL_SYMBOL."""
     from concurrent.futures import ThreadPoolExecutor
 
     import cuda.core  # noqa: F401  (import once here: concurrent first imports in threads race)
@@ -69,10 +73,13 @@ def compile_kernels(source: str, arch: str) -> dict:
     prelude, kernels = split_program(source)
     if not kernels:
         return {None: compile_cuda(source, arch)}
-    names = list(kernels)
-    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2, len(names))) as pool:
-        cubins = list(pool.map(lambda n: compile_cuda(prelude + "\n" + kernels[n], arch), names))
-    return dict(zip(names, cubins))
+    # Kernels that differ only in their names (an unrolled recurrence's steps: the same code over
+    # other buffers) are one module: each is compiled under one symbol, once per distinct body.
+    bodies = {n: re.sub(rf"\b{re.escape(n)}\b", KERNEL_SYMBOL, b) for n, b in kernels.items()}
+    unique = list(dict.fromkeys(bodies.values()))
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2, len(unique))) as pool:
+        cubins = dict(zip(unique, pool.map(lambda b: compile_cuda(prelude + "\n" + b, arch), unique)))
+    return {n: cubins[b] for n, b in bodies.items()}
 
 
 class CUDAExecutor:
@@ -93,7 +100,7 @@ class CUDAExecutor:
         prebuilt = getattr(program, "prebuilt", None) or {}  # an export's cubins (ember/runtime/export.py)
         cubins = prebuilt.get(arch) or compile_kernels(program.source, arch)
         # (a collective step has no kernel: _launch_args gives it a Collective call instead)
-        self.kernels = [None if l.collective else load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel)
+        self.kernels = [None if l.collective else load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel, KERNEL_SYMBOL)
                         for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
             if k is not None and int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds

@@ -68,7 +68,9 @@ def set_kernel_attribute(kernel, attr, value: int, dev=None) -> None:
 _MODULES: dict = {}  # cubin sha -> loaded ObjectCode (kernels shared across programs)
 
 
-def load_kernel(cubin: bytes, name: str):
+def load_kernel(cubin: bytes, name: str, symbol: str | None = None):
+    """Kernel `symbol` of the module `cubin` (one module per distinct cubin), or `name` where the
+    module has no such symbol (a program exported before kernels were compiled under one symbol)."""
     import hashlib
 
     from cuda.core import ObjectCode
@@ -76,4 +78,6 @@ def load_kernel(cubin: bytes, name: str):
     mod = _MODULES.get(key)
     if mod is None:
         mod = _MODULES[key] = ObjectCode.from_cubin(cubin)
+    if symbol is not None and symbol.encode() in cubin:
+        return mod.get_kernel(symbol)
     return mod.get_kernel(name)
