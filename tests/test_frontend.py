@@ -429,6 +429,23 @@ def test_whole_recurrent_layers_are_kept_whole_and_match(kind, bidirectional, ba
     check(mod, [R(*xs), R(3 * D, 2, 7), R(3 * D, 2, 7)])
 
 
+def test_lstm_states_keep_eagers_shape_where_torchs_fake_result_differs():
+    """torch 2.11 on CUDA records aten.lstm.input's h_n / c_n as [L, 1, B, H] (measured on the H100:
+    KernelBench's 36_LSTMHn); eager returns [L, B, H], and so does the import. Other shape
+    disagreements stay converter bugs."""
+    from types import SimpleNamespace
+
+    from ember.frontends import importer
+    node = SimpleNamespace(target=torch.ops.aten.lstm.input, name="lstm", meta={}, stack_trace=None)
+    h = em.input("h", (6, 10, 256), em.float32)
+    assert importer._check_result(node, h, torch.empty(6, 1, 10, 256)) is h
+    with pytest.raises(importer.TorchImportError, match="a converter bug"):
+        importer._check_result(node, h, torch.empty(6, 10, 1, 256))
+    node.target = torch.ops.aten.gru.input
+    with pytest.raises(importer.TorchImportError, match="a converter bug"):
+        importer._check_result(node, h, torch.empty(6, 1, 10, 256))
+
+
 def test_dropout_between_recurrent_layers_in_training_is_refused_in_one_line():
     m = nn.LSTM(4, 5, num_layers=2, dropout=0.3).train()
     with pytest.raises(Exception, match="dropout 0.3 between recurrent layers"):

@@ -22,6 +22,6 @@ from __future__ import annotations
 # The op modules register their converters on import (by concept; each adds to CONVERTERS).
 from . import contractions, creation, elementwise, layers, movement, recurrent, reductions  # noqa: F401
 from .random import RANDOM_OPS
-from .registry import CONVERTERS, REFUSED, Unsupported, UnsupportedOpError, _dtype, aten
+from .registry import CONVERTERS, RECORDED_SHAPE_QUIRKS, REFUSED, Unsupported, UnsupportedOpError, _dtype, aten
 
-__all__ = ["CONVERTERS", "REFUSED", "RANDOM_OPS", "Unsupported", "UnsupportedOpError", "aten", "_dtype"]
+__all__ = ["CONVERTERS", "RECORDED_SHAPE_QUIRKS", "REFUSED", "RANDOM_OPS", "Unsupported", "UnsupportedOpError", "aten", "_dtype"]

@@ -21,7 +21,7 @@ directions' states along the features. Dropout between layers in training mode a
 from __future__ import annotations
 
 from ...ops import movement as M
-from .registry import UnsupportedOpError, aten
+from .registry import RECORDED_SHAPE_QUIRKS, UnsupportedOpError, aten
 
 
 def _layer_params(params: list, has_biases: bool, num_layers: int, dirs: int) -> list:
@@ -117,6 +117,17 @@ def _run(x, states: list, params, has_biases, num_layers, dropout, train, bidire
         seq = outs[0] if dirs == 1 else [M.concat([f, b], 1) for f, b in zip(*outs)]
     out = M.stack(seq, 0)
     return (out.permute(1, 0, 2) if batch_first else out), finals
+
+
+def _fake_lstm_states(ours: tuple, recorded: tuple) -> bool:
+    """torch's decomposition of aten.lstm.input away from the CPU's mkldnn path (what fake tensors
+    run when a model on CUDA is exported) returns h_n and c_n as [L * D, 1, B, H]: its one-layer
+    function squeezes dim 1 of a [1, B, H] state, not dim 0. Eager (cuDNN) returns [L * D, B, H],
+    the shape built here; the recorded one is the decomposition's."""
+    return len(ours) == 3 and recorded == (ours[0], 1, *ours[1:])
+
+
+RECORDED_SHAPE_QUIRKS["lstm.input"] = _fake_lstm_states
 
 
 @aten("lstm.input")

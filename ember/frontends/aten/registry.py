@@ -23,6 +23,11 @@ class Unsupported:
         self.why = why
 
 
+# op key -> predicate(ours, recorded): shapes where torch's recorded (fake-tensor) result is known to
+# differ from what the op returns when it runs, and the converter's shape is the one eager returns
+RECORDED_SHAPE_QUIRKS: dict = {}
+
+
 def aten(*names: str):
     def deco(fn):
         for n in names:
