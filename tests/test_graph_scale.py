@@ -148,6 +148,24 @@ def test_an_unrolled_lstm_is_not_fragmented_past_the_depth_limit():
     assert k100 <= 3 * 100 and k100 <= 100 / 40 * k40 + 10, (k40, k100)
 
 
+def test_a_stacked_gru_sequence_keeps_one_elementwise_kernel_a_step():
+    """A 3-layer GRU whose output sequence is stacked (KernelBench's 39_GRU): rule 7, run while the
+    stack's kernel still inlined every step, cut each step's z * h below the state h that rule 4
+    materialises later — two elementwise kernels a step. Such cuts left with one reader are
+    inlined back at the end (`_demoted`): per step, the recurrent products and one elementwise kernel."""
+    from ember.frontends.aten import recurrent
+    steps, hidden, layers = 64, 16, 3
+    x = em.input("x", (steps, 2, 4))
+    states = [em.input(f"h{k}", (2, hidden)) for k in range(layers)]
+    params = [em.input(f"w{k}", s) for k in range(layers)
+              for s in ((3 * hidden, 4 if k == 0 else hidden), (3 * hidden, hidden), (3 * hidden,), (3 * hidden,))]
+    out, _ = recurrent._run(x, states, params, True, layers, 0.0, False, False, False,
+                            lambda s, st, w, rev: recurrent._gru_direction(s, st, w, rev))
+    kernels = [k for k, _ in lowering.lower([out.node]).kernels]
+    cells = len(kernels) - sum(1 for k in kernels if k.meta["stages"])
+    assert cells <= layers * steps + 2, (cells, len(kernels))
+
+
 def test_an_unrolled_lstm_computes_what_the_reference_does():
     ys = _lstm(70)
     rng = np.random.default_rng(1)

@@ -1,7 +1,6 @@
 """KernelBuilder: lowers one materialised node (a kernel's root) and everything inlined into it to
 the kernel IR, and analyses the kernel for the materialisation rules it applies (rules 2-6 and 8 of
-kernel/partition.py's docstring: stages, kernel-local arrays, the cost model of rule 4).
-"""
+kernel/partition.py's docstring: stages, kernel-local arrays, the cost model of rule 4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from ..view import View, index_name, row_major_strides
 from . import ir
 from .contraction import is_contraction
 from .node_args import expands, iota_expr, reduce_axes, view_of
+from .operand_order import ordered
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
@@ -500,7 +500,7 @@ class KernelBuilder:
         nest = tuple(body)
         for nm, ext in reversed(O):
             nest = (ir.Loop(nm, ext, "parallel", nest),)
-        # canonical parameter names
+        nest = nest if self.stages or self.local_of else ordered(nest)  # (elementwise: one operand order)
         bufs = [out_buffer]
         dtypes = {out_buffer: self.root.dtype}
         sizes = {out_buffer: self.root.numel}

@@ -110,7 +110,9 @@ def _recomputed(order: list, M: set) -> set:
     they are materialised, the expressions above them are short again. An erf-based GELU read by a
     layernorm's kernels stays inlined (~50 operations); a recurrence's state, which grows by a
     step's worth of operations per step, is cut every step or two."""
-    return _lowest_shared(order, M, lambda n, inlined: len(_region(n, inlined, INLINE_MAX)) >= INLINE_MAX)
+    def costly(n, inlined) -> bool:  # (a reduction below n counts as a buffer: see the docstring)
+        return len(_region(n, lambda x: inlined(x) and x.op not in g.REDUCE, INLINE_MAX)) >= INLINE_MAX
+    return _lowest_shared(order, M, costly)
 
 
 def _reread(order: list, M: set) -> set:
@@ -185,6 +187,7 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
     dirty = {n for n in M if n.op not in (g.INPUT, g.DATA)}
     position = {n: i for i, n in enumerate(order)}
     deferred: dict = {}  # root -> its analysis's rule-8 (depth) cuts, applied only when nothing else is
+    recomputed: set = set()  # the cuts of rule 7 (undone at the end where no longer shared: _demoted)
     for _ in range(10 * len(order) + 10):
         new: set = set()
         touched: set = set()  # stage nodes whose set of computing roots grew this round
@@ -213,13 +216,17 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
         new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
         if deferred:  # expressions too deep to walk: cut a recurrence's shared state (rule 7) now,
             # not after the rounds that re-walk them (an unrolled LSTM's 128 steps: 71 -> ... s)
-            new |= {n for n in _recomputed(order, M | new) if n not in M}
+            cut = {n for n in _recomputed(order, M | new) if n not in M}
+            recomputed |= cut
+            new |= cut
         if not new:
-            new = _recomputed(order, M) or _reread(order, M)
+            new = _recomputed(order, M)
+            recomputed |= new
+            new = new or _reread(order, M)
         if not new:  # rule 8 last: a recurrence's state cut by rule 7 is shallow again, not cut at random depths
             new = {n for cuts in deferred.values() for n in cuts if n not in M}
         if not new:
-            return _demoted(order, M, asked_by, outputs, force, local)
+            return _demoted(order, M, asked_by, outputs, force, local, recomputed)
         M |= new
         dirty = set(new) | {r for r in deferred if r in M}  # (analysed past their deferred cuts: redo)
         for n in new:
@@ -227,23 +234,26 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
     raise LoweringError("kernel partitioning did not converge")  # pragma: no cover
 
 
-def _demoted(order: list, M: set, asked_by: dict, outputs: list, force, local) -> set:
-    """The fixpoint, less the reductions that only a transient state of it materialised: the rules
-    are monotone, so a contraction materialised while several kernels still inlined it stays a buffer
-    after a later round gives it a single reader (a decode GEMV's output once the residual stream it
-    fed is materialised: kernel/recompute.py). Each reduction read by exactly one kernel is inlined
-    back into that kernel (its epilogue) when the reader's analysis then asks for nothing new."""
+def _demoted(order: list, M: set, asked_by: dict, outputs: list, force, local, recomputed=frozenset()) -> set:
+    """The fixpoint, less the reductions and rule-7 cuts that only a transient state of it
+    materialised: the rules are monotone, so a contraction materialised while several kernels still
+    inlined it stays a buffer after a later round gives it a single reader (a decode GEMV's output
+    once the residual stream it fed is materialised: kernel/recompute.py), and so does a piece of a
+    recurrence's step that rule 7 cut while the step itself was still inlined everywhere (a GRU
+    whose output sequence is stacked: z * h cut below h, which rule 4 materialises later — two
+    kernels a step instead of one). Each such node read by exactly one kernel is inlined back into
+    that kernel (its epilogue) when the reader's analysis then asks for nothing new."""
     if local is True:  # (a search candidate's local mode: kept as chosen)
         return M
     streamed = local if isinstance(local, frozenset) else frozenset()
     keep = set(outputs) | set(force) | streamed
     keep |= {n.srcs[0] for n in order if n.op in (g.GATHER, g.COLLECTIVE)}  # (buffers by rule 1)
-    for n in [n for n in order if n in M and n.op in g.REDUCE and n not in keep]:
+    for n in [n for n in order if n in M and (n.op in g.REDUCE or n in recomputed) and n not in keep]:
         readers = [r for r in asked_by.get(n, ()) if r in M and r is not n and r.op not in g.LEAVES]
         if len(readers) != 1 or readers[0] in streamed or readers[0].op == g.COLLECTIVE:
             continue
         trial = M - {n}
         _, an = analyzed_builder(readers[0], trial, lambda x: "x", 0, None, local)
-        if not {x for x in an.materialize if x not in trial and x.op not in (g.INPUT, g.DATA)}:
+        if not an.deep and not {x for x in an.materialize if x not in trial and x.op not in (g.INPUT, g.DATA)}:
             M = trial
     return M
