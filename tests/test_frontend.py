@@ -441,9 +441,13 @@ def test_lstm_states_keep_eagers_shape_where_torchs_fake_result_differs():
     assert importer._check_result(node, h, torch.empty(6, 1, 10, 256)) is h
     with pytest.raises(importer.TorchImportError, match="a converter bug"):
         importer._check_result(node, h, torch.empty(6, 10, 1, 256))
+    import operator
+    item = SimpleNamespace(target=operator.getitem, args=(node, 1), name="getitem_1", meta={}, stack_trace=None)
+    assert importer._check_result(item, h, torch.empty(6, 1, 10, 256)) is h  # (state[0] taken from its tuple)
     node.target = torch.ops.aten.gru.input
-    with pytest.raises(importer.TorchImportError, match="a converter bug"):
-        importer._check_result(node, h, torch.empty(6, 1, 10, 256))
+    for n in (node, item):
+        with pytest.raises(importer.TorchImportError, match="a converter bug"):
+            importer._check_result(n, h, torch.empty(6, 1, 10, 256))
 
 
 def test_dropout_between_recurrent_layers_in_training_is_refused_in_one_line():

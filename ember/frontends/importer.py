@@ -226,7 +226,8 @@ def _check_result(node, value, val):
             raise TorchImportError(f"converting {_op_name(node.target)} at {where_in_model(node)}: expected a "
                                    f"tensor, the converter returned {type(value).__name__}")
         shape = tuple(int(s) for s in val.shape)
-        quirk = RECORDED_SHAPE_QUIRKS.get(_op_key(node.target))
+        quirk = RECORDED_SHAPE_QUIRKS.get(_op_key(node.target) or _op_key(getattr(
+            node.args[0], "target", None) if node.target is operator.getitem and node.args else None))
         if tuple(value.shape) != shape and not (quirk and quirk(tuple(value.shape), shape)):
             raise TorchImportError(f"converting {_op_name(node.target)} at {where_in_model(node)}: Ember's result "
                                    f"has shape {tuple(value.shape)}, torch's has {shape} (a converter bug)")
