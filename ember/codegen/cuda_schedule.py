@@ -385,8 +385,11 @@ def default_config(k: ir.Kernel, target=None) -> dict:
                 and not isinstance(plan, str) and plan[0] != "tf32x3":  # (float32 accuracy: not measured)
             return {"mode": "wgmma", "BM": 64, "BN": 128 if N is many else 64, "stages": 4}
         # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
-        # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far
-        if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) and big(M * N, 1 << 16):
+        # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far; so do many
+        # small batched products (Mamba2's chunk states, 32768 of 64 x 16 x 64: a warp per output
+        # reduced 64 terms, 8.4M blocks), the work counted over the batch
+        if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) \
+                and big(M * N * _size(g.batch), 1 << 16):
             return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch), target))
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
