@@ -5,6 +5,7 @@
 # kernels are the same on this build: their products have 10 rows and no batch).
 set -u
 . bench/gpu_env.sh
+export OUT
 timeout 170 python3 -m pytest -m cuda tests/ -p no:cacheprovider -p no:warnings -n 14 -rf -q 2>&1 | tee "$OUT/cuda_tests.log" | tail -4
 python3 - <<'PY'
 import json, os
