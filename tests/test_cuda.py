@@ -290,7 +290,7 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
     # few output channels (LeNet's second conv): tensor cores with a partly empty 32-row tile
     "conv2d_16_channels": ({"x": (17, 6, 36, 35), "w": (16, 6, 5, 5)}, lambda x, w: em.conv2d(x, w)),
     # many small batched products (Mamba2's chunk states), ragged: tensor cores by default
-    "batched_small_products": ({"x": (300, 64, 61), "w": (300, 64, 13)}, lambda x, w: em.einsum("zlp,zln->zpn", x, w)),
+    "batched_small_products": ({"x": (300, 64, 61), "w": (300, 64, 19)}, lambda x, w: em.einsum("zlp,zln->zpn", x, w)),
     # 32 input channels: `kslice` can walk the channel fastest (BK = 16 divides 32)
     "conv2d_32_in": ({"x": (3, 32, 13, 17), "w": (40, 32, 3, 3)}, lambda x, w: em.conv2d(x, w, padding=1)),
     # tiles that divide it: the weights' 16-byte loads through the flat k index, unguarded

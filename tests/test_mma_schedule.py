@@ -152,3 +152,5 @@ def test_many_small_batched_products_take_tensor_cores():
     assert cg.default_config(_mma_kernel(y))["mode"] == "mma"
     small = em.einsum("zlp,zln->zpn", em.input("x2", (4, 64, 64)), em.input("b2", (4, 64, 16)))  # 4K outputs
     assert cg.default_config(_mma_kernel(small))["mode"] != "mma"
+    rows = em.einsum("zlp,zln->zpn", em.input("x3", (8, 64, 10)), em.input("b3", (8, 64, 1000)))  # 10 rows
+    assert cg.default_config(_mma_kernel(rows))["mode"] != "mma"

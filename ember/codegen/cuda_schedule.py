@@ -387,9 +387,10 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # a conv with few output channels (LeNet's second, 16 x 409600 x 150): tensor cores with a
         # partly empty 32-row tile beat a warp per output (1.8 ms on the H100) by far; so do many
         # small batched products (Mamba2's chunk states, 32768 of 64 x 16 x 64: a warp per output
-        # reduced 64 terms, 8.4M blocks), the work counted over the batch
-        if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) \
-                and big(M * N * _size(g.batch), 1 << 16):
+        # reduced 64 terms, 8.4M blocks), the work counted over the batch where both sides fill at
+        # least 16 of a tile (not a classifier's 10 rows split over k into 8 chunks)
+        if mma_applicable(c) and has_tensor_cores(target) and big(M, 8) and big(N, 8) and big(K, 8) and (
+                big(M * N, 1 << 16) or (big(M, 16) and big(N, 16) and big(M * N * _size(g.batch), 1 << 16))):
             return _mma_pipeline(g, _default_mma_tile(M, N, K, _size(g.batch), target))
     R = max((_size(s.loops) for s in c.stages), key=lambda e: e.vmax if e.is_const else 1 << 40)
     r = R.value if R.is_const else 1 << 20
