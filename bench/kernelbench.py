@@ -504,11 +504,13 @@ def main(argv=None) -> int:
     trials = max(2, args.trials or (100 if args.device == "cuda" else 10))
     warmup = args.warmup if args.warmup is not None else (5 if args.device == "cuda" else 2)
     timer = Timer(args.device, warmup, trials, not args.no_l2_flush)
-    probs = discover(args.path, args.level)
+    probs = discover(args.path)
+    if args.sample is not None:  # drawn from every level, then filtered: `--level 3` keeps the same draw
+        probs = sample_problems(probs, args.sample, args.sample_seed)
+    if args.level is not None:
+        probs = [q for q in probs if q["level"] == args.level]
     if args.only:
         probs = [q for q in probs if any(o in q["name"] for o in args.only.split(","))]
-    if args.sample is not None:
-        probs = sample_problems(probs, args.sample, args.sample_seed)
     if not probs:
         print(f"no problem files under {args.path}", file=sys.stderr)
         return 2

@@ -208,6 +208,13 @@ def test_sample_resume_and_chunked_compare(suite, tmp_path, monkeypatch):
     assert kb.main(args + ["--level", "2", "--resume"]) == 0
     names = [r["name"] for r in json.loads(out.read_text())["problems"]]
     assert names == ["1_linear_bn_relu", "2_constant_output"]
+    # --level with --sample: that level's part of the all-levels draw (a seed where drawing from
+    # level 2 alone would pick another problem)
+    level2 = [p for p in probs if p["level"] == 2]
+    seed = next(sd for sd in range(50) if kb.sample_problems(level2, 1, sd) != kb.sample_problems(probs, 1, sd)[1:])
+    drawn = tmp_path / "drawn.json"
+    assert kb.main(args[:-1] + [str(drawn), "--sample", "1", "--sample-seed", str(seed), "--level", "2"]) == 0
+    assert [r["name"] for r in json.loads(drawn.read_text())["problems"]] == [kb.sample_problems(probs, 1, seed)[1]["name"]]
     import torch
     monkeypatch.setattr(kb, "COMPARE_CHUNK", 3)
     ref = torch.arange(10, dtype=torch.float32) - 5
