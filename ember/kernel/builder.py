@@ -553,16 +553,7 @@ def _rename_buffers(body: tuple, rename: dict) -> tuple:
         memo[v] = r
         return r
 
-    def rs(s):
-        if isinstance(s, ir.Loop):
-            return ir.Loop(s.var, s.extent, s.kind, tuple(rs(x) for x in s.body))
-        if isinstance(s, ir.Update):
-            return ir.Update(s.name, s.op, rv(s.value))
-        if isinstance(s, ir.Store):
-            return ir.Store(rename[s.buffer], s.index, rv(s.value))
-        return s
-
-    return tuple(rs(s) for s in body)
+    return ir.map_stmts(body, rv, rename.__getitem__)
 
 
 def _dims_in(body: tuple, params) -> set:

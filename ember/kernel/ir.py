@@ -193,6 +193,20 @@ def stmt_vals(s) -> list:
     return []
 
 
+def map_stmts(body: tuple, value, buffer=lambda b: b) -> tuple:
+    """`body` with every statement's value v replaced by value(v) and every store's buffer b by
+    buffer(b) (loops rebuilt around them)."""
+    def rs(s):
+        if isinstance(s, Loop):
+            return Loop(s.var, s.extent, s.kind, tuple(rs(x) for x in s.body))
+        if isinstance(s, Update):
+            return Update(s.name, s.op, value(s.value))
+        if isinstance(s, Store):
+            return Store(buffer(s.buffer), s.index, value(s.value))
+        return s
+    return tuple(rs(s) for s in body)
+
+
 def val_toposort(roots: Iterable[Val]) -> list[Val]:
     """Values reachable from roots, each after its sources (the graph's traversal: Val has .srcs)."""
     # graph.toposort is typed over Node but reads only `.srcs` (and hashing), which Val has too

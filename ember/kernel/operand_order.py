@@ -65,13 +65,4 @@ def ordered(body: tuple) -> tuple:
             rebuilt[v] = r
         return r
 
-    def rs(s):
-        if isinstance(s, ir.Loop):
-            return ir.Loop(s.var, s.extent, s.kind, tuple(rs(x) for x in s.body))
-        if isinstance(s, ir.Update):
-            return ir.Update(s.name, s.op, rv(s.value))
-        if isinstance(s, ir.Store):
-            return ir.Store(s.buffer, s.index, rv(s.value))
-        return s
-
-    return tuple(rs(s) for s in body)
+    return ir.map_stmts(body, rv)
