@@ -192,8 +192,10 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
     copied: dict = {}
     for op in ops:
         view = _source_view(op)
-        if view is None or not _windowed(op, n):  # (the window's own operand: not the other one of
-            continue  # a batched product whose flattened batch x rows axis looks like a window: NetVLAD)
+        # only the window's own operand: NetVLAD's batched product has a flattened b * N + n axis that
+        # passes for a window, and its other operand, the input, was copied unchanged
+        if view is None or not _windowed(op, n):
+            continue
         x, v = view
         if _relayable(x) or products < COPY_REUSE * int(np.prod([s.value for s in x.shape])):
             continue

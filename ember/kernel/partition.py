@@ -109,8 +109,10 @@ def _recomputed(order: list, M: set) -> set:
     up to materialised nodes) is longer than INLINE_MAX. Of those, the lowest are returned: once
     they are materialised, the expressions above them are short again. An erf-based GELU read by a
     layernorm's kernels stays inlined (~50 operations); a recurrence's state, which grows by a
-    step's worth of operations per step, is cut every step or two."""
-    def costly(n, inlined) -> bool:  # (a reduction below n counts as a buffer: see the docstring)
+    step's worth of operations per step, is cut every step or two. The expression stops at
+    reductions (one read by several kernels is rule 2's): counted through a GRU step's not yet
+    materialised products, it cut the gates' small sums instead of the state."""
+    def costly(n, inlined) -> bool:  # (a reduction below n: a buffer or a stage, rule 2's business)
         return len(_region(n, lambda x: inlined(x) and x.op not in g.REDUCE, INLINE_MAX)) >= INLINE_MAX
     return _lowest_shared(order, M, costly)
 
@@ -215,7 +217,7 @@ def partition(outputs: list, force=frozenset(), local=False) -> set:
         new |= {n for n in touched if len(reached[n]) > 1}  # counted once every dirty root is redone
         new = {n for n in new if n not in M and n.op not in (g.INPUT, g.DATA)}
         if deferred:  # expressions too deep to walk: cut a recurrence's shared state (rule 7) now,
-            # not after the rounds that re-walk them (an unrolled LSTM's 128 steps: 71 -> ... s)
+            # not after the rounds that re-walk them (an unrolled LSTM's 128 steps took 71 s without)
             cut = {n for n in _recomputed(order, M | new) if n not in M}
             recomputed |= cut
             new |= cut
