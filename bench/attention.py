@@ -102,9 +102,10 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False) -> None:
                    ember_pct_copy_bw=round(100 * nbytes / (ember_us * 1e-6) / bw, 1),
                    sdpa_pct_copy_bw=round(100 * nbytes / (sdpa_us * 1e-6) / bw, 1))
         if variants:  # the decode schedule's knobs under the same protocol
-            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}
-                        for w in (4, 8) for bn in (16, 32) for st in (2, 3, 4) for c in (8, 16)]:
-                name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}"
+            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c, "splits": p}
+                        for w in (4,) for bn in (16, 32) for st in (2, 4)
+                        for c, p in ((8, 1), (16, 1), (8, 2), (4, 2), (4, 4), (2, 8), (1, 16), (8, 4))]:
+                name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}_p{cfg['splits']}"
                 try:
                     p2 = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
                     e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())

@@ -203,6 +203,34 @@ def test_decode_attention_takes_flash_decoding_and_compiles():
     assert cfg["mode"] == "decode" and cfg["cluster"] == 8
 
 
+def test_decode_splits_combine_through_a_workspace():
+    """Knob `splits`: P clusters per group of rows, the last block to arrive combining the partials;
+    the launch asks the executor for the counters and partials, sized by the group count's bound."""
+    from ember.codegen import cuda as cg
+    from ember.codegen.cuda_flash_decode import workspace
+    t = get_target("h100")
+    y = _decode_graph(1, 8, 4, 8192, 128)
+    k = _compiles(y, [{"mode": "decode", "warps": 4, "BN": 16, "cluster": c, "stages": 4, "splits": p}
+                      for c, p in ((8, 2), (1, 16), (4, 4))])
+    src, launch = cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "splits": 2}, t)
+    assert "em_ws_" in src and "atomicAdd" in src
+    assert launch["workspace"] == workspace(em.symbolic.sym(8), 2, 4, 128)[0] == 4 * (32 + 8 * 2 * 4 * 130)
+    assert em.symbolic.evaluate(em.symbolic.from_json(launch["grid"]), {}) == 8 * 2 * 8
+    src1, launch1 = cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4}, t)
+    assert "em_ws_" not in src1 and "workspace" not in launch1
+    with pytest.raises(cg.UnsupportedKernel, match="splits=3"):
+        cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "splits": 3}, t)
+    # a batch with no bound cannot size the workspace: refused in one line, and splits=1 still renders
+    B = em.symbolic.dim("B")
+    q = em.input("q", (B, 8, 4, 1, 128), em.bfloat16)
+    kk, vv = (em.input(n, (B, 8, 512, 128), em.bfloat16) for n in "kv")
+    yb = ((q @ kk.unsqueeze(2).transpose(-1, -2)).cast(em.float32) * 0.08).softmax(-1).cast(em.bfloat16) @ vv.unsqueeze(2)
+    (kb, _), = lower([yb.node], target=t).kernels
+    with pytest.raises(cg.UnsupportedKernel, match="no bound"):
+        cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "splits": 2}, t)
+    assert "em_ws_" not in cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4}, t)[0]
+
+
 def test_streamed_kernel_ir_names_the_key_axis():
     f = _forms(_sdpa(1, 1, 1, 4, 6, 8, em.float32, False))[0]
     assert KEY in str(f.k.args[1]) and KEY in str(f.v.args[1]) and KEY not in str(f.q.args[1])
@@ -242,6 +270,30 @@ def test_cuda_decode_attention_equals_torch(shape):
     s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
     want = s.softmax(-1) @ v.double().unsqueeze(2)
     assert float((got - want).abs().max()) < 2e-2
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("cluster,splits", [(8, 2), (1, 16), (4, 4), (2, 8)])
+def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits):
+    """The partials combined by the last block to arrive; its counter reset for the next call (a
+    second and third call on new inputs must be right too: a counter left at P * C would leave the
+    outputs unwritten)."""
+    import torch
+    from ember import pipeline
+    B, Hkv, G, S, D = 2, 8, 4, 3001, 128
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": cluster, "splits": splits}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    assert p.launches[0].config.get("workspace")
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        got = p(q=q, k=k, v=v).double()
+        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+        want = s.softmax(-1) @ v.double().unsqueeze(2)
+        assert float((got - want).abs().max()) < 2e-2, seed
 
 
 @pytest.mark.cuda

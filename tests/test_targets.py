@@ -126,7 +126,7 @@ def test_kernels_differing_only_in_name_compile_once(monkeypatch):
     """An unrolled recurrence repeats its step's kernels over other buffers: NVRTC sees each distinct
     body once (under one symbol), and every kernel still gets a module holding that symbol."""
     pytest.importorskip("cuda.core")
-    from ember.backends import cuda as cb
+    from ember.backends import cuda_compile as cb
     from ember.codegen.cuda import split_program
     from ember.frontends.aten import recurrent
     rng = np.random.default_rng(0)

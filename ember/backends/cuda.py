@@ -12,74 +12,18 @@ launch 2-5 us; NVRTC ~50-350 ms per module, which is why cubins are cached by so
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
-import re
 
 import numpy as np
 
-from .. import cache
 from .. import symbolic as sm
-from .cpu import CompileError
+from .cpu import CompileError  # noqa: F401 (re-exported)
+from .cuda_compile import KERNEL_SYMBOL, compile_cuda, compile_kernels, nvrtc_version  # noqa: F401 (re-exported)
 from .cuda_device import _check, allow_large_clusters, device, device_arch, load_kernel, set_max_dynamic_smem  # noqa: F401 (re-exported)
 from .cuda_dims import DeviceDims
 from .cuda_graph import (Collective, DynamicGraph, check_coresident, issue, launch_config, pdl_enabled, programmatic,
                          static_collectives)
 
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
-
-
-@functools.lru_cache(maxsize=None)
-def nvrtc_version() -> str:
-    from cuda.bindings import nvrtc
-    err, major, minor = nvrtc.nvrtcVersion()
-    return f"{major}.{minor}"
-
-
-def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
-    """cubin for `source` (cached on disk by sha256 of source, arch and NVRTC version)."""
-    lineinfo = os.environ.get("EMBER_NVRTC_LINEINFO") == "1"  # source lines in sanitizer and profiler reports
-    parts = [source, arch, nvrtc_version(), "std=c++17"] + (["lineinfo"] if lineinfo else [])
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    d = cache.cache_dir("cuda")
-    path = os.path.join(d, f"{key}.cubin")
-    cached = cache.load(path)  # None when absent or damaged (then deleted, reported, rebuilt here)
-    if cached is not None:
-        return cached
-    from cuda.core import Program, ProgramOptions
-    try:
-        obj = Program(source, code_type="c++", options=ProgramOptions(arch=arch, std="c++17", lineinfo=lineinfo)).compile("cubin")
-    except Exception as e:  # NVRTCError: keep the source for the bug report
-        keep = os.path.join(d, f"failed_{key}.cu")
-        with open(keep, "w") as f:
-            f.write(source)
-        raise CompileError(f"NVRTC failed on generated CUDA (source saved to {keep}):\n{str(e)[:3000]}") from None
-    cubin = bytes(obj.code)
-    cache.store(path, cubin)
-    return cubin
-
-
-KERNEL_SYMBOL = "ember_kernel"  # every kernel's symbol in the modules compile_kernels makes
-
-
-def compile_kernels(source: str, arch: str) -> dict:
-    """{kernel name: cubin}: each kernel of a program compiled (and cached) as its own module, in
-    parallel threads (NVRTC releases the GIL), its symbol renamed KERNEL_SYMBOL."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import cuda.core  # noqa: F401  (import once here: concurrent first imports in threads race)
-
-    from ..codegen.cuda import split_program
-    prelude, kernels = split_program(source)
-    if not kernels:
-        return {None: compile_cuda(source, arch)}
-    # Kernels that differ only in their names (an unrolled recurrence's steps: the same code over
-    # other buffers) are one module: each is compiled under one symbol, once per distinct body.
-    bodies = {n: re.sub(rf"\b{re.escape(n)}\b", KERNEL_SYMBOL, b) for n, b in kernels.items()}
-    unique = list(dict.fromkeys(bodies.values()))
-    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2, len(unique))) as pool:
-        cubins = dict(zip(unique, pool.map(lambda b: compile_cuda(prelude + "\n" + b, arch), unique)))
-    return {n: cubins[b] for n, b in bodies.items()}
 
 
 class CUDAExecutor:
@@ -109,6 +53,9 @@ class CUDAExecutor:
                 allow_large_clusters(k, self.dev)
             if k is not None and l.config.get("cooperative"):
                 check_coresident(k, l)
+        # a launch's own scratch (flash-decoding's partials and its counters, zero at first and reset by the kernel)
+        self._workspace = {i: self._upload(np.zeros(int(l.config["workspace"]), np.uint8))
+                           for i, l in enumerate(program.launches) if l.config.get("workspace")}
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}
@@ -228,6 +175,8 @@ class CUDAExecutor:
             bufs.append(self._tma.pointer(index, maps, bufs, env))
         elif maps is not None:  # a wgmma kernel whose operands are all gathered: no maps
             bufs.append(0)
+        if index in self._workspace:
+            bufs.append(int(self._workspace[index].handle))
         return bufs + ([self.dims.pointer(index)] if l.dims else [])  # (read from device memory: cuda_dims.py)
 
     @functools.cached_property

@@ -358,6 +358,8 @@ class _KernelWriter(RowMappings):
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
         elif mode in ("flash", "decode"):
             T = 32 * int(self.cfg.get("warps", 4))
+            if int(self.cfg.get("splits", 1)) > 1:  # partials and arrival counters (launch["workspace"])
+                self.extra_params = ["float* __restrict__ em_ws_"]
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
             T = 128 * (int(self.cfg["BM"]) // 64 + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
@@ -414,6 +416,8 @@ class _KernelWriter(RowMappings):
         launch = {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0), "mode": mode}
         if pdl:
             launch["pdl"] = True
+        if getattr(self, "workspace", 0):  # bytes the executor allocates zeroed for this launch
+            launch["workspace"] = self.workspace
         if getattr(self, "tma", None) is not None:  # wgmma: its tensor maps (maybe none: all gathered)
             launch["tma"] = self.tma
         return "\n".join(self.lines), launch

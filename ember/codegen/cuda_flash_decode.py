@@ -25,6 +25,21 @@ from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_
                          q_copied, stage_q_chunk)
 
 ROWS_MAX = 16  # query rows: one tensor-core tile
+SPLITS = (1, 2, 4, 8, 16)  # knob `splits`: clusters per group of query rows
+
+
+def workspace(groups: sm.Expr, splits: int, R: int, DV: int) -> tuple[int, int]:
+    """(bytes of the launch's workspace, float offset of the partials in it): with splits > 1 one
+    arrival counter per group (zero; each group's last block resets its own), then per group and
+    split R rows of DV partial sums and the rows' maxima and sums (float32). None of it when
+    splits is 1. The group count's bound sizes it (a named batch with a range)."""
+    if splits == 1:
+        return 0, 0
+    n = groups.value if groups.is_const else groups.vmax
+    if n is None or n == float("inf") or n <= 0:
+        raise UnsupportedKernel(f"decode splits: {groups} groups of rows has no bound to size the workspace by")
+    head = (int(n) + 31) // 32 * 32
+    return 4 * (head + int(n) * splits * R * (DV + 2)), head
 
 
 def smem_limit(target) -> int:
@@ -78,6 +93,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         raise UnsupportedKernel(f"{w.k.name}: {why}")
     cfg = w.cfg
     W, BN, C = int(cfg.get("warps", 4)), int(cfg.get("BN", 32)), int(cfg.get("cluster", 1))
+    P = int(cfg.get("splits", 1))  # clusters per group of rows, combined through global memory
+    if P not in SPLITS:
+        raise UnsupportedKernel(f"decode splits={P} ({', '.join(map(str, SPLITS))})")
     S = int(cfg.get("stages", 2))  # ring slots per warp: S - 1 tiles load ahead of the one computed
     if S not in (2, 3, 4):
         raise UnsupportedKernel(f"decode stages={S} (2, 3 or 4)")
@@ -94,6 +112,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     ring = W * S * slot * 2  # bytes
     comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
+    w.workspace, ws_head = workspace(sm.prod([x for _, x in groups]), P, R, DV)
     if w.smem_bytes > smem_limit(w.target):
         raise UnsupportedKernel(f"decode: {w.smem_bytes} bytes of shared memory for {W} warps x {BN} keys")
     e(1, "extern __shared__ __align__(128) unsigned char em_dyn_smem[];")
@@ -108,6 +127,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
     e(1, f"{I} blk_ = blockIdx.x / {C};")
+    if P > 1:
+        e(1, f"const unsigned split_ = (unsigned)(blk_ % {P}); blk_ /= {P};")
+        e(1, f"const {I} grp_ = blk_;  /* this group's partials and arrival counter in em_ws_ */")
     w.decompose("blk_", groups, 1)
     e(1, f"const {I} nk_ = {w.idx(f.keys)};")
     lim = key_limit(f)
@@ -120,8 +142,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     # keys [kbeg_, kend_) split evenly over the cluster, from the rows' first key (a left-padding
     # mask's start): the same split and tiles wherever the sequence starts in the cache
     emit_key_floor(w, f, _row_decomposition(qv, "r_"), R, "true", 1)
-    e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * BN - 1}) / {C * BN} * {BN};")
-    e(1, f"const {I} k0_ = kbeg_ + rank_ * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
+    part = f"(split_ * {C}u + rank_)" if P > 1 else "rank_"
+    e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * P * BN - 1}) / {C * P * BN} * {BN};")
+    e(1, f"const {I} k0_ = kbeg_ + {part} * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
     e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
 
     def at_row(r: str, ind: int):  # the query row variables of tile row r
@@ -251,18 +274,62 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(4, f"L += s * em_cluster_ld(bl_ + r, q); O += s * em_cluster_ld(bo_ + r * {DV} + {f.out_var}, q);")
         e(3, "}")
     else:
-        e(3, f"const float L = bl_[r], O = bo_[r * {DV} + {f.out_var}];")
-    at_row("r", 3)
-    e(3, f"const float {f.out_acc} = O / L;")
-    w.emitted_groups = {}
-    env = w.vr.vals([f.store.value], 3)
-    e(3, f"{f.store.buffer}[{w.idx(f.store.index)}] = {w.vr.store(f.store.buffer, env[f.store.value])};")
+        e(3, f"const float M = bm_[r], L = bl_[r], O = bo_[r * {DV} + {f.out_var}];")
+    if P > 1:  # this cluster's triple of the output: a partial of the group's P
+        e(3, f"float* part_ = em_ws_ + {ws_head} + (grp_ * {P} + split_) * {R * (DV + 2)};")
+        e(3, f"part_[r * {DV} + {f.out_var}] = O;")
+        e(3, f"if ({f.out_var} == 0) {{ part_[{R * DV} + r] = M; part_[{R * DV + R} + r] = L; }}")
+    else:
+        _store_output(w, f, at_row, "O / L", 3)
     e(2, "}")
     e(1, "}")
     if C > 1:
         e(1, "em_cluster_sync();  /* every block has read the others' shared memory */")
+    if P > 1:
+        _combine_splits(w, f, at_row, P, C, R, DV, c, ws_head)
     w.T = 32 * W
-    return sm.prod([x for _, x in groups]) * C
+    return sm.prod([x for _, x in groups]) * P * C
+
+
+def _store_output(w, f: OnlineForm, at_row, value: str, ind: int) -> None:
+    """Output element (r, out_var) = `value` through the store's expression."""
+    at_row("r", ind)
+    w.emit(ind, f"const float {f.out_acc} = {value};")
+    w.emitted_groups = {}
+    env = w.vr.vals([f.store.value], ind)
+    w.emit(ind, f"{f.store.buffer}[{w.idx(f.store.index)}] = {w.vr.store(f.store.buffer, env[f.store.value])};")
+
+
+def _combine_splits(w, f: OnlineForm, at_row, P: int, C: int, R: int, DV: int, c: str, head: int) -> None:
+    """The last of a group's P * C blocks to arrive (a counter per group in em_ws_, reset by it, so
+    every replay of a graph starts from zero) combines the P partial triples and stores the outputs:
+    no second kernel, and no cluster larger than a GPC holds to fill the SMs at batch 1."""
+    e = w.emit
+    e(1, "__shared__ unsigned last_;")
+    e(1, "__threadfence(); __syncthreads();  /* this block's partials are visible to the device */")
+    e(1, "if (tid_ == 0) {")
+    e(2, "unsigned* count_ = reinterpret_cast<unsigned*>(em_ws_) + grp_;")
+    e(2, f"last_ = atomicAdd(count_, 1u) == {P * C - 1}u;")
+    e(2, "if (last_) *count_ = 0u;  /* every other block of the group has arrived: none adds again */")
+    e(1, "}")
+    e(1, "__syncthreads();")
+    e(1, "if (!last_) return;")
+    e(1, "__threadfence();")
+    e(1, f"const float* parts_ = em_ws_ + {head} + grp_ * {P * R * (DV + 2)};")
+    e(1, f"for (int t = tid_; t < {R * DV}; t += blockDim.x) {{")
+    e(2, f"const int r = t / {DV};")
+    e(2, f"const {w.IDX} {f.out_var} = t % {DV};")
+    e(2, "float M = -INFINITY;")
+    e(2, f"for (int q = 0; q < {P}; ++q) M = fmaxf(M, __ldcg(parts_ + q * {R * (DV + 2)} + {R * DV} + r));")
+    e(2, f"const float Mc = (M == -INFINITY ? 0.f : M) * {c};")
+    e(2, "float L = 0.f, O = 0.f;")
+    e(2, f"for (int q = 0; q < {P}; ++q) {{")
+    e(3, f"const float* p_ = parts_ + q * {R * (DV + 2)};")
+    e(3, f"const float s = em_ex2(fmaf(__ldcg(p_ + {R * DV} + r), {c}, -Mc));")
+    e(3, f"L += s * __ldcg(p_ + {R * DV + R} + r); O += s * __ldcg(p_ + r * {DV} + {f.out_var});")
+    e(2, "}")
+    _store_output(w, f, at_row, "O / L", 2)
+    e(1, "}")
 
 
 def _row_decomposition(qv: list, r: str) -> list:

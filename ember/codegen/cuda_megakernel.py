@@ -100,6 +100,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
     cfg = dict(cfg)
     if int(cfg.get("cluster", 1)) > 1:
         cfg["cluster"] = 1
+    cfg.pop("splits", None)  # (a task's workspace would have no launch to own it)
     if int(cfg.get("threads", 0)) > max_threads:
         cfg["threads"] = max_threads
     if cfg.get("mode") == "decode":  # (16-key tiles measured slower: 29 against 19.5 us a layer, -2026-11-26c)

@@ -58,7 +58,10 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             D, DV = f.depth.value, f.out_extent.value
             return [first] + [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}
                               for w in (2, 4, 8) for bn in (16, 32, 64) for st in (2, 3, 4) for c in (1, 4, 8)
-                              if decode_smem(w, bn, D, DV, st) <= smem_limit(target)]
+                              if decode_smem(w, bn, D, DV, st) <= smem_limit(target)] + \
+                [{"mode": "decode", "warps": 4, "BN": bn, "stages": st, "cluster": c, "splits": p}  # keys over P clusters
+                 for bn in (16, 32) for st in (2, 4) for c, p in ((8, 2), (4, 4), (2, 8), (1, 16))
+                 if decode_smem(4, bn, D, DV, st) <= smem_limit(target)]
         if first is not None:  # a streamed kernel (kernel/online.py): its tile knobs
             return [first] + [{"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128)]
         return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]

@@ -1,0 +1,64 @@
+"""NVRTC: generated CUDA C -> cubin, cached on disk by source hash; a program's kernels compiled as
+modules of their own, once per distinct body."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+
+from .. import cache
+from .cpu import CompileError
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+    err, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
+    """cubin for `source` (cached on disk by sha256 of source, arch and NVRTC version)."""
+    lineinfo = os.environ.get("EMBER_NVRTC_LINEINFO") == "1"  # source lines in sanitizer and profiler reports
+    parts = [source, arch, nvrtc_version(), "std=c++17"] + (["lineinfo"] if lineinfo else [])
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    d = cache.cache_dir("cuda")
+    path = os.path.join(d, f"{key}.cubin")
+    cached = cache.load(path)  # None when absent or damaged (then deleted, reported, rebuilt here)
+    if cached is not None:
+        return cached
+    from cuda.core import Program, ProgramOptions
+    try:
+        obj = Program(source, code_type="c++", options=ProgramOptions(arch=arch, std="c++17", lineinfo=lineinfo)).compile("cubin")
+    except Exception as e:  # NVRTCError: keep the source for the bug report
+        keep = os.path.join(d, f"failed_{key}.cu")
+        with open(keep, "w") as f:
+            f.write(source)
+        raise CompileError(f"NVRTC failed on generated CUDA (source saved to {keep}):\n{str(e)[:3000]}") from None
+    cubin = bytes(obj.code)
+    cache.store(path, cubin)
+    return cubin
+
+
+KERNEL_SYMBOL = "ember_kernel"  # every kernel's symbol in the modules compile_kernels makes
+
+
+def compile_kernels(source: str, arch: str) -> dict:
+    """{kernel name: cubin}: each kernel of a program compiled (and cached) as its own module, in
+    parallel threads (NVRTC releases the GIL), its symbol renamed KERNEL_SYMBOL."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cuda.core  # noqa: F401  (import once here: concurrent first imports in threads race)
+
+    from ..codegen.cuda import split_program
+    prelude, kernels = split_program(source)
+    if not kernels:
+        return {None: compile_cuda(source, arch)}
+    # Kernels that differ only in their names (an unrolled recurrence's steps: the same code over
+    # other buffers) are one module: each is compiled under one symbol, once per distinct body.
+    bodies = {n: re.sub(rf"\b{re.escape(n)}\b", KERNEL_SYMBOL, b) for n, b in kernels.items()}
+    unique = list(dict.fromkeys(bodies.values()))
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2, len(unique))) as pool:
+        cubins = dict(zip(unique, pool.map(lambda b: compile_cuda(prelude + "\n" + b, arch), unique)))
+    return {n: cubins[b] for n, b in bodies.items()}
