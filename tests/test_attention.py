@@ -168,6 +168,31 @@ def test_cuda_lowering_streams_attention_as_one_flash_kernel():
     assert "flash" not in [l.config.get("mode") for l in em.compile(y32, device="h100").launches]
 
 
+def _masked_sdpa(B, H, L, S, D, dtype, kind):
+    """SDPA with torch's attn_mask: a bool padding mask [B, 1, L, S] or an additive one, and rows 0
+    and L - 1 of batch 0 allowed no key (torch outputs zeros there)."""
+    q = em.input("q", (B, H, L, D), dtype)
+    k, v = (em.input(n, (B, H, S, D), dtype) for n in "kv")
+    m = em.input("m", (B, 1, L, S), em.bool_ if kind == "bool" else dtype)
+    return em.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=kind == "causal+bool" and L == S)
+
+
+def _mask_values(rng, B, L, S, kind):
+    keep = rng.random((B, 1, L, S)) < 0.7
+    keep[0, 0, 0] = keep[0, 0, L - 1] = False
+    return keep if kind != "additive" else np.where(keep, rng.standard_normal(keep.shape), -np.inf)
+
+
+@pytest.mark.parametrize("kind", ["bool", "additive"])
+def test_sdpa_with_a_mask_streams_as_one_flash_kernel(kind):
+    """The "row has a key" guard is read from the mask alone (a max over it, at the mask's own
+    shape), so the softmax and the product stay in online form: a mask reduction and one flash kernel
+    instead of the scores in memory."""
+    y = _masked_sdpa(2, 4, 200, 300, 64, em.bfloat16, kind)
+    p = em.compile(y, device="h100")
+    assert [l.config.get("mode") for l in p.launches][-1] == "flash" and len(p.launches) == 2
+
+
 def _decode_graph(B, Hkv, G, S, D):
     q = em.input("q", (B, Hkv, G, 1, D), em.bfloat16)
     k = em.input("k", (B, Hkv, S, D), em.bfloat16)
@@ -229,6 +254,10 @@ def test_decode_splits_combine_through_a_workspace():
     with pytest.raises(cg.UnsupportedKernel, match="no bound"):
         cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "splits": 2}, t)
     assert "em_ws_" not in cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4}, t)[0]
+    # the default splits a long cache over few groups (16 blocks a group), not an 8K one
+    (k32, _), = lower([_decode_graph(1, 8, 4, 32768, 128).node], target=t).kernels
+    assert t.default_config(k32, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 2, "splits": 8}
+    assert "splits" not in t.default_config(k, t)
 
 
 def test_streamed_kernel_ir_names_the_key_axis():
@@ -254,6 +283,25 @@ def test_cuda_flash_attention_equals_torch(shape):
     want = torch.nn.functional.scaled_dot_product_attention(
         q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1), is_causal=causal)
     assert float((got - want).abs().max()) < (2e-2 if dtn == "bfloat16" else 4e-3)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kind,D", [("bool", 64), ("additive", 128), ("bool", 128)])
+def test_cuda_masked_sdpa_equals_torch(kind, D):
+    import torch
+    B, H, L, S = 2, 4, 130, 257
+    p = em.compile(_masked_sdpa(B, H, L, S, D, em.bfloat16, kind), device="cuda")
+    assert "flash" in [l.config.get("mode") for l in p.launches]
+    rng = np.random.default_rng(3)
+    torch.manual_seed(3)
+    q, k, v = (torch.randn(B, H, n, D, device="cuda").bfloat16() for n in (L, S, S))
+    m = torch.as_tensor(_mask_values(rng, B, L, S, kind), device="cuda")
+    m = m if kind == "bool" else m.bfloat16()
+    got = p(q=q, k=k, v=v, m=m).double()
+    want = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=m if kind == "bool" else m.double())
+    want = torch.nan_to_num(want, nan=0.0)  # (the math backend's fully masked rows: Ember and torch's fused kernels give 0)
+    assert float(got[0, :, 0].abs().max()) == 0.0 and float(got[0, :, L - 1].abs().max()) == 0.0
+    assert float((got - want).abs().max()) < 2e-2
 
 
 @pytest.mark.cuda

@@ -26,6 +26,7 @@ from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applica
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
 H100_SMS = 132  # H100 SXM
 SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may use (H100: 227 KB per block)
+LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
 CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
 
 
@@ -477,8 +478,16 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # from one-kernel replays, attention-decode-2026-11-26c.json); 16 keys a tile at head dim 128,
         # 32 at 64
         stages = 4 if cluster == 8 else 2
-        return {"mode": "decode", "warps": 4, "BN": 16 if form.depth.value >= 128 else 32, "stages": stages,
-                "cluster": cluster}
+        cfg = {"mode": "decode", "warps": 4, "BN": 16 if form.depth.value >= 128 else 32, "stages": stages,
+               "cluster": cluster}
+        # a long cache (its bound) over few groups: 16 blocks a group as 8 clusters of 2 whose partials
+        # the last block combines (knob `splits`). Measured on the H100 as 16 layers in one graph
+        # replay (gpu-session26-2026-11-27/a/): batch 1, 8 kv heads, 32K keys, head dim 128 82 -> 90% of
+        # copy bandwidth (SDPA 88%); at 8K keys no split was faster than one cluster of 8 (66%)
+        keys = form.keys.value if form.keys.is_const else form.keys.vmax
+        if cluster == 8 and LONG_CACHE <= keys < float("inf") and 16 * n <= sm_count(target):
+            cfg.update(cluster=2, splits=8)
+        return cfg
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None
     # measured on an H200 (bench/results/attention-variants-2026-11-26a.json, bf16, B 4, 32 heads):

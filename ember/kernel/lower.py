@@ -269,6 +269,18 @@ def online_roots(roots: list, target) -> frozenset:
                 out.add(o)
         return out
 
+    def side_reductions(r) -> set:
+        # reductions the kernel reads besides its softmax and its products: an SDPA mask's "row has
+        # a key" (a max over the mask alone, guarding the scores and the output rows), stored first
+        # (the streamed analysis would otherwise store the probabilities beside it)
+        out = set()
+        for n in _inlined(r, base):
+            for x in n.srcs:
+                if x in base and x.op in g.REDUCE and product_operands(x) is None and not softmaxed(x) \
+                        and not any(y.op == g.EXP2 for y in _inlined(x, base)):
+                    out.add(x)
+        return out
+
     def attempt(chosen, stored) -> StreamRoots:
         while chosen:
             streamed = StreamRoots(chosen, mode == "stream+", set().union(*map(stored, chosen)))
@@ -284,7 +296,8 @@ def online_roots(roots: list, target) -> frozenset:
     candidates = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
     best = attempt(candidates, lambda r: set())
     failed = candidates - best
-    for more in (reduced_operands, lambda r: reduced_operands(r) | stored_operands(r)):
+    for more in (lambda r: reduced_operands(r) | side_reductions(r),
+                 lambda r: reduced_operands(r) | stored_operands(r) | side_reductions(r)):
         if not failed or len(best) == len(candidates):
             break
         tried = attempt(candidates, lambda r, more=more: more(r) if r in failed else set())

@@ -51,19 +51,20 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Ten
     if is_causal:
         allowed = iota((L, S), 1) <= iota((L, S), 0)
         s = where(allowed, s, -math.inf)
-    if attn_mask is not None:
-        if attn_mask.dtype.is_bool:
-            s = where(attn_mask, s, -math.inf)
-        else:
-            s = s + attn_mask
-    if attn_mask is not None:
-        # a query row that may attend to no key gets a zero output (torch's SDPA), not 0/0 = NaN; its
-        # scores are replaced before the softmax as well, so that no NaN reaches the gradient either
-        live = s.max(-1, keepdim=True) > -math.inf
-        p = where(live, where(live, s, 0.0).softmax(-1), 0.0)
-    else:
-        p = s.softmax(-1)
-    return p.cast(v.dtype).matmul(v)
+    if attn_mask is None:
+        return s.softmax(-1).cast(v.dtype).matmul(v)
+    bias = where(attn_mask, 0.0, -math.inf) if attn_mask.dtype.is_bool else attn_mask
+    s = where(attn_mask, s, -math.inf) if attn_mask.dtype.is_bool else s + attn_mask
+    if is_causal:
+        bias = where(allowed, bias, -math.inf)
+    # A query row that may attend to no key gets a zero output (torch's SDPA), not 0/0 = NaN. Whether
+    # a row has a key is read from the mask alone (finite scores do not change it), at the mask's own
+    # (often broadcast) shape; the guard is then a per-row value applied to the scores (so that no NaN
+    # reaches the gradient either) and to the product's rows, and the softmax and the product stay in
+    # online-softmax form: one streamed kernel (kernel/online.py) instead of the scores in memory.
+    live = bias.max(-1, keepdim=True) > -math.inf
+    p = where(live, s, 0.0).softmax(-1)
+    return where(live, p.cast(v.dtype).matmul(v), 0.0)
 
 
 def rope_cos_sin(seq_len, head_dim: int, base: float = 10000.0, offset=0, dtype=dt.float32):
