@@ -124,6 +124,42 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False) -> None:
     out["decode_layers"] = rows
 
 
+def bench_masked(out: dict) -> None:
+    """SDPA with a boolean key-padding mask [B, 1, L, S] (each sequence its own length) or the
+    same mask additive, bf16, against torch's SDPA with the same mask (its default backend; the
+    flash backend takes no mask) in the same run. Ember: the mask's "row has a key" reduction and
+    one flash kernel."""
+    import numpy as np
+    import torch
+    import ember as em
+    F = torch.nn.functional
+    rows = []
+    for B, H, L, D, kind in [(4, 32, 4096, 128, "bool"), (4, 32, 1024, 64, "bool"), (4, 32, 4096, 128, "additive")]:
+        q = em.input("q", (B, H, L, D), em.bfloat16)
+        k, v = (em.input(n, (B, H, L, D), em.bfloat16) for n in "kv")
+        m = em.input("m", (B, 1, L, L), em.bool_ if kind == "bool" else em.bfloat16)
+        prog = em.compile(em.scaled_dot_product_attention(q, k, v, attn_mask=m), device="cuda")
+        torch.manual_seed(0)
+        tq, tk, tv = (torch.randn(B, H, L, D, device="cuda").bfloat16() for _ in range(3))
+        lens = torch.tensor(np.linspace(L // 2, L, B).astype(np.int64), device="cuda")
+        keep = (torch.arange(L, device="cuda")[None, :] < lens[:, None])[:, None, None, :].expand(B, 1, L, L).contiguous()
+        tm = keep if kind == "bool" else torch.where(keep, 0.0, float("-inf")).bfloat16()
+        got = prog(q=tq, k=tk, v=tv, m=tm)
+        want = F.scaled_dot_product_attention(tq.float(), tk.float(), tv.float(), attn_mask=tm if kind == "bool" else tm.float())
+        err = float((got.float() - want).abs().max())
+        us = prog.benchmark(reps=10, q=tq, k=tk, v=tv, m=tm)
+        sdpa_us = graph_timed(lambda: F.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm))
+        flops = 4 * B * H * L * L * D  # (as if no key were masked: the same count for both sides)
+        row = dict(B=B, H=H, L=L, D=D, mask=kind, modes=[l.config.get("mode") for l in prog.launches], max_err=err,
+                   ok=err < 2e-2, ember_us=round(us, 1), sdpa_us=round(sdpa_us, 1),
+                   ember_tflops=round(flops / us / 1e6, 1), sdpa_tflops=round(flops / sdpa_us / 1e6, 1),
+                   ember_vs_sdpa=round(sdpa_us / us, 3))
+        print("masked", json.dumps(row), flush=True)
+        rows.append(row)
+        torch.cuda.empty_cache()
+    out["masked"] = rows
+
+
 def _program(o, cfg, mode: str):
     """o compiled for the GPU: the default (cfg None), three kernels ("unstreamed"), or with `cfg`
     replacing the schedule of its kernels in `mode` (a variant)."""
@@ -328,6 +364,7 @@ def main():
     ap.add_argument("--decode-only", action="store_true")
     ap.add_argument("--exact-compare", action="store_true")
     ap.add_argument("--prefill-only", action="store_true")
+    ap.add_argument("--masked-only", action="store_true", help="only SDPA with a boolean / additive padding mask")
     ap.add_argument("--decode-layers", type=int, default=0, metavar="N",
                     help="only decode attention as N back-to-back layers in one graph replay")
     a = ap.parse_args()
@@ -339,12 +376,15 @@ def main():
     import torch
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    if a.decode_layers:
+    if a.masked_only:
+        bench_masked(out)
+        ok = all(r["ok"] for r in out["masked"])
+    elif a.decode_layers:
         bench_decode_layers(out, a.decode_layers, a.variants)
         ok = all(r["ok"] for r in out["decode_layers"])
     else:
         ok = check(out)
-    if not a.check_only and not a.decode_layers:
+    if not a.check_only and not a.decode_layers and not a.masked_only:
         if not a.prefill_only:
             bench_decode(out, a.variants)
         if not a.decode_only:
