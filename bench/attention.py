@@ -154,6 +154,15 @@ def bench_masked(out: dict) -> None:
                    ok=err < 2e-2, ember_us=round(us, 1), sdpa_us=round(sdpa_us, 1),
                    ember_tflops=round(flops / us / 1e6, 1), sdpa_tflops=round(flops / sdpa_us / 1e6, 1),
                    ember_vs_sdpa=round(sdpa_us / us, 3))
+        for cfg in MASKED_VARIANTS:  # --variants: flash schedules under the same protocol
+            name = "w{warps}_bn{BN}_pf{prefetch_x:d}".format(**cfg)
+            try:
+                p2 = _program(em.scaled_dot_product_attention(q, k, v, attn_mask=m), dict(cfg, mode="flash"), "flash")
+                e2 = float((p2(q=tq, k=tk, v=tv, m=tm).float() - want).abs().max())
+                u2 = p2.benchmark(reps=10, q=tq, k=tk, v=tv, m=tm)
+                row[name] = dict(us=round(u2, 1), tflops=round(flops / u2 / 1e6, 1), ok=e2 < 2e-2)
+            except Exception as e:  # noqa: BLE001
+                row[name] = dict(error=str(e)[:160])
         print("masked", json.dumps(row), flush=True)
         rows.append(row)
         torch.cuda.empty_cache()
@@ -289,6 +298,7 @@ def bench_decode(out: dict, variants: bool) -> None:
     out["decode"] = rows
 
 
+MASKED_VARIANTS: list = []  # --masked-only --variants: flash knobs for the masked cases
 VARIANTS: list = []  # --variants: flash schedules timed beside the default
 
 
@@ -368,7 +378,10 @@ def main():
     ap.add_argument("--decode-layers", type=int, default=0, metavar="N",
                     help="only decode attention as N back-to-back layers in one graph replay")
     a = ap.parse_args()
-    if a.variants:
+    if a.variants and a.masked_only:
+        MASKED_VARIANTS.extend({"warps": w, "BN": bn, "prefetch_x": pf} for w, bn in ((8, 128), (4, 64), (8, 64))
+                               for pf in (False, True))
+    elif a.variants:
         VARIANTS.extend({"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128))
     if a.exact_compare:  # the flash kernel with the scores rounded as the graph says (exact_scores)
         VARIANTS.extend({"mode": "flash", "warps": w, "BN": bn, "exact_scores": True} for w, bn in ((8, 128), (4, 64)))
