@@ -155,7 +155,7 @@ def bench_masked(out: dict) -> None:
                    ember_tflops=round(flops / us / 1e6, 1), sdpa_tflops=round(flops / sdpa_us / 1e6, 1),
                    ember_vs_sdpa=round(sdpa_us / us, 3))
         for cfg in MASKED_VARIANTS:  # --variants: flash schedules under the same protocol
-            name = "w{warps}_bn{BN}_pf{prefetch_x:d}".format(**cfg)
+            name = "w{warps}_bn{BN}".format(**cfg)
             try:
                 p2 = _program(em.scaled_dot_product_attention(q, k, v, attn_mask=m), dict(cfg, mode="flash"), "flash")
                 e2 = float((p2(q=tq, k=tk, v=tv, m=tm).float() - want).abs().max())
@@ -379,8 +379,7 @@ def main():
                     help="only decode attention as N back-to-back layers in one graph replay")
     a = ap.parse_args()
     if a.variants and a.masked_only:
-        MASKED_VARIANTS.extend({"warps": w, "BN": bn, "prefetch_x": pf} for w, bn in ((8, 128), (4, 64), (8, 64))
-                               for pf in (False, True))
+        MASKED_VARIANTS.extend({"warps": w, "BN": bn} for w, bn in ((8, 128), (4, 64), (8, 64)))
     elif a.variants:
         VARIANTS.extend({"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128))
     if a.exact_compare:  # the flash kernel with the scores rounded as the graph says (exact_scores)

@@ -27,7 +27,6 @@ from __future__ import annotations
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
-from .clike import compute_type
 from ..kernel.online import KEY, OnlineForm, key_floor, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 
@@ -347,6 +346,7 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     e(2, "em_cp_commit();")
     e(2, f"const unsigned short* Kt = Ks + (t_ & 1) * {BN * D};")
     e(2, f"const unsigned short* Vt = Vs + (t_ & 1) * {BN * DV};")
+    emit_scores_mma(w, D, BN, ty, 2)
     # X per score: masked (edge and diagonal tiles) and, where the key bound holds for every row of
     # the block and X' (X with that bound's conjunct true) reads no buffer, unmasked
     bufs = {b.name for b in w.k.buffers}
@@ -355,9 +355,6 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     cmul = 1.0
     if not bool(cfg.get("exact_scores", False)):
         X, cmul = streamlined(X, f.score)
-    if cfg.get("prefetch_x", True):  # X's loads along the keys (a data mask) issued before the score MMAs
-        X = _prefetch_x_loads(w, f, X, BN, 2)
-    emit_scores_mma(w, D, BN, ty, 2)
     X_full = replace(X, {lim[1]: ir.const(True, dt.bool_)}) if lim is not None else X
     full_ok = not any(x.op == "load" for x in ir.val_toposort([X_full]))
     reads = any(x.op == "load" for x in ir.val_toposort([X]))
@@ -419,34 +416,6 @@ def render_flash(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     w.T = T
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
-
-
-def _prefetch_x_loads(w, f: OnlineForm, X: ir.Val, BN: int, ind: int) -> ir.Val:
-    """X with its loads along the keys (a mask read per score: SDPA's attn_mask) replaced by
-    registers loaded for the whole key tile before the score MMAs, so their latency hides behind the
-    tensor-core work instead of stalling the score loop after it. Loads by a computed index (a
-    gather) stay where they are. Keys past the tile's end read nothing (X is not evaluated there)."""
-    I, e = w.IDX, w.emit
-    loads = [x for x in ir.val_toposort([X]) if x.op == "load" and not isinstance(x.args[1], ir.Val)
-             and KEY in sm.free_vars(x.args[1])]
-    if not loads:
-        return X
-    regs = {ld: ir.Val("acc", (f"xl{i}_[n][c]",), ld.dtype) for i, ld in enumerate(loads)}
-    for i, ld in enumerate(loads):
-        e(ind, f"{compute_type(ld.dtype)} xl{i}_[{BN // 8}][4];")
-    e(ind, "#pragma unroll")
-    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {{")
-    e(ind + 1, "#pragma unroll")
-    e(ind + 1, "for (int c = 0; c < 4; ++c) {")
-    e(ind + 2, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
-    e(ind + 2, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
-    e(ind + 2, f"const bool in_ = {KEY} < kend_ && {f.query} < nq_;")
-    env = {}
-    for i, ld in enumerate(loads):
-        e(ind + 2, f"xl{i}_[n][c] = in_ ? {w.vr.expr(ld, env)} : ({compute_type(ld.dtype)})0;")
-    e(ind + 1, "}")
-    e(ind, "}")
-    return replace(X, regs)
 
 
 def emit_key_floor(w, f: OnlineForm, row_vars: list, rows: int, live: str, ind: int) -> None:
