@@ -106,6 +106,8 @@ def _online_softmax(k, form, target=None):
 # decode step's rotary-q kernels disappear (Llama-1B shapes: 168 -> 151 kernels, 1.38 -> 1.18 ms on
 # an H200, bench/results/pdl-prologues-h200-2026-11-26b.json; CUDA tests pass). EMBER_STREAM_PROLOGUES=0: off
 _online_softmax.prologues = os.environ.get("EMBER_STREAM_PROLOGUES", "1") != "0"  # type: ignore[attr-defined]
+# attention's backward with its scores recomputed (kernel/scores.py, codegen/cuda_scores.py); EMBER_STREAM_SCORES=0: off
+_online_softmax.scores = os.environ.get("EMBER_STREAM_SCORES", "1") != "0"  # type: ignore[attr-defined]
 
 
 def _space(k, level, target):

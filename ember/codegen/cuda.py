@@ -30,8 +30,10 @@ from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel,
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 from .cuda_flash import FLASH_PRELUDE, render_flash
 from .cuda_flash_decode import render_decode
+from .cuda_scores import SCORES_PRELUDE, render_scores
 from .cuda_guarded import render_guarded
 from ..kernel.online import online_form
+from ..kernel.scores import score_form
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
 from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
 from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
@@ -356,7 +358,7 @@ class _KernelWriter(RowMappings):
             T = (int(self.cfg["BM"]) // int(self.cfg["TM"])) * (int(self.cfg["BN"]) // int(self.cfg["TN"]))
         elif mode == "mma":
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
-        elif mode in ("flash", "decode"):
+        elif mode in ("flash", "decode", "scores"):
             T = 32 * int(self.cfg.get("warps", 4))
             if int(self.cfg.get("splits", 1)) > 1:  # partials and arrival counters (launch["workspace"])
                 self.extra_params = ["float* __restrict__ em_ws_"]
@@ -387,14 +389,14 @@ class _KernelWriter(RowMappings):
             raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
         if mode == "rowlocal":
             grid = self._rowlocal(T)
-        elif mode in ("flash", "decode"):  # attention streamed in one pass (kernel/online.py)
-            form = online_form(self.k)
+        elif mode in ("flash", "decode", "scores"):  # attention streamed (kernel/online.py; its backward: kernel/scores.py)
+            form = (score_form if mode == "scores" else online_form)(self.k)
             if form is None:
-                raise UnsupportedKernel(f"{self.k.name}: not in online-softmax form (kernel/online.py)")
+                raise UnsupportedKernel(f"{self.k.name}: not in the streamed form {mode} mode renders")
             if not has_tensor_cores(self.target):
                 raise UnsupportedKernel(f"{self.target} has no mma.sync tensor cores (sm_80 and later)")
-            self.lines.insert(0, FLASH_PRELUDE)
-            grid = (render_flash if mode == "flash" else render_decode)(self, form)
+            self.lines[:0] = [FLASH_PRELUDE] + ([SCORES_PRELUDE] if mode == "scores" else [])
+            grid = {"flash": render_flash, "decode": render_decode, "scores": render_scores}[mode](self, form)
         elif mode == "gemm":
             grid = self._gemm(c)
             T = self.T
@@ -557,7 +559,7 @@ def render_kernel(k: ir.Kernel, cfg: dict | None = None, target=None) -> tuple[s
         name, src, launch = hit
         return (src if name == k.name else re.sub(rf"\b{re.escape(name)}\b", k.name, src)), dict(launch)
     src, launch = _KernelWriter(k, cfg, target).render(
-        None if cfg.get("mode") in ("rowlocal", "flash", "decode") else canonical(k))
+        None if cfg.get("mode") in ("rowlocal", "flash", "decode", "scores") else canonical(k))
     launch["cfg"] = cfg
     if len(_RENDERED) > 20000:
         _RENDERED.clear()

@@ -463,7 +463,7 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
     from .cuda_flash_decode import decode_applicable, query_vars
     form = online_form(k)
     if form is None:
-        return None
+        return scores_config(k, target)
     if decode_applicable(k, form) is None:  # a few query rows: the keys split over a cluster's blocks
         groups = sm.prod([e for v, e in form.rows if (v, e) not in query_vars(form)])
         n = groups.value if groups.is_const else 16
@@ -496,3 +496,18 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
     if form.depth.value >= 128 or form.out_extent.value >= 128:
         return {"mode": "flash", "warps": 8, "BN": 128}
     return {"mode": "flash", "warps": 4, "BN": 64}
+
+
+def scores_config(k: ir.Kernel, target=None) -> dict | None:
+    """The `scores` schedule (codegen/cuda_scores.py: attention's backward, scores recomputed per key
+    tile) when kernel `k` is in streamed-score form and the target has the tensor cores it uses."""
+    from ..kernel.scores import score_form
+    from .cuda_scores import scores_applicable, scores_smem
+    form = score_form(k)
+    if form is None or not has_tensor_cores(target) or scores_applicable(k, form) is not None:
+        return None
+    limit = int(getattr(target, "smem_per_block", 0) or 227 * 1024)
+    for warps, BN in ((4, 64), (4, 32), (2, 32)):
+        if scores_smem(form, warps, BN) <= limit:
+            return {"mode": "scores", "warps": warps, "BN": BN}
+    return None

@@ -582,7 +582,8 @@ def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes
     """A KernelBuilder for root, analysed: in local mode when that yields a valid row kernel with
     local arrays, else in the default mode."""
     if not isinstance(local, (bool, str)):  # roots that stream (kernel/lower.py StreamRoots)
-        local = ("stream+" if getattr(local, "prologues", False) else "stream") if root in local else False
+        local = ("stream+" if getattr(local, "prologues", False) and root not in getattr(local, "plain", ()) else "stream") \
+            if root in local else False
     if local:
         b = KernelBuilder(root, M, buffer_of, kidx, sizes, local=local, region=region)
         if (an := b.analyze()).local_ok:

@@ -294,7 +294,7 @@ def online_roots(roots: list, target) -> frozenset:
     # first as the default partition leaves them (a decode step streams so, q's rotary inside);
     # the roots that do not stream then retry with their projections stored, then their operands
     candidates = frozenset(r for r in base if r.op not in g.LEAVES and reads_softmax(r))
-    best = attempt(candidates, lambda r: set())
+    best = attempt(candidates, lambda r: set()) if candidates else StreamRoots((), mode == "stream+")
     failed = candidates - best
     for more in (lambda r: reduced_operands(r) | side_reductions(r),
                  lambda r: reduced_operands(r) | stored_operands(r) | side_reductions(r)):
@@ -303,7 +303,78 @@ def online_roots(roots: list, target) -> frozenset:
         tried = attempt(candidates, lambda r, more=more: more(r) if r in failed else set())
         if len(tried) > len(best):
             best = tried
+    if getattr(accepts, "scores", False):  # (scores the online kernels above leave stored)
+        best = score_roots(roots, partition(roots, frozenset(), best) if best else base, best, accepts, target,
+                           names, sizes)
     return best
+
+
+def _expanding(n) -> bool:
+    """A score: a GEMM-shaped contraction over at most 256 that writes at least as many values as
+    either operand holds (attention's q kᵀ and dO vᵀ: L² from L·D)."""
+    from .node_args import reduce_axes
+    ops = product_operands(n)
+    if ops is None or not is_gemm_shaped(n):
+        return False
+    depth = sm.prod([n.srcs[0].shape[a] for a in reduce_axes(n)])
+    if not depth.is_const or depth.value > 256:
+        return False
+    big = {v: 4096 for v in sm.free_vars(sm.prod(n.shape))}  # (a symbolic length taken long)
+
+    def held(x):  # the values an operand holds: below its broadcasting views and casts
+        while x.op in (g.VIEW, g.CAST):
+            x = x.srcs[0]
+        return sm.evaluate(sm.prod(x.shape), {**big, **{v: 4096 for v in sm.free_vars(sm.prod(x.shape))}})
+    out = sm.evaluate(sm.prod(n.shape), big)
+    return all(out >= held(o) for o in ops)
+
+
+def score_roots(roots: list, base: set, streamed: StreamRoots, accepts, target, names: dict, sizes: dict) -> StreamRoots:
+    """`streamed` plus the kernels that recompute attention's scores instead of reading them from
+    memory (kernel/scores.py): attention's backward. In the default partition a score (`_expanding`)
+    and what is computed elementwise from it at its size (P, dS) are buffers; every kernel reading
+    them becomes a streamed root that recomputes them per key tile, and the row statistics those
+    kernels read (the softmax's max and sum, D = sum P dP, each a reduction over the scores) become
+    streamed roots of their own, stored. Kept only where a softmax's max is among them and the
+    target renders every kernel in streamed-score form; a root whose kernel does not match is
+    dropped and the rest retried."""
+    from .scores import score_form
+    scores = {n for n in base if n.op not in g.LEAVES and _expanding(n)}
+    if not scores:
+        return streamed
+    sizes_of = {sm.prod(n.shape) for n in scores}
+    sb = set(scores)
+    for n in g.toposort(roots):  # elementwise results at a score's size read from score buffers
+        if n in base and n not in sb and n.op not in g.LEAVES and n.op not in g.REDUCE and \
+                sm.prod(n.shape) in sizes_of and any(s in sb for x in _inlined(n, base) for s in x.srcs):
+            sb.add(n)
+    readers = {r for r in base if r not in sb and r.op not in g.LEAVES and r.op != g.COLLECTIVE
+               and any(s in sb for x in _inlined(r, base) for s in x.srcs)}
+    def statistic(n) -> bool:  # a reduction over the keys that is not itself a contraction
+        return n.op in g.REDUCE and not (product_operands(n) is not None and is_gemm_shaped(n))
+    stats = {r for r in readers if statistic(r)}
+    for x in sb:  # statistics inlined into the kernels of score buffers (D = sum P dP in dS's)
+        stats |= {n for n in _inlined(x, base) if n is not x and statistic(n)}
+    if not any(n.op == g.MAX for n in stats):
+        return streamed
+    chosen = frozenset(readers | stats) - streamed
+    while chosen:
+        sr = StreamRoots(streamed | chosen, streamed.prologues, streamed.buffers | (stats & chosen), chosen)
+        M = partition(roots, frozenset(), sr)
+        kept = set()
+        for r in chosen:
+            if r not in M:
+                continue
+            b, an = analyzed_builder(r, M, names.__getitem__, 0, sizes, "stream")
+            if b.local_of and not an.materialize:
+                k = b.build("x")[0]
+                form = score_form(k)
+                if form is not None and accepts(k, form, target):
+                    kept.add(r)
+        if kept == chosen:
+            return sr
+        chosen = frozenset(kept)
+    return streamed
 
 
 def _first_contractions(starts: list, skip: set, limit: int = 256) -> set:
@@ -324,14 +395,17 @@ def _first_contractions(starts: list, skip: set, limit: int = 256) -> set:
 
 class StreamRoots(frozenset):
     """The roots that take the streaming local mode, and whether their operands' prologues are
-    inlined (`prologues`: the Target's hook renders computed operands)."""
+    inlined (`prologues`: the Target's hook renders computed operands; not for the `plain` roots,
+    whose renderer stages plain loads only: kernel/scores.py)."""
     prologues: bool
     buffers: frozenset  # nodes the streamed kernels read that are materialised (their V when a sum)
+    plain: frozenset
 
-    def __new__(cls, roots, prologues: bool = False, buffers=frozenset()):
+    def __new__(cls, roots, prologues: bool = False, buffers=frozenset(), plain=frozenset()):
         s = super().__new__(cls, roots)
         s.prologues = prologues
         s.buffers = frozenset(buffers)
+        s.plain = frozenset(plain)
         return s
 
 

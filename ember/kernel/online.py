@@ -284,6 +284,13 @@ def key_limit(f: OnlineForm) -> tuple | None:
     mask = _score_mask(f)
     if mask is None or f.query is None:
         return None
+    return next(((off, c) for kind, off, c in mask_bounds(mask, f.query) if kind == "upper"), None)
+
+
+def mask_bounds(mask: ir.Val, query: str):
+    """Yields (kind, off, conjunct) for the conjuncts of boolean `mask` that bound the key by the
+    query row: "upper" when the conjunct means KEY <= query + off, "lower" for KEY >= query + off
+    (off free of both)."""
     qv, kv = sm.var("_q", 0, None), sm.var("_k", 0, None)  # unbounded: differences cancel exactly
 
     def index_of(v: ir.Val):  # an integer value built from indices and constants, as an Expr
@@ -311,14 +318,18 @@ def key_limit(f: OnlineForm) -> tuple | None:
                     yield a, b - 1, c
 
     for u, w, cond in relations(mask):
-        diff = sm.substitute(sm.sym(u) - sm.sym(w), {KEY: kv, f.query: qv})
+        diff = sm.substitute(sm.sym(u) - sm.sym(w), {KEY: kv, query: qv})
         dk = sm.substitute(diff, {"_k": kv + 1}) - diff
         dq = sm.substitute(diff, {"_q": qv + 1}) - diff
-        if dk.is_const and dk.value == 1 and dq.is_const and dq.value == -1:
-            rest = sm.substitute(diff, {"_k": sm.ZERO, "_q": sm.ZERO})
-            if not (sm.free_vars(rest) & {"_k", "_q", KEY, f.query}):
-                return -rest, cond  # KEY - query + rest <= 0
-    return None
+        if not (dk.is_const and dq.is_const and dk.value == -dq.value and abs(dk.value) == 1):
+            continue
+        rest = sm.substitute(diff, {"_k": sm.ZERO, "_q": sm.ZERO})
+        if sm.free_vars(rest) & {"_k", "_q", KEY, query}:
+            continue
+        if dk.value == 1:
+            yield "upper", -rest, cond  # KEY - query + rest <= 0
+        else:
+            yield "lower", rest, cond  # query - KEY + rest <= 0
 
 
 def key_floor(f: OnlineForm) -> ir.Val | None:

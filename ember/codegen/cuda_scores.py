@@ -1,0 +1,270 @@
+"""The `scores` mode: a kernel in streamed-score form (kernel/scores.py) — attention's backward and
+its row statistics with the scores recomputed on the tensor cores, never stored.
+
+Each block owns BM = 16 * warps rows of the `query` loop (for one point of the other row loops) and
+walks the keys in tiles of BN, as the flash kernel (codegen/cuda_flash.py) does:
+
+* each score's row operand (BM x D: q and dO for dQ, k and v for dK) is copied once into shared
+  memory and held as mma A fragments; the key operands' tiles (and the tail operand w's) arrive by
+  `cp.async` into a two-slot ring, 16-byte chunks XOR-swizzled by row for `ldmatrix`;
+* per tile, each score by `mma.sync.m16n8k16` (float32 accumulation), then the kernel's own per-key
+  value X per element — whatever the graph computes from the scores, per-row and per-key loads
+  (P from the softmax's statistics, dS = P (dP - D)) — by the shared value renderer;
+* the tail: `mma` packs X into A fragments and accumulates X · w (w by `ldmatrix.trans`); `max` /
+  `sum` reduce X per row (per thread, then over the row's four lanes);
+* the store's expression per output.
+
+Keys past the end contribute the tail's identity (0 to a product or a sum, -inf to a max).
+"""
+from __future__ import annotations
+
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.scores import KEY, ScoreForm, key_bounds
+from ..kernel.structure import UnsupportedKernel
+from .cuda_flash import HALF, _operand
+
+IDENTITY = {"mma": "0.f", "sum": "0.f", "max": "-INFINITY"}
+
+
+def scores_applicable(k: ir.Kernel, f: ScoreForm) -> str | None:
+    """None when `scores` mode can render `k` (in streamed-score form `f`); else why not."""
+    ty = f.scores[0].a.dtype
+    if ty.name not in HALF:
+        return "scores mode reads bf16/f16 score operands"
+    if any(s.a.dtype != ty or s.b.dtype != ty for s in f.scores) or (f.w is not None and f.w.dtype != ty):
+        return "score and tail operands of different dtypes"
+    if f.accum.name != "float32":
+        return "scores mode accumulates in float32"
+    for s in f.scores:
+        if not s.depth.is_const or s.depth.value not in (64, 128):
+            return "a score depth must be 64 or 128"
+        for v, what in ((s.a, "a row operand"), (s.b, "a key operand")):
+            why = _operand(v, s.depth_var, what)
+            if why:
+                return why
+    if f.tail == "mma":
+        if not f.out_extent.is_const or f.out_extent.value not in (64, 128):
+            return "the tail's width must be 64 or 128"
+        why = _operand(f.w, f.out_var, "the tail operand")
+        if why:
+            return why
+    L = dict(f.rows)[f.query]
+    if L.is_const and L.value < 16:
+        return f"{L.value} rows: too few for a 16-row tensor-core tile per warp"
+    return None
+
+
+def scores_smem(f: ScoreForm, warps: int, BN: int) -> int:
+    BM = 16 * warps
+    n = sum(BM * s.depth.value + 2 * BN * s.depth.value for s in f.scores)
+    return 2 * (n + (2 * BN * f.out_extent.value if f.tail == "mma" else 0))
+
+
+def render_scores(w, f: ScoreForm) -> sm.Expr:
+    """Emit the body of kernel `w.k` in scores mode; returns the grid (blocks)."""
+    why = scores_applicable(w.k, f)
+    if why:
+        raise UnsupportedKernel(f"{w.k.name}: {why}")
+    warps, BN = int(w.cfg.get("warps", 4)), int(w.cfg.get("BN", 64))
+    if BN not in (32, 64, 128) or warps not in (2, 4, 8):
+        raise UnsupportedKernel(f"scores warps={warps} BN={BN} (2, 4 or 8 warps; 32, 64 or 128 keys)")
+    BM, T, I, e = 16 * warps, 32 * warps, w.IDX, w.emit
+    ty = HALF[f.scores[0].a.dtype.name]
+    Ds = [s.depth.value for s in f.scores]
+    DV = f.out_extent.value if f.tail == "mma" else 0
+    w.smem_bytes = scores_smem(f, warps, BN)
+    rows = dict(f.rows)
+    L = rows[f.query]
+    batch = [(v, x) for v, x in f.rows if v != f.query]
+    ntq = (L + (BM - 1)) // BM
+    e(1, "extern __shared__ __align__(128) unsigned char em_dyn_smem[];")
+    off = 0
+    for i, D in enumerate(Ds):  # row operands, then the key operands' rings, then w's ring
+        e(1, f"unsigned short* A{i}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
+        off += BM * D
+    for i, D in enumerate(Ds):
+        e(1, f"unsigned short* B{i}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
+        off += 2 * BN * D
+    if DV:
+        e(1, f"unsigned short* W_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
+    e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
+    e(1, f"{I} blk_ = blockIdx.x;")
+    e(1, f"const {I} ntq_ = {w.idx(ntq)};")
+    upper, lower = key_bounds(f)  # (a causal mask: the tiles a block's rows see)
+    first = "(ntq_ - 1 - blk_ % ntq_)" if upper is not None else "(blk_ % ntq_)"  # longest blocks first
+    e(1, f"const {I} q0_ = {first} * {BM}; blk_ /= ntq_;")
+    w.decompose("blk_", batch, 1)
+    e(1, f"const {I} nq_ = {w.idx(L)}, nk_ = {w.idx(f.keys)};")
+    dvar = sm.var("ch_", 0, None) * 8
+
+    def copy(dst: str, v: ir.Val, subs: dict, ok: str, ind: int):
+        e(ind, f"em_cp16({dst}, {v.args[0]} + ({ok} ? {w.idx(sm.substitute(v.args[1], subs))} : 0), {ok});")
+
+    for i, (s, D) in enumerate(zip(f.scores, Ds)):
+        e(1, f"for (int c_ = tid_; c_ < {BM * D // 8}; c_ += {T}) {{")
+        e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
+        e(2, f"const {I} qi_ = q0_ + r_;")
+        copy(f"A{i}_ + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3)", s.a,
+             {f.query: sm.var("qi_", 0, None), s.depth_var: dvar}, "qi_ < nq_", 2)
+        e(1, "}")
+    if upper is not None:  # X is the identity past KEY = query + upper: stop at the last row's bound
+        e(1, f"const {I} qlast_ = (q0_ + {BM - 1} < nq_ ? q0_ + {BM - 1} : nq_ - 1);")
+        e(1, f"{I} kend_ = qlast_ + ({w.idx(upper)}) + 1;")
+        e(1, "kend_ = kend_ < nk_ ? kend_ : nk_; kend_ = kend_ > 0 ? kend_ : 0;")
+    else:
+        e(1, f"const {I} kend_ = nk_;")
+    if lower is not None:  # ... and before KEY = query + lower: start at the first row's
+        e(1, f"{I} kbeg_ = q0_ + ({w.idx(lower)});")
+        e(1, "kbeg_ = kbeg_ > 0 ? kbeg_ : 0;")
+    else:
+        e(1, f"const {I} kbeg_ = 0;")
+    e(1, f"const {I} ntk_ = (kend_ > kbeg_ ? (kend_ - kbeg_ + {BN - 1}) / {BN} : 0);")
+    kv = sm.var("kr_", 0, None)
+
+    def load_tile(t: str, slot: str, ind: int):
+        ops = [(f"B{i}_", s.b, D, s.depth_var) for i, (s, D) in enumerate(zip(f.scores, Ds))]
+        ops += [("W_", f.w, DV, f.out_var)] if DV else []
+        for base, v, width, fast in ops:
+            e(ind, f"for (int c_ = tid_; c_ < {BN * width // 8}; c_ += {T}) {{")
+            e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
+            e(ind + 1, f"const {I} kr_ = kbeg_ + ({t}) * {BN} + r_;")
+            copy(f"{base} + ({slot}) * {BN * width} + r_ * {width} + ((ch_ ^ (r_ & 7)) << 3)", v,
+                 {KEY: kv, fast: dvar}, "kr_ < nk_", ind + 1)
+            e(ind, "}")
+
+    e(1, "if (ntk_ > 0) {")
+    load_tile("0", "0", 2)
+    e(1, "}")
+    e(1, "em_cp_commit(); em_cp_wait_all(); __syncthreads();")
+    for i, D in enumerate(Ds):
+        e(1, f"unsigned af{i}_[{D // 16}][4];")
+        e(1, "#pragma unroll")
+        e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+        e(2, "const int r_ = warp_ * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
+        e(2, f"em_ldsm4(af{i}_[kk], A{i}_ + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+        e(1, "}")
+    ident = IDENTITY[f.tail]
+    if DV:
+        e(1, f"float o_[{DV // 8}][4];")
+        e(1, "#pragma unroll")
+        e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
+    else:
+        e(1, f"float r_[2] = {{{ident}, {ident}}};")
+    e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
+    e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
+    e(2, "if (t_ + 1 < ntk_) {")
+    load_tile("t_ + 1", "(t_ + 1) & 1", 3)
+    e(2, "}")
+    e(2, "em_cp_commit();")
+    for i, D in enumerate(Ds):
+        _emit_score_mma(w, f"s{i}_", f"af{i}_", f"B{i}_ + (t_ & 1) * {BN * D}", D, BN, ty, 2)
+    # X per score (out of range: the tail's identity), into s0_
+    e(2, "#pragma unroll")
+    e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(3, "#pragma unroll")
+    e(3, "for (int c = 0; c < 4; ++c) {")
+    e(4, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
+    e(4, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+    for i, s in enumerate(f.scores):
+        e(4, f"const float {s.acc} = s{i}_[n][c];")
+    e(4, f"float x_ = {ident};")
+    e(4, f"if ({KEY} < nk_ && {f.query} < nq_) {{")
+    w.emitted_groups = {}
+    env = w.vr.vals([f.x], 5)
+    e(5, f"x_ = {env[f.x]};")
+    e(4, "}")
+    e(4, "s0_[n][c] = x_;")
+    e(3, "}")
+    e(2, "}")
+    if DV:
+        _emit_tail_mma(w, "s0_", f"W_ + (t_ & 1) * {BN * DV}", BN, DV, ty, 2)
+    else:
+        op = "fmaxf" if f.tail == "max" else "em_add_"
+        e(2, "#pragma unroll")
+        e(2, "for (int h = 0; h < 2; ++h) {")
+        e(3, "#pragma unroll")
+        e(3, f"for (int n = 0; n < {BN // 8}; ++n) r_[h] = {op}(r_[h], {op}(s0_[n][2 * h], s0_[n][2 * h + 1]));")
+        e(2, "}")
+    e(2, "em_cp_wait_all(); __syncthreads();")
+    e(1, "}")
+    if DV:  # epilogue: the accumulators through the store's expression
+        e(1, "#pragma unroll")
+        e(1, f"for (int n = 0; n < {DV // 8}; ++n) {{")
+        e(2, "#pragma unroll")
+        e(2, "for (int c = 0; c < 4; ++c) {")
+        e(3, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
+        e(3, f"const {I} {f.out_var} = n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+        e(3, f"if ({f.query} < nq_) {{")
+        e(4, f"const float {f.out_acc} = o_[n][c];")
+        _store(w, f, 4)
+        e(3, "}")
+        e(2, "}")
+        e(1, "}")
+    else:
+        op = "fmaxf" if f.tail == "max" else "em_add_"
+        e(1, "#pragma unroll")
+        e(1, "for (int h = 0; h < 2; ++h) {")
+        e(2, f"r_[h] = {op}(r_[h], __shfl_xor_sync(0xffffffffu, r_[h], 1));")
+        e(2, f"r_[h] = {op}(r_[h], __shfl_xor_sync(0xffffffffu, r_[h], 2));")
+        e(2, f"const {I} {f.query} = qrow_ + 8 * h;")
+        e(2, f"if ((lane_ & 3) == 0 && {f.query} < nq_) {{")
+        e(3, f"const float {f.out_acc} = r_[h];")
+        _store(w, f, 3)
+        e(2, "}")
+        e(1, "}")
+    w.T = T
+    return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
+
+
+SCORES_PRELUDE = "__device__ __forceinline__ float em_add_(float a, float b) { return a + b; }"
+
+
+def _store(w, f: ScoreForm, ind: int) -> None:
+    w.emitted_groups = {}
+    env = w.vr.vals([f.store.value], ind)
+    w.emit(ind, f"{f.store.buffer}[{w.idx(f.store.index)}] = {w.vr.store(f.store.buffer, env[f.store.value])};")
+
+
+def _emit_score_mma(w, out: str, frag: str, tile: str, D: int, BN: int, ty: str, ind: int) -> None:
+    """out[BN/8][4] = this warp's 16 rows (A fragments `frag`) x the key tile at `tile`, by mma.sync."""
+    e = w.emit
+    e(ind, f"float {out}[{BN // 8}][4];")
+    e(ind, "{")
+    e(ind + 1, f"const unsigned short* Kt = {tile};")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) {out}[n][0] = {out}[n][1] = {out}[n][2] = {out}[n][3] = 0.f;")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(ind + 2, "#pragma unroll")
+    e(ind + 2, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
+    e(ind + 3, "unsigned b_[4];")
+    e(ind + 3, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
+    e(ind + 3, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 3, f'EM_MMA16816("{ty}", {out}[2 * n2], {frag}[kk], b_[0], b_[1]);')
+    e(ind + 3, f'EM_MMA16816("{ty}", {out}[2 * n2 + 1], {frag}[kk], b_[2], b_[3]);')
+    e(ind + 2, "}")
+    e(ind + 1, "}")
+    e(ind, "}")
+
+
+def _emit_tail_mma(w, x: str, tile: str, BN: int, DV: int, ty: str, ind: int) -> None:
+    """o_ += X w: X re-packed from `x` as A fragments, the tail operand's tile by ldmatrix.trans."""
+    e = w.emit
+    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
+    e(ind, "{")
+    e(ind + 1, f"const unsigned short* Vt = {tile};")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
+    e(ind + 2, f"unsigned pa_[4] = {{{pack}({x}[2 * kk][0], {x}[2 * kk][1]), {pack}({x}[2 * kk][2], {x}[2 * kk][3]), "
+               f"{pack}({x}[2 * kk + 1][0], {x}[2 * kk + 1][1]), {pack}({x}[2 * kk + 1][2], {x}[2 * kk + 1][3])}};")
+    e(ind + 2, "#pragma unroll")
+    e(ind + 2, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
+    e(ind + 3, "unsigned b_[4];")
+    e(ind + 3, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
+    e(ind + 3, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 3, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
+    e(ind + 3, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
+    e(ind + 2, "}")
+    e(ind + 1, "}")
+    e(ind, "}")

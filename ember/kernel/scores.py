@@ -1,0 +1,208 @@
+"""Streamed score contractions: the kernels of attention's backward (and of its row statistics) with
+their scores recomputed per key tile instead of stored.
+
+A *score* is a short contraction S(row, key) = sum_d a(row, d) b(key, d) over a depth of 64 or 128
+(q kᵀ, dO vᵀ; with rows and keys swapped, k qᵀ and v dOᵀ). Stored, each is B·H·L² values written
+once and read by every kernel that uses it — the materialised attention backward moves ~13 such
+arrays; recomputed, a kernel reads only the operands (B·H·L·D each) and does the multiply-adds
+again on the tensor cores. With the row statistics (the softmax's max and sum, the rows' sums of P·dP)
+as buffers of their own kernels, the partition already builds such kernels in the streaming local
+mode (kernel/lower.py StreamRoots): one or two score locals filled per key, maybe a local G per key
+combining them with per-row and per-key loads, and a tail that is either
+
+* `mma`: out(row, e) = F(sum_key cast(G(key)) · w(key, e)) — dQ = dS k, dK = dSᵀ q, dV = Pᵀ dO — or
+* `max` / `sum`: out(row) = F(reduce_key X(key)) — the statistics m, l and D.
+
+`score_form(kernel)` recognises that shape in the kernel IR (no attention pattern: any kernel of
+this shape, whatever G computes) and returns it with the key loops renamed to KEY and every read
+of a local at KEY replaced by its value, so a renderer (codegen/cuda_scores.py) evaluates G and X
+per score from the score accumulators.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import symbolic as sm
+from . import ir
+from .online import KEY, _loads, _peel_casts, _rename, _score_local, _single_reduce, _vars, mask_bounds, replace
+
+
+@dataclass(frozen=True)
+class Score:
+    a: ir.Val  # the row operand over (rows, depth_var): staged once per block
+    b: ir.Val  # the key operand over (KEY, depth_var): streamed in tiles
+    depth_var: str
+    depth: sm.Expr
+    acc: str  # the accumulator the score's value reads (the renderer defines it per score)
+
+
+@dataclass(frozen=True)
+class ScoreForm:
+    rows: tuple  # ((var, extent), ...): the kernel's outer parallel loops
+    query: str  # the row variable every row operand varies along (the tile's rows)
+    keys: sm.Expr  # extent of the streamed axis
+    scores: tuple  # Score, one or two
+    tail: str  # "mma" | "max" | "sum"
+    x: ir.Val  # per (row, KEY): the tail's operand (mma: G rounded to w's dtype) or reduced value
+    w: ir.Val | None  # mma: the tail operand over (KEY, out_var)
+    out_var: str | None
+    out_extent: sm.Expr | None
+    out_acc: str  # the tail's accumulator, read by `store`
+    store: ir.Store
+    accum: object  # accumulation dtype of the tail
+
+
+def _fill(item, locals_: set):
+    """(local, var, extent, value) for `for l parallel: loc[l] = value`, or None."""
+    if not (isinstance(item, ir.Loop) and item.kind == "parallel" and len(item.body) == 1
+            and isinstance(item.body[0], ir.Store) and item.body[0].buffer in locals_):
+        return None
+    st = item.body[0]
+    if sm.free_vars(st.index) != {item.var}:
+        return None
+    return st.buffer, item.var, item.extent, st.value
+
+
+def _at_key(v: ir.Val, var: str, keys, values: dict, locals_: set) -> ir.Val | None:
+    """v (over loop var `var`) with `var` renamed KEY and each local read at KEY replaced by that
+    local's value; None when a local is read elsewhere or is not known."""
+    v = _rename(v, var, KEY, keys)
+    at = sm.index_var(KEY, keys)
+    subs = {}
+    for ld in _loads(v):
+        if ld.args[0] in locals_:
+            if ld.args[0] not in values or ld.args[1] != at:
+                return None
+            subs[ld] = values[ld.args[0]]
+    return replace(v, subs)
+
+
+def score_form(k: ir.Kernel) -> ScoreForm | None:
+    """The streamed-score pieces of local-mode kernel `k` (module docstring), or None."""
+    body, rows = k.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
+        rows.append((body[0].var, body[0].extent))
+        body = body[0].body
+    locals_ = {s.name for s in body if isinstance(s, ir.Local)}
+    items = [s for s in body if not isinstance(s, ir.Local)]
+    row_vars = {v for v, _ in rows}
+    scores: list = []
+    values: dict = {}
+    i, keys = 0, None
+    while i < len(items) and len(scores) < 2:
+        sc = _score_local(items[i], locals_, row_vars)
+        if sc is None:
+            break
+        a, b, _, value, acc, dvar, depth, name = sc
+        if keys is not None and items[i].extent != keys:
+            return None
+        keys = items[i].extent
+        a, b = _peel_casts(a)[0], _peel_casts(b)[0]
+        if a.op != "load" or b.op != "load" or a.dtype != b.dtype:
+            return None
+        scores.append(Score(a, _rename(b, items[i].var, KEY, keys), dvar, depth, acc))
+        values[name] = value
+        i += 1
+    if not scores:
+        return None
+    while i < len(items) and (fl := _fill(items[i], locals_)) is not None:  # G: a value per key
+        name, var, ext, value = fl
+        g = _at_key(value, var, keys, values, locals_) if ext == keys else None
+        if g is None:
+            return None
+        values[name] = g
+        i += 1
+    rest = items[i:]
+    if len(rest) == 3:  # a statistic: out = F(reduce_key X)
+        red = _single_reduce(tuple(rest), 0)
+        if red is None or red[0].op not in ("max", "sum") or red[2] != keys or not isinstance(rest[2], ir.Store):
+            return None
+        acc, var, _, upd, _ = red
+        x = _at_key(upd.value, var, keys, values, locals_)
+        st = rest[2]
+        if x is None or st.buffer in locals_ or any(ld.args[0] in locals_ for ld in _loads(st.value)):
+            return None
+        return _checked(ScoreForm(tuple(rows), "", keys, tuple(scores), acc.op, x, None, None, None, acc.name, st,
+                                  acc.dtype))
+    if len(rest) != 1 or not (isinstance(rest[0], ir.Loop) and rest[0].kind == "parallel" and len(rest[0].body) == 3):
+        return None
+    tail = rest[0]
+    red = _single_reduce(tail.body, 0)
+    st = tail.body[2]
+    if red is None or red[0].op != "sum" or red[2] != keys or not isinstance(st, ir.Store) or st.buffer in locals_:
+        return None
+    acc, var, _, upd, _ = red
+    prod, _ = _peel_casts(upd.value)
+    if prod.op != "mul":
+        return None
+    for p, w in (prod.args, prod.args[::-1]):
+        w0 = _peel_casts(w)[0]
+        if w0.op == "load" and w0.args[0] not in locals_ and any(ld.args[0] in locals_ for ld in _loads(p)) \
+                and p.dtype == w0.dtype and w is w0:
+            x = _at_key(p, var, keys, values, locals_)
+            if x is None or any(ld.args[0] in locals_ for ld in _loads(st.value)):
+                return None
+            return _checked(ScoreForm(tuple(rows), "", keys, tuple(scores), "mma", x, _rename(w0, var, KEY, keys),
+                                      tail.var, tail.extent, acc.name, st, acc.dtype))
+    return None
+
+
+def _checked(f: ScoreForm) -> ScoreForm | None:
+    """f with its query row chosen (the row loop every row operand varies along and no key operand
+    does, the longest), or None when there is none."""
+    ext = dict(f.rows)
+    keyed = set().union(*(_vars(s.b) for s in f.scores)) | (_vars(f.w) if f.w is not None else set())
+    cands = [r for r, _ in f.rows if all(r in _vars(s.a) for s in f.scores) and r not in keyed]
+    if not cands:
+        return None
+    cands.sort(key=lambda r: (not ext[r].is_const, ext[r].value if ext[r].is_const else 0))
+    return ScoreForm(f.rows, cands[-1], f.keys, f.scores, f.tail, f.x, f.w, f.out_var, f.out_extent, f.out_acc,
+                     f.store, f.accum)
+
+
+def _const(v: ir.Val, test) -> bool:
+    return v.op == "const" and isinstance(v.args[0], (int, float)) and not isinstance(v.args[0], bool) and test(v.args[0])
+
+
+def _neg_inf_when(v: ir.Val) -> list:
+    """Conditions whose falsity makes v -inf: `where(c, x, -inf)` through sums, positive scalings
+    and casts."""
+    v = _peel_casts(v)[0]
+    if v.op == "where" and _const(v.args[2], lambda x: x == float("-inf")):
+        return [v.args[0]]
+    if v.op == "add":
+        return _neg_inf_when(v.args[0]) + _neg_inf_when(v.args[1])
+    if v.op == "mul":
+        for a, b in (v.args, v.args[::-1]):
+            if _const(b, lambda x: x > 0):
+                return _neg_inf_when(a)
+    return []
+
+
+def _zero_when(v: ir.Val) -> list:
+    """Conditions whose falsity makes v 0: `where(c, x, 0)`, a factor that is, exp2 of -inf."""
+    v = _peel_casts(v)[0]
+    if v.op == "where" and _const(v.args[2], lambda x: x == 0):
+        return [v.args[0]]
+    if v.op == "mul":
+        return _zero_when(v.args[0]) + _zero_when(v.args[1])
+    if v.op == "exp2":
+        return _neg_inf_when(v.args[0])
+    return []
+
+
+def key_bounds(f: ScoreForm) -> tuple:
+    """(upper, lower): offsets such that X is the tail's identity (0 for a product or a sum, -inf
+    for a max) wherever KEY > query + upper or KEY < query + lower (None: no such bound), read from
+    the index comparisons of the masks X applies: a causal mask bounds dQ's keys from above and
+    dK's / dV's (rows and keys swapped) from below, so a block skips the tiles it would add nothing
+    from."""
+    conds = _neg_inf_when(f.x) if f.tail == "max" else _zero_when(f.x)
+    upper = lower = None
+    for c in conds:
+        for kind, off, _ in mask_bounds(c, f.query):
+            if kind == "upper" and upper is None:
+                upper = off
+            elif kind == "lower" and lower is None:
+                lower = off
+    return upper, lower
