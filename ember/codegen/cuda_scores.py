@@ -18,8 +18,10 @@ Keys past the end contribute the tail's identity (0 to a product or a sum, -inf 
 """
 from __future__ import annotations
 
+from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
+from ..kernel.online import replace
 from ..kernel.scores import KEY, ScoreForm, key_bounds
 from ..kernel.structure import UnsupportedKernel
 from .cuda_flash import HALF, _operand
@@ -91,7 +93,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"{I} blk_ = blockIdx.x;")
     e(1, f"const {I} ntq_ = {w.idx(ntq)};")
-    upper, lower = key_bounds(f)  # (a causal mask: the tiles a block's rows see)
+    upper, lower, conjuncts = key_bounds(f)  # (a causal mask: the tiles a block's rows see)
     first = "(ntq_ - 1 - blk_ % ntq_)" if upper is not None else "(blk_ % ntq_)"  # longest blocks first
     e(1, f"const {I} q0_ = {first} * {BM}; blk_ /= ntq_;")
     w.decompose("blk_", batch, 1)
@@ -159,23 +161,20 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     e(2, "em_cp_commit();")
     for i, D in enumerate(Ds):
         _emit_score_mma(w, f"s{i}_", f"af{i}_", f"B{i}_ + (t_ & 1) * {BN * D}", D, BN, ty, 2)
-    # X per score (out of range: the tail's identity), into s0_
-    e(2, "#pragma unroll")
-    e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
-    e(3, "#pragma unroll")
-    e(3, "for (int c = 0; c < 4; ++c) {")
-    e(4, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
-    e(4, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
-    for i, s in enumerate(f.scores):
-        e(4, f"const float {s.acc} = s{i}_[n][c];")
-    e(4, f"float x_ = {ident};")
-    e(4, f"if ({KEY} < nk_ && {f.query} < nq_) {{")
-    w.emitted_groups = {}
-    env = w.vr.vals([f.x], 5)
-    e(5, f"x_ = {env[f.x]};")
-    e(4, "}")
-    e(4, "s0_[n][c] = x_;")
-    e(3, "}")
+    # X per score (out of range: the tail's identity), into s0_. On a tile wholly inside the mask's
+    # bounds and the rows and keys X' (X with those conjuncts true) runs unguarded: straight-line
+    # code, so the rows' statistics load once per row, not per score
+    X = _fast_x(f)
+    X_full = replace(X, {c: ir.const(True, dt.bool_) for c in conjuncts})
+    full = [f"q0_ + {BM} <= nq_", f"kbeg_ + (t_ + 1) * {BN} <= nk_"]
+    if upper is not None:
+        full.append(f"kbeg_ + (t_ + 1) * {BN} - 1 <= q0_ + ({w.idx(upper)})")
+    if lower is not None:
+        full.append(f"kbeg_ + t_ * {BN} >= q0_ + {BM - 1} + ({w.idx(lower)})")
+    e(2, f"if ({' && '.join(full)}) {{")
+    _emit_x(w, f, X_full, BN, ident, None, 3)
+    e(2, "} else {")
+    _emit_x(w, f, X, BN, ident, f"{KEY} < nk_ && {f.query} < nq_", 3)
     e(2, "}")
     if DV:
         _emit_tail_mma(w, "s0_", f"W_ + (t_ & 1) * {BN * DV}", BN, DV, ty, 2)
@@ -215,6 +214,57 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
         e(1, "}")
     w.T = T
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
+
+
+def _emit_x(w, f: ScoreForm, X: ir.Val, BN: int, ident: str, guard: str | None, ind: int) -> None:
+    """s0_[n][c] = X at each score of the tile (where `guard` fails: the tail's identity)."""
+    I, e = w.IDX, w.emit
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, "for (int c = 0; c < 4; ++c) {")
+    e(ind + 2, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
+    e(ind + 2, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+    for i, s in enumerate(f.scores):
+        e(ind + 2, f"const float {s.acc} = s{i}_[n][c];")
+    w.emitted_groups = {}
+    start = len(w.lines)
+    if guard:
+        e(ind + 2, f"float x_ = {ident};")
+        e(ind + 2, f"if ({guard}) {{")
+        env = w.vr.vals([X], ind + 3)
+        e(ind + 3, f"x_ = {env[X]};")
+        e(ind + 2, "}")
+    else:
+        env = w.vr.vals([X], ind + 2)
+        e(ind + 2, f"const float x_ = {env[X]};")
+    # exp2 as one ex2.approx (the flash kernel's): its result is rounded to 16 bits or summed in float32
+    w.lines[start:] = [ln.replace("exp2f(", "em_ex2(") for ln in w.lines[start:]]
+    e(ind + 2, "s0_[n][c] = x_;")
+    e(ind + 1, "}")
+    e(ind, "}")
+
+
+def _fast_x(f: ScoreForm) -> ir.Val:
+    """X with each score used unrounded where the graph rounds it to 16 bits and widens it back
+    (torch's q @ kᵀ returns bf16; its own flash kernels keep the float32 accumulator, as the flash
+    kernel's `streamlined` does): two conversions fewer per score."""
+    accs = {s.acc for s in f.scores}
+    memo: dict = {}
+
+    def go(v: ir.Val) -> ir.Val:
+        if v in memo:
+            return memo[v]
+        r = v
+        if v.op == "cast" and v.dtype.is_float and v.args[0].op == "cast" and v.args[0].dtype.name in HALF \
+                and v.args[0].args[0].op == "acc" and v.args[0].args[0].args[0] in accs \
+                and v.dtype == v.args[0].args[0].dtype:
+            r = v.args[0].args[0]
+        elif v.srcs:
+            r = ir.Val(v.op, tuple(go(a) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
+        memo[v] = r
+        return r
+    return go(f.x)
 
 
 SCORES_PRELUDE = "__device__ __forceinline__ float em_add_(float a, float b) { return a + b; }"

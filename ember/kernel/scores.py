@@ -192,17 +192,20 @@ def _zero_when(v: ir.Val) -> list:
 
 
 def key_bounds(f: ScoreForm) -> tuple:
-    """(upper, lower): offsets such that X is the tail's identity (0 for a product or a sum, -inf
-    for a max) wherever KEY > query + upper or KEY < query + lower (None: no such bound), read from
-    the index comparisons of the masks X applies: a causal mask bounds dQ's keys from above and
-    dK's / dV's (rows and keys swapped) from below, so a block skips the tiles it would add nothing
-    from."""
+    """(upper, lower, conjuncts): offsets such that X is the tail's identity (0 for a product or a
+    sum, -inf for a max) wherever KEY > query + upper or KEY < query + lower (None: no such bound),
+    read from the index comparisons of the masks X applies — a causal mask bounds dQ's keys from
+    above and dK's / dV's (rows and keys swapped) from below, so a block skips the tiles it would
+    add nothing from — and the mask conjuncts that say so (true on a tile wholly inside the bounds)."""
     conds = _neg_inf_when(f.x) if f.tail == "max" else _zero_when(f.x)
     upper = lower = None
+    used = []
     for c in conds:
-        for kind, off, _ in mask_bounds(c, f.query):
+        for kind, off, conj in mask_bounds(c, f.query):
             if kind == "upper" and upper is None:
                 upper = off
+                used.append(conj)
             elif kind == "lower" and lower is None:
                 lower = off
-    return upper, lower
+                used.append(conj)
+    return upper, lower, tuple(used)
