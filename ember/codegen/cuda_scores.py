@@ -246,9 +246,9 @@ def _emit_x(w, f: ScoreForm, X: ir.Val, BN: int, ident: str, guard: str | None, 
 
 
 def _fast_x(f: ScoreForm) -> ir.Val:
-    """X with each score used unrounded where the graph rounds it to 16 bits and widens it back
-    (torch's q @ kᵀ returns bf16; its own flash kernels keep the float32 accumulator, as the flash
-    kernel's `streamlined` does): two conversions fewer per score."""
+    """X with each score used unrounded where the graph rounds it to 16 bits (torch's q @ kᵀ
+    returns bf16; its own flash kernels keep the float32 accumulator, as the flash kernel's
+    `streamlined` does; every value is computed in float32 here): two conversions fewer per score."""
     accs = {s.acc for s in f.scores}
     memo: dict = {}
 
@@ -256,10 +256,8 @@ def _fast_x(f: ScoreForm) -> ir.Val:
         if v in memo:
             return memo[v]
         r = v
-        if v.op == "cast" and v.dtype.is_float and v.args[0].op == "cast" and v.args[0].dtype.name in HALF \
-                and v.args[0].args[0].op == "acc" and v.args[0].args[0].args[0] in accs \
-                and v.dtype == v.args[0].args[0].dtype:
-            r = v.args[0].args[0]
+        if v.op == "cast" and v.dtype.name in HALF and v.args[0].op == "acc" and v.args[0].args[0] in accs:
+            r = v.args[0]
         elif v.srcs:
             r = ir.Val(v.op, tuple(go(a) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
         memo[v] = r
