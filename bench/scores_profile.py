@@ -36,7 +36,7 @@ def main():
     import torch
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None)
-    ap.add_argument("--variants", default="4x64,4x32,8x64,8x32,2x32,2x64")
+    ap.add_argument("--variants", default="4x64s2,4x64s3,4x64s4,4x32s2,4x32s3,4x32s4,8x64s3")
     a = ap.parse_args()
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
     for B, H, L, D in [(4, 16, 1024, 64), (2, 16, 2048, 128)]:
@@ -54,9 +54,10 @@ def main():
                              regs=at.num_regs, local_bytes=at.local_size_bytes, smem=l.config.get("smem")))
         row = dict(shape=[B, H, L, D], us=round(p.benchmark(reps=10, **ins), 1), kernels=kern)
         for v in a.variants.split(","):
-            w_, bn = (int(x) for x in v.split("x"))
+            w_, rest = v.split("x")
+            bn, _, st = rest.partition("s")
             try:
-                p2 = build(gs, {"mode": "scores", "warps": w_, "BN": bn})
+                p2 = build(gs, {"mode": "scores", "warps": int(w_), "BN": int(bn), "stages": int(st or 2)})
                 p2(**ins)
                 row[v] = {"us": round(p2.benchmark(reps=10, **ins), 1),
                           "kernels_us": [round(float(x), 1) for x in p2.profile(reps=10, **ins)]}

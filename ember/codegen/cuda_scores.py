@@ -57,10 +57,10 @@ def scores_applicable(k: ir.Kernel, f: ScoreForm) -> str | None:
     return None
 
 
-def scores_smem(f: ScoreForm, warps: int, BN: int) -> int:
+def scores_smem(f: ScoreForm, warps: int, BN: int, stages: int = 2) -> int:
     BM = 16 * warps
-    n = sum(BM * s.depth.value + 2 * BN * s.depth.value for s in f.scores)
-    return 2 * (n + (2 * BN * f.out_extent.value if f.tail == "mma" else 0))
+    n = sum(BM * s.depth.value + stages * BN * s.depth.value for s in f.scores)
+    return 2 * (n + (stages * BN * f.out_extent.value if f.tail == "mma" else 0))
 
 
 def render_scores(w, f: ScoreForm) -> sm.Expr:
@@ -75,7 +75,10 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     ty = HALF[f.scores[0].a.dtype.name]
     Ds = [s.depth.value for s in f.scores]
     DV = f.out_extent.value if f.tail == "mma" else 0
-    w.smem_bytes = scores_smem(f, warps, BN)
+    S = int(w.cfg.get("stages", 2))  # ring slots: S - 1 tiles load while one computes
+    if S not in (2, 3, 4):
+        raise UnsupportedKernel(f"scores stages={S} (2, 3 or 4)")
+    w.smem_bytes = scores_smem(f, warps, BN, S)
     rows = dict(f.rows)
     L = rows[f.query]
     batch = [(v, x) for v, x in f.rows if v != f.query]
@@ -87,7 +90,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
         off += BM * D
     for i, D in enumerate(Ds):
         e(1, f"unsigned short* B{i}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
-        off += 2 * BN * D
+        off += S * BN * D
     if DV:
         e(1, f"unsigned short* W_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
@@ -135,10 +138,12 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
                  {KEY: kv, fast: dvar}, "kr_ < nk_", ind + 1)
             e(ind, "}")
 
-    e(1, "if (ntk_ > 0) {")
-    load_tile("0", "0", 2)
-    e(1, "}")
-    e(1, "em_cp_commit(); em_cp_wait_all(); __syncthreads();")
+    for i in range(S - 1):  # the first S - 1 tiles (a commit group each, empty past the end)
+        e(1, f"if ({i} < ntk_) {{")
+        load_tile(str(i), str(i), 2)
+        e(1, "}")
+        e(1, "em_cp_commit();")
+    e(1, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncthreads();  /* the rows and tile 0 */')
     for i, D in enumerate(Ds):
         e(1, f"unsigned af{i}_[{D // 16}][4];")
         e(1, "#pragma unroll")
@@ -155,12 +160,16 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
         e(1, f"float r_[2] = {{{ident}, {ident}}};")
     e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
     e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
-    e(2, "if (t_ + 1 < ntk_) {")
-    load_tile("t_ + 1", "(t_ + 1) & 1", 3)
+    e(2, "if (t_ > 0) {  /* tile t_ has landed; every warp is done with the slot refilled below */")
+    e(3, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncthreads();')
+    e(2, "}")
+    e(2, f"if (t_ + {S - 1} < ntk_) {{")
+    load_tile(f"t_ + {S - 1}", f"(t_ + {S - 1}) % {S}", 3)
     e(2, "}")
     e(2, "em_cp_commit();")
+    e(2, f"const int slot_ = (int)(t_ % {S});")
     for i, D in enumerate(Ds):
-        _emit_score_mma(w, f"s{i}_", f"af{i}_", f"B{i}_ + (t_ & 1) * {BN * D}", D, BN, ty, 2)
+        _emit_score_mma(w, f"s{i}_", f"af{i}_", f"B{i}_ + slot_ * {BN * D}", D, BN, ty, 2)
     # X per score (out of range: the tail's identity), into s0_. On a tile wholly inside the mask's
     # bounds and the rows and keys X' (X with those conjuncts true) runs unguarded: straight-line
     # code, so the rows' statistics load once per row, not per score
@@ -177,7 +186,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     _emit_x(w, f, X, BN, ident, f"{KEY} < nk_ && {f.query} < nq_", 3)
     e(2, "}")
     if DV:
-        _emit_tail_mma(w, "s0_", f"W_ + (t_ & 1) * {BN * DV}", BN, DV, ty, 2)
+        _emit_tail_mma(w, "s0_", f"W_ + slot_ * {BN * DV}", BN, DV, ty, 2)
     else:
         op = "fmaxf" if f.tail == "max" else "em_add_"
         e(2, "#pragma unroll")
@@ -185,8 +194,8 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
         e(3, "#pragma unroll")
         e(3, f"for (int n = 0; n < {BN // 8}; ++n) r_[h] = {op}(r_[h], {op}(s0_[n][2 * h], s0_[n][2 * h + 1]));")
         e(2, "}")
-    e(2, "em_cp_wait_all(); __syncthreads();")
     e(1, "}")
+    e(1, "em_cp_wait_all();")
     if DV:  # epilogue: the accumulators through the store's expression
         e(1, "#pragma unroll")
         e(1, f"for (int n = 0; n < {DV // 8}; ++n) {{")
