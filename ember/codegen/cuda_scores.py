@@ -269,9 +269,35 @@ def _fast_x(f: ScoreForm) -> ir.Val:
             r = v.args[0]
         elif v.srcs:
             r = ir.Val(v.op, tuple(go(a) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
+            r = _folded_scale(r)
         memo[v] = r
         return r
     return go(f.x)
+
+
+def _scalar(v: ir.Val) -> float | None:
+    return float(v.args[0]) if v.op == "const" and isinstance(v.args[0], float) else None
+
+
+def _folded_scale(v: ir.Val) -> ir.Val:
+    """c1 * (c2 * x) as (c1 c2) * x, and 1 * x as x, in float32 products: autograd's exp2 leaves
+    ln 2 * log2 e on every score (one rounding of a float32 product apart)."""
+    if v.op != "mul" or v.dtype.name != "float32":
+        return v
+    for c, x in (v.args, v.args[::-1]):
+        k = _scalar(c)
+        if k is None:
+            continue
+        if x.op == "mul" and x.dtype == v.dtype:
+            for c2, y in (x.args, x.args[::-1]):
+                k2 = _scalar(c2)
+                if k2 is not None:
+                    k, x = k * k2, y
+                    break
+        if abs(k - 1.0) < 1e-12:
+            return x
+        return ir.Val("mul", (ir.const(k, v.dtype), x), v.dtype)
+    return v
 
 
 SCORES_PRELUDE = "__device__ __forceinline__ float em_add_(float a, float b) { return a + b; }"
