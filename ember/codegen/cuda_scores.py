@@ -57,10 +57,24 @@ def scores_applicable(k: ir.Kernel, f: ScoreForm) -> str | None:
     return None
 
 
+def shared_tail(f: ScoreForm) -> int | None:
+    """The score whose key operand is the tail operand itself (dQ = dS k after S = q kᵀ; dK = dSᵀ q
+    after Sᵀ = k qᵀ): the tail reads that score's tile, no second copy of it."""
+    if f.tail != "mma":
+        return None
+    for i, s in enumerate(f.scores):
+        if s.b.args[0] == f.w.args[0] and s.depth == f.out_extent and \
+                sm.substitute(s.b.args[1], {s.depth_var: sm.var("_d", 0, None)}) == \
+                sm.substitute(f.w.args[1], {f.out_var: sm.var("_d", 0, None)}):
+            return i
+    return None
+
+
 def scores_smem(f: ScoreForm, warps: int, BN: int, stages: int = 2) -> int:
     BM = 16 * warps
     n = sum(BM * s.depth.value + stages * BN * s.depth.value for s in f.scores)
-    return 2 * (n + (stages * BN * f.out_extent.value if f.tail == "mma" else 0))
+    own = f.tail == "mma" and shared_tail(f) is None
+    return 2 * (n + (stages * BN * f.out_extent.value if own else 0))
 
 
 def render_scores(w, f: ScoreForm) -> sm.Expr:
@@ -91,8 +105,9 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     for i, D in enumerate(Ds):
         e(1, f"unsigned short* B{i}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
         off += S * BN * D
+    shared = shared_tail(f)
     if DV:
-        e(1, f"unsigned short* W_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
+        e(1, f"unsigned short* W_ = {f'B{shared}_' if shared is not None else f'reinterpret_cast<unsigned short*>(em_dyn_smem) + {off}'};")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"{I} blk_ = blockIdx.x;")
     e(1, f"const {I} ntq_ = {w.idx(ntq)};")
@@ -129,7 +144,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
 
     def load_tile(t: str, slot: str, ind: int):
         ops = [(f"B{i}_", s.b, D, s.depth_var) for i, (s, D) in enumerate(zip(f.scores, Ds))]
-        ops += [("W_", f.w, DV, f.out_var)] if DV else []
+        ops += [("W_", f.w, DV, f.out_var)] if DV and shared is None else []
         for base, v, width, fast in ops:
             e(ind, f"for (int c_ = tid_; c_ < {BN * width // 8}; c_ += {T}) {{")
             e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
@@ -159,6 +174,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     else:
         e(1, f"float r_[2] = {{{ident}, {ident}}};")
     e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
+    X, X_full = _hoisted(w, f, _fast_x(f), conjuncts, 1)
     e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
     e(2, "if (t_ > 0) {  /* tile t_ has landed; every warp is done with the slot refilled below */")
     e(3, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncthreads();')
@@ -173,8 +189,6 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     # X per score (out of range: the tail's identity), into s0_. On a tile wholly inside the mask's
     # bounds and the rows and keys X' (X with those conjuncts true) runs unguarded: straight-line
     # code, so the rows' statistics load once per row, not per score
-    X = _fast_x(f)
-    X_full = replace(X, {c: ir.const(True, dt.bool_) for c in conjuncts})
     full = [f"q0_ + {BM} <= nq_", f"kbeg_ + (t_ + 1) * {BN} <= nk_"]
     if upper is not None:
         full.append(f"kbeg_ + (t_ + 1) * {BN} - 1 <= q0_ + ({w.idx(upper)})")
@@ -223,6 +237,63 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
         e(1, "}")
     w.T = T
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
+
+
+def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
+    """(X, X on a full tile) with the parts of X that vary with the row alone — the softmax's
+    statistics, their reciprocals and products — computed once per row before the key loop
+    (registers rv<i>_[2]: a thread's two rows) instead of at every score."""
+    row_vars = {v for v, _ in f.rows}
+    X_full = replace(X, {c: ir.const(True, dt.bool_) for c in conjuncts})
+    memo: dict = {}
+
+    def per_row(v: ir.Val) -> bool:  # no key, no score, not a constant: worth a register
+        if v in memo:
+            return memo[v]
+        if v.op in ("const", "acc"):
+            r = v.op == "const"
+        elif v.op == "load":
+            r = not isinstance(v.args[1], ir.Val) and (sm.free_vars(v.args[1]) | sm.free_vars(v.args[2])) <= row_vars
+        elif v.op == "index":
+            r = sm.free_vars(v.args[0]) <= row_vars
+        else:
+            r = all(per_row(a) for a in v.srcs)
+        memo[v] = r
+        return r
+
+    tops: list = []
+    seen: set = set()
+
+    def collect(v: ir.Val):
+        if v in seen:
+            return
+        seen.add(v)
+        if v.op != "const" and per_row(v) and v.op != "index":
+            tops.append(v)
+            return
+        for a in v.srcs:
+            collect(a)
+    collect(X)
+    collect(X_full)
+    if not tops:
+        return X, X_full
+    I, e = w.IDX, w.emit
+    for i, v in enumerate(tops):
+        e(ind, f"float rv{i}_[2];")
+    e(ind, "#pragma unroll")
+    e(ind, "for (int h = 0; h < 2; ++h) {")
+    e(ind + 1, f"const {I} {f.query} = qrow_ + 8 * h;")
+    for i in range(len(tops)):
+        e(ind + 1, f"rv{i}_[h] = 0.f;")
+    e(ind + 1, f"if ({f.query} < nq_) {{")
+    w.emitted_groups = {}
+    env = w.vr.vals(tops, ind + 2)
+    for i, v in enumerate(tops):
+        e(ind + 2, f"rv{i}_[h] = {env[v]};")
+    e(ind + 1, "}")
+    e(ind, "}")
+    regs = {v: ir.Val("acc", (f"rv{i}_[c >> 1]",), v.dtype) for i, v in enumerate(tops)}
+    return replace(X, regs), replace(X_full, regs)
 
 
 def _emit_x(w, f: ScoreForm, X: ir.Val, BN: int, ident: str, guard: str | None, ind: int) -> None:
