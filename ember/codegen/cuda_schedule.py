@@ -507,12 +507,10 @@ def scores_config(k: ir.Kernel, target=None) -> dict | None:
     if form is None or not has_tensor_cores(target) or scores_applicable(k, form) is not None:
         return None
     limit = int(getattr(target, "smem_per_block", 0) or 227 * 1024)
-    # measured on the H100 (bench/results/gpu-session26-2026-11-27/{e,g}/, causal bf16, whole backward):
-    # head dim 64 4 warps x 64 keys 507 us (x 32: 534; 8 warps: 648-698), head dim 128 4 x 32 1450
-    # (x 64: 1639): at 128, 32-key tiles let two blocks share an SM (registers and shared memory)
-    # (per kernel, run g/: the statistics and dV's one-score kernels 4 x 64 there too)
-    wide = len(form.scores) == 2 and form.tail == "mma" and max(s.depth.value for s in form.scores) >= 128
-    for warps, BN in (((4, 32), (2, 32)) if wide else ((4, 64), (4, 32), (2, 32))):
+    # measured on the H100 (bench/results/gpu-session26-2026-11-27/j/, causal bf16, each kernel of the
+    # backward): 4 warps x 64 keys fastest for every kernel at head dims 64 and 128 (the whole
+    # backward 442 / 1233 us; x 32 keys 465 / 1293; 8 warps 600-700 / 1500+ in e/, f/)
+    for warps, BN in ((4, 64), (4, 32), (2, 32)):
         if scores_smem(form, warps, BN) <= limit:
             return {"mode": "scores", "warps": warps, "BN": BN}
     return None
