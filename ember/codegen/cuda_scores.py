@@ -336,8 +336,14 @@ def _fast_x(f: ScoreForm) -> ir.Val:
         if v in memo:
             return memo[v]
         r = v
+        inner = v.args[0] if v.op == "cast" else None
+        while inner is not None and inner.op == "cast" and inner.dtype.name == "float32":
+            inner = inner.args[0]
         if v.op == "cast" and v.dtype.name in HALF and v.args[0].op == "acc" and v.args[0].args[0] in accs:
             r = v.args[0]
+        elif v.op == "cast" and v.dtype.name in HALF and inner is not None and inner.op == "cast" \
+                and inner.dtype == v.dtype:  # rounded to the same 16 bits already (exact)
+            r = go(inner)
         elif v.srcs:
             r = ir.Val(v.op, tuple(go(a) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
             r = _folded_scale(r)
