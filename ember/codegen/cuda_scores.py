@@ -184,6 +184,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     e(2, "}")
     e(2, "em_cp_commit();")
     e(2, f"const int slot_ = (int)(t_ % {S});")
+    Xt, Xt_full = _per_key(w, f, X, X_full, BN, 2)
     for i, D in enumerate(Ds):
         _emit_score_mma(w, f"s{i}_", f"af{i}_", f"B{i}_ + slot_ * {BN * D}", D, BN, ty, 2)
     # X per score (out of range: the tail's identity), into s0_. On a tile wholly inside the mask's
@@ -195,9 +196,9 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     if lower is not None:
         full.append(f"kbeg_ + t_ * {BN} >= q0_ + {BM - 1} + ({w.idx(lower)})")
     e(2, f"if ({' && '.join(full)}) {{")
-    _emit_x(w, f, X_full, BN, ident, None, 3)
+    _emit_x(w, f, Xt_full, BN, ident, None, 3)
     e(2, "} else {")
-    _emit_x(w, f, X, BN, ident, f"{KEY} < nk_ && {f.query} < nq_", 3)
+    _emit_x(w, f, Xt, BN, ident, f"{KEY} < nk_ && {f.query} < nq_", 3)
     e(2, "}")
     if DV:
         _emit_tail_mma(w, "s0_", f"W_ + slot_ * {BN * DV}", BN, DV, ty, 2)
@@ -239,25 +240,22 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
 
 
-def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
-    """(X, X on a full tile) with the parts of X that vary with the row alone — the softmax's
-    statistics, their reciprocals and products — computed once per row before the key loop
-    (registers rv<i>_[2]: a thread's two rows) instead of at every score."""
-    row_vars = {v for v, _ in f.rows}
-    X_full = replace(X, {c: ir.const(True, dt.bool_) for c in conjuncts})
+def _invariants(X: ir.Val, others: list, allowed: set) -> list:
+    """The largest parts of X (and of `others`) that read only the variables `allowed` and no
+    score: values worth a register instead of a computation per score."""
     memo: dict = {}
 
-    def per_row(v: ir.Val) -> bool:  # no key, no score, not a constant: worth a register
+    def within(v: ir.Val) -> bool:
         if v in memo:
             return memo[v]
         if v.op in ("const", "acc"):
             r = v.op == "const"
         elif v.op == "load":
-            r = not isinstance(v.args[1], ir.Val) and (sm.free_vars(v.args[1]) | sm.free_vars(v.args[2])) <= row_vars
+            r = not isinstance(v.args[1], ir.Val) and (sm.free_vars(v.args[1]) | sm.free_vars(v.args[2])) <= allowed
         elif v.op == "index":
-            r = sm.free_vars(v.args[0]) <= row_vars
+            r = sm.free_vars(v.args[0]) <= allowed
         else:
-            r = all(per_row(a) for a in v.srcs)
+            r = all(within(a) for a in v.srcs)
         memo[v] = r
         return r
 
@@ -268,13 +266,23 @@ def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
         if v in seen:
             return
         seen.add(v)
-        if v.op != "const" and per_row(v) and v.op != "index":
+        if v.op not in ("const", "index") and within(v):
             tops.append(v)
             return
         for a in v.srcs:
             collect(a)
-    collect(X)
-    collect(X_full)
+    for x in [X] + others:
+        collect(x)
+    return tops
+
+
+def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
+    """(X, X on a full tile) with the parts of X that vary with the row alone — the softmax's
+    statistics, their reciprocals and products — computed once per row before the key loop
+    (registers rv<i>_[2]: a thread's two rows) instead of at every score."""
+    row_vars = {v for v, _ in f.rows}
+    X_full = replace(X, {c: ir.const(True, dt.bool_) for c in conjuncts})
+    tops = _invariants(X, [X_full], row_vars)
     if not tops:
         return X, X_full
     I, e = w.IDX, w.emit
@@ -293,6 +301,44 @@ def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
     e(ind + 1, "}")
     e(ind, "}")
     regs = {v: ir.Val("acc", (f"rv{i}_[c >> 1]",), v.dtype) for i, v in enumerate(tops)}
+    return replace(X, regs), replace(X_full, regs)
+
+
+# registers a tile's per-key values may take (knob `key_regs`): dV's two (m, 1/l) at 64 keys; dK's
+# three took it to 241 registers at head dim 64 (3 -> 2 blocks an SM) and spilled at 128
+KEY_REGS = 32
+
+
+def _per_key(w, f: ScoreForm, X: ir.Val, X_full: ir.Val, BN: int, ind: int) -> tuple:
+    """(X, X_full) with the parts that vary with the key alone — the statistics of a kernel whose
+    rows are the keys (dK, dV read the softmax's statistics by the streamed query index) — computed
+    once per key of the tile (registers kv<i>_[BN/8][2]: a thread's keys), before the score MMAs
+    so their loads overlap them, instead of at each of the key's two rows."""
+    allowed = {v for v, _ in f.rows if v != f.query} | {KEY}
+    tops = _invariants(X, [X_full], allowed)
+    if not tops or len(tops) * BN // 4 > int(w.cfg.get("key_regs", KEY_REGS)):
+        return X, X_full
+    I, e = w.IDX, w.emit
+    for i in range(len(tops)):
+        e(ind, f"float kv{i}_[{BN // 8}][2];")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, "for (int c = 0; c < 2; ++c) {")
+    e(ind + 2, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + c;")
+    for i in range(len(tops)):
+        e(ind + 2, f"kv{i}_[n][c] = 0.f;")
+    e(ind + 2, f"if ({KEY} < nk_) {{")
+    w.emitted_groups = {}
+    start = len(w.lines)
+    env = w.vr.vals(tops, ind + 3)
+    for i, v in enumerate(tops):
+        e(ind + 3, f"kv{i}_[n][c] = {env[v]};")
+    w.lines[start:] = [ln.replace("exp2f(", "em_ex2(") for ln in w.lines[start:]]
+    e(ind + 2, "}")
+    e(ind + 1, "}")
+    e(ind, "}")
+    regs = {v: ir.Val("acc", (f"kv{i}_[n][c & 1]",), v.dtype) for i, v in enumerate(tops)}
     return replace(X, regs), replace(X_full, regs)
 
 
