@@ -13,11 +13,11 @@ from ember.kernel.lower import lower
 from ember.kernel.scores import score_form
 
 
-def _grads(B, H, L, S, D, causal, dtype="bfloat16"):
+def _grads(B, H, L, S, D, causal, dtype="bfloat16", Hkv=None):
     q = em.input("q", (B, H, L, D), dtype)
-    k, v = (em.input(n, (B, H, S, D), dtype) for n in "kv")
+    k, v = (em.input(n, (B, Hkv or H, S, D), dtype) for n in "kv")
     do = em.input("do", (B, H, L, D), dtype)
-    o = em.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    o = em.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=Hkv is not None)
     loss = (o.cast("float32") * do.cast("float32")).sum()
     return em.grad(loss, [q, k, v])
 
@@ -51,21 +51,31 @@ def test_float32_attention_backward_keeps_its_buffers():
     assert not any(score_form(k) is not None and t.default_config(k, t)["mode"] == "scores" for k, _ in lowered.kernels)
 
 
+def test_gqa_attention_backward_streams_and_sums_its_groups():
+    """GQA: the kv heads' gradients are computed per query head by scores kernels and summed over
+    each group by a kernel of their own."""
+    t = get_target("h100")
+    lowered = lower([x.node for x in _grads(1, 4, 128, 128, 64, True, Hkv=2)], target=t)
+    modes = [t.default_config(k, t)["mode"] for k, _ in lowered.kernels]
+    assert modes.count("scores") == 6 and len(modes) == 8
+
+
 @pytest.mark.cuda
-@pytest.mark.parametrize("shape", [(1, 2, 300, 300, 64, True), (2, 3, 129, 257, 128, False), (1, 4, 512, 512, 128, True),
-                                   (2, 2, 1000, 1000, 64, True)])
+@pytest.mark.parametrize("shape", [(1, 2, 300, 300, 64, True, None), (2, 3, 129, 257, 128, False, None),
+                                   (1, 4, 512, 512, 128, True, None), (2, 2, 1000, 1000, 64, True, None),
+                                   (1, 4, 200, 200, 64, True, 2)])
 def test_cuda_attention_backward_equals_torch(shape):
     import torch
-    B, H, L, S, D, causal = shape
-    p = em.compile(_grads(B, H, L, S, D, causal), device="cuda")
-    assert set(l.config.get("mode") for l in p.launches) == {"scores"}
+    B, H, L, S, D, causal, Hkv = shape
+    p = em.compile(_grads(B, H, L, S, D, causal, Hkv=Hkv), device="cuda")
+    assert [l.config.get("mode") for l in p.launches].count("scores") == 6
     torch.manual_seed(0)
     q = torch.randn(B, H, L, D, device="cuda").bfloat16()
-    k, v = (torch.randn(B, H, S, D, device="cuda").bfloat16() for _ in range(2))
+    k, v = (torch.randn(B, Hkv or H, S, D, device="cuda").bfloat16() for _ in range(2))
     do = torch.randn(B, H, L, D, device="cuda").bfloat16()
     got = p(q=q, k=k, v=v, do=do)
     fq, fk, fv = (x.double().requires_grad_(True) for x in (q, k, v))
-    o = torch.nn.functional.scaled_dot_product_attention(fq, fk, fv, is_causal=causal)
+    o = torch.nn.functional.scaled_dot_product_attention(fq, fk, fv, is_causal=causal, enable_gqa=Hkv is not None)
     want = torch.autograd.grad(o, (fq, fk, fv), do.double())
     for g_, w_ in zip(got, want):
         rel = float((g_.double() - w_).abs().max() / w_.abs().max())
