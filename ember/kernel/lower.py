@@ -319,14 +319,15 @@ def _expanding(n) -> bool:
     depth = sm.prod([n.srcs[0].shape[a] for a in reduce_axes(n)])
     if not depth.is_const or depth.value > 256:
         return False
-    big = {v: 4096 for v in sm.free_vars(sm.prod(n.shape))}  # (a symbolic length taken long)
+    def values(x) -> int:  # (a symbolic length taken long)
+        e = sm.prod(x.shape)
+        return sm.evaluate(e, {v: 4096 for v in sm.free_vars(e)})
 
     def held(x):  # the values an operand holds: below its broadcasting views and casts
         while x.op in (g.VIEW, g.CAST):
             x = x.srcs[0]
-        return sm.evaluate(sm.prod(x.shape), {**big, **{v: 4096 for v in sm.free_vars(sm.prod(x.shape))}})
-    out = sm.evaluate(sm.prod(n.shape), big)
-    return all(out >= held(o) for o in ops)
+        return values(x)
+    return all(values(n) >= held(o) for o in ops)
 
 
 def score_roots(roots: list, base: set, streamed: StreamRoots, accepts, target, names: dict, sizes: dict) -> StreamRoots:
