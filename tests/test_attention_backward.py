@@ -80,3 +80,25 @@ def test_cuda_attention_backward_equals_torch(shape):
     for g_, w_ in zip(got, want):
         rel = float((g_.double() - w_).abs().max() / w_.abs().max())
         assert np.isfinite(rel) and rel < 2e-2, rel
+
+
+def test_scores_kernels_skip_causal_tiles_share_tiles_and_hoist_statistics():
+    """The renderer's structure on the six kernels of a causal backward: the key loop bounded from
+    above (statistics, dQ) or below (dK, dV) by the causal mask; dQ and dK read their tail operand
+    from a score's tile; per-row statistics in registers before the key loop, dV's per-key ones
+    once per key of a tile."""
+    from ember.codegen import cuda as cg
+    from ember.kernel.scores import key_bounds
+    t = get_target("h100")  # (at 1024 keys the causal mask stays index arithmetic; smaller ones fold to data)
+    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 64, True)], target=t)
+    forms = [score_form(k) for k, _ in lowered.kernels]
+    bounds = [key_bounds(f)[:2] for f in forms]
+    tails = [f.tail for f in forms]
+    mma = [i for i, tl in enumerate(tails) if tl == "mma"]
+    assert all(b[0] is not None and b[1] is None for f, b in zip(forms, bounds) if f.tail != "mma")
+    dq, dk, dv = mma  # (the lowering's order: dQ, dK, dV)
+    assert bounds[dq][0] is not None and bounds[dk][1] is not None and bounds[dv][1] is not None
+    src = {i: cg.render_kernel(k, t.default_config(k, t), t)[0] for i, (k, _) in enumerate(lowered.kernels)}
+    assert "W_ = B" in src[dq] and "W_ = B" in src[dk] and "W_ = B" not in src[dv]
+    assert "rv0_[h] =" in src[dq] and "kv0_[n][c] =" in src[dv] and "kv0_" not in src[dk]
+    assert all("exp2f(" not in s for s in src.values())
