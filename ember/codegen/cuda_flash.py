@@ -175,21 +175,21 @@ def streamlined(X: ir.Val, score: ir.Val) -> tuple:
     return X, 1.0
 
 
-def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int) -> None:
-    """s_[BN/8][4] = this warp's 16 q rows (A fragments qf_) x the key tile Kt, by mma.sync."""
+def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int, out: str = "s_", frag: str = "qf_", tile: str = "Kt") -> None:
+    """out[BN/8][4] = this warp's 16 rows (A fragments `frag`) x the key tile at `tile`, by mma.sync."""
     e = w.emit
-    e(ind, f"float s_[{BN // 8}][4];")
+    e(ind, f"float {out}[{BN // 8}][4];")
     e(ind, "#pragma unroll")
-    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][0] = s_[n][1] = s_[n][2] = s_[n][3] = 0.f;")
+    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {out}[n][0] = {out}[n][1] = {out}[n][2] = {out}[n][3] = 0.f;")
     e(ind, "#pragma unroll")
     e(ind, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
     e(ind + 2, "unsigned b_[4];")
     e(ind + 2, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
-    e(ind + 2, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(ind + 2, f'EM_MMA16816("{ty}", s_[2 * n2], qf_[kk], b_[0], b_[1]);')
-    e(ind + 2, f'EM_MMA16816("{ty}", s_[2 * n2 + 1], qf_[kk], b_[2], b_[3]);')
+    e(ind + 2, f"em_ldsm4(b_, {tile} + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f'EM_MMA16816("{ty}", {out}[2 * n2], {frag}[kk], b_[0], b_[1]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", {out}[2 * n2 + 1], {frag}[kk], b_[2], b_[3]);')
     e(ind + 1, "}")
     e(ind, "}")
 
@@ -221,20 +221,20 @@ def emit_online_step(w, BN: int, DV: int, c: str, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_pv_mma(w, BN: int, DV: int, ty: str, ind: int) -> None:
-    """o_ += P v: P re-packed from the score accumulators as A fragments, the value tile Vt by
+def emit_pv_mma(w, BN: int, DV: int, ty: str, ind: int, x: str = "s_", tile: str = "Vt") -> None:
+    """o_ += P v: P re-packed from the accumulators `x` as A fragments, the value tile at `tile` by
     ldmatrix.trans."""
     e = w.emit
     pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
     e(ind, "#pragma unroll")
     e(ind, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
-    e(ind + 1, f"unsigned pa_[4] = {{{pack}(s_[2 * kk][0], s_[2 * kk][1]), {pack}(s_[2 * kk][2], s_[2 * kk][3]), "
-               f"{pack}(s_[2 * kk + 1][0], s_[2 * kk + 1][1]), {pack}(s_[2 * kk + 1][2], s_[2 * kk + 1][3])}};")
+    e(ind + 1, f"unsigned pa_[4] = {{{pack}({x}[2 * kk][0], {x}[2 * kk][1]), {pack}({x}[2 * kk][2], {x}[2 * kk][3]), "
+               f"{pack}({x}[2 * kk + 1][0], {x}[2 * kk + 1][1]), {pack}({x}[2 * kk + 1][2], {x}[2 * kk + 1][3])}};")
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
     e(ind + 2, "unsigned b_[4];")
     e(ind + 2, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
-    e(ind + 2, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f"em_ldsm4t(b_, {tile} + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
     e(ind + 2, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
     e(ind + 2, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
     e(ind + 1, "}")

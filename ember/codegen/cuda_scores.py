@@ -24,7 +24,7 @@ from ..kernel import ir
 from ..kernel.online import replace
 from ..kernel.scores import KEY, ScoreForm, key_bounds
 from ..kernel.structure import UnsupportedKernel
-from .cuda_flash import HALF, _operand
+from .cuda_flash import HALF, _operand, emit_pv_mma, emit_scores_mma
 
 IDENTITY = {"mma": "0.f", "sum": "0.f", "max": "-INFINITY"}
 
@@ -186,7 +186,8 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     e(2, f"const int slot_ = (int)(t_ % {S});")
     Xt, Xt_full = _per_key(w, f, X, X_full, BN, 2)
     for i, D in enumerate(Ds):
-        _emit_score_mma(w, f"s{i}_", f"af{i}_", f"B{i}_ + slot_ * {BN * D}", D, BN, ty, 2)
+        e(2, f"const unsigned short* Bt{i}_ = B{i}_ + slot_ * {BN * D};")
+        emit_scores_mma(w, D, BN, ty, 2, out=f"s{i}_", frag=f"af{i}_", tile=f"Bt{i}_")
     # X per score (out of range: the tail's identity), into s0_. On a tile wholly inside the mask's
     # bounds and the rows and keys X' (X with those conjuncts true) runs unguarded: straight-line
     # code, so the rows' statistics load once per row, not per score
@@ -201,7 +202,8 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     _emit_x(w, f, Xt, BN, ident, f"{KEY} < nk_ && {f.query} < nq_", 3)
     e(2, "}")
     if DV:
-        _emit_tail_mma(w, "s0_", f"W_ + slot_ * {BN * DV}", BN, DV, ty, 2)
+        e(2, f"const unsigned short* Wt_ = W_ + slot_ * {BN * DV};")
+        emit_pv_mma(w, BN, DV, ty, 2, x="s0_", tile="Wt_")
     else:
         op = "fmaxf" if f.tail == "max" else "em_add_"
         e(2, "#pragma unroll")
@@ -430,47 +432,3 @@ def _store(w, f: ScoreForm, ind: int) -> None:
     w.emitted_groups = {}
     env = w.vr.vals([f.store.value], ind)
     w.emit(ind, f"{f.store.buffer}[{w.idx(f.store.index)}] = {w.vr.store(f.store.buffer, env[f.store.value])};")
-
-
-def _emit_score_mma(w, out: str, frag: str, tile: str, D: int, BN: int, ty: str, ind: int) -> None:
-    """out[BN/8][4] = this warp's 16 rows (A fragments `frag`) x the key tile at `tile`, by mma.sync."""
-    e = w.emit
-    e(ind, f"float {out}[{BN // 8}][4];")
-    e(ind, "{")
-    e(ind + 1, f"const unsigned short* Kt = {tile};")
-    e(ind + 1, "#pragma unroll")
-    e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) {out}[n][0] = {out}[n][1] = {out}[n][2] = {out}[n][3] = 0.f;")
-    e(ind + 1, "#pragma unroll")
-    e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
-    e(ind + 2, "#pragma unroll")
-    e(ind + 2, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
-    e(ind + 3, "unsigned b_[4];")
-    e(ind + 3, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
-    e(ind + 3, f"em_ldsm4(b_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(ind + 3, f'EM_MMA16816("{ty}", {out}[2 * n2], {frag}[kk], b_[0], b_[1]);')
-    e(ind + 3, f'EM_MMA16816("{ty}", {out}[2 * n2 + 1], {frag}[kk], b_[2], b_[3]);')
-    e(ind + 2, "}")
-    e(ind + 1, "}")
-    e(ind, "}")
-
-
-def _emit_tail_mma(w, x: str, tile: str, BN: int, DV: int, ty: str, ind: int) -> None:
-    """o_ += X w: X re-packed from `x` as A fragments, the tail operand's tile by ldmatrix.trans."""
-    e = w.emit
-    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
-    e(ind, "{")
-    e(ind + 1, f"const unsigned short* Vt = {tile};")
-    e(ind + 1, "#pragma unroll")
-    e(ind + 1, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
-    e(ind + 2, f"unsigned pa_[4] = {{{pack}({x}[2 * kk][0], {x}[2 * kk][1]), {pack}({x}[2 * kk][2], {x}[2 * kk][3]), "
-               f"{pack}({x}[2 * kk + 1][0], {x}[2 * kk + 1][1]), {pack}({x}[2 * kk + 1][2], {x}[2 * kk + 1][3])}};")
-    e(ind + 2, "#pragma unroll")
-    e(ind + 2, f"for (int n2 = 0; n2 < {DV // 16}; ++n2) {{")
-    e(ind + 3, "unsigned b_[4];")
-    e(ind + 3, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
-    e(ind + 3, f"em_ldsm4t(b_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(ind + 3, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
-    e(ind + 3, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
-    e(ind + 2, "}")
-    e(ind + 1, "}")
-    e(ind, "}")
