@@ -51,6 +51,16 @@ def ember_decode(B, Hkv, G, S, D, cfg=None):
     return _program(o, cfg, "decode")
 
 
+def em_decode_node(B, Hkv, G, S, D):
+    """The graph of one decode attention (as ember_decode builds it), for its default schedule."""
+    import ember as em
+    q = em.input("q", (B, Hkv, G, 1, D), em.bfloat16)
+    k = em.input("k", (B, Hkv, S, D), em.bfloat16)
+    v = em.input("v", (B, Hkv, S, D), em.bfloat16)
+    s = (q @ k.unsqueeze(2).transpose(-1, -2)).cast(em.float32) * (1.0 / math.sqrt(D))
+    return (s.softmax(-1).cast(em.bfloat16) @ v.unsqueeze(2)).node
+
+
 def ember_decode_layers(N, B, Hkv, G, S, D, cfg=None):
     """N independent decode attentions in one program (one kernel each, one CUDA graph), as a
     decode step runs one per layer: each over its own cache, so nothing is read from L2 twice."""
@@ -72,7 +82,7 @@ def ember_decode_layers(N, B, Hkv, G, S, D, cfg=None):
     return pipeline.build_program(lowered, target, None, "tuple", configs=cfgs)
 
 
-def bench_decode_layers(out: dict, N: int = 16, variants: bool = False) -> None:
+def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch_ab: bool = False) -> None:
     """Decode attention timed as in a decode step: N of them back to back in one graph replay (a
     lone kernel's replay costs ~5-6 us whatever it reads, which caps any one-kernel measurement at
     8K keys far below the floor). Per attention: the replay's time / N; SDPA the same way."""
@@ -101,6 +111,19 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False) -> None:
                    ember_us=round(ember_us, 2), sdpa_us=round(sdpa_us, 2), cfg=prog.launches[0].config.get("cfg"),
                    ember_pct_copy_bw=round(100 * nbytes / (ember_us * 1e-6) / bw, 1),
                    sdpa_pct_copy_bw=round(100 * nbytes / (sdpa_us * 1e-6) / bw, 1))
+        if prefetch_ab:  # the default schedule with and without its K / V rows asked of L2 before the wait
+            from ember import pipeline
+            target = pipeline.get_target("cuda")
+            lowered = pipeline.lower([em_decode_node(B, Hkv, G, S, D)], None, target)
+            base = next(target.default_config(k, target) for k, _ in lowered.kernels
+                        if target.default_config(k, target).get("mode") == "decode")
+            for pf in (0, 1):
+                name = f"kv_prefetch{pf}"
+                p2 = ember_decode_layers(N, B, Hkv, G, S, D, dict(base, kv_prefetch=pf))
+                e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())
+                us = p2.benchmark(reps=20, **feed) / N
+                row[name] = dict(us=round(us, 2), pct=round(100 * nbytes / (us * 1e-6) / bw, 1), ok=e2 < 2e-2)
+                print(" ", name, row[name], flush=True)
         if variants:  # the decode schedule's knobs under the same protocol
             for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c, "splits": p}
                         for w in (4,) for bn in (16, 32) for st in (2, 4)
@@ -375,6 +398,8 @@ def main():
     ap.add_argument("--exact-compare", action="store_true")
     ap.add_argument("--prefill-only", action="store_true")
     ap.add_argument("--masked-only", action="store_true", help="only SDPA with a boolean / additive padding mask")
+    ap.add_argument("--prefetch-ab", action="store_true",
+                    help="with --decode-layers: the default schedule with knob kv_prefetch 0 and 1")
     ap.add_argument("--decode-layers", type=int, default=0, metavar="N",
                     help="only decode attention as N back-to-back layers in one graph replay")
     a = ap.parse_args()
@@ -392,7 +417,7 @@ def main():
         bench_masked(out)
         ok = all(r["ok"] for r in out["masked"])
     elif a.decode_layers:
-        bench_decode_layers(out, a.decode_layers, a.variants)
+        bench_decode_layers(out, a.decode_layers, a.variants, a.prefetch_ab)
         ok = all(r["ok"] for r in out["decode_layers"])
     else:
         ok = check(out)

@@ -320,9 +320,27 @@ def test_cuda_decode_attention_equals_torch(shape):
     assert float((got - want).abs().max()) < 2e-2
 
 
+def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
+    """Knob `kv_prefetch`: the trigger first, then each block's own K / V rows (contiguous per key)
+    asked of L2, then the wait — nothing but the block's indices and the dims read before it."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    y = _decode_graph(1, 8, 4, 8192, 128)
+    cfgs = [{"mode": "decode", "warps": 4, "BN": 16, "cluster": c, "stages": 4, "splits": p, "kv_prefetch": 1}
+            for c, p in ((8, 1), (2, 8))]
+    k = _compiles(y, cfgs)
+    src = cg.render_kernel(k, cfgs[0], t)[0]
+    body = src.split("__global__")[-1]
+    head = body[:body.index("EM_PDL_WAIT();")]
+    assert "EM_PDL_TRIGGER();" in head and "EM_GRID_DEPENDENCY" not in body
+    assert head.count("em_prefetch_l2_span(") == 2 and "em_cp16" not in head and "kbeg_" not in head
+    plain = cg.render_kernel(k, dict(cfgs[0], kv_prefetch=0), t)[0]
+    assert "EM_GRID_DEPENDENCY();" in plain and "em_prefetch_l2_span(" not in plain.split("__global__")[-1]
+
+
 @pytest.mark.cuda
-@pytest.mark.parametrize("cluster,splits", [(8, 2), (1, 16), (4, 4), (2, 8)])
-def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits):
+@pytest.mark.parametrize("cluster,splits,kv_prefetch", [(8, 2, 0), (1, 16, 0), (4, 4, 1), (2, 8, 0), (8, 1, 1)])
+def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefetch):
     """The partials combined by the last block to arrive; its counter reset for the next call (a
     second and third call on new inputs must be right too: a counter left at P * C would leave the
     outputs unwritten)."""
@@ -331,9 +349,10 @@ def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits):
     B, Hkv, G, S, D = 2, 8, 4, 3001, 128
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
-    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": cluster, "splits": splits}
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": cluster, "splits": splits,
+           "kv_prefetch": kv_prefetch}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
-    assert p.launches[0].config.get("workspace")
+    assert bool(p.launches[0].config.get("workspace")) == (splits > 1)
     for seed in range(3):
         torch.manual_seed(seed)
         q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()

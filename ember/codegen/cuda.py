@@ -382,7 +382,7 @@ class _KernelWriter(RowMappings):
         self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
         pdl = has_pdl(self.target)
         if pdl:  # programmatic dependent launch (codegen/cuda_pdl.py): before anything else runs
-            emit_grid_dependency(self, self.cfg)
+            emit_grid_dependency(self, self.cfg, wait=not (mode == "decode" and self.cfg.get("kv_prefetch")))
         for i, d in enumerate(self.k.dims):
             self.emit(1, f"const long long {self.names[d]} = em_dims_[{i}];")
         if self.cluster > 1 and mode not in ("block", "decode"):

@@ -21,6 +21,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
+from .cuda_pdl import has_pdl
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
@@ -139,10 +140,12 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "kend_ = kend_ < nk_ ? kend_ : nk_;")
     else:
         e(1, f"const {I} kend_ = nk_;")
+    part = f"(split_ * {C}u + rank_)" if P > 1 else "rank_"
+    if cfg.get("kv_prefetch") and has_pdl(w.target):
+        _prefetch_keys_before_wait(w, f, part, C * P, BN)
     # keys [kbeg_, kend_) split evenly over the cluster, from the rows' first key (a left-padding
     # mask's start): the same split and tiles wherever the sequence starts in the cache
     emit_key_floor(w, f, _row_decomposition(qv, "r_"), R, "true", 1)
-    part = f"(split_ * {C}u + rank_)" if P > 1 else "rank_"
     e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * P * BN - 1}) / {C * P * BN} * {BN};")
     e(1, f"const {I} k0_ = kbeg_ + {part} * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
     e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
@@ -289,6 +292,39 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         _combine_splits(w, f, at_row, P, C, R, DV, c, ws_head)
     w.T = 32 * W
     return sm.prod([x for _, x in groups]) * P * C
+
+
+def _contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:
+    """Whether operand `v` (over KEY and `fast`) stores its key rows back to back: consecutive along
+    `fast`, `width` elements from one key to the next."""
+    x, y = sm.var("x_", 0, None), sm.var("y_", 0, None)
+    at = lambda a, b: sm.substitute(v.args[1], {KEY: a, fast: b})  # noqa: E731
+    step, along = at(x + 1, y) - at(x, y), at(x, y + 1) - at(x, y)
+    return step.is_const and step.value == width and along.is_const and along.value == 1
+
+
+def _prefetch_keys_before_wait(w, f: OnlineForm, part: str, parts: int, BN: int) -> None:
+    """Knob `kv_prefetch`: while this kernel waits for the one before it (programmatic dependent
+    launch, codegen/cuda_pdl.py), each block asks L2 for the K and V rows its split will read, so
+    the cache streams from HBM across the launch gap and the kernel before's tail. The rows are
+    the split's from key 0 (exact when no mask floors the keys; a hint otherwise); only the host's
+    dims and the block's indices are read before `EM_PDL_WAIT()`. An L2 prefetch is safe even of a
+    row an earlier kernel is still writing: L2 is where writes land, so later loads see them."""
+    I, e = w.IDX, w.emit
+    rowwise = {v for v, _ in query_vars(f)}  # (not declared yet: a span must not depend on them)
+    spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
+             if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
+             and _contiguous_rows(v, fast, width)]
+    e(1, "{  /* this block's K / V rows into L2 before the wait */")
+    e(2, f"const {I} pc_ = (kend_ + {parts * BN - 1}) / {parts * BN} * {BN};")
+    e(2, f"const {I} p0_ = {part} * pc_, p1_ = (p0_ + pc_ < kend_ ? p0_ + pc_ : kend_);")
+    e(2, "if (p1_ > p0_) {")
+    for v, fast, width in spans:
+        at = w.idx(sm.substitute(v.args[1], {KEY: sm.var("p0_", 0, None), fast: 0}))
+        e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), (unsigned long long)(p1_ - p0_) * {width * v.dtype.itemsize}ull);")
+    e(2, "}")
+    e(1, "}")
+    e(1, "EM_PDL_WAIT();")
 
 
 def _store_output(w, f: OnlineForm, at_row, value: str, ind: int) -> None:

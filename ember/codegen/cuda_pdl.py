@@ -32,6 +32,19 @@ from ..kernel import ir
 PDL_PRELUDE = r"""
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define EM_GRID_DEPENDENCY() asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory")
+#define EM_PDL_TRIGGER() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#define EM_PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
+__device__ __forceinline__ void em_prefetch_l2_span(const void* p, unsigned long long nbytes) {
+  /* warp 0's lanes each ask L2 for a 16-byte-aligned share of [p, p + nbytes) (this block's own rows) */
+  const unsigned long long a = (unsigned long long)p;
+  if ((threadIdx.x >> 5) != 0 || (a & 15ull) != 0ull) return;
+  nbytes &= ~15ull;
+  const unsigned long long share = ((nbytes + 31) / 32 + 15ull) & ~15ull, off = (threadIdx.x & 31) * share;
+  if (off >= nbytes) return;
+  const unsigned long long n = nbytes - off < share ? nbytes - off : share;
+  asm volatile("{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %0;\n\tcp.async.bulk.prefetch.L2.global [g], %1;\n\t}"
+               :: "l"(a + off), "r"((unsigned)n) : "memory");
+}
 __device__ __forceinline__ void em_prefetch_l2(const void* p, unsigned long long nbytes) {
   /* the first blocks each prefetch one 16-byte-aligned share of [p, p + nbytes) into L2 */
   const unsigned long long a = (unsigned long long)p;
@@ -47,6 +60,9 @@ __device__ __forceinline__ void em_prefetch_l2(const void* p, unsigned long long
 }
 #else
 #define EM_GRID_DEPENDENCY()
+#define EM_PDL_TRIGGER()
+#define EM_PDL_WAIT()
+__device__ __forceinline__ void em_prefetch_l2_span(const void*, unsigned long long) {}
 __device__ __forceinline__ void em_prefetch_l2(const void*, unsigned long long) {}
 #endif
 """
@@ -73,9 +89,12 @@ def streamed_constants(k: ir.Kernel, constants: set) -> list:
     return out
 
 
-def emit_grid_dependency(w, cfg: dict) -> None:
+def emit_grid_dependency(w, cfg: dict, wait: bool = True) -> None:
     """The kernel body's first lines: the constants' L2 prefetch (cfg `prefetch`: [[param, bytes]]),
-    then the PDL trigger and wait."""
+    then the PDL trigger and wait. `wait=False`: the trigger only — the renderer emits the wait
+    itself (`EM_PDL_WAIT()`) after the L2 prefetches it can compute from the block's indices alone
+    (decode attention's own keys, knob `kv_prefetch`): until the wait it may read nothing the kernels
+    before it write (the dims array is the host's), and no block may exit before it."""
     for name, nbytes in cfg.get("prefetch", ()):
         w.emit(1, f"em_prefetch_l2({name}, {int(nbytes)}ull);")
-    w.emit(1, "EM_GRID_DEPENDENCY();")
+    w.emit(1, "EM_GRID_DEPENDENCY();" if wait else "EM_PDL_TRIGGER();")

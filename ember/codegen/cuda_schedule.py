@@ -26,6 +26,9 @@ from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applica
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
 H100_SMS = 132  # H100 SXM
 SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may use (H100: 227 KB per block)
+# decode attention asks L2 for its blocks' K / V rows while it waits for the kernel before it (knob
+# `kv_prefetch`, codegen/cuda_flash_decode.py); EMBER_KV_PREFETCH=1 / 0 sets the default
+KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
 CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
 
@@ -487,6 +490,8 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         keys = form.keys.value if form.keys.is_const else form.keys.vmax
         if cluster == 8 and LONG_CACHE <= keys < float("inf") and 16 * n <= sm_count(target):
             cfg.update(cluster=2, splits=8)
+        if KV_PREFETCH:  # each block's K / V rows asked of L2 before the grid-dependency wait
+            cfg["kv_prefetch"] = 1
         return cfg
     if not has_tensor_cores(target) or flash_applicable(k, form) is not None:
         return None

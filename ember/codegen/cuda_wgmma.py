@@ -109,7 +109,8 @@ __device__ __forceinline__ void em_wg_wait1()  { asm volatile("wgmma.wait_group.
 # every k step — over K = 32768 (KernelBench's ShallowWideMLP, VanillaRNN) 1.5-2.6e-4, above
 # float32's 1e-4 tolerance; a fresh accumulator per window is small, its truncation too, and the
 # folds round to nearest. The second accumulator takes BN / 2 registers: tiles up to 128 wide.
-PROMOTE_SLICES, PROMOTE_MIN_K = 4, 2048
+# EMBER_PROMOTE_MIN_K overrides the K from which it folds (an experiment knob).
+PROMOTE_SLICES, PROMOTE_MIN_K = 4, int(os.environ.get("EMBER_PROMOTE_MIN_K", "2048"))
 
 INSTR = {"bf16": ("k16", "bf16", 16), "f16": ("k16", "f16", 16), "tf32": ("k8", "tf32", 8),
          "tf32x3": ("k8", "tf32", 8)}  # (three TF32 products per k step)
