@@ -117,7 +117,7 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
             lowered = pipeline.lower([em_decode_node(B, Hkv, G, S, D)], None, target)
             base = next(target.default_config(k, target) for k, _ in lowered.kernels
                         if target.default_config(k, target).get("mode") == "decode")
-            for pf in (0, 1):
+            for pf in (0, 1, 16384, 65536):
                 name = f"kv_prefetch{pf}"
                 p2 = ember_decode_layers(N, B, Hkv, G, S, D, dict(base, kv_prefetch=pf))
                 e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())

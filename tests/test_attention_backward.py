@@ -10,7 +10,7 @@ import pytest
 import ember as em
 from ember.backends.target import get_target
 from ember.kernel.lower import lower
-from ember.kernel.scores import score_form
+from ember.kernel.scores import score_form, score_forms, shared_scores
 
 
 def _grads(B, H, L, S, D, causal, dtype="bfloat16", Hkv=None):
@@ -29,8 +29,9 @@ def test_attention_backward_recomputes_its_scores(causal, D):
     t = get_target("h100")
     L, S = 200, 328
     lowered = lower([x.node for x in _grads(1, 2, L, S, D, causal)], target=t)
-    forms = [score_form(k) for k, _ in lowered.kernels]
+    forms = [f for k, _ in lowered.kernels for f in (score_forms(k) or [None])]
     assert all(f is not None for f in forms) and len(forms) == 6
+    assert len(lowered.kernels) == (5 if D == 64 else 6)  # (dK and dV one kernel at head dim 64)
     assert sorted(f.tail for f in forms) == ["max", "mma", "mma", "mma", "sum", "sum"]
     assert [len(f.scores) for f in forms if f.tail == "mma"].count(2) == 2  # dQ, dK: S and dP
     assert all(t.default_config(k, t)["mode"] == "scores" for k, _ in lowered.kernels)
@@ -41,7 +42,56 @@ def test_attention_backward_recomputes_its_scores(causal, D):
 def test_scores_kernels_compile_for_sm90():
     pytest.importorskip("cuda.core")
     p = em.compile(_grads(1, 2, 130, 130, 64, True), device="h100")  # renders and NVRTC-compiles
-    assert [l.config.get("mode") for l in p.launches] == ["scores"] * 6
+    assert [l.config.get("mode") for l in p.launches] == ["scores"] * 5
+
+
+def test_dk_and_dv_merge_into_one_kernel_sharing_their_scores():
+    """kernel/siblings.py: at head dim 64 dK and dV are one kernel with two outputs, its two forms
+    sharing Sᵀ = k qᵀ (two distinct products, not three) and both tails reading a score's tile; at
+    head dim 128 (a second accumulator would spill) they stay apart."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 64, True)], target=t)
+    (k, args), = [(k, a) for k, a in lowered.kernels if len(score_forms(k)) == 2]
+    assert sorted(args[p.name] for p in k.buffers if p.role == "out") == ["out1", "out2"]
+    scores, maps = shared_scores(score_forms(k))
+    assert len(scores) == 2 and set(maps[1].values()) <= set(maps[0].values())
+    src = cg.render_kernel(k, t.default_config(k, t), t)[0]
+    assert "W0_ = B" in src and "W1_ = B" in src  # (both tails read a score's tile: no ring of their own)
+    assert src.split("__global__")[-1].count("em_ex2(") == 2  # (full and edge tiles: once each)
+    lowered128 = lower([x.node for x in _grads(1, 2, 512, 512, 128, True)], target=t)
+    assert all(len(score_forms(k)) == 1 for k, _ in lowered128.kernels) and len(lowered128.kernels) == 6
+
+
+def test_merged_siblings_run_on_the_cpu_as_their_two_bodies():
+    """The merge is plain IR (the second body after the first, renamed apart): any backend runs it.
+    Two reductions over the same rows, merged with permissive predicates, equal numpy on the CPU."""
+    from ember import pipeline
+    from ember.kernel.siblings import merge_siblings
+    x = em.input("x", (37, 53), "float32")
+    y = em.input("y", (37, 53), "float32")
+    a, b = (x * 2.0).sum(-1), (y.exp() + x).max(-1)
+    t = get_target("cpu")
+    lowered = lower([a.node, b.node], target=t)
+    assert len(lowered.kernels) == 2
+    lowered.kernels = merge_siblings(lowered.kernels, lambda k: True, lambda m: True)
+    assert len(lowered.kernels) == 1 and len([p for p in lowered.kernels[0][0].buffers if p.role == "out"]) == 2
+    p = pipeline.build_program(lowered, t, None, "tuple")
+    rng = np.random.default_rng(0)
+    xv, yv = rng.standard_normal((37, 53), np.float32), rng.standard_normal((37, 53), np.float32)
+    ga, gb = p(x=xv, y=yv)
+    np.testing.assert_allclose(ga, (xv * 2).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(gb, (np.exp(yv) + xv).max(-1), rtol=1e-5)
+    # a kernel reading another's output merges only with kernels it does not depend on
+    c = (a.unsqueeze(-1) * y).sum(-1) + b
+    lowered2 = lower([a.node, c.node, b.node], target=t)
+    n = len(lowered2.kernels)
+    lowered2.kernels = merge_siblings(lowered2.kernels, lambda k: True, lambda m: True)
+    assert len(lowered2.kernels) < n
+    ga, gc, gb = pipeline.build_program(lowered2, t, None, "tuple")(x=xv, y=yv)
+    want_a, want_b = (xv * 2).sum(-1), (np.exp(yv) + xv).max(-1)
+    np.testing.assert_allclose(gc, (want_a[:, None] * yv).sum(-1) + want_b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gb, want_b, rtol=1e-5)
 
 
 def test_float32_attention_backward_keeps_its_buffers():
@@ -57,7 +107,7 @@ def test_gqa_attention_backward_streams_and_sums_its_groups():
     t = get_target("h100")
     lowered = lower([x.node for x in _grads(1, 4, 128, 128, 64, True, Hkv=2)], target=t)
     modes = [t.default_config(k, t)["mode"] for k, _ in lowered.kernels]
-    assert modes.count("scores") == 6 and len(modes) == 8
+    assert modes.count("scores") == 5 and len(modes) == 7  # (dK and dV one kernel)
 
 
 @pytest.mark.cuda
@@ -68,7 +118,7 @@ def test_cuda_attention_backward_equals_torch(shape):
     import torch
     B, H, L, S, D, causal, Hkv = shape
     p = em.compile(_grads(B, H, L, S, D, causal, Hkv=Hkv), device="cuda")
-    assert [l.config.get("mode") for l in p.launches].count("scores") == 6
+    assert [l.config.get("mode") for l in p.launches].count("scores") == (5 if D == 64 else 6)
     torch.manual_seed(0)
     q = torch.randn(B, H, L, D, device="cuda").bfloat16()
     k, v = (torch.randn(B, Hkv or H, S, D, device="cuda").bfloat16() for _ in range(2))
@@ -90,7 +140,7 @@ def test_scores_kernels_skip_causal_tiles_share_tiles_and_hoist_statistics():
     from ember.codegen import cuda as cg
     from ember.kernel.scores import key_bounds
     t = get_target("h100")  # (at 1024 keys the causal mask stays index arithmetic; smaller ones fold to data)
-    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 64, True)], target=t)
+    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 128, True)], target=t)  # (128: six kernels)
     forms = [score_form(k) for k, _ in lowered.kernels]
     bounds = [key_bounds(f)[:2] for f in forms]
     tails = [f.tail for f in forms]
@@ -99,6 +149,6 @@ def test_scores_kernels_skip_causal_tiles_share_tiles_and_hoist_statistics():
     dq, dk, dv = mma  # (the lowering's order: dQ, dK, dV)
     assert bounds[dq][0] is not None and bounds[dk][1] is not None and bounds[dv][1] is not None
     src = {i: cg.render_kernel(k, t.default_config(k, t), t)[0] for i, (k, _) in enumerate(lowered.kernels)}
-    assert "W_ = B" in src[dq] and "W_ = B" in src[dk] and "W_ = B" not in src[dv]
+    assert "W0_ = B" in src[dq] and "W0_ = B" in src[dk] and "W0_ = B" not in src[dv]
     assert "rv0_[h] =" in src[dq] and "kv0_[n][c] =" in src[dv] and "kv0_" not in src[dk]
     assert all("exp2f(" not in s for s in src.values())

@@ -110,6 +110,38 @@ _online_softmax.prologues = os.environ.get("EMBER_STREAM_PROLOGUES", "1") != "0"
 _online_softmax.scores = os.environ.get("EMBER_STREAM_SCORES", "1") != "0"  # type: ignore[attr-defined]
 
 
+def _merge_siblings(merged) -> bool:
+    """Whether a merged pair of scores kernels (kernel/siblings.py) is worth one kernel: two `mma`
+    tails sharing a score product (dK and dV: Sᵀ = k qᵀ), the same causal key bounds, head dims up to
+    SIBLING_DEPTH (a second float32 accumulator is DV / 2 registers a thread: at 128 the merged kernel
+    would spill), and a schedule that fits."""
+    from ..codegen.cuda_schedule import scores_config
+    from ..kernel.scores import key_bounds, score_forms, shared_scores
+    forms = score_forms(merged)
+    if forms is None or len(forms) != 2 or any(f.tail != "mma" for f in forms):
+        return False
+    if any(s.depth.value > SIBLING_DEPTH for f in forms for s in f.scores) or \
+            any(f.out_extent.value > SIBLING_DEPTH for f in forms):
+        return False
+    scores, _ = shared_scores(forms)
+    if len(scores) == sum(len(f.scores) for f in forms) or key_bounds(forms[0])[:2] != key_bounds(forms[1])[:2]:
+        return False
+    return scores_config(merged, None) is not None
+
+
+def _sibling_candidate(k) -> bool:
+    from ..kernel.scores import score_form
+    f = score_form(k)
+    return f is not None and f.tail == "mma"
+
+
+SIBLING_DEPTH = 64
+_merge_siblings.candidate = _sibling_candidate  # type: ignore[attr-defined]
+# dK and dV of attention's backward as one kernel (kernel/siblings.py); EMBER_MERGE_SIBLINGS=0: off
+if _online_softmax.scores and os.environ.get("EMBER_MERGE_SIBLINGS", "1") != "0":  # type: ignore[attr-defined]
+    _online_softmax.siblings = _merge_siblings  # type: ignore[attr-defined]
+
+
 def _space(k, level, target):
     from ..search.space import cuda_space
     return cuda_space(k, level, target)

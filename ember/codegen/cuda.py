@@ -33,7 +33,7 @@ from .cuda_flash_decode import render_decode
 from .cuda_scores import SCORES_PRELUDE, render_scores
 from .cuda_guarded import render_guarded
 from ..kernel.online import online_form
-from ..kernel.scores import score_form
+from ..kernel.scores import score_forms
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
 from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
 from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
@@ -390,7 +390,7 @@ class _KernelWriter(RowMappings):
         if mode == "rowlocal":
             grid = self._rowlocal(T)
         elif mode in ("flash", "decode", "scores"):  # attention streamed (kernel/online.py; its backward: kernel/scores.py)
-            form = (score_form if mode == "scores" else online_form)(self.k)
+            form = (score_forms if mode == "scores" else online_form)(self.k)
             if form is None:
                 raise UnsupportedKernel(f"{self.k.name}: not in the streamed form {mode} mode renders")
             if not has_tensor_cores(self.target):

@@ -221,9 +221,9 @@ def emit_online_step(w, BN: int, DV: int, c: str, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_pv_mma(w, BN: int, DV: int, ty: str, ind: int, x: str = "s_", tile: str = "Vt") -> None:
-    """o_ += P v: P re-packed from the accumulators `x` as A fragments, the value tile at `tile` by
-    ldmatrix.trans."""
+def emit_pv_mma(w, BN: int, DV: int, ty: str, ind: int, x: str = "s_", tile: str = "Vt", acc: str = "o_") -> None:
+    """`acc` += P v: P re-packed from the accumulators `x` as A fragments, the value tile at `tile`
+    by ldmatrix.trans."""
     e = w.emit
     pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
     e(ind, "#pragma unroll")
@@ -235,8 +235,8 @@ def emit_pv_mma(w, BN: int, DV: int, ty: str, ind: int, x: str = "s_", tile: str
     e(ind + 2, "unsigned b_[4];")
     e(ind + 2, "const int r_ = kk * 16 + (lane_ & 7) + (((lane_ >> 3) & 1) << 3), ch_ = n2 * 2 + (lane_ >> 4);")
     e(ind + 2, f"em_ldsm4t(b_, {tile} + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(ind + 2, f'EM_MMA16816("{ty}", o_[2 * n2], pa_, b_[0], b_[1]);')
-    e(ind + 2, f'EM_MMA16816("{ty}", o_[2 * n2 + 1], pa_, b_[2], b_[3]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", {acc}[2 * n2], pa_, b_[0], b_[1]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", {acc}[2 * n2 + 1], pa_, b_[2], b_[3]);')
     e(ind + 1, "}")
     e(ind, "}")
 

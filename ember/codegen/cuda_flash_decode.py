@@ -304,7 +304,8 @@ def _contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:
 
 
 def _prefetch_keys_before_wait(w, f: OnlineForm, part: str, parts: int, BN: int) -> None:
-    """Knob `kv_prefetch`: while this kernel waits for the one before it (programmatic dependent
+    """Knob `kv_prefetch` (1: the block's whole span; n > 1: its first n bytes of K and of V): while
+    this kernel waits for the one before it (programmatic dependent
     launch, codegen/cuda_pdl.py), each block asks L2 for the K and V rows its split will read, so
     the cache streams from HBM across the launch gap and the kernel before's tail. The rows are
     the split's from key 0 (exact when no mask floors the keys; a hint otherwise); only the host's
@@ -319,9 +320,11 @@ def _prefetch_keys_before_wait(w, f: OnlineForm, part: str, parts: int, BN: int)
     e(2, f"const {I} pc_ = (kend_ + {parts * BN - 1}) / {parts * BN} * {BN};")
     e(2, f"const {I} p0_ = {part} * pc_, p1_ = (p0_ + pc_ < kend_ ? p0_ + pc_ : kend_);")
     e(2, "if (p1_ > p0_) {")
+    cap = int(w.cfg.get("kv_prefetch", 1))  # (1: the whole span; more: at most that many bytes of each)
     for v, fast, width in spans:
         at = w.idx(sm.substitute(v.args[1], {KEY: sm.var("p0_", 0, None), fast: 0}))
-        e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), (unsigned long long)(p1_ - p0_) * {width * v.dtype.itemsize}ull);")
+        n = f"(unsigned long long)(p1_ - p0_) * {width * v.dtype.itemsize}ull"
+        e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), {n if cap <= 1 else f'({n} < {cap}ull ? {n} : {cap}ull)'});")
     e(2, "}")
     e(1, "}")
     e(1, "EM_PDL_WAIT();")

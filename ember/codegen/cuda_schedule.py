@@ -506,10 +506,10 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
 def scores_config(k: ir.Kernel, target=None) -> dict | None:
     """The `scores` schedule (codegen/cuda_scores.py: attention's backward, scores recomputed per key
     tile) when kernel `k` is in streamed-score form and the target has the tensor cores it uses."""
-    from ..kernel.scores import score_form
+    from ..kernel.scores import score_forms
     from .cuda_scores import scores_applicable, scores_smem
-    form = score_form(k)
-    if form is None or not has_tensor_cores(target) or scores_applicable(k, form) is not None:
+    form = score_forms(k)  # (several: sibling kernels merged, kernel/siblings.py)
+    if form is None or not has_tensor_cores(target) or any(scores_applicable(k, g) is not None for g in form):
         return None
     limit = int(getattr(target, "smem_per_block", 0) or 227 * 1024)
     # measured on the H100 (bench/results/gpu-session26-2026-11-27/j/, causal bf16, each kernel of the

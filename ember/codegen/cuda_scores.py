@@ -22,7 +22,7 @@ from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import replace
-from ..kernel.scores import KEY, ScoreForm, key_bounds
+from ..kernel.scores import KEY, ScoreForm, key_bounds, shared_scores
 from ..kernel.structure import UnsupportedKernel
 from .cuda_flash import HALF, _operand, emit_pv_mma, emit_scores_mma
 
@@ -57,12 +57,12 @@ def scores_applicable(k: ir.Kernel, f: ScoreForm) -> str | None:
     return None
 
 
-def shared_tail(f: ScoreForm) -> int | None:
-    """The score whose key operand is the tail operand itself (dQ = dS k after S = q kᵀ; dK = dSᵀ q
-    after Sᵀ = k qᵀ): the tail reads that score's tile, no second copy of it."""
+def shared_tail(f: ScoreForm, scores: tuple | None = None) -> int | None:
+    """The score (of `scores`, default f's own) whose key operand is the tail operand itself (dQ = dS
+    k after S = q kᵀ; dK = dSᵀ q after Sᵀ = k qᵀ): the tail reads that score's tile, no second copy."""
     if f.tail != "mma":
         return None
-    for i, s in enumerate(f.scores):
+    for i, s in enumerate(f.scores if scores is None else scores):
         if s.b.args[0] == f.w.args[0] and s.depth == f.out_extent and \
                 sm.substitute(s.b.args[1], {s.depth_var: sm.var("_d", 0, None)}) == \
                 sm.substitute(f.w.args[1], {f.out_var: sm.var("_d", 0, None)}):
@@ -70,48 +70,72 @@ def shared_tail(f: ScoreForm) -> int | None:
     return None
 
 
-def scores_smem(f: ScoreForm, warps: int, BN: int, stages: int = 2) -> int:
+def _forms(f) -> tuple:
+    return f if isinstance(f, tuple) else (f,)
+
+
+def scores_smem(f, warps: int, BN: int, stages: int = 2) -> int:
+    """Shared memory of a kernel in form `f` (a ScoreForm, or a merged kernel's tuple of them)."""
+    forms = _forms(f)
+    scores, _ = shared_scores(forms)
     BM = 16 * warps
-    n = sum(BM * s.depth.value + stages * BN * s.depth.value for s in f.scores)
-    own = f.tail == "mma" and shared_tail(f) is None
-    return 2 * (n + (stages * BN * f.out_extent.value if own else 0))
+    n = sum(BM * s.depth.value + stages * BN * s.depth.value for s in scores)
+    own = sum(stages * BN * g.out_extent.value for g in forms if g.tail == "mma" and shared_tail(g, scores) is None)
+    return 2 * (n + own)
 
 
-def render_scores(w, f: ScoreForm) -> sm.Expr:
-    """Emit the body of kernel `w.k` in scores mode; returns the grid (blocks)."""
-    why = scores_applicable(w.k, f)
-    if why:
-        raise UnsupportedKernel(f"{w.k.name}: {why}")
+def render_scores(w, f) -> sm.Expr:
+    """Emit the body of kernel `w.k` in scores mode (`f`: its ScoreForm, or a merged kernel's tuple
+    of them — kernel/siblings.py: the scores they share computed once, a tail and an output each);
+    returns the grid (blocks)."""
+    forms = _forms(f)
+    for g in forms:
+        why = scores_applicable(w.k, g)
+        if why:
+            raise UnsupportedKernel(f"{w.k.name}: {why}")
+    f = forms[0]
+    scores, maps = shared_scores(forms)
     warps, BN = int(w.cfg.get("warps", 4)), int(w.cfg.get("BN", 64))
     if BN not in (32, 64, 128) or warps not in (2, 4, 8):
         raise UnsupportedKernel(f"scores warps={warps} BN={BN} (2, 4 or 8 warps; 32, 64 or 128 keys)")
     BM, T, I, e = 16 * warps, 32 * warps, w.IDX, w.emit
-    ty = HALF[f.scores[0].a.dtype.name]
-    Ds = [s.depth.value for s in f.scores]
-    DV = f.out_extent.value if f.tail == "mma" else 0
+    ty = HALF[scores[0].a.dtype.name]
+    Ds = [s.depth.value for s in scores]
+    DVs = [g.out_extent.value if g.tail == "mma" else 0 for g in forms]
     S = int(w.cfg.get("stages", 2))  # ring slots: S - 1 tiles load while one computes
     if S not in (2, 3, 4):
         raise UnsupportedKernel(f"scores stages={S} (2, 3 or 4)")
-    w.smem_bytes = scores_smem(f, warps, BN, S)
+    w.smem_bytes = scores_smem(forms, warps, BN, S)
     rows = dict(f.rows)
     L = rows[f.query]
     batch = [(v, x) for v, x in f.rows if v != f.query]
     ntq = (L + (BM - 1)) // BM
     e(1, "extern __shared__ __align__(128) unsigned char em_dyn_smem[];")
     off = 0
-    for i, D in enumerate(Ds):  # row operands, then the key operands' rings, then w's ring
+    for i, D in enumerate(Ds):  # row operands, then the key operands' rings, then the tails' own rings
         e(1, f"unsigned short* A{i}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
         off += BM * D
     for i, D in enumerate(Ds):
         e(1, f"unsigned short* B{i}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
         off += S * BN * D
-    shared = shared_tail(f)
-    if DV:
-        e(1, f"unsigned short* W_ = {f'B{shared}_' if shared is not None else f'reinterpret_cast<unsigned short*>(em_dyn_smem) + {off}'};")
+    own = []  # (ring, tail operand, width, its variable) of tails that share no score's tile
+    for t, g in enumerate(forms):
+        if not DVs[t]:
+            continue
+        sh = shared_tail(g, scores)
+        if sh is None:
+            e(1, f"unsigned short* W{t}_ = reinterpret_cast<unsigned short*>(em_dyn_smem) + {off};")
+            own.append((f"W{t}_", g.w, DVs[t], g.out_var))
+            off += S * BN * DVs[t]
+        else:
+            e(1, f"unsigned short* W{t}_ = B{sh}_;")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"{I} blk_ = blockIdx.x;")
     e(1, f"const {I} ntq_ = {w.idx(ntq)};")
-    upper, lower, conjuncts = key_bounds(f)  # (a causal mask: the tiles a block's rows see)
+    bounds = [key_bounds(g) for g in forms]  # (a causal mask: the tiles a block's rows see)
+    if any(b[:2] != bounds[0][:2] for b in bounds):
+        raise UnsupportedKernel(f"{w.k.name}: merged outputs with different key bounds")
+    upper, lower, _ = bounds[0]
     first = "(ntq_ - 1 - blk_ % ntq_)" if upper is not None else "(blk_ % ntq_)"  # longest blocks first
     e(1, f"const {I} q0_ = {first} * {BM}; blk_ /= ntq_;")
     w.decompose("blk_", batch, 1)
@@ -121,7 +145,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     def copy(dst: str, v: ir.Val, subs: dict, ok: str, ind: int):
         e(ind, f"em_cp16({dst}, {v.args[0]} + ({ok} ? {w.idx(sm.substitute(v.args[1], subs))} : 0), {ok});")
 
-    for i, (s, D) in enumerate(zip(f.scores, Ds)):
+    for i, (s, D) in enumerate(zip(scores, Ds)):
         e(1, f"for (int c_ = tid_; c_ < {BM * D // 8}; c_ += {T}) {{")
         e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
         e(2, f"const {I} qi_ = q0_ + r_;")
@@ -143,8 +167,7 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     kv = sm.var("kr_", 0, None)
 
     def load_tile(t: str, slot: str, ind: int):
-        ops = [(f"B{i}_", s.b, D, s.depth_var) for i, (s, D) in enumerate(zip(f.scores, Ds))]
-        ops += [("W_", f.w, DV, f.out_var)] if DV and shared is None else []
+        ops = [(f"B{i}_", s.b, D, s.depth_var) for i, (s, D) in enumerate(zip(scores, Ds))] + own
         for base, v, width, fast in ops:
             e(ind, f"for (int c_ = tid_; c_ < {BN * width // 8}; c_ += {T}) {{")
             e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
@@ -166,15 +189,16 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
         e(2, "const int r_ = warp_ * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
         e(2, f"em_ldsm4(af{i}_[kk], A{i}_ + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
         e(1, "}")
-    ident = IDENTITY[f.tail]
-    if DV:
-        e(1, f"float o_[{DV // 8}][4];")
-        e(1, "#pragma unroll")
-        e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
-    else:
-        e(1, f"float r_[2] = {{{ident}, {ident}}};")
+    idents = [IDENTITY[g.tail] for g in forms]
+    for t, g in enumerate(forms):
+        if DVs[t]:
+            e(1, f"float o{t}_[{DVs[t] // 8}][4];")
+            e(1, "#pragma unroll")
+            e(1, f"for (int n = 0; n < {DVs[t] // 8}; ++n) o{t}_[n][0] = o{t}_[n][1] = o{t}_[n][2] = o{t}_[n][3] = 0.f;")
+        else:
+            e(1, f"float r{t}_[2] = {{{idents[t]}, {idents[t]}}};")
     e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
-    X, X_full = _hoisted(w, f, _fast_x(f), conjuncts, 1)
+    Xs = _hoisted(w, forms, [_unified(_fast_x(g), m, scores) for g, m in zip(forms, maps)], [b[2] for b in bounds], 1)
     e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
     e(2, "if (t_ > 0) {  /* tile t_ has landed; every warp is done with the slot refilled below */")
     e(3, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncthreads();')
@@ -184,60 +208,66 @@ def render_scores(w, f: ScoreForm) -> sm.Expr:
     e(2, "}")
     e(2, "em_cp_commit();")
     e(2, f"const int slot_ = (int)(t_ % {S});")
-    Xt, Xt_full = _per_key(w, f, X, X_full, BN, 2)
+    Xs = _per_key(w, forms, Xs, BN, 2)
     for i, D in enumerate(Ds):
         e(2, f"const unsigned short* Bt{i}_ = B{i}_ + slot_ * {BN * D};")
         emit_scores_mma(w, D, BN, ty, 2, out=f"s{i}_", frag=f"af{i}_", tile=f"Bt{i}_")
-    # X per score (out of range: the tail's identity), into s0_. On a tile wholly inside the mask's
-    # bounds and the rows and keys X' (X with those conjuncts true) runs unguarded: straight-line
-    # code, so the rows' statistics load once per row, not per score
+    # each output's X per score (out of range: its tail's identity): output t's into s<t>_ (a score
+    # array every X has read by then), or an array of its own past the scores. On a tile wholly
+    # inside the mask's bounds and the rows and keys X' (X with those conjuncts true) runs
+    # unguarded: straight-line code, so the rows' statistics load once per row, not per score
+    dests = [f"s{t}_" if t < len(scores) else f"x{t}_" for t in range(len(forms))]
+    for t in range(len(scores), len(forms)):
+        e(2, f"float x{t}_[{BN // 8}][4];")
     full = [f"q0_ + {BM} <= nq_", f"kbeg_ + (t_ + 1) * {BN} <= nk_"]
     if upper is not None:
         full.append(f"kbeg_ + (t_ + 1) * {BN} - 1 <= q0_ + ({w.idx(upper)})")
     if lower is not None:
         full.append(f"kbeg_ + t_ * {BN} >= q0_ + {BM - 1} + ({w.idx(lower)})")
     e(2, f"if ({' && '.join(full)}) {{")
-    _emit_x(w, f, Xt_full, BN, ident, None, 3)
+    _emit_x(w, forms, scores, maps, [x[1] for x in Xs], dests, BN, idents, None, 3)
     e(2, "} else {")
-    _emit_x(w, f, Xt, BN, ident, f"{KEY} < nk_ && {f.query} < nq_", 3)
+    _emit_x(w, forms, scores, maps, [x[0] for x in Xs], dests, BN, idents, f"{KEY} < nk_ && {f.query} < nq_", 3)
     e(2, "}")
-    if DV:
-        e(2, f"const unsigned short* Wt_ = W_ + slot_ * {BN * DV};")
-        emit_pv_mma(w, BN, DV, ty, 2, x="s0_", tile="Wt_")
-    else:
-        op = "fmaxf" if f.tail == "max" else "em_add_"
-        e(2, "#pragma unroll")
-        e(2, "for (int h = 0; h < 2; ++h) {")
-        e(3, "#pragma unroll")
-        e(3, f"for (int n = 0; n < {BN // 8}; ++n) r_[h] = {op}(r_[h], {op}(s0_[n][2 * h], s0_[n][2 * h + 1]));")
-        e(2, "}")
+    for t, g in enumerate(forms):
+        if DVs[t]:
+            e(2, f"const unsigned short* Wt{t}_ = W{t}_ + slot_ * {BN * DVs[t]};")
+            emit_pv_mma(w, BN, DVs[t], ty, 2, x=dests[t], tile=f"Wt{t}_", acc=f"o{t}_")
+        else:
+            op = "fmaxf" if g.tail == "max" else "em_add_"
+            e(2, "#pragma unroll")
+            e(2, "for (int h = 0; h < 2; ++h) {")
+            e(3, "#pragma unroll")
+            e(3, f"for (int n = 0; n < {BN // 8}; ++n) r{t}_[h] = {op}(r{t}_[h], {op}({dests[t]}[n][2 * h], {dests[t]}[n][2 * h + 1]));")
+            e(2, "}")
     e(1, "}")
     e(1, "em_cp_wait_all();")
-    if DV:  # epilogue: the accumulators through the store's expression
-        e(1, "#pragma unroll")
-        e(1, f"for (int n = 0; n < {DV // 8}; ++n) {{")
-        e(2, "#pragma unroll")
-        e(2, "for (int c = 0; c < 4; ++c) {")
-        e(3, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
-        e(3, f"const {I} {f.out_var} = n * 8 + ((lane_ & 3) << 1) + (c & 1);")
-        e(3, f"if ({f.query} < nq_) {{")
-        e(4, f"const float {f.out_acc} = o_[n][c];")
-        _store(w, f, 4)
-        e(3, "}")
-        e(2, "}")
-        e(1, "}")
-    else:
-        op = "fmaxf" if f.tail == "max" else "em_add_"
-        e(1, "#pragma unroll")
-        e(1, "for (int h = 0; h < 2; ++h) {")
-        e(2, f"r_[h] = {op}(r_[h], __shfl_xor_sync(0xffffffffu, r_[h], 1));")
-        e(2, f"r_[h] = {op}(r_[h], __shfl_xor_sync(0xffffffffu, r_[h], 2));")
-        e(2, f"const {I} {f.query} = qrow_ + 8 * h;")
-        e(2, f"if ((lane_ & 3) == 0 && {f.query} < nq_) {{")
-        e(3, f"const float {f.out_acc} = r_[h];")
-        _store(w, f, 3)
-        e(2, "}")
-        e(1, "}")
+    for t, g in enumerate(forms):
+        if DVs[t]:  # epilogue: the accumulators through the store's expression
+            e(1, "#pragma unroll")
+            e(1, f"for (int n = 0; n < {DVs[t] // 8}; ++n) {{")
+            e(2, "#pragma unroll")
+            e(2, "for (int c = 0; c < 4; ++c) {")
+            e(3, f"const {I} {g.query} = qrow_ + ((c >> 1) << 3);")
+            e(3, f"const {I} {g.out_var} = n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+            e(3, f"if ({g.query} < nq_) {{")
+            e(4, f"const float {g.out_acc} = o{t}_[n][c];")
+            _store(w, g, 4)
+            e(3, "}")
+            e(2, "}")
+            e(1, "}")
+        else:
+            op = "fmaxf" if g.tail == "max" else "em_add_"
+            e(1, "#pragma unroll")
+            e(1, "for (int h = 0; h < 2; ++h) {")
+            e(2, f"r{t}_[h] = {op}(r{t}_[h], __shfl_xor_sync(0xffffffffu, r{t}_[h], 1));")
+            e(2, f"r{t}_[h] = {op}(r{t}_[h], __shfl_xor_sync(0xffffffffu, r{t}_[h], 2));")
+            e(2, f"const {I} {g.query} = qrow_ + 8 * h;")
+            e(2, f"if ((lane_ & 3) == 0 && {g.query} < nq_) {{")
+            e(3, f"const float {g.out_acc} = r{t}_[h];")
+            _store(w, g, 3)
+            e(2, "}")
+            e(1, "}")
     w.T = T
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
 
@@ -278,15 +308,16 @@ def _invariants(X: ir.Val, others: list, allowed: set) -> list:
     return tops
 
 
-def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
-    """(X, X on a full tile) with the parts of X that vary with the row alone — the softmax's
-    statistics, their reciprocals and products — computed once per row before the key loop
-    (registers rv<i>_[2]: a thread's two rows) instead of at every score."""
+def _hoisted(w, forms: tuple, Xs: list, conjuncts: list, ind: int) -> list:
+    """[(X, X on a full tile)] per form with the parts of the Xs that vary with the row alone — the
+    softmax's statistics, their reciprocals and products — computed once per row before the key
+    loop (registers rv<i>_[2]: a thread's two rows) instead of at every score."""
+    f = forms[0]
     row_vars = {v for v, _ in f.rows}
-    X_full = replace(X, {c: ir.const(True, dt.bool_) for c in conjuncts})
-    tops = _invariants(X, [X_full], row_vars)
+    fulls = [replace(X, {c: ir.const(True, dt.bool_) for c in cs}) for X, cs in zip(Xs, conjuncts)]
+    tops = _invariants(Xs[0], list(Xs[1:]) + fulls, row_vars)
     if not tops:
-        return X, X_full
+        return list(zip(Xs, fulls))
     I, e = w.IDX, w.emit
     for i, v in enumerate(tops):
         e(ind, f"float rv{i}_[2];")
@@ -303,7 +334,7 @@ def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
     e(ind + 1, "}")
     e(ind, "}")
     regs = {v: ir.Val("acc", (f"rv{i}_[c >> 1]",), v.dtype) for i, v in enumerate(tops)}
-    return replace(X, regs), replace(X_full, regs)
+    return [(replace(X, regs), replace(Xf, regs)) for X, Xf in zip(Xs, fulls)]
 
 
 # registers a tile's per-key values may take (knob `key_regs`): dV's two (m, 1/l) at 64 keys; dK's
@@ -311,15 +342,17 @@ def _hoisted(w, f: ScoreForm, X: ir.Val, conjuncts: tuple, ind: int) -> tuple:
 KEY_REGS = 32
 
 
-def _per_key(w, f: ScoreForm, X: ir.Val, X_full: ir.Val, BN: int, ind: int) -> tuple:
-    """(X, X_full) with the parts that vary with the key alone — the statistics of a kernel whose
-    rows are the keys (dK, dV read the softmax's statistics by the streamed query index) — computed
-    once per key of the tile (registers kv<i>_[BN/8][2]: a thread's keys), before the score MMAs
-    so their loads overlap them, instead of at each of the key's two rows."""
+def _per_key(w, forms: tuple, Xs: list, BN: int, ind: int) -> list:
+    """[(X, X_full)] per form with the parts that vary with the key alone — the statistics of a
+    kernel whose rows are the keys (dK, dV read the softmax's statistics by the streamed query
+    index) — computed once per key of the tile (registers kv<i>_[BN/8][2]: a thread's keys), before
+    the score MMAs so their loads overlap them, instead of at each of the key's two rows."""
+    f = forms[0]
     allowed = {v for v, _ in f.rows if v != f.query} | {KEY}
-    tops = _invariants(X, [X_full], allowed)
+    flat = [x for pair in Xs for x in pair]
+    tops = _invariants(flat[0], flat[1:], allowed)
     if not tops or len(tops) * BN // 4 > int(w.cfg.get("key_regs", KEY_REGS)):
-        return X, X_full
+        return Xs
     I, e = w.IDX, w.emit
     for i in range(len(tops)):
         e(ind, f"float kv{i}_[{BN // 8}][2];")
@@ -341,11 +374,14 @@ def _per_key(w, f: ScoreForm, X: ir.Val, X_full: ir.Val, BN: int, ind: int) -> t
     e(ind + 1, "}")
     e(ind, "}")
     regs = {v: ir.Val("acc", (f"kv{i}_[n][c & 1]",), v.dtype) for i, v in enumerate(tops)}
-    return replace(X, regs), replace(X_full, regs)
+    return [(replace(X, regs), replace(Xf, regs)) for X, Xf in Xs]
 
 
-def _emit_x(w, f: ScoreForm, X: ir.Val, BN: int, ident: str, guard: str | None, ind: int) -> None:
-    """s0_[n][c] = X at each score of the tile (where `guard` fails: the tail's identity)."""
+def _emit_x(w, forms: tuple, scores: tuple, maps: tuple, Xs: list, dests: list, BN: int, idents: list, guard: str | None,
+            ind: int) -> None:
+    """dests[t][n][c] = output t's X at each score of the tile (where `guard` fails: its tail's
+    identity); every X reads the scores before any is overwritten."""
+    f = forms[0]
     I, e = w.IDX, w.emit
     e(ind, "#pragma unroll")
     e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {{")
@@ -353,24 +389,36 @@ def _emit_x(w, f: ScoreForm, X: ir.Val, BN: int, ident: str, guard: str | None, 
     e(ind + 1, "for (int c = 0; c < 4; ++c) {")
     e(ind + 2, f"const {I} {f.query} = qrow_ + ((c >> 1) << 3);")
     e(ind + 2, f"const {I} {KEY} = kbeg_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
-    for i, s in enumerate(f.scores):
-        e(ind + 2, f"const float {s.acc} = s{i}_[n][c];")
+    for u in sorted({u for m in maps for u in m.values()}):
+        e(ind + 2, f"const float {scores[u].acc} = s{u}_[n][c];")
     w.emitted_groups = {}
     start = len(w.lines)
     if guard:
-        e(ind + 2, f"float x_ = {ident};")
+        for t, ident in enumerate(idents):
+            e(ind + 2, f"float x{t}v_ = {ident};")
         e(ind + 2, f"if ({guard}) {{")
-        env = w.vr.vals([X], ind + 3)
-        e(ind + 3, f"x_ = {env[X]};")
+        env = w.vr.vals(Xs, ind + 3)
+        for t, X in enumerate(Xs):
+            e(ind + 3, f"x{t}v_ = {env[X]};")
         e(ind + 2, "}")
     else:
-        env = w.vr.vals([X], ind + 2)
-        e(ind + 2, f"const float x_ = {env[X]};")
+        env = w.vr.vals(Xs, ind + 2)
+        for t, X in enumerate(Xs):
+            e(ind + 2, f"const float x{t}v_ = {env[X]};")
     # exp2 as one ex2.approx (the flash kernel's): its result is rounded to 16 bits or summed in float32
     w.lines[start:] = [ln.replace("exp2f(", "em_ex2(") for ln in w.lines[start:]]
-    e(ind + 2, "s0_[n][c] = x_;")
+    for t, d in enumerate(dests):
+        e(ind + 2, f"{d}[n][c] = x{t}v_;")
     e(ind + 1, "}")
     e(ind, "}")
+
+
+def _unified(X: ir.Val, m: dict, scores: tuple) -> ir.Val:
+    """X reading each score by the accumulator of the distinct score it equals (a merged kernel's
+    outputs then share every value computed from the scores, not only the products)."""
+    subs = {v: ir.Val("acc", (scores[m[v.args[0]]].acc,), v.dtype) for v in ir.val_toposort([X])
+            if v.op == "acc" and v.args[0] in m and scores[m[v.args[0]]].acc != v.args[0]}
+    return replace(X, subs) if subs else X
 
 
 def _fast_x(f: ScoreForm) -> ir.Val:

@@ -23,6 +23,7 @@ from .layout import contraction_layouts
 from .distribute import distribute_sums
 from .split import split_long_reductions
 from .online import online_form
+from .siblings import merge_siblings
 from .contraction import is_gemm_shaped, product_operands
 
 __all__ = ["lower", "LoweredGraph", "StateWrite", "CollectiveStep", "BufferInfo", "LoweringError", "partition",
@@ -164,6 +165,10 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
             b = KernelBuilder(o, M, lambda x: names[x], len(kernels), sizes)
             b.copy_from(names[o])
             kernels.append(b.build(nm))
+    # kernels over the same rows recomputing the same products, merged where the target says so
+    siblings = getattr(getattr(target, "online_softmax", None), "siblings", None)
+    if siblings is not None and not force and not collectives:
+        kernels = merge_siblings(kernels, siblings.candidate, siblings)
     ins = [n.arg for n in order if n.op == g.INPUT]
     dims = set(g.symbolic_dims(roots))
     for w in writes:

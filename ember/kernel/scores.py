@@ -79,16 +79,39 @@ def _at_key(v: ir.Val, var: str, keys, values: dict, locals_: set) -> ir.Val | N
 
 def score_form(k: ir.Kernel) -> ScoreForm | None:
     """The streamed-score pieces of local-mode kernel `k` (module docstring), or None."""
+    forms = score_forms(k)
+    return forms[0] if forms is not None and len(forms) == 1 else None
+
+
+def score_forms(k: ir.Kernel) -> tuple | None:
+    """The streamed-score forms of kernel `k`, one per output: a kernel of one, or siblings merged
+    (kernel/siblings.py: their row bodies one after the other, each a form of its own over the same
+    rows and keys); None when any part is not in the form."""
     body, rows = k.body, []
     while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
         rows.append((body[0].var, body[0].extent))
         body = body[0].body
     locals_ = {s.name for s in body if isinstance(s, ir.Local)}
     items = [s for s in body if not isinstance(s, ir.Local)]
+    forms, i = [], 0
+    while i < len(items):
+        got = _segment(items, i, tuple(rows), locals_)
+        if got is None:
+            return None
+        f, i = got
+        forms.append(f)
+    if not forms or any(f.keys != forms[0].keys or f.query != forms[0].query for f in forms):
+        return None
+    return tuple(forms)
+
+
+def _segment(items: list, i: int, rows: tuple, locals_: set) -> tuple | None:
+    """(ScoreForm, the index after it) for the form starting at items[i]: its scores, its per-key
+    values G, its tail."""
     row_vars = {v for v, _ in rows}
     scores: list = []
     values: dict = {}
-    i, keys = 0, None
+    keys = None
     while i < len(items) and len(scores) < 2:
         sc = _score_local(items[i], locals_, row_vars)
         if sc is None:
@@ -112,21 +135,20 @@ def score_form(k: ir.Kernel) -> ScoreForm | None:
             return None
         values[name] = g
         i += 1
-    rest = items[i:]
-    if len(rest) == 3:  # a statistic: out = F(reduce_key X)
-        red = _single_reduce(tuple(rest), 0)
-        if red is None or red[0].op not in ("max", "sum") or red[2] != keys or not isinstance(rest[2], ir.Store):
+    if i + 3 <= len(items) and (red := _single_reduce(tuple(items[i:i + 3]), 0)) is not None:
+        # a statistic: out = F(reduce_key X)
+        st = items[i + 2]
+        if red[0].op not in ("max", "sum") or red[2] != keys or not isinstance(st, ir.Store):
             return None
         acc, var, _, upd, _ = red
         x = _at_key(upd.value, var, keys, values, locals_)
-        st = rest[2]
         if x is None or st.buffer in locals_ or any(ld.args[0] in locals_ for ld in _loads(st.value)):
             return None
-        return _checked(ScoreForm(tuple(rows), "", keys, tuple(scores), acc.op, x, None, None, None, acc.name, st,
-                                  acc.dtype))
-    if len(rest) != 1 or not (isinstance(rest[0], ir.Loop) and rest[0].kind == "parallel" and len(rest[0].body) == 3):
+        f = _checked(ScoreForm(rows, "", keys, tuple(scores), acc.op, x, None, None, None, acc.name, st, acc.dtype))
+        return (f, i + 3) if f is not None else None
+    if i >= len(items) or not (isinstance(items[i], ir.Loop) and items[i].kind == "parallel" and len(items[i].body) == 3):
         return None
-    tail = rest[0]
+    tail = items[i]
     red = _single_reduce(tail.body, 0)
     st = tail.body[2]
     if red is None or red[0].op != "sum" or red[2] != keys or not isinstance(st, ir.Store) or st.buffer in locals_:
@@ -142,9 +164,34 @@ def score_form(k: ir.Kernel) -> ScoreForm | None:
             x = _at_key(p, var, keys, values, locals_)
             if x is None or any(ld.args[0] in locals_ for ld in _loads(st.value)):
                 return None
-            return _checked(ScoreForm(tuple(rows), "", keys, tuple(scores), "mma", x, _rename(w0, var, KEY, keys),
-                                      tail.var, tail.extent, acc.name, st, acc.dtype))
+            f = _checked(ScoreForm(rows, "", keys, tuple(scores), "mma", x, _rename(w0, var, KEY, keys),
+                                   tail.var, tail.extent, acc.name, st, acc.dtype))
+            return (f, i + 1) if f is not None else None
     return None
+
+
+def _score_key(s: Score) -> tuple:
+    d = sm.var("_d", 0, None)
+    at = lambda v: (v.args[0], sm.substitute(v.args[1], {s.depth_var: d}))  # noqa: E731
+    return at(s.a), at(s.b), s.depth
+
+
+def shared_scores(forms: tuple) -> tuple:
+    """(the distinct scores of `forms`, per form {its score's accumulator: index among them}): the
+    products several outputs of a merged kernel read are computed once."""
+    keys: dict = {}
+    scores: list = []
+    maps = []
+    for f in forms:
+        m = {}
+        for s in f.scores:
+            key = _score_key(s)
+            if key not in keys:
+                keys[key] = len(scores)
+                scores.append(s)
+            m[s.acc] = keys[key]
+        maps.append(m)
+    return tuple(scores), tuple(maps)
 
 
 def _checked(f: ScoreForm) -> ScoreForm | None:

@@ -1,0 +1,172 @@
+"""Sibling kernels merged: two kernels over the same rows that recompute the same work become one
+kernel with two outputs.
+
+Attention's backward recomputes its scores in each gradient kernel (kernel/scores.py): dK reads
+Sᵀ = k qᵀ and dPᵀ = v dOᵀ, dV reads Sᵀ again — the same products over the same key rows and the
+same streamed queries, done twice. Neither kernel reads what the other writes, so one kernel can
+compute both: its body is the first kernel's row body followed by the second's (the second's
+buffers, locals, accumulators and inner loop variables renamed apart, its outer row loops renamed
+to the first's). The IR stays plain — any backend runs it as the two bodies one after the other —
+and a renderer that sees the repeated products (codegen/cuda_scores.py) computes them once.
+
+Which pairs merge is the target's decision (`accepts(a, b)`, the CUDA target's `merge_siblings`
+hook: both in streamed-score form with tails it can hold in registers together). A pair merges when
+neither reads the other's outputs and the second can move up to the first: no kernel between them
+writes what it reads or reads or writes what it writes. The merged kernel takes the first one's
+place.
+"""
+from __future__ import annotations
+
+from .. import symbolic as sm
+from . import ir
+
+
+def _rename_vals(v: ir.Val, buffers: dict, accs: dict, memo: dict) -> ir.Val:
+    """v with load buffers renamed by `buffers` and accumulator reads by `accs`."""
+    r = memo.get(v)
+    if r is not None:
+        return r
+    if v.op == "load":
+        b, idx, valid = v.args
+        idx = _rename_vals(idx, buffers, accs, memo) if isinstance(idx, ir.Val) else idx
+        r = ir.Val("load", (buffers.get(b, b), idx, valid), v.dtype)
+    elif v.op == "acc":
+        r = ir.Val("acc", (accs.get(v.args[0], v.args[0]),), v.dtype)
+    elif v.srcs:
+        r = ir.Val(v.op, tuple(_rename_vals(a, buffers, accs, memo) if isinstance(a, ir.Val) else a
+                               for a in v.args), v.dtype)
+    else:
+        r = v
+    memo[v] = r
+    return r
+
+
+def _rows(k: ir.Kernel) -> tuple:
+    """(outer parallel loops [(var, extent)], the row body)."""
+    body, rows = k.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop) and body[0].kind == "parallel":
+        rows.append((body[0].var, body[0].extent))
+        body = body[0].body
+    return rows, body
+
+
+def _inner_vars(body) -> set:
+    return {s.var for s in ir.walk_stmts(body) if isinstance(s, ir.Loop)}
+
+
+def _names(body) -> tuple:
+    """(locals, accumulators) declared in `body`."""
+    locs = {s.name for s in ir.walk_stmts(body) if isinstance(s, ir.Local)}
+    accs = {s.name for s in ir.walk_stmts(body) if isinstance(s, ir.Acc)}
+    return locs, accs
+
+
+def merge(a: tuple, b: tuple) -> tuple | None:
+    """(kernel, args) computing both (kernel, args) pairs `a` and `b` (same outer row loops), or None
+    when their rows differ."""
+    (ka, aa), (kb, ab) = a, b
+    rows_a, body_a = _rows(ka)
+    rows_b, body_b = _rows(kb)
+    if len(rows_a) != len(rows_b) or any(x[1] != y[1] for x, y in zip(rows_a, rows_b)):
+        return None
+    # buffers: b's params reading a buffer a has take a's param; the rest new names
+    by_buffer = {aa[p.name]: p.name for p in ka.buffers}
+    used = {p.name for p in ka.buffers}
+    params, bufmap, args = list(ka.buffers), {}, dict(aa)
+    for p in kb.buffers:
+        buf = ab[p.name]
+        if buf in by_buffer:
+            mine = next(q for q in ka.buffers if q.name == by_buffer[buf])
+            if mine.role == "out" or p.role == "out":
+                return None  # (a buffer one writes and the other touches: not siblings)
+            bufmap[p.name] = mine.name
+            continue
+        n = 0
+        while f"b{n}" in used:
+            n += 1
+        used.add(f"b{n}")
+        bufmap[p.name] = f"b{n}"
+        params.append(ir.BufferParam(f"b{n}", p.dtype, p.size, p.role))
+        args[f"b{n}"] = buf
+    # b's locals, accumulators and inner loop variables renamed apart from a's
+    locs_a, accs_a = _names(body_a)
+    locs_b, accs_b = _names(body_b)
+    taken = locs_a | accs_a | _inner_vars(body_a) | {v for v, _ in rows_a} | set(bufmap.values())
+
+    def fresh(n: str) -> str:
+        m, i = f"{n}_s", 1
+        while m in taken:
+            m, i = f"{n}_s{i}", i + 1
+        taken.add(m)
+        return m
+    locmap = {n: fresh(n) for n in sorted(locs_b)}
+    accmap = {n: fresh(n) for n in sorted(accs_b)}
+    varmap = {v: fresh(v) for v in sorted(_inner_vars(body_b))}
+    names = {**bufmap, **locmap}
+    exact = {}
+    for s in ir.walk_stmts(body_b):  # loop variables keep their extents (bounds) under renaming
+        if isinstance(s, ir.Loop):
+            exact[s.var] = sm.index_var(varmap[s.var], s.extent)
+    for (vb, ext), (va, _) in zip(rows_b, rows_a):
+        exact[vb] = sm.index_var(va, ext)
+    memo: dict = {}
+    imemo: dict = {}
+
+    def val(v: ir.Val) -> ir.Val:
+        return _rename_vals(ir.substitute(v, exact, imemo), names, accmap, memo)
+
+    def stmt(s):
+        if isinstance(s, ir.Loop):
+            return ir.Loop(varmap.get(s.var, s.var), sm.substitute(s.extent, exact), s.kind, tuple(stmt(x) for x in s.body))
+        if isinstance(s, ir.Local):
+            return ir.Local(locmap[s.name], s.dtype, s.size)
+        if isinstance(s, ir.Acc):
+            return ir.Acc(accmap[s.name], s.op, s.dtype, s.tf32)
+        if isinstance(s, ir.Update):
+            return ir.Update(accmap.get(s.name, s.name), s.op, val(s.value))
+        if isinstance(s, ir.Store):
+            return ir.Store(names.get(s.buffer, s.buffer), sm.substitute(s.index, exact), val(s.value))
+        raise TypeError(f"unexpected statement {s!r}")
+    body = tuple(body_a) + tuple(stmt(s) for s in body_b)
+    for var, ext in reversed(rows_a):
+        body = (ir.Loop(var, ext, "parallel", body),)
+    dims = tuple(ka.dims) + tuple(d for d in kb.dims if d not in ka.dims)
+    k = ir.Kernel(f"{ka.name}_{kb.name}", tuple(params), dims, body, dict(ka.meta))
+    ir.verify(k)
+    return k, args
+
+
+def _touches(k: ir.Kernel, args: dict) -> tuple:
+    """(buffers read, buffers written) by a kernel."""
+    reads = {args[p.name] for p in k.buffers if p.role == "in"}
+    writes = {args[p.name] for p in k.buffers if p.role == "out"}
+    return reads, writes
+
+
+def merge_siblings(kernels: list, candidate, accepts) -> list:
+    """`kernels` ([(Kernel, args)] in execution order) with pairs merged into one kernel at the first
+    one's place (module docstring): pairs of kernels `candidate(kernel)` says may merge, whose merged
+    kernel `accepts(merged)`; a kernel merges at most once."""
+    out = list(kernels)
+    ok = [bool(candidate(k)) for k, _ in out]
+    i = 0
+    while i < len(out):
+        if not ok[i]:
+            i += 1
+            continue
+        ra, wa = _touches(*out[i])
+        between_r: set = set()
+        between_w: set = set()
+        for j in range(i + 1, len(out)):
+            rb, wb = _touches(*out[j])
+            if ok[j] and not (rb & wa or wb & ra or wb & wa or rb & between_w or wb & (between_r | between_w)):
+                m = merge(out[i], out[j])
+                if m is not None and accepts(m[0]):
+                    out[i] = m
+                    ok[i] = False
+                    del out[j], ok[j]
+                    break
+            between_r |= rb
+            between_w |= wb
+        i += 1
+    return out
