@@ -31,7 +31,8 @@ def test_attention_backward_recomputes_its_scores(causal, D):
     lowered = lower([x.node for x in _grads(1, 2, L, S, D, causal)], target=t)
     forms = [f for k, _ in lowered.kernels for f in (score_forms(k) or [None])]
     assert all(f is not None for f in forms) and len(forms) == 6
-    assert len(lowered.kernels) == (5 if D == 64 else 6)  # (dK and dV one kernel at head dim 64)
+    # the three statistics one online kernel; dK and dV one kernel at head dim 64
+    assert len(lowered.kernels) == (3 if D == 64 else 4)
     assert sorted(f.tail for f in forms) == ["max", "mma", "mma", "mma", "sum", "sum"]
     assert [len(f.scores) for f in forms if f.tail == "mma"].count(2) == 2  # dQ, dK: S and dP
     assert all(t.default_config(k, t)["mode"] == "scores" for k, _ in lowered.kernels)
@@ -42,7 +43,7 @@ def test_attention_backward_recomputes_its_scores(causal, D):
 def test_scores_kernels_compile_for_sm90():
     pytest.importorskip("cuda.core")
     p = em.compile(_grads(1, 2, 130, 130, 64, True), device="h100")  # renders and NVRTC-compiles
-    assert [l.config.get("mode") for l in p.launches] == ["scores"] * 5
+    assert [l.config.get("mode") for l in p.launches] == ["scores"] * 3
 
 
 def test_dk_and_dv_merge_into_one_kernel_sharing_their_scores():
@@ -60,7 +61,7 @@ def test_dk_and_dv_merge_into_one_kernel_sharing_their_scores():
     assert "W0_ = B" in src and "W1_ = B" in src  # (both tails read a score's tile: no ring of their own)
     assert src.split("__global__")[-1].count("em_ex2(") == 2  # (full and edge tiles: once each)
     lowered128 = lower([x.node for x in _grads(1, 2, 512, 512, 128, True)], target=t)
-    assert all(len(score_forms(k)) == 1 for k, _ in lowered128.kernels) and len(lowered128.kernels) == 6
+    assert [len(score_forms(k)) for k, _ in lowered128.kernels] == [3, 1, 1, 1]
 
 
 def test_merged_siblings_run_on_the_cpu_as_their_two_bodies():
@@ -107,7 +108,7 @@ def test_gqa_attention_backward_streams_and_sums_its_groups():
     t = get_target("h100")
     lowered = lower([x.node for x in _grads(1, 4, 128, 128, 64, True, Hkv=2)], target=t)
     modes = [t.default_config(k, t)["mode"] for k, _ in lowered.kernels]
-    assert modes.count("scores") == 5 and len(modes) == 7  # (dK and dV one kernel)
+    assert modes.count("scores") == 3 and len(modes) == 5  # (the statistics one kernel, dK and dV one)
 
 
 @pytest.mark.cuda
@@ -118,7 +119,7 @@ def test_cuda_attention_backward_equals_torch(shape):
     import torch
     B, H, L, S, D, causal, Hkv = shape
     p = em.compile(_grads(B, H, L, S, D, causal, Hkv=Hkv), device="cuda")
-    assert [l.config.get("mode") for l in p.launches].count("scores") == (5 if D == 64 else 6)
+    assert [l.config.get("mode") for l in p.launches].count("scores") == (3 if D == 64 else 4)
     torch.manual_seed(0)
     q = torch.randn(B, H, L, D, device="cuda").bfloat16()
     k, v = (torch.randn(B, Hkv or H, S, D, device="cuda").bfloat16() for _ in range(2))
@@ -133,22 +134,40 @@ def test_cuda_attention_backward_equals_torch(shape):
 
 
 def test_scores_kernels_skip_causal_tiles_share_tiles_and_hoist_statistics():
-    """The renderer's structure on the six kernels of a causal backward: the key loop bounded from
-    above (statistics, dQ) or below (dK, dV) by the causal mask; dQ and dK read their tail operand
-    from a score's tile; per-row statistics in registers before the key loop, dV's per-key ones
-    once per key of a tile."""
+    """The renderer's structure on a causal backward at head dim 128 (four kernels: the statistics
+    in one, dQ, dK, dV): the key loop bounded from above (statistics, dQ) or below (dK, dV) by the
+    causal mask; dQ and dK read their tail operand from a score's tile; per-row statistics in
+    registers before the key loop, dV's per-key ones once per key of a tile."""
     from ember.codegen import cuda as cg
     from ember.kernel.scores import key_bounds
     t = get_target("h100")  # (at 1024 keys the causal mask stays index arithmetic; smaller ones fold to data)
-    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 128, True)], target=t)  # (128: six kernels)
-    forms = [score_form(k) for k, _ in lowered.kernels]
-    bounds = [key_bounds(f)[:2] for f in forms]
-    tails = [f.tail for f in forms]
-    mma = [i for i, tl in enumerate(tails) if tl == "mma"]
-    assert all(b[0] is not None and b[1] is None for f, b in zip(forms, bounds) if f.tail != "mma")
-    dq, dk, dv = mma  # (the lowering's order: dQ, dK, dV)
-    assert bounds[dq][0] is not None and bounds[dk][1] is not None and bounds[dv][1] is not None
-    src = {i: cg.render_kernel(k, t.default_config(k, t), t)[0] for i, (k, _) in enumerate(lowered.kernels)}
-    assert "W0_ = B" in src[dq] and "W0_ = B" in src[dk] and "W0_ = B" not in src[dv]
-    assert "rv0_[h] =" in src[dq] and "kv0_[n][c] =" in src[dv] and "kv0_" not in src[dk]
-    assert all("exp2f(" not in s for s in src.values())
+    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 128, True)], target=t)
+    stats, dq, dk, dv = [score_forms(k) for k, _ in lowered.kernels]  # (the lowering's order)
+    assert [f.tail for f in stats] == ["max", "sum", "sum"]
+    assert all(key_bounds(f)[0] is not None and key_bounds(f)[1] is None for f in stats)
+    assert key_bounds(dq[0])[0] is not None and key_bounds(dk[0])[1] is not None and key_bounds(dv[0])[1] is not None
+    src = [cg.render_kernel(k, t.default_config(k, t), t)[0] for k, _ in lowered.kernels]
+    assert "W0_ = B" in src[1] and "W0_ = B" in src[2] and "W0_ = B" not in src[3]
+    assert "rv0_[h] =" in src[1] and "kv0_[n][c] =" in src[3] and "kv0_" not in src[2]
+    assert all("exp2f(" not in s for s in src)
+
+
+def test_merged_backward_kernels_are_plain_ir_any_backend_runs():
+    """The CUDA lowering's merged kernels (the statistics chain, dK with dV) are plain kernel IR: the
+    CPU backend runs them as written (each statistic stored, then read at its own row) and the
+    gradients equal torch autograd's in float64 (float16 operands, odd length, causal)."""
+    torch = pytest.importorskip("torch")
+    from ember import pipeline
+    B, H, L, D = 1, 2, 70, 64
+    lowered = lower([x.node for x in _grads(B, H, L, L, D, True, dtype="float16")], target=get_target("h100"))
+    assert [len(score_forms(k)) for k, _ in lowered.kernels] == [3, 1, 2]
+    p = pipeline.build_program(lowered, get_target("cpu"), None, "tuple")
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        q, k, v, do = (rng.standard_normal((B, H, L, D)).astype(np.float16) for _ in range(4))
+        got = p(q=q, k=k, v=v, do=do)
+        fq, fk, fv = (torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (q, k, v))
+        o = torch.nn.functional.scaled_dot_product_attention(fq, fk, fv, is_causal=True)
+        want = torch.autograd.grad(o, (fq, fk, fv), torch.tensor(do, dtype=torch.float64))
+        for g_, w_ in zip(got, want):
+            assert float(np.abs(np.asarray(g_, np.float64) - w_.numpy()).max() / np.abs(w_.numpy()).max()) < 2e-3

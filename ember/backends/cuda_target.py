@@ -135,11 +135,29 @@ def _sibling_candidate(k) -> bool:
     return f is not None and f.tail == "mma"
 
 
+def _merge_stat_chain(merged) -> bool:
+    """Whether a merged chain of row statistics (kernel/siblings.py, `chain`) renders in one online
+    pass: a max, then sums of exp2(c (X - max)) times factors (kernel/scores.py online_stats)."""
+    from ..codegen.cuda_schedule import scores_config
+    from ..kernel.scores import online_stats, score_forms
+    forms = score_forms(merged)
+    return forms is not None and online_stats(forms) is not None and scores_config(merged, None) is not None
+
+
+def _stat_candidate(k) -> bool:
+    from ..kernel.scores import score_form
+    f = score_form(k)
+    return f is not None and f.tail in ("max", "sum")
+
+
+_merge_stat_chain.candidate = _stat_candidate  # type: ignore[attr-defined]
 SIBLING_DEPTH = 64
 _merge_siblings.candidate = _sibling_candidate  # type: ignore[attr-defined]
 # dK and dV of attention's backward as one kernel (kernel/siblings.py); EMBER_MERGE_SIBLINGS=0: off
 if _online_softmax.scores and os.environ.get("EMBER_MERGE_SIBLINGS", "1") != "0":  # type: ignore[attr-defined]
     _online_softmax.siblings = _merge_siblings  # type: ignore[attr-defined]
+    # the softmax's max, sum and D = sum P dP as one online kernel; EMBER_MERGE_SIBLINGS=0: off too
+    _online_softmax.stat_chains = _merge_stat_chain  # type: ignore[attr-defined]
 
 
 def _space(k, level, target):

@@ -22,7 +22,7 @@ from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import replace
-from ..kernel.scores import KEY, ScoreForm, key_bounds, shared_scores
+from ..kernel.scores import KEY, ScoreForm, key_bounds, online_stats, shared_scores, stat_reads, unified_x
 from ..kernel.structure import UnsupportedKernel
 from .cuda_flash import HALF, _operand, emit_pv_mma, emit_scores_mma
 
@@ -191,14 +191,26 @@ def render_scores(w, f) -> sm.Expr:
         e(1, "}")
     idents = [IDENTITY[g.tail] for g in forms]
     for t, g in enumerate(forms):
-        if DVs[t]:
+        if stat_reads(forms):
+            e(1, f"float r{t}_[2] = {{0.f, 0.f}};  /* (a sum of the chain; r0_ unused: the max is m_) */")
+        elif DVs[t]:
             e(1, f"float o{t}_[{DVs[t] // 8}][4];")
             e(1, "#pragma unroll")
             e(1, f"for (int n = 0; n < {DVs[t] // 8}; ++n) o{t}_[n][0] = o{t}_[n][1] = o{t}_[n][2] = o{t}_[n][3] = 0.f;")
         else:
             e(1, f"float r{t}_[2] = {{{idents[t]}, {idents[t]}}};")
     e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
-    Xs = _hoisted(w, forms, [_unified(_fast_x(g), m, scores) for g, m in zip(forms, maps)], [b[2] for b in bounds], 1)
+    accs = {sc.acc for sc in scores}
+    ost = online_stats(forms) if stat_reads(forms) else None  # (a chain of statistics: one pass, online)
+    if ost is None and stat_reads(forms):
+        raise UnsupportedKernel(f"{w.k.name}: statistics reading each other, not a max-shifted exp2 chain")
+    if ost is not None:  # per score: the max's X, then each sum's factor G that is not 1
+        raw = [ost.x0] + [G for _, G in ost.parts]
+        idents = ["-INFINITY"] + ["0.f"] * len(ost.parts)
+        e(1, "float m_[2] = {-INFINITY, -INFINITY};")
+    else:
+        raw = [unified_x(g.x, m, scores) for g, m in zip(forms, maps)]
+    Xs = _hoisted(w, forms, [_fast_x(x, accs) for x in raw], [b[2] for b in bounds], 1)
     e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
     e(2, "if (t_ > 0) {  /* tile t_ has landed; every warp is done with the slot refilled below */")
     e(3, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncthreads();')
@@ -216,9 +228,13 @@ def render_scores(w, f) -> sm.Expr:
     # array every X has read by then), or an array of its own past the scores. On a tile wholly
     # inside the mask's bounds and the rows and keys X' (X with those conjuncts true) runs
     # unguarded: straight-line code, so the rows' statistics load once per row, not per score
-    dests = [f"s{t}_" if t < len(scores) else f"x{t}_" for t in range(len(forms))]
-    for t in range(len(scores), len(forms)):
-        e(2, f"float x{t}_[{BN // 8}][4];")
+    unit = [ost is not None and t > 0 and _is_one(raw[t]) for t in range(len(forms))]  # (nothing to store)
+    dests, n = [], 0
+    for t in range(len(forms)):
+        dests.append(None if unit[t] else f"s{n}_" if n < len(scores) else f"x{n}_")
+        if not unit[t] and n >= len(scores):
+            e(2, f"float x{n}_[{BN // 8}][4];")
+        n += 0 if unit[t] else 1
     full = [f"q0_ + {BM} <= nq_", f"kbeg_ + (t_ + 1) * {BN} <= nk_"]
     if upper is not None:
         full.append(f"kbeg_ + (t_ + 1) * {BN} - 1 <= q0_ + ({w.idx(upper)})")
@@ -229,7 +245,11 @@ def render_scores(w, f) -> sm.Expr:
     e(2, "} else {")
     _emit_x(w, forms, scores, maps, [x[0] for x in Xs], dests, BN, idents, f"{KEY} < nk_ && {f.query} < nq_", 3)
     e(2, "}")
+    if ost is not None:
+        _emit_online_stats(w, ost, dests, BN)
     for t, g in enumerate(forms):
+        if ost is not None:
+            break
         if DVs[t]:
             e(2, f"const unsigned short* Wt{t}_ = W{t}_ + slot_ * {BN * DVs[t]};")
             emit_pv_mma(w, BN, DVs[t], ty, 2, x=dests[t], tile=f"Wt{t}_", acc=f"o{t}_")
@@ -242,7 +262,11 @@ def render_scores(w, f) -> sm.Expr:
             e(2, "}")
     e(1, "}")
     e(1, "em_cp_wait_all();")
+    if ost is not None:
+        _store_online_stats(w, forms, ost)
     for t, g in enumerate(forms):
+        if ost is not None:
+            break
         if DVs[t]:  # epilogue: the accumulators through the store's expression
             e(1, "#pragma unroll")
             e(1, f"for (int n = 0; n < {DVs[t] // 8}; ++n) {{")
@@ -270,6 +294,66 @@ def render_scores(w, f) -> sm.Expr:
             e(1, "}")
     w.T = T
     return sm.minimum(ntq * sm.prod([x for _, x in batch]), 2 ** 31 - 1)
+
+
+def _is_one(v: ir.Val) -> bool:
+    return v.op == "const" and v.args[0] == 1.0
+
+
+def _emit_online_stats(w, ost, dests: list, BN: int) -> None:
+    """The chain's online step per tile (dests[0]: the max's X per score, dests[i]: sum i's G or
+    None for 1): the running max m_ over the row's four lanes, every sum rescaled by
+    exp2(c (m_old - m_new)), then sum i += exp2(c (X - m_new)) G_i — the flash kernel's recurrence."""
+    e, c = w.emit, repr(float(ost.c)) + "f"
+    x = dests[0]
+    e(2, "#pragma unroll")
+    e(2, "for (int h = 0; h < 2; ++h) {")
+    e(3, "float mx_ = m_[h];")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf({x}[n][2 * h], {x}[n][2 * h + 1]));")
+    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
+    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
+    e(3, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
+    e(3, f"const float al_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
+    e(3, "m_[h] = mx_;")
+    for i in range(1, len(dests)):
+        e(3, f"r{i}_[h] *= al_;")
+    e(3, "#pragma unroll")
+    e(3, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(4, "#pragma unroll")
+    e(4, "for (int j = 0; j < 2; ++j) {")
+    e(5, f"const float p_ = em_ex2(fmaf({x}[n][2 * h + j], {c}, -mc_));")
+    for i in range(1, len(dests)):
+        e(5, f"r{i}_[h] += p_;" if dests[i] is None else f"r{i}_[h] = fmaf(p_, {dests[i]}[n][2 * h + j], r{i}_[h]);")
+    e(4, "}")
+    e(3, "}")
+    e(2, "}")
+
+
+def _store_online_stats(w, forms: tuple, ost) -> None:
+    """The chain's outputs: the max, then each sum times its row factor R_i (reading the statistics
+    before it: em_stat<j>), over the row's four lanes."""
+    I, e = w.IDX, w.emit
+    f = forms[0]
+    e(1, "#pragma unroll")
+    e(1, "for (int h = 0; h < 2; ++h) {")
+    for i in range(1, len(forms)):
+        e(2, f"r{i}_[h] += __shfl_xor_sync(0xffffffffu, r{i}_[h], 1);")
+        e(2, f"r{i}_[h] += __shfl_xor_sync(0xffffffffu, r{i}_[h], 2);")
+    e(2, f"const {I} {f.query} = qrow_ + 8 * h;")
+    e(2, f"if ((lane_ & 3) == 0 && {f.query} < nq_) {{")
+    e(3, "const float em_stat0 = m_[h];")
+    for i, (R, _) in enumerate(ost.parts, 1):
+        w.emitted_groups = {}
+        env = w.vr.vals([R], 3)
+        e(3, f"const float em_stat{i} = ({env[R]}) * r{i}_[h];")
+    for i, g in enumerate(forms):
+        e(3, "{")
+        e(4, f"const float {g.out_acc} = em_stat{i};")
+        _store(w, g, 4)
+        e(3, "}")
+    e(2, "}")
+    e(1, "}")
 
 
 def _invariants(X: ir.Val, others: list, allowed: set) -> list:
@@ -393,39 +477,32 @@ def _emit_x(w, forms: tuple, scores: tuple, maps: tuple, Xs: list, dests: list, 
         e(ind + 2, f"const float {scores[u].acc} = s{u}_[n][c];")
     w.emitted_groups = {}
     start = len(w.lines)
+    live = [t for t, d in enumerate(dests) if d is not None]  # (None: a factor of 1, nothing to store)
     if guard:
-        for t, ident in enumerate(idents):
-            e(ind + 2, f"float x{t}v_ = {ident};")
+        for t in live:
+            e(ind + 2, f"float x{t}v_ = {idents[t]};")
         e(ind + 2, f"if ({guard}) {{")
-        env = w.vr.vals(Xs, ind + 3)
-        for t, X in enumerate(Xs):
-            e(ind + 3, f"x{t}v_ = {env[X]};")
+        env = w.vr.vals([Xs[t] for t in live], ind + 3)
+        for t in live:
+            e(ind + 3, f"x{t}v_ = {env[Xs[t]]};")
         e(ind + 2, "}")
     else:
-        env = w.vr.vals(Xs, ind + 2)
-        for t, X in enumerate(Xs):
-            e(ind + 2, f"const float x{t}v_ = {env[X]};")
+        env = w.vr.vals([Xs[t] for t in live], ind + 2)
+        for t in live:
+            e(ind + 2, f"const float x{t}v_ = {env[Xs[t]]};")
     # exp2 as one ex2.approx (the flash kernel's): its result is rounded to 16 bits or summed in float32
     w.lines[start:] = [ln.replace("exp2f(", "em_ex2(") for ln in w.lines[start:]]
-    for t, d in enumerate(dests):
-        e(ind + 2, f"{d}[n][c] = x{t}v_;")
+    for t in live:
+        e(ind + 2, f"{dests[t]}[n][c] = x{t}v_;")
     e(ind + 1, "}")
     e(ind, "}")
 
 
-def _unified(X: ir.Val, m: dict, scores: tuple) -> ir.Val:
-    """X reading each score by the accumulator of the distinct score it equals (a merged kernel's
-    outputs then share every value computed from the scores, not only the products)."""
-    subs = {v: ir.Val("acc", (scores[m[v.args[0]]].acc,), v.dtype) for v in ir.val_toposort([X])
-            if v.op == "acc" and v.args[0] in m and scores[m[v.args[0]]].acc != v.args[0]}
-    return replace(X, subs) if subs else X
-
-
-def _fast_x(f: ScoreForm) -> ir.Val:
-    """X with each score used unrounded where the graph rounds it to 16 bits (torch's q @ kᵀ
-    returns bf16; its own flash kernels keep the float32 accumulator, as the flash kernel's
-    `streamlined` does; every value is computed in float32 here): two conversions fewer per score."""
-    accs = {s.acc for s in f.scores}
+def _fast_x(X: ir.Val, accs: set) -> ir.Val:
+    """X with each score (accumulators `accs`) used unrounded where the graph rounds it to 16 bits
+    (torch's q @ kᵀ returns bf16; its own flash kernels keep the float32 accumulator, as the flash
+    kernel's `streamlined` does; every value is computed in float32 here): two conversions fewer
+    per score."""
     memo: dict = {}
 
     def go(v: ir.Val) -> ir.Val:
@@ -445,7 +522,7 @@ def _fast_x(f: ScoreForm) -> ir.Val:
             r = _folded_scale(r)
         memo[v] = r
         return r
-    return go(f.x)
+    return go(X)
 
 
 def _scalar(v: ir.Val) -> float | None:

@@ -166,7 +166,10 @@ def lower(outputs: list, output_names: list | None = None, force=None, local=Non
             b.copy_from(names[o])
             kernels.append(b.build(nm))
     # kernels over the same rows recomputing the same products, merged where the target says so
-    siblings = getattr(getattr(target, "online_softmax", None), "siblings", None)
+    hook = getattr(target, "online_softmax", None)
+    siblings, chains = getattr(hook, "siblings", None), getattr(hook, "stat_chains", None)
+    if chains is not None and not force and not collectives:  # (row statistics reading each other: online)
+        kernels = merge_siblings(kernels, chains.candidate, chains, chain=True)
     if siblings is not None and not force and not collectives:
         kernels = merge_siblings(kernels, siblings.candidate, siblings)
     ins = [n.arg for n in order if n.op == g.INPUT]

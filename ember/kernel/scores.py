@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .. import symbolic as sm
 from . import ir
-from .online import KEY, _loads, _peel_casts, _rename, _score_local, _single_reduce, _vars, mask_bounds, replace
+from .online import KEY, _loads, _peel_casts, _rename, _score_local, _shift_of, _single_reduce, _vars, mask_bounds, replace
 
 
 @dataclass(frozen=True)
@@ -192,6 +192,86 @@ def shared_scores(forms: tuple) -> tuple:
             m[s.acc] = keys[key]
         maps.append(m)
     return tuple(scores), tuple(maps)
+
+
+def unified_x(X: ir.Val, m: dict, scores: tuple) -> ir.Val:
+    """X reading each score by the accumulator of the distinct score it equals (`shared_scores`): a
+    merged kernel's outputs then share every value computed from the scores, not only the products."""
+    subs = {v: ir.Val("acc", (scores[m[v.args[0]]].acc,), v.dtype) for v in ir.val_toposort([X])
+            if v.op == "acc" and v.args[0] in m and scores[m[v.args[0]]].acc != v.args[0]}
+    return replace(X, subs) if subs else X
+
+
+@dataclass(frozen=True)
+class OnlineStats:
+    """A chain of row statistics over the same scores, merged (kernel/siblings.py, `chain`): the max
+    m = max_key X0, then sums out_i = R_i · sum_key exp2(c (X0 - m)) · G_i whose per-row factors R_i
+    may read the statistics before them (the softmax's sum l = sum exp2(c (X0 - m)); autograd's
+    D = -(1/l)² sum exp2(c (X0 - m)) dP). One pass computes them all, online: a running max, each
+    sum rescaled by exp2(c (m_old - m_new)) when it grows — the flash kernel's algebra."""
+    c: float
+    x0: ir.Val  # the max's X, per score (accumulators unified)
+    parts: tuple  # per later form: (R, G); R reads a statistic j before it as acc `em_stat<j>`
+
+
+def _factors(v: ir.Val) -> list:
+    if v.op == "mul" and v.dtype.name == "float32":
+        return _factors(v.args[0]) + _factors(v.args[1])
+    return [v]
+
+
+def _product(fs: list, like: ir.Val) -> ir.Val:
+    out = None
+    for f in fs:
+        out = f if out is None else ir.Val("mul", (out, f), like.dtype)
+    return out if out is not None else ir.const(1.0, like.dtype)
+
+
+def stat_reads(forms: tuple) -> bool:
+    """Whether a form reads a statistic an earlier form of the same kernel stores."""
+    outs = {f.store.buffer for f in forms}
+    return any(ld.args[0] in outs for f in forms for ld in _loads(f.x))
+
+
+def online_stats(forms: tuple) -> OnlineStats | None:
+    """`forms` (a merged chain: a max, then sums) as an OnlineStats, or None."""
+    if len(forms) < 2 or forms[0].tail != "max" or any(f.tail != "sum" for f in forms[1:]):
+        return None
+    if any(f.store.value != ir.acc(f.out_acc, f.store.value.dtype) for f in forms):
+        return None
+    scores, maps = shared_scores(forms)
+    stat = {}  # (buffer, index) of each statistic -> its acc
+    for j, f in enumerate(forms):
+        stat[(f.store.buffer, f.store.index)] = ir.acc(f"em_stat{j}", f.accum)
+    x0 = unified_x(forms[0].x, maps[0], scores)
+    scale, parts = None, []
+    for i, f in enumerate(forms[1:], 1):
+        x = unified_x(f.x, maps[i], scores)
+        subs = {}
+        for ld in _loads(x):
+            key = (ld.args[0], ld.args[1])
+            if any(ld.args[0] == g.store.buffer for g in forms):
+                if key not in stat or int(stat[key].args[0][len("em_stat"):]) >= i:
+                    return None
+                subs[ld] = stat[key]
+        x = replace(x, subs)
+        shift, R, G = None, [], []
+        for fac in _factors(x):
+            sh = _shift_of(fac, "em_stat0")
+            accs = {v.args[0] for v in ir.val_toposort([fac]) if v.op == "acc"}
+            if sh is not None and shift is None:
+                shift = sh
+            elif KEY not in _vars(fac) and not (accs & {sc.acc for sc in scores}):
+                R.append(fac)
+            elif not any(a.startswith("em_stat") for a in accs):
+                G.append(fac)
+            else:
+                return None
+        if shift is None or shift[1] != x0 or (scale is not None and shift[0] != scale):
+            return None
+        scale = shift[0]
+        parts.append((_product(R, x), _product(G, x)))
+    return OnlineStats(scale, x0, tuple(parts))
 
 
 def _checked(f: ScoreForm) -> ScoreForm | None:

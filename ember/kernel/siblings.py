@@ -61,9 +61,10 @@ def _names(body) -> tuple:
     return locs, accs
 
 
-def merge(a: tuple, b: tuple) -> tuple | None:
+def merge(a: tuple, b: tuple, chain: bool = False) -> tuple | None:
     """(kernel, args) computing both (kernel, args) pairs `a` and `b` (same outer row loops), or None
-    when their rows differ."""
+    when their rows differ. `chain`: `b` may read what `a` writes, at the row being computed only (a
+    row statistic: the merged body reads it right after storing it)."""
     (ka, aa), (kb, ab) = a, b
     rows_a, body_a = _rows(ka)
     rows_b, body_b = _rows(kb)
@@ -77,7 +78,7 @@ def merge(a: tuple, b: tuple) -> tuple | None:
         buf = ab[p.name]
         if buf in by_buffer:
             mine = next(q for q in ka.buffers if q.name == by_buffer[buf])
-            if mine.role == "out" or p.role == "out":
+            if p.role == "out" or (mine.role == "out" and not chain):
                 return None  # (a buffer one writes and the other touches: not siblings)
             bufmap[p.name] = mine.name
             continue
@@ -127,13 +128,28 @@ def merge(a: tuple, b: tuple) -> tuple | None:
         if isinstance(s, ir.Store):
             return ir.Store(names.get(s.buffer, s.buffer), sm.substitute(s.index, exact), val(s.value))
         raise TypeError(f"unexpected statement {s!r}")
-    body = tuple(body_a) + tuple(stmt(s) for s in body_b)
+    tail_b = tuple(stmt(s) for s in body_b)
+    if chain and not _reads_only_its_row(body_a, tail_b, {p.name for p in ka.buffers if p.role == "out"}):
+        return None
+    body = tuple(body_a) + tail_b
     for var, ext in reversed(rows_a):
         body = (ir.Loop(var, ext, "parallel", body),)
     dims = tuple(ka.dims) + tuple(d for d in kb.dims if d not in ka.dims)
     k = ir.Kernel(f"{ka.name}_{kb.name}", tuple(params), dims, body, dict(ka.meta))
     ir.verify(k)
     return k, args
+
+
+def _reads_only_its_row(body_a, body_b, outs: set) -> bool:
+    """Whether every read in `body_b` of a buffer `body_a` writes is at the index `body_a` stores it
+    (the row being computed, stored at the row level: not inside a loop)."""
+    stored = {s.buffer: s.index for s in body_a if isinstance(s, ir.Store) and s.buffer in outs}
+    for s in ir.walk_stmts(body_b):
+        for v in ir.stmt_vals(s):
+            for x in ir.val_toposort([v]):
+                if x.op == "load" and x.args[0] in outs and (x.args[0] not in stored or x.args[1] != stored[x.args[0]]):
+                    return False
+    return True
 
 
 def _touches(k: ir.Kernel, args: dict) -> tuple:
@@ -143,10 +159,12 @@ def _touches(k: ir.Kernel, args: dict) -> tuple:
     return reads, writes
 
 
-def merge_siblings(kernels: list, candidate, accepts) -> list:
+def merge_siblings(kernels: list, candidate, accepts, chain: bool = False) -> list:
     """`kernels` ([(Kernel, args)] in execution order) with pairs merged into one kernel at the first
     one's place (module docstring): pairs of kernels `candidate(kernel)` says may merge, whose merged
-    kernel `accepts(merged)`; a kernel merges at most once."""
+    kernel `accepts(merged)`; a kernel merges at most once. `chain`: the second may read the first's
+    outputs at its own rows (`merge`), and a merged kernel may merge again (a chain of row
+    statistics, each reading the ones before it)."""
     out = list(kernels)
     ok = [bool(candidate(k)) for k, _ in out]
     i = 0
@@ -157,16 +175,20 @@ def merge_siblings(kernels: list, candidate, accepts) -> list:
         ra, wa = _touches(*out[i])
         between_r: set = set()
         between_w: set = set()
+        merged = False
         for j in range(i + 1, len(out)):
             rb, wb = _touches(*out[j])
-            if ok[j] and not (rb & wa or wb & ra or wb & wa or rb & between_w or wb & (between_r | between_w)):
-                m = merge(out[i], out[j])
+            dep = rb & wa if not chain else set()
+            if ok[j] and not (dep or wb & ra or wb & wa or rb & between_w or wb & (between_r | between_w)):
+                m = merge(out[i], out[j], chain)
                 if m is not None and accepts(m[0]):
                     out[i] = m
-                    ok[i] = False
+                    ok[i] = chain
                     del out[j], ok[j]
+                    merged = True
                     break
             between_r |= rb
             between_w |= wb
-        i += 1
+        if not (merged and chain):
+            i += 1
     return out
