@@ -53,11 +53,13 @@ def main():
             kern.append(dict(kernel=l.kernel, cfg=l.config.get("cfg"), us=round(float(times[i]), 1) if i < len(times) else None,
                              regs=at.num_regs, local_bytes=at.local_size_bytes, smem=l.config.get("smem")))
         row = dict(shape=[B, H, L, D], us=round(p.benchmark(reps=10, **ins), 1), kernels=kern)
-        for v in a.variants.split(","):
+        for v in a.variants.split(","):  # WxBNsS[a]: warps x keys a tile, ring slots, (a: fragments from shared memory)
             w_, rest = v.split("x")
-            bn, _, st = rest.partition("s")
+            smem = rest.endswith("a")
+            bn, _, st = rest.rstrip("a").partition("s")
             try:
-                p2 = build(gs, {"mode": "scores", "warps": int(w_), "BN": int(bn), "stages": int(st or 2)})
+                p2 = build(gs, {"mode": "scores", "warps": int(w_), "BN": int(bn), "stages": int(st or 2),
+                                "afrag": "smem" if smem else "regs"})
                 p2(**ins)
                 row[v] = {"us": round(p2.benchmark(reps=10, **ins), 1),
                           "kernels_us": [round(float(x), 1) for x in p2.profile(reps=10, **ins)]}

@@ -151,7 +151,7 @@ def _stat_candidate(k) -> bool:
 
 
 _merge_stat_chain.candidate = _stat_candidate  # type: ignore[attr-defined]
-SIBLING_DEPTH = 64
+SIBLING_DEPTH = int(os.environ.get("EMBER_SIBLING_DEPTH", "64"))  # (128: merged, the fragments read from shared memory)
 _merge_siblings.candidate = _sibling_candidate  # type: ignore[attr-defined]
 # dK and dV of attention's backward as one kernel (kernel/siblings.py); EMBER_MERGE_SIBLINGS=0: off
 if _online_softmax.scores and os.environ.get("EMBER_MERGE_SIBLINGS", "1") != "0":  # type: ignore[attr-defined]

@@ -175,21 +175,32 @@ def streamlined(X: ir.Val, score: ir.Val) -> tuple:
     return X, 1.0
 
 
-def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int, out: str = "s_", frag: str = "qf_", tile: str = "Kt") -> None:
-    """out[BN/8][4] = this warp's 16 rows (A fragments `frag`) x the key tile at `tile`, by mma.sync."""
+def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int, out: str = "s_", frag: str = "qf_", tile: str = "Kt",
+                    frag_smem: str | None = None) -> None:
+    """out[BN/8][4] = this warp's 16 rows (A fragments `frag`; or, `frag_smem`, read by ldmatrix
+    from that shared-memory tile of 16-row-per-warp rows at each k step: registers freed for the
+    accumulators) x the key tile at `tile`, by mma.sync."""
     e = w.emit
     e(ind, f"float {out}[{BN // 8}][4];")
     e(ind, "#pragma unroll")
     e(ind, f"for (int n = 0; n < {BN // 8}; ++n) {out}[n][0] = {out}[n][1] = {out}[n][2] = {out}[n][3] = 0.f;")
     e(ind, "#pragma unroll")
     e(ind, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    if frag_smem is not None:
+        e(ind + 1, "unsigned fa_[4];")
+        e(ind + 1, "{")
+        e(ind + 2, "const int r_ = warp_ * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
+        e(ind + 2, f"em_ldsm4(fa_, {frag_smem} + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+        e(ind + 1, "}")
+        frag = "fa_"
+    a = f"{frag}[kk]" if frag_smem is None else frag
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n2 = 0; n2 < {BN // 16}; ++n2) {{")
     e(ind + 2, "unsigned b_[4];")
     e(ind + 2, "const int r_ = n2 * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = kk * 2 + ((lane_ >> 3) & 1);")
     e(ind + 2, f"em_ldsm4(b_, {tile} + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(ind + 2, f'EM_MMA16816("{ty}", {out}[2 * n2], {frag}[kk], b_[0], b_[1]);')
-    e(ind + 2, f'EM_MMA16816("{ty}", {out}[2 * n2 + 1], {frag}[kk], b_[2], b_[3]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", {out}[2 * n2], {a}, b_[0], b_[1]);')
+    e(ind + 2, f'EM_MMA16816("{ty}", {out}[2 * n2 + 1], {a}, b_[2], b_[3]);')
     e(ind + 1, "}")
     e(ind, "}")
 

@@ -515,7 +515,10 @@ def scores_config(k: ir.Kernel, target=None) -> dict | None:
     # measured on the H100 (bench/results/gpu-session26-2026-11-27/j/, causal bf16, each kernel of the
     # backward): 4 warps x 64 keys fastest for every kernel at head dims 64 and 128 (the whole
     # backward 442 / 1233 us; x 32 keys 465 / 1293; 8 warps 600-700 / 1500+ in e/, f/)
+    # two accumulators of head dim 128 (dK and dV merged, kernel/siblings.py) leave no registers for
+    # the row operands' fragments: those are read from shared memory at each k step
+    extra = {"afrag": "smem"} if sum(f.out_extent.value for f in form if f.tail == "mma") > 128 else {}
     for warps, BN in ((4, 64), (4, 32), (2, 32)):
         if scores_smem(form, warps, BN) <= limit:
-            return {"mode": "scores", "warps": warps, "BN": BN}
+            return {"mode": "scores", "warps": warps, "BN": BN, **extra}
     return None

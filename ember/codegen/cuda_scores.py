@@ -182,7 +182,12 @@ def render_scores(w, f) -> sm.Expr:
         e(1, "}")
         e(1, "em_cp_commit();")
     e(1, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncthreads();  /* the rows and tile 0 */')
+    afrag = w.cfg.get("afrag", "regs")  # the row operands' A fragments: held in registers, or read per tile
+    if afrag not in ("regs", "smem"):
+        raise UnsupportedKernel(f"scores afrag={afrag!r} ('regs' or 'smem')")
     for i, D in enumerate(Ds):
+        if afrag == "smem":
+            continue
         e(1, f"unsigned af{i}_[{D // 16}][4];")
         e(1, "#pragma unroll")
         e(1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
@@ -223,7 +228,8 @@ def render_scores(w, f) -> sm.Expr:
     Xs = _per_key(w, forms, Xs, BN, 2)
     for i, D in enumerate(Ds):
         e(2, f"const unsigned short* Bt{i}_ = B{i}_ + slot_ * {BN * D};")
-        emit_scores_mma(w, D, BN, ty, 2, out=f"s{i}_", frag=f"af{i}_", tile=f"Bt{i}_")
+        emit_scores_mma(w, D, BN, ty, 2, out=f"s{i}_", frag=f"af{i}_", tile=f"Bt{i}_",
+                        frag_smem=f"A{i}_" if afrag == "smem" else None)
     # each output's X per score (out of range: its tail's identity): output t's into s<t>_ (a score
     # array every X has read by then), or an array of its own past the scores. On a tile wholly
     # inside the mask's bounds and the rows and keys X' (X with those conjuncts true) runs
