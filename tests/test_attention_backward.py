@@ -31,8 +31,8 @@ def test_attention_backward_recomputes_its_scores(causal, D):
     lowered = lower([x.node for x in _grads(1, 2, L, S, D, causal)], target=t)
     forms = [f for k, _ in lowered.kernels for f in (score_forms(k) or [None])]
     assert all(f is not None for f in forms) and len(forms) == 6
-    # the three statistics one online kernel; dK and dV one kernel at head dim 64
-    assert len(lowered.kernels) == (3 if D == 64 else 4)
+    # the three statistics one online kernel; dK and dV one kernel
+    assert len(lowered.kernels) == 3
     assert sorted(f.tail for f in forms) == ["max", "mma", "mma", "mma", "sum", "sum"]
     assert [len(f.scores) for f in forms if f.tail == "mma"].count(2) == 2  # dQ, dK: S and dP
     assert all(t.default_config(k, t)["mode"] == "scores" for k, _ in lowered.kernels)
@@ -47,21 +47,24 @@ def test_scores_kernels_compile_for_sm90():
 
 
 def test_dk_and_dv_merge_into_one_kernel_sharing_their_scores():
-    """kernel/siblings.py: at head dim 64 dK and dV are one kernel with two outputs, its two forms
-    sharing Sᵀ = k qᵀ (two distinct products, not three) and both tails reading a score's tile; at
-    head dim 128 (a second accumulator would spill) they stay apart."""
+    """kernel/siblings.py: dK and dV are one kernel with two outputs, its two forms sharing
+    Sᵀ = k qᵀ (two distinct products, not three) and both tails reading a score's tile; at head
+    dim 128 the row operands' fragments come from shared memory (knob afrag) to leave registers for
+    the second accumulator."""
     from ember.codegen import cuda as cg
     t = get_target("h100")
-    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 64, True)], target=t)
-    (k, args), = [(k, a) for k, a in lowered.kernels if len(score_forms(k)) == 2]
-    assert sorted(args[p.name] for p in k.buffers if p.role == "out") == ["out1", "out2"]
-    scores, maps = shared_scores(score_forms(k))
-    assert len(scores) == 2 and set(maps[1].values()) <= set(maps[0].values())
-    src = cg.render_kernel(k, t.default_config(k, t), t)[0]
-    assert "W0_ = B" in src and "W1_ = B" in src  # (both tails read a score's tile: no ring of their own)
-    assert src.split("__global__")[-1].count("em_ex2(") == 2  # (full and edge tiles: once each)
-    lowered128 = lower([x.node for x in _grads(1, 2, 512, 512, 128, True)], target=t)
-    assert [len(score_forms(k)) for k, _ in lowered128.kernels] == [3, 1, 1, 1]
+    for D in (64, 128):
+        lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, D, True)], target=t)
+        (k, args), = [(k, a) for k, a in lowered.kernels if len(score_forms(k)) == 2]
+        assert sorted(args[p.name] for p in k.buffers if p.role == "out") == ["out1", "out2"]
+        scores, maps = shared_scores(score_forms(k))
+        assert len(scores) == 2 and set(maps[1].values()) <= set(maps[0].values())
+        cfg = t.default_config(k, t)
+        assert cfg.get("afrag", "regs") == ("smem" if D == 128 else "regs")
+        src = cg.render_kernel(k, cfg, t)[0]
+        assert "W0_ = B" in src and "W1_ = B" in src  # (both tails read a score's tile: no ring of their own)
+        assert src.split("__global__")[-1].count("em_ex2(") == 2  # (full and edge tiles: once each)
+        assert ("fa_[4]" in src) == (D == 128)
 
 
 def test_merged_siblings_run_on_the_cpu_as_their_two_bodies():
@@ -119,7 +122,7 @@ def test_cuda_attention_backward_equals_torch(shape):
     import torch
     B, H, L, S, D, causal, Hkv = shape
     p = em.compile(_grads(B, H, L, S, D, causal, Hkv=Hkv), device="cuda")
-    assert [l.config.get("mode") for l in p.launches].count("scores") == (3 if D == 64 else 4)
+    assert [l.config.get("mode") for l in p.launches].count("scores") == 3
     torch.manual_seed(0)
     q = torch.randn(B, H, L, D, device="cuda").bfloat16()
     k, v = (torch.randn(B, Hkv or H, S, D, device="cuda").bfloat16() for _ in range(2))
@@ -133,22 +136,43 @@ def test_cuda_attention_backward_equals_torch(shape):
         assert np.isfinite(rel) and rel < 2e-2, rel
 
 
+def _unmerged(t):
+    """Target `t` without the merges of kernel/siblings.py (its hook without `siblings`, `stat_chains`)."""
+    import dataclasses
+    base = t.online_softmax
+
+    def hook(k, form, target=None):
+        return base(k, form, target)
+    hook.prologues, hook.scores = base.prologues, base.scores
+    return dataclasses.replace(t, online_softmax=hook)
+
+
 def test_scores_kernels_skip_causal_tiles_share_tiles_and_hoist_statistics():
-    """The renderer's structure on a causal backward at head dim 128 (four kernels: the statistics
-    in one, dQ, dK, dV): the key loop bounded from above (statistics, dQ) or below (dK, dV) by the
-    causal mask; dQ and dK read their tail operand from a score's tile; per-row statistics in
-    registers before the key loop, dV's per-key ones once per key of a tile."""
+    """The renderer's structure on the six kernels of a causal backward left apart: the key loop
+    bounded from above (statistics, dQ) or below (dK, dV) by the causal mask; dQ and dK read their
+    tail operand from a score's tile; per-row statistics in registers before the key loop, dV's
+    per-key ones once per key of a tile. Merged (the default), the same bounds on each form."""
     from ember.codegen import cuda as cg
     from ember.kernel.scores import key_bounds
     t = get_target("h100")  # (at 1024 keys the causal mask stays index arithmetic; smaller ones fold to data)
-    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 128, True)], target=t)
-    stats, dq, dk, dv = [score_forms(k) for k, _ in lowered.kernels]  # (the lowering's order)
-    assert [f.tail for f in stats] == ["max", "sum", "sum"]
-    assert all(key_bounds(f)[0] is not None and key_bounds(f)[1] is None for f in stats)
-    assert key_bounds(dq[0])[0] is not None and key_bounds(dk[0])[1] is not None and key_bounds(dv[0])[1] is not None
-    src = [cg.render_kernel(k, t.default_config(k, t), t)[0] for k, _ in lowered.kernels]
-    assert "W0_ = B" in src[1] and "W0_ = B" in src[2] and "W0_ = B" not in src[3]
-    assert "rv0_[h] =" in src[1] and "kv0_[n][c] =" in src[3] and "kv0_" not in src[2]
+    apart = _unmerged(t)
+    lowered = lower([x.node for x in _grads(1, 2, 1024, 1024, 64, True)], target=apart)
+    forms = [score_form(k) for k, _ in lowered.kernels]
+    assert len(forms) == 6 and all(f is not None for f in forms)
+    bounds = [key_bounds(f)[:2] for f in forms]
+    mma = [i for i, f in enumerate(forms) if f.tail == "mma"]
+    assert all(b[0] is not None and b[1] is None for f, b in zip(forms, bounds) if f.tail != "mma")
+    dq, dk, dv = mma  # (the lowering's order: dQ, dK, dV)
+    assert bounds[dq][0] is not None and bounds[dk][1] is not None and bounds[dv][1] is not None
+    src = [cg.render_kernel(k, apart.default_config(k, apart), apart)[0] for k, _ in lowered.kernels]
+    assert "W0_ = B" in src[dq] and "W0_ = B" in src[dk] and "W0_ = B" not in src[dv]
+    assert "rv0_[h] =" in src[dq] and "kv0_[n][c] =" in src[dv] and "kv0_" not in src[dk]
+    merged = lower([x.node for x in _grads(1, 2, 1024, 1024, 128, True)], target=t)
+    stats, mq, mkv = [score_forms(k) for k, _ in merged.kernels]
+    assert [f.tail for f in stats] == ["max", "sum", "sum"] and [f.tail for f in mkv] == ["mma", "mma"]
+    assert all(key_bounds(f)[0] is not None and key_bounds(f)[1] is None for f in stats + mq)
+    assert all(key_bounds(f)[1] is not None for f in mkv)
+    src += [cg.render_kernel(k, t.default_config(k, t), t)[0] for k, _ in merged.kernels]
     assert all("exp2f(" not in s for s in src)
 
 

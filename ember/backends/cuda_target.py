@@ -113,8 +113,10 @@ _online_softmax.scores = os.environ.get("EMBER_STREAM_SCORES", "1") != "0"  # ty
 def _merge_siblings(merged) -> bool:
     """Whether a merged pair of scores kernels (kernel/siblings.py) is worth one kernel: two `mma`
     tails sharing a score product (dK and dV: Sᵀ = k qᵀ), the same causal key bounds, head dims up to
-    SIBLING_DEPTH (a second float32 accumulator is DV / 2 registers a thread: at 128 the merged kernel
-    would spill), and a schedule that fits."""
+    SIBLING_DEPTH, and a schedule that fits (at head dim 128 the second accumulator's 64 registers a
+    thread come from the row operands' fragments, read from shared memory instead: knob `afrag`).
+    Measured on the H100 (bench/results/gpu-session27-2026-11-27/, causal bf16): dK + dV 124 + 92 ->
+    171 us at L 1024 D 64, 328 + 261 -> 418 us at L 2048 D 128."""
     from ..codegen.cuda_schedule import scores_config
     from ..kernel.scores import key_bounds, score_forms, shared_scores
     forms = score_forms(merged)
@@ -151,7 +153,7 @@ def _stat_candidate(k) -> bool:
 
 
 _merge_stat_chain.candidate = _stat_candidate  # type: ignore[attr-defined]
-SIBLING_DEPTH = int(os.environ.get("EMBER_SIBLING_DEPTH", "64"))  # (128: merged, the fragments read from shared memory)
+SIBLING_DEPTH = int(os.environ.get("EMBER_SIBLING_DEPTH", "128"))  # (at 128 the fragments are read from shared memory)
 _merge_siblings.candidate = _sibling_candidate  # type: ignore[attr-defined]
 # dK and dV of attention's backward as one kernel (kernel/siblings.py); EMBER_MERGE_SIBLINGS=0: off
 if _online_softmax.scores and os.environ.get("EMBER_MERGE_SIBLINGS", "1") != "0":  # type: ignore[attr-defined]
