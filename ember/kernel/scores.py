@@ -271,7 +271,7 @@ def online_stats(forms: tuple) -> OnlineStats | None:
             return None
         scale = shift[0]
         parts.append((_product(R, x), _product(G, x)))
-    return OnlineStats(scale, x0, tuple(parts))
+    return OnlineStats(float(scale), x0, tuple(parts)) if scale is not None else None
 
 
 def _checked(f: ScoreForm) -> ScoreForm | None:
