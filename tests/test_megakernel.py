@@ -128,11 +128,11 @@ def test_table_layout():
 
 # ---------------------------------------------------------------- the generated source (NVRTC, no GPU)
 
-def _tiny_llm(tmp_path, layers=2):
+def _tiny_llm(tmp_path, layers=2, hidden=64):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=layers, num_attention_heads=4,
+    cfg = transformers.LlamaConfig(hidden_size=hidden, intermediate_size=96, num_hidden_layers=layers, num_attention_heads=4,
                                    num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
     transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "tiny")
     return tmp_path / "tiny"
@@ -161,6 +161,26 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     g = p.megakernel_graph
     tg.validate(g)
     tg.simulate(g, seed=1, runs=3)
+    assert len(compile_cuda(p.source, "sm_90a")) > 0
+
+
+def test_llm_decode_megakernel_splits_attention_over_a_workspace(tmp_path):
+    """Head dim 64: the decode attention is flash-decoding, whose cluster a task cannot have; as a
+    task its blocks are splits of the keys, the last block of a group combining their partials
+    through a workspace buffer the megakernel owns (zero at upload, left zero by the kernel)."""
+    import ember.llm as L
+    compile_cuda = _nvrtc()
+    llm = L.load(_tiny_llm(tmp_path, layers=1, hidden=256), device="h100", dtype="bfloat16", max_seq_len=128)
+    from ember.llm.model import build_step
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+    kernels = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127})
+    cluster = [l.config["cfg"].get("cluster", 1) for l in kernels.launches if l.config.get("mode") == "decode"]
+    assert cluster and cluster[0] > 1
+    p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True)
+    ws = [a for a in p.launches[0].args if a.startswith("mk_ws")]
+    assert len(ws) == 1 and "em_ws_" in p.source and "__cluster_dims__" not in p.source
+    assert not p.data[ws[0]].any() and p.buffers[ws[0]].kind == "data"
+    tg.simulate(p.megakernel_graph, seed=1, runs=2)
     assert len(compile_cuda(p.source, "sm_90a")) > 0
 
 

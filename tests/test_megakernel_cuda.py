@@ -36,9 +36,9 @@ def test_megakernel_equals_its_serial_run_bit_for_bit_and_its_kernels_closely(op
         np.testing.assert_array_equal(mk(**ins), want)
 
 
-def _tiny_llm(tmp_path):
+def _tiny_llm(tmp_path, hidden=64):
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+    cfg = transformers.LlamaConfig(hidden_size=hidden, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
                                    num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
     m = transformers.LlamaForCausalLM(cfg).eval()
     with torch.no_grad():
@@ -49,10 +49,12 @@ def _tiny_llm(tmp_path):
     return tmp_path / "tiny"
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype):
+@pytest.mark.parametrize("dtype,hidden", [("float32", 64), ("bfloat16", 64), ("bfloat16", 256)])
+def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype, hidden):
+    """(hidden 256: head dim 64, so the attention is flash-decoding — in the megakernel its cluster's
+    blocks are splits combined through a workspace the megakernel owns)"""
     import ember.llm as L
-    d = _tiny_llm(tmp_path)
+    d = _tiny_llm(tmp_path, hidden)
     a = L.load(d, device="cuda", dtype=dtype, max_seq_len=96)
     b = L.load(d, device="cuda", dtype=dtype, max_seq_len=96, megakernel=True)
     assert b.program("decode", 1).meta["megakernel_choice"]["chosen"] == "megakernel"

@@ -7,6 +7,7 @@ the exit count and one counter per launch, uint32, zero at upload; the kernel ke
 consistent across runs, so they are never reset)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -40,7 +41,13 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     prefetch: bytes of its weights each task asks L2 for before it waits (0: none)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
-    launches = list(base.launches)
+    # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
+    # left zero by the kernel: the last block of a group resets its counter) as a buffer of its own,
+    # passed after the kernel's buffers as the kernel takes it
+    workspaces = {f"mk_ws{i}": int(l.config["workspace"]) for i, l in enumerate(base.launches) if l.config.get("workspace")}
+    launches = [dataclasses.replace(l, args=list(l.args) + [f"mk_ws{i}"],
+                                    writes=None if l.writes is None else list(l.writes) + [f"mk_ws{i}"])
+                if f"mk_ws{i}" in workspaces else l for i, l in enumerate(base.launches)]
     if not launches:
         raise NotTaskable("a program without kernels")
     threads = max(int(l.config["block"]) for l in launches)
@@ -56,6 +63,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     args = used + ["mk_tasks", "mk_sync"]
     env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
+    sizes.update(workspaces)
     # the source depends on the launches' blocks and the table's row width, not on the number of
     # workers; the workers per SM follow from its static shared memory, then go into its launch bounds
     shape = tg.build(launches, grids, bounds, 1)
@@ -87,6 +95,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     buffers = dict(base.buffers)
     buffers["mk_tasks"] = BufferSpec("mk_tasks", dt.int32, (int(table.size),), "data")
     buffers["mk_sync"] = BufferSpec("mk_sync", dt.int32, (int(sync.size),), "data")
+    for name, nbytes in workspaces.items():
+        buffers[name] = BufferSpec(name, dt.int32, ((nbytes + 3) // 4,), "data")
     writes = list(dict.fromkeys(w for l in launches for w in (l.args if l.writes is None else l.writes)))
     stats = {"bytes": sm.to_json(sum((sm.from_json(l.stats["bytes"]) for l in launches if "bytes" in l.stats), sm.sym(0))),
              "flops": sm.to_json(sum((sm.from_json(l.stats["flops"]) for l in launches if "flops" in l.stats), sm.sym(0)))}
@@ -103,6 +113,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     data = dict(base.data)
     data["mk_tasks"] = table
     data["mk_sync"] = sync
+    for name, nbytes in workspaces.items():
+        data[name] = np.zeros((nbytes + 3) // 4, np.int32)
     meta = dict(base.meta)
     meta["megakernel"] = summary
     p = Program(base.device, defines + src, [mk], buffers, base.outputs, base.inputs, base.dims, data,

@@ -89,7 +89,8 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
     shared memory), and only small workers let several share an SM and keep enough loads in
     flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
     (bench/results/megakernel-h100-2026-11-26a.json). So: no thread-block clusters (a task runs on
-    one worker), at most `max_threads` threads, flash-decoding with 4 warps and 16-key tiles (a
+    one worker: flash-decoding's cluster becomes as many splits, combined through a workspace), at
+    most `max_threads` threads, flash-decoding with 4 warps and 16-key tiles (a
     half the shared memory of 8), a one-row kernel without a shared-memory row cache larger than
     TASK_SMEM (its rows re-read from L2), and a GEMV of one row per block as 8 rows per block (a warp a
     row: 8x the loads in flight per worker). Each change is kept only where the renderer accepts it.
@@ -98,9 +99,15 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
     the shared memory would keep workers off the SM."""
     from .cuda import render_kernel
     cfg = dict(cfg)
+    # a cluster's blocks as splits of their own (flash-decoding's partials through a workspace the
+    # megakernel allocates, the last block of a group combining them): the same blocks, no cluster
+    parts = int(cfg.get("cluster", 1)) * int(cfg.get("splits", 1))
     if int(cfg.get("cluster", 1)) > 1:
         cfg["cluster"] = 1
-    cfg.pop("splits", None)  # (a task's workspace would have no launch to own it)
+    if cfg.get("mode") == "decode":
+        cfg["splits"] = min(parts, 16)
+    else:
+        cfg.pop("splits", None)
     if int(cfg.get("threads", 0)) > max_threads:
         cfg["threads"] = max_threads
     if cfg.get("mode") == "decode":  # (16-key tiles measured slower: 29 against 19.5 us a layer, -2026-11-26c)
@@ -114,6 +121,9 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
         except Exception:  # noqa: BLE001 - the renderer refuses this schedule for this kernel
             return None
     launch = accepted(cfg)
+    if launch is None and int(cfg.get("splits", 1)) > 1:  # (no bound to size the workspace by)
+        cfg["splits"] = 1
+        launch = accepted(cfg)
     if launch is None:
         return cfg
     grid = launch.get("grid")
