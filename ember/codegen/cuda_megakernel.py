@@ -112,6 +112,9 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
         cfg["threads"] = max_threads
     if cfg.get("mode") == "decode":  # (16-key tiles measured slower: 29 against 19.5 us a layer, -2026-11-26c)
         cfg["warps"] = min(int(cfg.get("warps", 4)), 4, max(max_threads // 32, 1))
+        # a two-slot ring: the kernels' four slots (batch 1: 128 KB at 32-key tiles, head dim 64)
+        # left one worker per SM (bench/results/gpu-session27-2026-11-27/g/: 3.73 ms a step)
+        cfg["stages"] = min(int(cfg.get("stages", 2)), 2)
     if k is None:
         return cfg
 
