@@ -311,18 +311,24 @@ class RowMappings:
             lane_start, lane_step, ind = "0", 1, 2
             grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
         self.decompose("row_", shared_order(self.k, c) if self.cfg.get("order") == "shared" else c.outer, ind)
-        for s in c.stages:
-            ct = compute_type(s.acc.dtype)
-            op = 0 if s.acc.op == "sum" else 1
-            self.emit(ind, f"{ct} {s.acc.name} = {acc_identity(s.acc.op, s.acc.dtype)};")
+        fuse = mode == "warp" and self.cfg.get("fuse", 1)
+        for group in (_fused_stages(self.k, c.stages, max_vec) if fuse else [[s] for s in c.stages]):
+            s = group[0]
             vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
             start = f"{lane_start} * {vec}" if vec > 1 else lane_start
-            self._stage_loop(s, start, f"{lane_step * vec}", vec, ind)
-            if mode == "block":
-                self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
-                               f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
-            elif mode == "warp":
-                self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
+            for g in group:
+                self.emit(ind, f"{compute_type(g.acc.dtype)} {g.acc.name} = {acc_identity(g.acc.op, g.acc.dtype)};")
+            if len(group) > 1:  # independent reductions over the same range: one loop, their loads in flight together
+                lv = s.loops[-1][0]
+                self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(_size(s.loops))}; r_ += {lane_step * vec}) {{")
+                self.decompose("r_", s.loops, ind + 1)
+                for g in group:
+                    self.update(g, lv, vec, ind + 1)
+                self.emit(ind, "}")
+            else:
+                self._stage_loop(s, start, f"{lane_step * vec}", vec, ind)
+            for s in group:
+                self._combine(s, mode, T, ind)
         if c.inner:
             vec = _store_vec(self.k, c.store, c.inner, max_vec) if mode != "thread" else 1
             start = f"{lane_start} * {vec}" if vec > 1 else lane_start
@@ -340,6 +346,16 @@ class RowMappings:
                 self.store(c.store, None, 1, ind)
         self.emit(1, "}")
         return grid
+
+    def _combine(self, s: StageInfo, mode: str, T: int, ind: int) -> None:
+        """A stage's accumulator combined over the block's / warp's threads."""
+        ct = compute_type(s.acc.dtype)
+        op = 0 if s.acc.op == "sum" else 1
+        if mode == "block":
+            self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
+                           f"em_red_{ct.replace(' ', '_')}, ({ct}){acc_identity(s.acc.op, s.acc.dtype)});")
+        elif mode == "warp":
+            self.emit(ind, f"{s.acc.name} = em_warp_reduce<{ct}, {op}>({s.acc.name});")
 
     def _rows_shared(self, c: Canon, T: int, max_vec: int, RB: int):
         """Warp mode where a warp owns one point of the loops the largest operand depends on (a
@@ -440,3 +456,23 @@ def shared_order(k, c: Canon) -> list:
     decode step's rows is read from memory once, then from L1)."""
     reads = _shared_reads(k, c)
     return [lp for lp in c.outer if lp[0] in reads] + [lp for lp in c.outer if lp[0] not in reads]
+
+
+def _fused_stages(k: ir.Kernel, stages: list, max_vec: int) -> list:
+    """`stages` in groups run by one loop (warp mode, knob `fuse`, default on): consecutive reductions
+    over loops of the same extents and vector width, none reading another's accumulator (SwiGLU's
+    gate and up rows: both rows' loads in flight at once instead of one row's, then the other's).
+    Each later stage's loop variables are renamed to the first's."""
+    groups: list = []
+    for s in stages:
+        g = groups[-1] if groups else None
+        if g is not None and s.loops and g[0].loops and [e for _, e in s.loops] == [e for _, e in g[0].loops] \
+                and (s.acc.op != "max" or s.acc.dtype.is_float) and (g[0].acc.op != "max" or g[0].acc.dtype.is_float) \
+                and _reduce_vec(k, s, max_vec) == _reduce_vec(k, g[0], max_vec) \
+                and not ({x.args[0] for x in ir.val_toposort([s.update.value]) if x.op == "acc"} & {h.acc.name for h in g}):
+            sub = {v: sm.index_var(v0, e) for (v, e), (v0, _) in zip(s.loops, g[0].loops)}
+            upd = ir.Update(s.update.name, s.update.op, ir.substitute(s.update.value, sub))
+            g.append(StageInfo(s.acc, g[0].loops, upd))
+        else:
+            groups.append([s])
+    return groups
