@@ -179,9 +179,9 @@ def test_a_softmax_over_a_phase_form_transposed_conv_reads_along_the_pixels():
 
 
 def test_independent_reductions_over_one_range_share_a_loop_in_warp_mode():
-    """SwiGLU's gate and up rows (two sums over the same k, neither reading the other) run as one
-    loop in warp mode — both rows' loads in flight together; a softmax's sum reads its max, so those
-    two stay apart."""
+    """Knob `fuse` (warp mode; off by default, measured slower in the megakernel): SwiGLU's gate and
+    up rows (two sums over the same k, neither reading the other) run as one loop — both rows'
+    loads in flight together; a softmax's sum reads its max, so those two stay apart."""
     import re
     x = em.input("x", (1, 2048), em.bfloat16)
     wg, wu = (em.input(n, (4096, 2048), em.bfloat16) for n in ("wg", "wu"))
@@ -189,11 +189,11 @@ def test_independent_reductions_over_one_range_share_a_loop_in_warp_mode():
     t = em.backends.target.get_target("h100")
     ks = [k for k, _ in lower([y.node], target=t).kernels]
     (k,) = [k for k in ks if len(cg.canonical(k).stages) == 2]
-    src = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8}, t)[0]
+    src = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "fuse": 1}, t)[0]
     assert len(re.findall(r"for \(int r_ = ", src)) == 1 and len(compile_cuda(cg.PRELUDE + src, "sm_90a")) > 0
     apart = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "fuse": 0}, t)[0]
     assert len(re.findall(r"for \(int r_ = ", apart)) == 2
     s = em.input("s", (64, 1000), em.float32).softmax(-1)
     (k2, _), = lower([s.node], target=t).kernels
-    src2 = cg.render_kernel(k2, {"mode": "warp", "threads": 128, "vec": 4}, t)[0]
+    src2 = cg.render_kernel(k2, {"mode": "warp", "threads": 128, "vec": 4, "fuse": 1}, t)[0]
     assert len(re.findall(r"for \(int r_ = ", src2)) == 2

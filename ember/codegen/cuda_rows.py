@@ -311,7 +311,7 @@ class RowMappings:
             lane_start, lane_step, ind = "0", 1, 2
             grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
         self.decompose("row_", shared_order(self.k, c) if self.cfg.get("order") == "shared" else c.outer, ind)
-        fuse = mode == "warp" and self.cfg.get("fuse", 1)
+        fuse = mode == "warp" and self.cfg.get("fuse", FUSE_STAGES)
         for group in (_fused_stages(self.k, c.stages, max_vec) if fuse else [[s] for s in c.stages]):
             s = group[0]
             vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
@@ -458,8 +458,14 @@ def shared_order(k, c: Canon) -> list:
     return [lp for lp in c.outer if lp[0] in reads] + [lp for lp in c.outer if lp[0] not in reads]
 
 
+# knob `fuse` (warp mode): off by default — the Llama-1B megakernel's SwiGLU GEMV tasks with both
+# rows in one loop made the step slower (2.49 -> 2.74 ms, the task kernels one by one 1.32 -> 1.39:
+# bench/results/gpu-session27-2026-11-27/i/)
+FUSE_STAGES = 0
+
+
 def _fused_stages(k: ir.Kernel, stages: list, max_vec: int) -> list:
-    """`stages` in groups run by one loop (warp mode, knob `fuse`, default on): consecutive reductions
+    """`stages` in groups run by one loop (warp mode, knob `fuse`): consecutive reductions
     over loops of the same extents and vector width, none reading another's accumulator (SwiGLU's
     gate and up rows: both rows' loads in flight at once instead of one row's, then the other's).
     Each later stage's loop variables are renamed to the first's."""
