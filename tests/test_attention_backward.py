@@ -195,3 +195,43 @@ def test_merged_backward_kernels_are_plain_ir_any_backend_runs():
         want = torch.autograd.grad(o, (fq, fk, fv), torch.tensor(do, dtype=torch.float64))
         for g_, w_ in zip(got, want):
             assert float(np.abs(np.asarray(g_, np.float64) - w_.numpy()).max() / np.abs(w_.numpy()).max()) < 2e-3
+
+
+def test_sibling_merges_refuse_what_they_cannot_keep_right():
+    """merge(): different row loops do not merge, and in a chain the second kernel may read the
+    first's output only at the row being computed; online_stats refuses a sum that is not of
+    exp2(c (X - max)) (here a plain sum of the scores after the max)."""
+    import dataclasses
+
+    from ember.kernel import ir
+    from ember.kernel.siblings import merge
+    from ember.kernel.scores import online_stats
+    t = get_target("h100")
+    x = em.input("x", (37, 53), "float32")
+    a = lower([(x * 2.0).sum(-1).node], target=t).kernels[0]
+    b = lower([(x * 3.0).sum(0).node], target=t).kernels[0]  # (rows over the other axis: 53, not 37)
+    assert merge(a, b) is None
+    # a chain whose second kernel reads the first's output at another row: refused
+    k1, args1 = a
+    out = next(p.name for p in k1.buffers if p.role == "out")
+    body, rows = k1.body, []
+    while len(body) == 1 and isinstance(body[0], ir.Loop):
+        rows.append(body[0])
+        body = body[0].body
+    var = rows[0].var
+    shifted = ir.load("b1", em.symbolic.sym(0), em.symbolic.sym(1), em.float32)  # (row 0, whatever the row)
+    reader = ir.Kernel("k9", (ir.BufferParam("b0", em.float32, em.symbolic.sym(37), "out"),
+                              ir.BufferParam("b1", em.float32, em.symbolic.sym(37), "in")), (),
+                       (ir.Loop(var, rows[0].extent, "parallel",
+                                (ir.Store("b0", em.symbolic.index_var(var, rows[0].extent), shifted),)),), {})
+    assert merge((k1, args1), (reader, {"b0": "o9", "b1": args1[out]}), chain=True) is None
+    same_row = dataclasses.replace(reader, body=(ir.Loop(var, rows[0].extent, "parallel", (ir.Store(
+        "b0", em.symbolic.index_var(var, rows[0].extent),
+        ir.load("b1", em.symbolic.index_var(var, rows[0].extent), em.symbolic.sym(1), em.float32)),)),))
+    assert merge((k1, args1), (same_row, {"b0": "o9", "b1": args1[out]}), chain=True) is not None
+    # online_stats: the merged statistics of the backward accept; a sum that is not exp2(c (X - m)) does not
+    lowered = lower([x_.node for x_ in _grads(1, 2, 70, 70, 64, True, dtype="float16")], target=t)
+    forms = score_forms(lowered.kernels[0][0])
+    assert online_stats(forms) is not None
+    bad = dataclasses.replace(forms[1], x=forms[0].x)  # (a sum of the max's X itself)
+    assert online_stats((forms[0], bad)) is None

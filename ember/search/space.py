@@ -61,10 +61,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
                               if decode_smem(w, bn, D, DV, st) <= smem_limit(target)] + \
                 [{"mode": "decode", "warps": 4, "BN": bn, "stages": st, "cluster": c, "splits": p}  # keys over P clusters
                  for bn in (16, 32) for st in (2, 4) for c, p in ((8, 2), (4, 4), (2, 8), (1, 16))
-                 if decode_smem(4, bn, D, DV, st) <= smem_limit(target)] + \
-                [dict(first, kv_prefetch=0 if first.get("kv_prefetch") else 1)]  # L2 ahead of the wait or not
+                 if decode_smem(4, bn, D, DV, st) <= smem_limit(target)]
         if first is not None and first["mode"] == "scores":  # scores recomputed (codegen/cuda_scores.py)
-            return [first] + [{"mode": "scores", "warps": w, "BN": bn} for w in (2, 4, 8) for bn in (32, 64)]
+            return [first] + [dict(first, warps=w, BN=bn) for w in (2, 4, 8) for bn in (32, 64)]  # (afrag kept)
         if first is not None:  # a streamed kernel (kernel/online.py): its tile knobs
             return [first] + [{"mode": "flash", "warps": w, "BN": bn} for w in (4, 8) for bn in (32, 64, 128)]
         return [{"mode": "rowlocal", "threads": t} for t in (128, 256, 512)]
