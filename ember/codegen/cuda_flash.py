@@ -205,12 +205,17 @@ def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int, out: str = "s_", frag
     e(ind, "}")
 
 
-def emit_online_step(w, BN: int, DV: int, c: str, ind: int) -> None:
+def emit_online_step(w, BN: int, DV: int, c: str, ind: int, halves: int = 2) -> None:
     """The online recurrence over the tile's scores s_ (X already applied) for the thread's two rows:
-    running max m_, rescale of l_ and o_, s_ <- P = exp2(c (X - m)) (one FMA and ex2.approx)."""
+    running max m_, rescale of l_ and o_, s_ <- P = exp2(c (X - m)) (one FMA and ex2.approx).
+    `halves=1`: rows 8-15 of the tile are padding (a decode group of at most 8 rows): only the first
+    row of each thread is computed, the second's P set to 0."""
     e = w.emit
+    if halves == 1:
+        e(ind, "#pragma unroll")
+        e(ind, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][2] = s_[n][3] = 0.f;  /* (padding rows: P = 0) */")
     e(ind, "#pragma unroll")
-    e(ind, "for (int h = 0; h < 2; ++h) {")
+    e(ind, f"for (int h = 0; h < {halves}; ++h) {{")
     e(ind + 1, "float mx_ = m_[h];")
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")

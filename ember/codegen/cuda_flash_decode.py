@@ -213,10 +213,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     bufs = {b.name for b in w.k.buffers}
     loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
     X = replace(f.x, {ld: f.score for ld in loc})
+    halves = 1 if R <= 8 else 2  # (rows 8-15 of the tile padding: their scores not computed)
     e(2, "#pragma unroll")
     e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
     e(3, "#pragma unroll")
-    e(3, "for (int c = 0; c < 4; ++c) {")
+    e(3, f"for (int c = 0; c < {2 * halves}; ++c) {{")
     e(4, "const int r = qrow_ + ((c >> 1) << 3);")
     e(4, f"const {I} {KEY} = k0_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
     e(4, f"const float {f.score_acc} = s_[n][c];")
@@ -229,7 +230,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(4, "s_[n][c] = x_;")
     e(3, "}")
     e(2, "}")
-    emit_online_step(w, BN, DV, c, 2)
+    emit_online_step(w, BN, DV, c, 2, halves)
     emit_pv_mma(w, BN, DV, ty, 2)
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
