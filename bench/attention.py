@@ -117,9 +117,9 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
             lowered = pipeline.lower([em_decode_node(B, Hkv, G, S, D)], None, target)
             base = next(target.default_config(k, target) for k, _ in lowered.kernels
                         if target.default_config(k, target).get("mode") == "decode")
-            for pf in (0, 1, 16384, 65536):
-                name = f"kv_prefetch{pf}"
-                p2 = ember_decode_layers(N, B, Hkv, G, S, D, dict(base, kv_prefetch=pf))
+            for name, extra in [(f"kv_prefetch{pf}", {"kv_prefetch": pf}) for pf in (0, 1, 16384, 65536)] + \
+                    [("half_rows1", {"half_rows": 1})]:
+                p2 = ember_decode_layers(N, B, Hkv, G, S, D, dict(base, **extra))
                 e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())
                 us = p2.benchmark(reps=20, **feed) / N
                 row[name] = dict(us=round(us, 2), pct=round(100 * nbytes / (us * 1e-6) / bw, 1), ok=e2 < 2e-2)
@@ -399,7 +399,7 @@ def main():
     ap.add_argument("--prefill-only", action="store_true")
     ap.add_argument("--masked-only", action="store_true", help="only SDPA with a boolean / additive padding mask")
     ap.add_argument("--prefetch-ab", action="store_true",
-                    help="with --decode-layers: the default schedule with knob kv_prefetch 0 and 1")
+                    help="with --decode-layers: the default schedule with knob kv_prefetch 0 / 1 / capped, and half_rows")
     ap.add_argument("--decode-layers", type=int, default=0, metavar="N",
                     help="only decode attention as N back-to-back layers in one graph replay")
     a = ap.parse_args()

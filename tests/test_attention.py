@@ -320,6 +320,21 @@ def test_cuda_decode_attention_equals_torch(shape):
     assert float((got - want).abs().max()) < 2e-2
 
 
+def test_decode_half_rows_skips_the_padding_rows_online_step():
+    """Knob `half_rows`: a group of at most 8 rows computes the first half of each thread's rows
+    only (rows 8-15 of the tile padding, their P set to 0); compiles for sm_90a."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    y = _decode_graph(1, 8, 4, 8192, 128)
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "half_rows": 1}
+    k = _compiles(y, [cfg])
+    src = cg.render_kernel(k, cfg, t)[0]
+    assert "for (int h = 0; h < 1; ++h)" in src and "padding rows: P = 0" in src
+    assert "for (int h = 0; h < 2; ++h) {\n      float mx_" not in src
+    plain = cg.render_kernel(k, dict(cfg, half_rows=0), t)[0]
+    assert "padding rows: P = 0" not in plain and "for (int h = 0; h < 1; ++h)" not in plain
+
+
 def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
     """Knob `kv_prefetch`: the trigger first, then each block's own K / V rows (contiguous per key)
     asked of L2, then the wait — nothing but the block's indices and the dims read before it."""

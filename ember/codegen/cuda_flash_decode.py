@@ -213,7 +213,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     bufs = {b.name for b in w.k.buffers}
     loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
     X = replace(f.x, {ld: f.score for ld in loc})
-    halves = 1 if R <= 8 else 2  # (rows 8-15 of the tile padding: their scores not computed)
+    # knob `half_rows` (off: built after the session's last device run, not yet run on a GPU): with at
+    # most 8 rows, rows 8-15 of the tile are padding — their X and online step not computed
+    halves = 1 if R <= 8 and cfg.get("half_rows") else 2
     e(2, "#pragma unroll")
     e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
     e(3, "#pragma unroll")
