@@ -354,8 +354,9 @@ def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("cluster,splits,kv_prefetch", [(8, 2, 0), (1, 16, 0), (4, 4, 1), (2, 8, 0), (8, 1, 1)])
-def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefetch):
+@pytest.mark.parametrize("cluster,splits,kv_prefetch,half_rows", [(8, 2, 0, 0), (1, 16, 0, 1), (4, 4, 1, 0), (2, 8, 0, 1),
+                                                                   (8, 1, 1, 1)])
+def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefetch, half_rows):
     """The partials combined by the last block to arrive; its counter reset for the next call (a
     second and third call on new inputs must be right too: a counter left at P * C would leave the
     outputs unwritten)."""
@@ -365,7 +366,7 @@ def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefet
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": cluster, "splits": splits,
-           "kv_prefetch": kv_prefetch}
+           "kv_prefetch": kv_prefetch, "half_rows": half_rows}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert bool(p.launches[0].config.get("workspace")) == (splits > 1)
     for seed in range(3):
