@@ -9,11 +9,18 @@ buffers, locals, accumulators and inner loop variables renamed apart, its outer 
 to the first's). The IR stays plain — any backend runs it as the two bodies one after the other —
 and a renderer that sees the repeated products (codegen/cuda_scores.py) computes them once.
 
-Which pairs merge is the target's decision (`accepts(a, b)`, the CUDA target's `merge_siblings`
-hook: both in streamed-score form with tails it can hold in registers together). A pair merges when
+Which pairs merge is the target's decision: `merge_siblings(kernels, candidate, accepts)` tries
+pairs of kernels `candidate` names and keeps a merge `accepts(merged kernel)` takes (the CUDA
+Target's hooks `online_softmax.siblings` — two `mma` tails sharing a score product — and
+`.stat_chains` — kernel/scores.py `online_stats`; backends/cuda_target.py). A pair merges when
 neither reads the other's outputs and the second can move up to the first: no kernel between them
 writes what it reads or reads or writes what it writes. The merged kernel takes the first one's
 place.
+
+*Chains* (`chain=True`): the second may read the first's outputs, at the row being computed only
+(the first stores a row statistic, the second reads it right after in the same row iteration —
+still plain IR), and a merged kernel may merge again: the softmax's max, its sum and autograd's
+D = sum P dP become one kernel, which the CUDA renderer runs as one online pass.
 """
 from __future__ import annotations
 
