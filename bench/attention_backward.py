@@ -2,7 +2,8 @@
 the primitives, lowered by the default pipeline) against torch's SDPA backward (its flash backend
 and its default), bf16, causal, same run. Ember's time is its program's graph replay computing
 dq, dk, dv from q, k, v and dO (the forward recomputed inside, as torch's backward does not: torch's
-figure is the backward call alone, after a forward). Rates are the causal backward's useful FLOPs
+figure is the backward call alone, after a forward; `ember_forward_backward_us`: o and the
+gradients from one program, against torch's forward + backward). Rates are the causal backward's useful FLOPs
 (2.5 x the forward's 4·B·H·L²·D / 2) per second. Errors against a float32 torch backward.
 
     python bench/attention_backward.py --out bench/results/attention-backward-DATE.json
@@ -48,6 +49,11 @@ def run(B, H, L, D) -> dict:
         return out
 
     res = {"shape": [B, H, L, D], "ember_us": us, "ember_build_s": build_s, "kernels": len(prog.launches)}
+    # forward and backward in one program (as a training step has them: o and the gradients), the
+    # protocol of torch's forward + backward figure
+    both_prog = em.compile((o, *grads), device="cuda")
+    res["ember_forward_backward_us"] = both_prog.benchmark(reps=5, **ins)
+    res["forward_backward_kernels"] = len(both_prog.launches)
     for name, backend in (("sdpa_flash", torch.nn.attention.SDPBackend.FLASH_ATTENTION),
                           ("sdpa_cudnn", torch.nn.attention.SDPBackend.CUDNN_ATTENTION)):
         try:

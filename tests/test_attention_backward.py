@@ -136,6 +136,29 @@ def test_cuda_attention_backward_equals_torch(shape):
         assert np.isfinite(rel) and rel < 2e-2, rel
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape", [(1, 2, 300, 300, 64, True), (2, 2, 257, 257, 128, True)])
+def test_cuda_attention_forward_and_backward_in_one_program_equal_torch(shape):
+    """o and the gradients from one program: o merged with dQ (both over the query rows)."""
+    import torch
+    B, H, L, S, D, causal = shape
+    q, k, v = (em.input(n, (B, H, L, D), "bfloat16") for n in "qkv")
+    do = em.input("do", (B, H, L, D), "bfloat16")
+    o = em.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    grads = em.grad((o.cast("float32") * do.cast("float32")).sum(), [q, k, v])
+    p = em.compile((o, *grads), device="cuda")
+    assert [l.config.get("mode") for l in p.launches] == ["scores"] * 3
+    torch.manual_seed(1)
+    ins = {n: torch.randn(B, H, L, D, device="cuda").bfloat16() for n in ("q", "k", "v", "do")}
+    got = p(**ins)
+    fq, fk, fv = (ins[n].double().requires_grad_(True) for n in "qkv")
+    fo = torch.nn.functional.scaled_dot_product_attention(fq, fk, fv, is_causal=causal)
+    want = (fo,) + torch.autograd.grad(fo, (fq, fk, fv), ins["do"].double())
+    for g_, w_ in zip(got, want):
+        rel = float((g_.double() - w_.detach()).abs().max() / w_.detach().abs().max())
+        assert np.isfinite(rel) and rel < 2e-2, rel
+
+
 def _unmerged(t):
     """Target `t` without the merges of kernel/siblings.py (its hook without `siblings`, `stat_chains`)."""
     import dataclasses
@@ -195,6 +218,31 @@ def test_merged_backward_kernels_are_plain_ir_any_backend_runs():
         want = torch.autograd.grad(o, (fq, fk, fv), torch.tensor(do, dtype=torch.float64))
         for g_, w_ in zip(got, want):
             assert float(np.abs(np.asarray(g_, np.float64) - w_.numpy()).max() / np.abs(w_.numpy()).max()) < 2e-3
+
+
+def test_forward_and_backward_in_one_program_merge_the_output_with_dq():
+    """A training-shaped program (o and the gradients): o = P v is a streamed-score kernel too (the
+    softmax's statistics are stored), merged with dQ (both over the query rows, sharing S and
+    reading v's tile); three kernels, run by the CPU backend as written, equal to torch."""
+    torch = pytest.importorskip("torch")
+    from ember import pipeline
+    B, H, L, D = 1, 2, 70, 64
+    q, k, v = (em.input(n, (B, H, L, D), "float16") for n in "qkv")
+    do = em.input("do", (B, H, L, D), "float16")
+    o = em.scaled_dot_product_attention(q, k, v, is_causal=True)
+    grads = em.grad((o.cast("float32") * do.cast("float32")).sum(), [q, k, v])
+    lowered = lower([x.node for x in (o, *grads)], target=get_target("h100"))
+    assert sorted(len(score_forms(k_)) for k_, _ in lowered.kernels) == [2, 2, 3]
+    p = pipeline.build_program(lowered, get_target("cpu"), None, "tuple")
+    rng = np.random.default_rng(0)
+    qv, kv, vv, dov = (rng.standard_normal((B, H, L, D)).astype(np.float16) for _ in range(4))
+    got = p(q=qv, k=kv, v=vv, do=dov)
+    fq, fk, fv = (torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (qv, kv, vv))
+    fo = torch.nn.functional.scaled_dot_product_attention(fq, fk, fv, is_causal=True)
+    want = (fo,) + torch.autograd.grad(fo, (fq, fk, fv), torch.tensor(dov, dtype=torch.float64))
+    for g_, w_ in zip(got, want):
+        w_ = w_.detach().numpy()
+        assert float(np.abs(np.asarray(g_, np.float64) - w_).max() / np.abs(w_).max()) < 2e-3
 
 
 def test_sibling_merges_refuse_what_they_cannot_keep_right():
