@@ -111,6 +111,8 @@ def main() -> int:
     ap.add_argument("--also-threads", type=int, default=0,
                     help="also time a megakernel whose tasks take at most this many threads (megakernel_options threads)")
     ap.add_argument("--fuzz-threads", type=int, default=0, help="the fuzzer's megakernels with this task-thread cap")
+    ap.add_argument("--unroll", action="store_true",
+                    help="also time a megakernel whose row tasks unroll their fixed-trip reduction loops (knob unroll)")
     ap.add_argument("--prefetch", type=int, default=0, help="also time a megakernel whose tasks prefetch this many bytes")
     ap.add_argument("--torch", action="store_true", help="also time torch eager and eager + CUDA graph on the same step")
     ap.add_argument("--suite", action="store_true", help="also the GPU suite's MLP and decoder block, kernels vs megakernel")
@@ -181,6 +183,8 @@ def main() -> int:
         variants["megakernel_threads"] = {"megakernel": True, "megakernel_options": {"threads": args.also_threads}}
     if args.prefetch:
         variants["megakernel_prefetch"] = {"megakernel": True, "megakernel_options": {"prefetch": args.prefetch}}
+    if args.unroll:
+        variants["megakernel_unroll"] = {"megakernel": True, "megakernel_options": {"unroll": True}}
     progs = step_programs(llm, variants)
     c = llm.config
     check = {}
@@ -204,7 +208,8 @@ def main() -> int:
         P = ctx - 1
         f0 = feed(c, max_seq, P)
         row = {"context": ctx}
-        for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_threads", "megakernel_prefetch")
+        for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_threads", "megakernel_prefetch",
+                              "megakernel_unroll")
                   if v in progs]:
             f = clone(f0)
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)

@@ -16,13 +16,16 @@ from .search.oracle import close
 ROUNDS = 5  # alternating timings of the two programs (each the median of 10 replays)
 
 
-def task_configs(lowered, target, threads: int | None = None) -> list:
+def task_configs(lowered, target, threads: int | None = None, unroll: bool = False) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
-    a task where given); where the renderer refuses the smaller block, only the clusters come off."""
+    a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
+    fixed, knob `unroll`); where the renderer refuses the smaller block, only the clusters come off."""
     out = []
     for k, _ in lowered.kernels:
         base = target.default_config(k, target)
         cfg = target.task_config(k, base, target, **({"max_threads": threads} if threads else {}))
+        if unroll and cfg.get("mode") in ("warp", "block"):
+            cfg = dict(cfg, unroll=1)
         try:
             target.render_kernel(k, cfg, target)
         except Exception:  # noqa: BLE001 - a mode without that block size: keep its own
@@ -32,16 +35,16 @@ def task_configs(lowered, target, threads: int | None = None) -> list:
 
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
-                          threads: int | None = None, **knobs):
+                          threads: int | None = None, unroll: bool = False, **knobs):
     if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        return build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads))
+        return build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll))
     if target.megakernel is None:
         if mode is True:
             raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
         return build(lowered, target, names, kind, meta=meta)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        base = build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads),
+        base = build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll),
                      load=False)
         mk = target.megakernel(base, **knobs)
         if target.runnable:

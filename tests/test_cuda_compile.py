@@ -197,3 +197,17 @@ def test_independent_reductions_over_one_range_share_a_loop_in_warp_mode():
     (k2, _), = lower([s.node], target=t).kernels
     src2 = cg.render_kernel(k2, {"mode": "warp", "threads": 128, "vec": 4, "fuse": 1}, t)[0]
     assert len(re.findall(r"for \(int r_ = ", src2)) == 2
+
+
+def test_unroll_knob_unrolls_fixed_trip_reduction_loops():
+    """Knob `unroll` (warp / block modes; the megakernel's option `unroll`): a reduction whose every
+    lane runs the same number of iterations (k = 2048 over 32 lanes x 8) is one unrolled loop of
+    8, all of a lane's loads free to be in flight together; a ragged k keeps the strided loop."""
+    t = em.backends.target.get_target("h100")
+    for K, unrolled in ((2048, True), (2000, False)):
+        x = em.input("x", (1, K), em.bfloat16)
+        w = em.input("w", (4096, K), em.bfloat16)
+        (k, _), = lower([(x @ w.transpose(0, 1)).node], target=t).kernels
+        src = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "unroll": 1}, t)[0]
+        assert ("for (int i_ = 0; i_ < 8; ++i_)" in src) == unrolled, K
+        assert len(compile_cuda(cg.PRELUDE + src, "sm_90a")) > 0

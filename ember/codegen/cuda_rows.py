@@ -57,7 +57,15 @@ class RowMappings:
             # NVRTC 13.0 (the H100 image's) miscompiles a fully unrolled int32 max over negated loads
             # (bench/debug_sass.py: every unrolled variant wrong, `unroll 1` right); keep it rolled
             self.emit(ind, "#pragma unroll 1")
-        self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
+        trips = R.value // int(step) if R.is_const and str(step).isdigit() and R.value % int(step) == 0 else 0
+        if self.cfg.get("unroll") and 1 < trips <= UNROLL_MAX and s.acc.dtype.is_float:
+            # knob `unroll`: every lane runs the same fixed number of iterations, unrolled, so all of
+            # its loads can be in flight at once (a megakernel's few warps per SM hide less latency)
+            self.emit(ind, "#pragma unroll")
+            self.emit(ind, f"for (int i_ = 0; i_ < {trips}; ++i_) {{")
+            self.emit(ind + 1, f"const {I} r_ = {start} + i_ * {step};")
+        else:
+            self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
         self.decompose("r_", s.loops, ind + 1)
         self.update(s, lv, vec, ind + 1)
         self.emit(ind, "}")
@@ -457,6 +465,8 @@ def shared_order(k, c: Canon) -> list:
     reads = _shared_reads(k, c)
     return [lp for lp in c.outer if lp[0] in reads] + [lp for lp in c.outer if lp[0] not in reads]
 
+
+UNROLL_MAX = 16  # knob `unroll`: fixed trip counts up to this are unrolled
 
 # knob `fuse` (warp mode): off by default — the Llama-1B megakernel's SwiGLU GEMV tasks with both
 # rows in one loop made the step slower (2.49 -> 2.74 ms, the task kernels one by one 1.32 -> 1.39:
