@@ -118,7 +118,8 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
             base = next(target.default_config(k, target) for k, _ in lowered.kernels
                         if target.default_config(k, target).get("mode") == "decode")
             for name, extra in [(f"kv_prefetch{pf}", {"kv_prefetch": pf}) for pf in (0, 1, 16384, 65536)] + \
-                    [("half_rows1", {"half_rows": 1})]:
+                    [("half_rows1", {"half_rows": 1}), ("lazy_rescale1", {"lazy_rescale": 1}),
+                     ("half_rows1_lazy1", {"half_rows": 1, "lazy_rescale": 1})]:
                 p2 = ember_decode_layers(N, B, Hkv, G, S, D, dict(base, **extra))
                 e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())
                 us = p2.benchmark(reps=20, **feed) / N

@@ -333,6 +333,9 @@ def test_decode_half_rows_skips_the_padding_rows_online_step():
     assert "for (int h = 0; h < 2; ++h) {\n      float mx_" not in src
     plain = cg.render_kernel(k, dict(cfg, half_rows=0), t)[0]
     assert "padding rows: P = 0" not in plain and "for (int h = 0; h < 1; ++h)" not in plain
+    lazy = dict(cfg, lazy_rescale=1)  # (knob lazy_rescale: the rows rescaled only when the max moved)
+    assert "if (a_ != 1.f)" in cg.render_kernel(k, lazy, t)[0] and "if (a_ != 1.f)" not in src
+    _compiles(y, [lazy])
 
 
 def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
@@ -357,6 +360,7 @@ def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
 @pytest.mark.parametrize("cluster,splits,kv_prefetch,half_rows", [(8, 2, 0, 0), (1, 16, 0, 1), (4, 4, 1, 0), (2, 8, 0, 1),
                                                                    (8, 1, 1, 1)])
 def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefetch, half_rows):
+    """(the cases with half_rows also take lazy_rescale)"""
     """The partials combined by the last block to arrive; its counter reset for the next call (a
     second and third call on new inputs must be right too: a counter left at P * C would leave the
     outputs unwritten)."""
@@ -366,7 +370,7 @@ def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefet
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": cluster, "splits": splits,
-           "kv_prefetch": kv_prefetch, "half_rows": half_rows}
+           "kv_prefetch": kv_prefetch, "half_rows": half_rows, "lazy_rescale": half_rows}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert bool(p.launches[0].config.get("workspace")) == (splits > 1)
     for seed in range(3):

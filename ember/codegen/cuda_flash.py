@@ -205,11 +205,12 @@ def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int, out: str = "s_", frag
     e(ind, "}")
 
 
-def emit_online_step(w, BN: int, DV: int, c: str, ind: int, halves: int = 2) -> None:
+def emit_online_step(w, BN: int, DV: int, c: str, ind: int, halves: int = 2, lazy: bool = False) -> None:
     """The online recurrence over the tile's scores s_ (X already applied) for the thread's two rows:
     running max m_, rescale of l_ and o_, s_ <- P = exp2(c (X - m)) (one FMA and ex2.approx).
     `halves=1`: rows 8-15 of the tile are padding (a decode group of at most 8 rows): only the first
-    row of each thread is computed, the second's P set to 0."""
+    row of each thread is computed, the second's P set to 0. `lazy`: the output rows are rescaled
+    only when the running max moved (a_ != 1: after the first tiles, seldom)."""
     e = w.emit
     if halves == 1:
         e(ind, "#pragma unroll")
@@ -233,7 +234,11 @@ def emit_online_step(w, BN: int, DV: int, c: str, ind: int, halves: int = 2) -> 
     e(ind + 1, "}")
     e(ind + 1, "l_[h] = l_[h] * a_ + ls_;")
     e(ind + 1, "#pragma unroll")
-    e(ind + 1, f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}")
+    rescale = f"for (int n = 0; n < {DV // 8}; ++n) {{ o_[n][2 * h] *= a_; o_[n][2 * h + 1] *= a_; }}"
+    if lazy:
+        e(ind + 1, f"if (a_ != 1.f) {{ {rescale} }}")
+    else:
+        e(ind + 1, rescale)
     e(ind, "}")
 
 

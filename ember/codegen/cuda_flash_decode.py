@@ -232,7 +232,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(4, "s_[n][c] = x_;")
     e(3, "}")
     e(2, "}")
-    emit_online_step(w, BN, DV, c, 2, halves)
+    emit_online_step(w, BN, DV, c, 2, halves, lazy=bool(cfg.get("lazy_rescale")))  # (knob: not yet run on a GPU)
     emit_pv_mma(w, BN, DV, ty, 2)
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
