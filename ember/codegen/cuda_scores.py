@@ -194,27 +194,27 @@ def render_scores(w, f) -> sm.Expr:
         e(2, "const int r_ = warp_ * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
         e(2, f"em_ldsm4(af{i}_[kk], A{i}_ + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
         e(1, "}")
-    idents = [IDENTITY[g.tail] for g in forms]
-    for t, g in enumerate(forms):
-        if stat_reads(forms):
-            e(1, f"float r{t}_[2] = {{0.f, 0.f}};  /* (a sum of the chain; r0_ unused: the max is m_) */")
-        elif DVs[t]:
-            e(1, f"float o{t}_[{DVs[t] // 8}][4];")
-            e(1, "#pragma unroll")
-            e(1, f"for (int n = 0; n < {DVs[t] // 8}; ++n) o{t}_[n][0] = o{t}_[n][1] = o{t}_[n][2] = o{t}_[n][3] = 0.f;")
-        else:
-            e(1, f"float r{t}_[2] = {{{idents[t]}, {idents[t]}}};")
-    e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
-    accs = {sc.acc for sc in scores}
     ost = online_stats(forms) if stat_reads(forms) else None  # (a chain of statistics: one pass, online)
     if ost is None and stat_reads(forms):
         raise UnsupportedKernel(f"{w.k.name}: statistics reading each other, not a max-shifted exp2 chain")
-    if ost is not None:  # per score: the max's X, then each sum's factor G that is not 1
+    if ost is not None:  # per score: the max's X (its running max m_), then each sum's factor G
         raw = [ost.x0] + [G for _, G in ost.parts]
         idents = ["-INFINITY"] + ["0.f"] * len(ost.parts)
         e(1, "float m_[2] = {-INFINITY, -INFINITY};")
+        for t in range(1, len(forms)):
+            e(1, f"float r{t}_[2] = {{0.f, 0.f}};")
     else:
         raw = [unified_x(g.x, m, scores) for g, m in zip(forms, maps)]
+        idents = [IDENTITY[g.tail] for g in forms]
+        for t in range(len(forms)):
+            if DVs[t]:
+                e(1, f"float o{t}_[{DVs[t] // 8}][4];")
+                e(1, "#pragma unroll")
+                e(1, f"for (int n = 0; n < {DVs[t] // 8}; ++n) o{t}_[n][0] = o{t}_[n][1] = o{t}_[n][2] = o{t}_[n][3] = 0.f;")
+            else:
+                e(1, f"float r{t}_[2] = {{{idents[t]}, {idents[t]}}};")
+    e(1, f"const {I} qrow_ = q0_ + warp_ * 16 + (lane_ >> 2);")
+    accs = {sc.acc for sc in scores}
     Xs = _hoisted(w, forms, [_fast_x(x, accs) for x in raw], [b[2] for b in bounds], 1)
     e(1, f"for ({I} t_ = 0; t_ < ntk_; ++t_) {{")
     e(2, "if (t_ > 0) {  /* tile t_ has landed; every warp is done with the slot refilled below */")
