@@ -82,6 +82,19 @@ def ember_decode_layers(N, B, Hkv, G, S, D, cfg=None):
     return pipeline.build_program(lowered, target, None, "tuple", configs=cfgs)
 
 
+def decode_layer_inputs(N, B, Hkv, G, S, D) -> tuple:
+    """(qs, ks, vs, feed): N layers' random bf16 q rows and caches on the GPU (seed 0), and the feed
+    of ember_decode_layers' program."""
+    import torch
+    torch.manual_seed(0)
+    qs = [torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16() for _ in range(N)]
+    ks = [torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(N)]
+    vs = [torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(N)]
+    feed = {**{f"q{i}": qs[i] for i in range(N)}, **{f"k{i}": ks[i] for i in range(N)},
+            **{f"v{i}": vs[i] for i in range(N)}}
+    return qs, ks, vs, feed
+
+
 def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch_ab: bool = False) -> None:
     """Decode attention timed as in a decode step: N of them back to back in one graph replay (a
     lone kernel's replay costs ~5-6 us whatever it reads, which caps any one-kernel measurement at
@@ -92,14 +105,9 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
     out["copy_GBps"] = round(bw / 1e9, 1)
     rows = []
     for B, Hkv, G, S, D in [(1, 8, 4, 8192, 128), (1, 8, 4, 8192, 64), (4, 8, 4, 8192, 128), (1, 8, 4, 32768, 128)]:
-        torch.manual_seed(0)
-        qs = [torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16() for _ in range(N)]
-        ks = [torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(N)]
-        vs = [torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(N)]
+        qs, ks, vs, feed = decode_layer_inputs(N, B, Hkv, G, S, D)
         nbytes = 2 * ks[0].numel() * 2
         prog = ember_decode_layers(N, B, Hkv, G, S, D)
-        feed = {**{f"q{i}": qs[i] for i in range(N)}, **{f"k{i}": ks[i] for i in range(N)},
-                **{f"v{i}": vs[i] for i in range(N)}}
         got = prog(**feed)
         want = F.scaled_dot_product_attention(qs[0].reshape(B, Hkv * G, 1, D), ks[0], vs[0], enable_gqa=True)
         err = float((got[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())

@@ -52,7 +52,7 @@ def main() -> int:
     ap.add_argument("--layers", type=int, default=16)
     args = ap.parse_args()
     import torch
-    from attention import copy_bandwidth, ember_decode_layers
+    from attention import copy_bandwidth, decode_layer_inputs, ember_decode_layers
     F = torch.nn.functional
     N = args.layers
     bw = copy_bandwidth()
@@ -60,14 +60,9 @@ def main() -> int:
            "copy_GBps": round(bw / 1e9, 1), "rows": []}
     base = os.path.splitext(args.out)[0]
     for B, Hkv, G, S, D in [(1, 8, 4, 8192, 128), (1, 8, 4, 32768, 128)]:
-        torch.manual_seed(0)
-        qs = [torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16() for _ in range(N)]
-        ks = [torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(N)]
-        vs = [torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(N)]
+        qs, ks, vs, feed = decode_layer_inputs(N, B, Hkv, G, S, D)
         nbytes = 2 * ks[0].numel() * 2
         prog = ember_decode_layers(N, B, Hkv, G, S, D)
-        feed = {**{f"q{i}": qs[i] for i in range(N)}, **{f"k{i}": ks[i] for i in range(N)},
-                **{f"v{i}": vs[i] for i in range(N)}}
         prog(**feed)
         row = {"B": B, "Hkv": Hkv, "G": G, "S": S, "D": D, "cfg": prog.launches[0].config.get("cfg")}
         row["ember"] = _summary(_events(lambda p=prog, f=feed: p(**f), 6, f"{base}-ember-{S}.trace.json"), len(prog.launches),

@@ -205,6 +205,21 @@ def emit_scores_mma(w, D: int, BN: int, ty: str, ind: int, out: str = "s_", frag
     e(ind, "}")
 
 
+def emit_running_max(w, x: str, BN: int, c: str, scale: str, ind: int) -> None:
+    """Inside a loop over a thread's rows h: m_[h] raised to the max of the tile's values x[n][2h..2h+1]
+    over the row's four lanes; `mc_` the new max times c (0 for a row with nothing yet) and `scale`
+    = exp2(c (m_old - m_new)), the factor every running sum of the row is rescaled by."""
+    e = w.emit
+    e(ind, "float mx_ = m_[h];")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf({x}[n][2 * h], {x}[n][2 * h + 1]));")
+    e(ind, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
+    e(ind, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
+    e(ind, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
+    e(ind, f"const float {scale} = em_ex2(fmaf(m_[h], {c}, -mc_));")
+    e(ind, "m_[h] = mx_;")
+
+
 def emit_online_step(w, BN: int, DV: int, c: str, ind: int, halves: int = 2, lazy: bool = False) -> None:
     """The online recurrence over the tile's scores s_ (X already applied) for the thread's two rows:
     running max m_, rescale of l_ and o_, s_ <- P = exp2(c (X - m)) (one FMA and ex2.approx).
@@ -217,14 +232,7 @@ def emit_online_step(w, BN: int, DV: int, c: str, ind: int, halves: int = 2, laz
         e(ind, f"for (int n = 0; n < {BN // 8}; ++n) s_[n][2] = s_[n][3] = 0.f;  /* (padding rows: P = 0) */")
     e(ind, "#pragma unroll")
     e(ind, f"for (int h = 0; h < {halves}; ++h) {{")
-    e(ind + 1, "float mx_ = m_[h];")
-    e(ind + 1, "#pragma unroll")
-    e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf(s_[n][2 * h], s_[n][2 * h + 1]));")
-    e(ind + 1, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
-    e(ind + 1, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
-    e(ind + 1, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
-    e(ind + 1, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
-    e(ind + 1, "m_[h] = mx_;")
+    emit_running_max(w, "s_", BN, c, "a_", ind + 1)
     e(ind + 1, "float ls_ = 0.f;")
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n = 0; n < {BN // 8}; ++n) {{")

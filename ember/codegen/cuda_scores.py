@@ -24,7 +24,7 @@ from ..kernel import ir
 from ..kernel.online import replace
 from ..kernel.scores import KEY, ScoreForm, key_bounds, online_stats, shared_scores, stat_reads, unified_x
 from ..kernel.structure import UnsupportedKernel
-from .cuda_flash import HALF, _operand, emit_pv_mma, emit_scores_mma
+from .cuda_flash import HALF, _operand, emit_pv_mma, emit_running_max, emit_scores_mma
 
 IDENTITY = {"mma": "0.f", "sum": "0.f", "max": "-INFINITY"}
 
@@ -314,14 +314,7 @@ def _emit_online_stats(w, ost, dests: list, BN: int) -> None:
     x = dests[0]
     e(2, "#pragma unroll")
     e(2, "for (int h = 0; h < 2; ++h) {")
-    e(3, "float mx_ = m_[h];")
-    e(3, "#pragma unroll")
-    e(3, f"for (int n = 0; n < {BN // 8}; ++n) mx_ = fmaxf(mx_, fmaxf({x}[n][2 * h], {x}[n][2 * h + 1]));")
-    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 1));")
-    e(3, "mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, 2));")
-    e(3, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
-    e(3, f"const float al_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
-    e(3, "m_[h] = mx_;")
+    emit_running_max(w, x, BN, c, "al_", 3)
     for i in range(1, len(dests)):
         e(3, f"r{i}_[h] *= al_;")
     e(3, "#pragma unroll")
