@@ -111,8 +111,11 @@ def main() -> int:
     ap.add_argument("--also-threads", type=int, default=0,
                     help="also time a megakernel whose tasks take at most this many threads (megakernel_options threads)")
     ap.add_argument("--fuzz-threads", type=int, default=0, help="the fuzzer's megakernels with this task-thread cap")
-    ap.add_argument("--unroll", action="store_true",
-                    help="also time a megakernel whose row tasks unroll their fixed-trip reduction loops (knob unroll)")
+    ap.add_argument("--rolled", action="store_true",
+                    help="also time a megakernel whose row tasks keep their reduction loops rolled (option unroll=False; "
+                         "unrolled is the default)")
+    ap.add_argument("--options", default="{}", metavar="JSON",
+                    help='more megakernels timed beside the default: {"name": megakernel_options}, e.g. {"ps6": {"per_sm": 6}}')
     ap.add_argument("--prefetch", type=int, default=0, help="also time a megakernel whose tasks prefetch this many bytes")
     ap.add_argument("--torch", action="store_true", help="also time torch eager and eager + CUDA graph on the same step")
     ap.add_argument("--suite", action="store_true", help="also the GPU suite's MLP and decoder block, kernels vs megakernel")
@@ -183,8 +186,11 @@ def main() -> int:
         variants["megakernel_threads"] = {"megakernel": True, "megakernel_options": {"threads": args.also_threads}}
     if args.prefetch:
         variants["megakernel_prefetch"] = {"megakernel": True, "megakernel_options": {"prefetch": args.prefetch}}
-    if args.unroll:
-        variants["megakernel_unroll"] = {"megakernel": True, "megakernel_options": {"unroll": True}}
+    if args.rolled:
+        variants["megakernel_rolled"] = {"megakernel": True, "megakernel_options": {"unroll": False}}
+    extra = json.loads(args.options)
+    for name, o in extra.items():
+        variants[f"megakernel_{name}"] = {"megakernel": True, "megakernel_options": o}
     progs = step_programs(llm, variants)
     c = llm.config
     check = {}
@@ -201,6 +207,10 @@ def main() -> int:
                           "next_equal_default": bool(torch.equal(mk["next"], kd["next"])),
                           "logits_max_abs_diff_vs_default": float((mk["logits"] - kd["logits"]).abs().max()),
                           "logit_scale": float(kd["logits"].abs().max())}
+        for n in extra:  # each extra megakernel against the kernels
+            o, _ = outs[f"megakernel_{n}"]
+            check[f"P{P}"][f"{n}_next_equal_default"] = bool(torch.equal(o["next"], kd["next"]))
+            check[f"P{P}"][f"{n}_logits_max_abs_diff_vs_default"] = float((o["logits"] - kd["logits"]).abs().max())
         print(json.dumps(check[f"P{P}"]), flush=True)
     results["check"] = check
     save()
@@ -209,8 +219,8 @@ def main() -> int:
         f0 = feed(c, max_seq, P)
         row = {"context": ctx}
         for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_threads", "megakernel_prefetch",
-                              "megakernel_unroll")
-                  if v in progs]:
+                              "megakernel_rolled")
+                  if v in progs] + [f"megakernel_{n}" for n in extra]:
             f = clone(f0)
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)
         kv_bytes = 2 * c.layers * c.kv_heads * ctx * c.head_dim * 2

@@ -16,14 +16,21 @@ from .search.oracle import close
 ROUNDS = 5  # alternating timings of the two programs (each the median of 10 replays)
 
 
-def task_configs(lowered, target, threads: int | None = None, unroll: bool = False) -> list:
+def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
     a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
-    fixed, knob `unroll`); where the renderer refuses the smaller block, only the clusters come off."""
+    fixed, knob `unroll`, the default: a warp-mode GEMV task's lane otherwise keeps one iteration's
+    loads in flight — Llama-1B decode at context 1024 2.50 -> 2.24 ms a step on the H100,
+    bench/results/gpu-session28-2026-11-27/b/); where the renderer refuses the smaller block, only
+    the clusters come off. `per_sm`: workers per SM asked for; tasks over that share of the SM's
+    shared memory get smaller schedules (task_config's `max_smem`)."""
     out = []
+    kw = {"max_threads": threads} if threads else {}
+    if per_sm:  # (2 KB left for the static arrays and 1 KB the driver reserves per block)
+        kw["max_smem"] = int(getattr(target, "smem_per_sm", 0) or 228 * 1024) // int(per_sm) - 3 * 1024
     for k, _ in lowered.kernels:
         base = target.default_config(k, target)
-        cfg = target.task_config(k, base, target, **({"max_threads": threads} if threads else {}))
+        cfg = target.task_config(k, base, target, **kw)
         if unroll and cfg.get("mode") in ("warp", "block"):
             cfg = dict(cfg, unroll=1)
         try:
@@ -35,16 +42,17 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Fal
 
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
-                          threads: int | None = None, unroll: bool = False, **knobs):
+                          threads: int | None = None, unroll: bool = True, **knobs):
+    per_sm = knobs.get("per_sm")
     if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        return build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll))
+        return build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll, per_sm))
     if target.megakernel is None:
         if mode is True:
             raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
         return build(lowered, target, names, kind, meta=meta)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        base = build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll),
+        base = build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll, per_sm),
                      load=False)
         mk = target.megakernel(base, **knobs)
         if target.runnable:

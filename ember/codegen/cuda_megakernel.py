@@ -84,7 +84,7 @@ TASK_THREADS = 128
 TASK_SMEM = 68 * 1024  # a one-row kernel's shared-memory row cache above this is dropped (its rows re-read from L2)
 
 
-def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> dict:
+def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_smem: int | None = None) -> dict:
     """Kernel k's schedule `cfg` as a task's. A worker is as large as its largest task (threads,
     shared memory), and only small workers let several share an SM and keep enough loads in
     flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
@@ -96,7 +96,9 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
     row: 8x the loads in flight per worker). Each change is kept only where the renderer accepts it.
     Measured (bench/results/megakernel-h100-2026-11-26*.json): a row cache dropped costs ~5 us a
     norm (it re-reads the residual stream twice), 16-key tiles ~10 us an attention; both only where
-    the shared memory would keep workers off the SM."""
+    the shared memory would keep workers off the SM. `max_smem` (a worker count per SM asked for:
+    the megakernel's option `per_sm`): a task over it gets the smaller schedule that fits — a
+    flash-decoding ring of fewer keys or warps, a one-row kernel without its row cache."""
     from .cuda import render_kernel
     cfg = dict(cfg)
     # a cluster's blocks as splits of their own (flash-decoding's partials through a workspace the
@@ -139,6 +141,26 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS) -> d
         warp = {kk: v for kk, v in dict(cfg, mode="warp", threads=min(256, max_threads)).items() if kk != "cache"}
         if accepted(warp) is not None:
             cfg = warp
+    if max_smem is not None and int((accepted(cfg) or {}).get("smem", 0)) > max_smem:
+        cfg = _fit_smem(cfg, accepted, max_smem)
+    return cfg
+
+
+def _fit_smem(cfg: dict, accepted, max_smem: int) -> dict:
+    """`cfg` shrunk to at most `max_smem` bytes of shared memory where a smaller form exists: a
+    decode ring of 16-key tiles, then fewer warps; a row kernel without its shared-memory cache."""
+    if cfg.get("mode") == "decode":
+        BN, W = int(cfg.get("BN", 32)), int(cfg.get("warps", 4))
+        for bn, w in ((min(BN, 16), W), (BN, max(W // 2, 1)), (min(BN, 16), max(W // 2, 1)), (min(BN, 16), 1)):
+            c = dict(cfg, BN=bn, warps=w)
+            launch = accepted(c)
+            if launch is not None and int(launch.get("smem", 0)) <= max_smem:
+                return c
+        return cfg
+    if cfg.get("cache") == "smem":
+        lean = {kk: v for kk, v in cfg.items() if kk != "cache"}
+        if accepted(lean) is not None:
+            return lean
     return cfg
 
 
