@@ -45,14 +45,16 @@ def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, b
                           threads: int | None = None, unroll: bool = True, **knobs):
     per_sm = knobs.get("per_sm")
     if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        return build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll, per_sm))
+        configs = task_configs(lowered, target, threads, unroll, per_sm)
+        return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
     if target.megakernel is None:
         if mode is True:
             raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
         return build(lowered, target, names, kind, meta=meta)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        base = build(lowered, target, names, kind, meta=dict(meta), configs=task_configs(lowered, target, threads, unroll, per_sm),
+        configs = task_configs(lowered, target, threads, unroll, per_sm)
+        base = build(lowered, target, names, kind, meta=dict(meta), configs=configs,
                      load=False)
         mk = target.megakernel(base, **knobs)
         if target.runnable:

@@ -33,12 +33,13 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
-                       prefetch: int = 0) -> Program:
+                       prefetch: int = 0, free_running: bool = True) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
     (seeded); trace: record every task's start and end (docs/megakernel.md: the timeline);
-    prefetch: bytes of its weights each task asks L2 for before it waits (0: none)."""
+    prefetch: bytes of its weights each task asks L2 for before it waits (0: none); free_running:
+    a task's blocks without a barrier between them where its function needs none."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -68,7 +69,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     # workers; the workers per SM follow from its static shared memory, then go into its launch bounds
     shape = tg.build(launches, grids, bounds, 1)
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
-                 sizes=sizes, prefetch_cap=int(prefetch))
+                 sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running)
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)

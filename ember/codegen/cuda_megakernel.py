@@ -267,7 +267,7 @@ def _grid_c(grid, dims: list) -> str:
 
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
-           prefetch_cap: int = 0) -> str:
+           prefetch_cap: int = 0, free_running: bool = True) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -275,7 +275,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     `threads`, `min_blocks`: the worker's block size and the workers per SM it is compiled for (a
     number, or a placeholder the caller fills in);
     `width`: ints per task row of the table; `sizes`: bytes of each buffer, and `prefetch_cap`: the
-    bytes of its share of each large constant a task asks L2 for before it waits (0: none)."""
+    bytes of its share of each large constant a task asks L2 for before it waits (0: none);
+    `free_running`: a task's blocks back to back without a barrier between them where its function
+    needs none (`_sync_free`)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -298,7 +300,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         if l.dims:
             args.append("em_dims_")
         grid = sm.from_json(l.config["grid"])
-        calls.append((i, fname, args, block, _grid_c(grid, dims)))
+        calls.append((i, fname, args, block, _grid_c(grid, dims), free_running and _sync_free(fn)))
     out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]
     out += list(helpers_seen)
     for canon, fname in functions.items():
@@ -310,6 +312,16 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
                 for i, l in enumerate(launches)]
     out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap))
     return "\n\n".join(out) + "\n"
+
+
+_SYNCS = re.compile(r"sync|shared|smem|em_block_|barrier|bar\.|cp\.async|atomic|fence")
+
+
+def _sync_free(fn: str) -> bool:
+    """Whether a task function's blocks need no barrier between them: nothing in it synchronises
+    or shares (no barrier, shared memory, block reduction, async copy, atomic or fence; a warp's
+    shuffles are its own). Conservative: a name merely mentioning one of them counts."""
+    return _SYNCS.search(fn) is None
 
 
 def _prefetch_cases(prefetch: list, cap: int) -> str:
@@ -334,12 +346,16 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
     dparam = ", const long long* __restrict__ em_dims_" if dims else ""
     cases = []
-    for i, fname, args, block, grid in calls:
+    for i, fname, args, block, grid, free in calls:
         guard = f"if (threadIdx.x < {block}) " if block < threads else ""
+        # a task function without shared memory or barriers runs its blocks back to back, each warp
+        # on to its next block's rows without waiting for the others (the barrier after the switch
+        # ends the task)
+        between = "" if free else " em_task_sync();"
         cases.append(f"""      case {i}: {{
         const unsigned nb = (unsigned)({grid});
         const unsigned e = end < nb ? end : nb;
-        {guard}for (unsigned b = first; b < e; ++b) {{ {fname}({', '.join(args + ['b', 'nb'])}); em_task_sync(); }}
+        {guard}for (unsigned b = first; b < e; ++b) {{ {fname}({', '.join(args + ['b', 'nb'])});{between} }}
         break;
       }}""")
     cases_src = "\n".join(cases)

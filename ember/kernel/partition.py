@@ -68,9 +68,11 @@ from .builder import analyzed_builder
 
 INLINE_MAX = 64  # operations an expression inlined into several kernels may hold (rule 7)
 # rule 7b: buffers of its own size an expression inlined into several kernels may read, at this many
-# elements or more (EMBER_REREAD_MIN=0 turns the rule off, for A/B runs)
+# elements or more (EMBER_REREAD_MIN=0 turns the rule off, for A/B runs; EMBER_REREAD_NUMEL moves the
+# size floor: 2^18 until the twenty-eighth session, which left a decode step's 2048-wide residual
+# stream inlined into every norm, 2L + 1 rows re-read by one block at layer L)
 REREAD_MIN = int(os.environ.get("EMBER_REREAD_MIN", "3"))
-REREAD_NUMEL = 1 << 18
+REREAD_NUMEL = int(os.environ.get("EMBER_REREAD_NUMEL", "256"))
 
 
 class LoweringError(RuntimeError):
@@ -123,9 +125,12 @@ def _reread(order: list, M: set) -> set:
     re-reads all of them; materialised, they are read once and the node once per consumer. A
     transformer's residual stream (the embedding plus every layer's outputs) inlined into each norm
     and its gradient kernels read 2L + 1 buffers each: a 6-layer training step's norm kernels read
-    13-17 buffers of 16 MB. Below REREAD_NUMEL (a decode step's rows) re-reading is cheap next to
-    a kernel of its own, and kernel/recompute.py's GEMVs rely on it. The lowest such nodes are
-    returned, as in rule 7."""
+    13-17 buffers of 16 MB. A decode step's rows count too: its norm kernels are one block each,
+    and reading 2L + 1 rows there put a growing serial chain on the step's critical path (6 -> 23
+    us a norm over 16 layers in the megakernel's timeline, bench/results/gpu-session27-2026-11-27/h/);
+    materialised, the stream is the down projection's epilogue (no kernel of its own). Below
+    REREAD_NUMEL elements (a token id's wrap-around, a position) a kernel of its own would cost
+    more than the re-reads. The lowest such nodes are returned, as in rule 7."""
     if REREAD_MIN <= 0:
         return set()
 
