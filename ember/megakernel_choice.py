@@ -16,14 +16,16 @@ from .search.oracle import close
 ROUNDS = 5  # alternating timings of the two programs (each the median of 10 replays)
 
 
-def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None) -> list:
+def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None,
+                 fuse: bool = False) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
     a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
     fixed, knob `unroll`, the default: a warp-mode GEMV task's lane otherwise keeps one iteration's
     loads in flight — Llama-1B decode at context 1024 2.50 -> 2.24 ms a step on the H100,
     bench/results/gpu-session28-2026-11-27/b/); where the renderer refuses the smaller block, only
     the clusters come off. `per_sm`: workers per SM asked for; tasks over that share of the SM's
-    shared memory get smaller schedules (task_config's `max_smem`)."""
+    shared memory get smaller schedules (task_config's `max_smem`). `fuse`: a warp-mode task's
+    independent reductions over the same range in one loop (SwiGLU's gate and up rows; knob `fuse`)."""
     out = []
     kw = {"max_threads": threads} if threads else {}
     if per_sm:  # (2 KB left for the static arrays and 1 KB the driver reserves per block)
@@ -33,6 +35,8 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
         cfg = target.task_config(k, base, target, **kw)
         if unroll and cfg.get("mode") in ("warp", "block"):
             cfg = dict(cfg, unroll=1)
+        if fuse and cfg.get("mode") == "warp":
+            cfg = dict(cfg, fuse=1)
         try:
             target.render_kernel(k, cfg, target)
         except Exception:  # noqa: BLE001 - a mode without that block size: keep its own
@@ -43,9 +47,9 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
                           threads: int | None = None, unroll: bool = True, **knobs):
-    per_sm = knobs.get("per_sm")
+    per_sm, fuse = knobs.get("per_sm"), bool(knobs.pop("fuse", False))
     if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        configs = task_configs(lowered, target, threads, unroll, per_sm)
+        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse)
         return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
     if target.megakernel is None:
         if mode is True:
@@ -53,7 +57,7 @@ def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, b
         return build(lowered, target, names, kind, meta=meta)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        configs = task_configs(lowered, target, threads, unroll, per_sm)
+        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse)
         base = build(lowered, target, names, kind, meta=dict(meta), configs=configs,
                      load=False)
         mk = target.megakernel(base, **knobs)

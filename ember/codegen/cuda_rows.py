@@ -41,7 +41,9 @@ __device__ __forceinline__ long long em_cluster_ld(const long long* p, unsigned 
 class RowMappings:
     """Needs of the host class: k, cfg, target, IDX, cluster, smem_max, emit, idx, decompose, update, store."""
 
-    def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int) -> None:
+    def _stage_loop(self, s: StageInfo, start: str, step: str, vec: int, ind: int, also: tuple = ()) -> None:
+        """Stage s's reduction loop over its lane's share; `also`: stages over the same loops updated
+        in the same iterations (knob `fuse`: their loads in flight together)."""
         I = self.IDX
         R = _size(s.loops)
         lv = s.loops[-1][0] if s.loops else None
@@ -58,7 +60,7 @@ class RowMappings:
             # (bench/debug_sass.py: every unrolled variant wrong, `unroll 1` right); keep it rolled
             self.emit(ind, "#pragma unroll 1")
         trips = R.value // int(step) if R.is_const and str(step).isdigit() and R.value % int(step) == 0 else 0
-        if self.cfg.get("unroll") and 1 < trips <= UNROLL_MAX and s.acc.dtype.is_float:
+        if self.cfg.get("unroll") and 1 < trips <= UNROLL_MAX and all(g.acc.dtype.is_float for g in (s, *also)):
             # knob `unroll`: every lane runs the same fixed number of iterations, unrolled, so all of
             # its loads can be in flight at once (a megakernel's few warps per SM hide less latency)
             self.emit(ind, "#pragma unroll")
@@ -67,7 +69,8 @@ class RowMappings:
         else:
             self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(R)}; r_ += {step}) {{")
         self.decompose("r_", s.loops, ind + 1)
-        self.update(s, lv, vec, ind + 1)
+        for g in (s, *also):
+            self.update(g, lv, vec, ind + 1)
         self.emit(ind, "}")
 
     def _rows_cached(self, c: Canon, mode: str, T: int, plan: RowCachePlan):
@@ -326,15 +329,8 @@ class RowMappings:
             start = f"{lane_start} * {vec}" if vec > 1 else lane_start
             for g in group:
                 self.emit(ind, f"{compute_type(g.acc.dtype)} {g.acc.name} = {acc_identity(g.acc.op, g.acc.dtype)};")
-            if len(group) > 1:  # independent reductions over the same range: one loop, their loads in flight together
-                lv = s.loops[-1][0]
-                self.emit(ind, f"for ({I} r_ = {start}; r_ < {self.idx(_size(s.loops))}; r_ += {lane_step * vec}) {{")
-                self.decompose("r_", s.loops, ind + 1)
-                for g in group:
-                    self.update(g, lv, vec, ind + 1)
-                self.emit(ind, "}")
-            else:
-                self._stage_loop(s, start, f"{lane_step * vec}", vec, ind)
+            # (several: independent reductions over the same range in one loop, their loads in flight together)
+            self._stage_loop(s, start, f"{lane_step * vec}", vec, ind, tuple(group[1:]))
             for s in group:
                 self._combine(s, mode, T, ind)
         if c.inner:
