@@ -46,6 +46,28 @@ def step_programs(llm, variants: dict) -> dict:
     return out
 
 
+def device_ms(fn, kernels: int, reps: int = 20) -> float:
+    """Median device span of one call (first kernel start to last kernel end, from the profiler's
+    CUDA activity): the step without the host's share, which a sync per call adds to cuda_time."""
+    import tempfile
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+            torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        with open(tf.name) as f:
+            ev = sorted((e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    runs = [ev[i * kernels:(i + 1) * kernels] for i in range(len(ev) // kernels)]
+    spans = sorted(r[-1]["ts"] + r[-1]["dur"] - r[0]["ts"] for r in runs if r)
+    return spans[len(spans) // 2] / 1e3 if spans else float("nan")
+
+
 def feed(cfg, max_seq: int, P: int, seed: int = 0):
     """Decode-step inputs on the GPU with random caches (each program gets its own clone)."""
     import torch
@@ -223,6 +245,7 @@ def main() -> int:
                   if v in progs] + [f"megakernel_{n}" for n in extra]:
             f = clone(f0)
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)
+            row[f"{n}_device_ms"] = device_ms(lambda: progs[n].run(f, dims={"P": P}), len(progs[n].launches))
         kv_bytes = 2 * c.layers * c.kv_heads * ctx * c.head_dim * 2
         row["floor_ms"] = (weight_bytes + kv_bytes) / bw * 1e3
         if args.torch:

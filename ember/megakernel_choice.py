@@ -17,7 +17,7 @@ ROUNDS = 5  # alternating timings of the two programs (each the median of 10 rep
 
 
 def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None,
-                 fuse: bool = False) -> list:
+                 fuse: bool = False, task_smem: int | None = None) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
     a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
     fixed, knob `unroll`, the default: a warp-mode GEMV task's lane otherwise keeps one iteration's
@@ -25,11 +25,14 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
     bench/results/gpu-session28-2026-11-27/b/); where the renderer refuses the smaller block, only
     the clusters come off. `per_sm`: workers per SM asked for; tasks over that share of the SM's
     shared memory get smaller schedules (task_config's `max_smem`). `fuse`: a warp-mode task's
-    independent reductions over the same range in one loop (SwiGLU's gate and up rows; knob `fuse`)."""
+    independent reductions over the same range in one loop (SwiGLU's gate and up rows; knob `fuse`).
+    `task_smem`: a cap on a task's shared memory (what the workers reserve is not L1's)."""
     out = []
     kw = {"max_threads": threads} if threads else {}
     if per_sm:  # (2 KB left for the static arrays and 1 KB the driver reserves per block)
         kw["max_smem"] = int(getattr(target, "smem_per_sm", 0) or 228 * 1024) // int(per_sm) - 3 * 1024
+    if task_smem is not None:  # a cap of its own: the shared memory the workers leave to L1
+        kw["max_smem"] = min(kw.get("max_smem", 1 << 30), int(task_smem))
     for k, _ in lowered.kernels:
         base = target.default_config(k, target)
         cfg = target.task_config(k, base, target, **kw)
@@ -47,9 +50,9 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
                           threads: int | None = None, unroll: bool = True, **knobs):
-    per_sm, fuse = knobs.get("per_sm"), bool(knobs.pop("fuse", False))
+    per_sm, fuse, task_smem = knobs.get("per_sm"), bool(knobs.pop("fuse", False)), knobs.pop("task_smem", None)
     if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse)
+        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem)
         return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
     if target.megakernel is None:
         if mode is True:
@@ -57,7 +60,7 @@ def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, b
         return build(lowered, target, names, kind, meta=meta)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse)
+        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem)
         base = build(lowered, target, names, kind, meta=dict(meta), configs=configs,
                      load=False)
         mk = target.megakernel(base, **knobs)
