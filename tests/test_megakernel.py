@@ -208,12 +208,15 @@ def test_auto_without_a_device_keeps_the_kernels():
 
 def test_task_functions_lose_restrict_on_activations_only():
     """Data another worker wrote in the same launch must not be read through the non-coherent path:
-    only weights keep `const __restrict__`; the blocks' indices are parameters."""
+    only weights keep `const __restrict__`; the blocks' indices are parameters. Each task function
+    (noinline: one call per task) loops over its blocks, whose body is a block function inlined."""
     import re
     x, ys = _mlp_with_branches()
     p = em.compile(ys, device="h100", megakernel=True)
-    heads = [ln for ln in p.source.splitlines() if ln.startswith("static __device__ __noinline__ void")]
-    assert heads
+    heads = [ln for ln in p.source.splitlines() if ln.startswith("static __device__ __forceinline__ void")]
+    tasks = [ln for ln in p.source.splitlines() if ln.startswith("static __device__ __noinline__ void")]
+    assert heads and len(tasks) == len(heads)
+    assert all("const unsigned em_first_, const unsigned em_end_, const unsigned em_nblk_" in t for t in tasks)
     restricted = plain = 0
     for h in heads:
         assert "const unsigned em_bid_, const unsigned em_nblk_" in h
@@ -227,7 +230,7 @@ def test_task_functions_lose_restrict_on_activations_only():
                 plain += 1
     assert restricted and plain  # weights and activations both present
     body = p.source.split("#undef __syncthreads")[0]
-    assert "blockIdx.x" not in body.split("static __device__ __noinline__", 1)[1]
+    assert "blockIdx.x" not in body.split("static __device__ __forceinline__ void k", 1)[1]
 
 
 def test_agree_compares_outputs_of_two_programs_on_random_inputs():

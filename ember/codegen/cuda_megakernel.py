@@ -201,8 +201,23 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", body)
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
     body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)
-    head = f"static __device__ __noinline__ void {name}_task({sig}{', ' if sig else ''}const unsigned em_bid_, const unsigned em_nblk_) {{"
+    head = f"static __device__ __forceinline__ void {name}_blk({sig}{', ' if sig else ''}const unsigned em_bid_, const unsigned em_nblk_) {{"
     return helpers, head + body, types
+
+
+def task_wrapper(name: str, fn: str, barrier: bool) -> str:
+    """The task function over blocks [em_first_, em_end_) of block function `fn` (task_function's
+    `{name}_blk`, inlined into it), a barrier between blocks where `barrier`. One call per task, not
+    per block: a call's caller-saved registers are spilled and reloaded around it (4.2 M local
+    memory requests a Llama-1B step with a call per block, bench/results/gpu-session28-2026-11-27/i/)."""
+    m = re.match(rf"static __device__ __forceinline__ void {re.escape(name)}_blk\((.*?)const unsigned em_bid_, "
+                 r"const unsigned em_nblk_\) \{", fn)
+    sig = m.group(1)
+    names = [pn for _, pn in _params(sig)]
+    call = ", ".join(names + ["b_", "em_nblk_"])
+    sync = " em_task_sync();" if barrier else ""
+    return (f"static __device__ __noinline__ void {name}_task({sig}const unsigned em_first_, const unsigned em_end_, "
+            f"const unsigned em_nblk_) {{\n  for (unsigned b_ = em_first_; b_ < em_end_; ++b_) {{ {name}_blk({call});{sync} }}\n}}")
 
 
 PRELUDE_HEAD = """\
@@ -292,7 +307,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
                                            [a in constants for a in l.args])
         if helpers.strip() and helpers not in helpers_seen:
             helpers_seen[helpers] = True
-        canon = re.sub(rf"\b{re.escape(l.kernel)}_task\b", "EM_TASK_NAME", fn)
+        free = free_running and _sync_free(fn)
+        fn = fn + "\n\n" + task_wrapper(l.kernel, fn, not free)
+        canon = re.sub(rf"\b{re.escape(l.kernel)}_(task|blk)\b", lambda mm: f"EM_TASK_NAME_{mm.group(1)}", fn)
         fname = functions.get(canon)
         if fname is None:
             fname = functions[canon] = f"{l.kernel}_task"
@@ -300,11 +317,11 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         if l.dims:
             args.append("em_dims_")
         grid = sm.from_json(l.config["grid"])
-        calls.append((i, fname, args, block, _grid_c(grid, dims), free_running and _sync_free(fn)))
+        calls.append((i, fname, args, block, _grid_c(grid, dims)))
     out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]
     out += list(helpers_seen)
     for canon, fname in functions.items():
-        out.append(canon.replace("EM_TASK_NAME", fname))
+        out.append(canon.replace("EM_TASK_NAME_task", fname).replace("EM_TASK_NAME_blk", fname[:-len("_task")] + "_blk"))
     out.append(DISPATCH_HEAD.replace("@TIMEOUT@", str(TIMEOUT_NS)))
     out.append(f"__constant__ unsigned em_mk_threads_[{max(len(calls), 1)}] = {{{', '.join(str(c[3]) for c in calls) or '0'}}};")
     prefetch = [(i, graph.blocks[i], [(slot[a], sizes[a]) for a in dict.fromkeys(l.args)
@@ -346,16 +363,15 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
     dparam = ", const long long* __restrict__ em_dims_" if dims else ""
     cases = []
-    for i, fname, args, block, grid, free in calls:
+    for i, fname, args, block, grid in calls:
         guard = f"if (threadIdx.x < {block}) " if block < threads else ""
-        # a task function without shared memory or barriers runs its blocks back to back, each warp
-        # on to its next block's rows without waiting for the others (the barrier after the switch
-        # ends the task)
-        between = "" if free else " em_task_sync();"
+        # (the task function loops over its blocks; one without shared memory or barriers runs them
+        # back to back, each warp on to its next block's rows without waiting for the others: the
+        # barrier after the switch ends the task)
         cases.append(f"""      case {i}: {{
         const unsigned nb = (unsigned)({grid});
         const unsigned e = end < nb ? end : nb;
-        {guard}for (unsigned b = first; b < e; ++b) {{ {fname}({', '.join(args + ['b', 'nb'])});{between} }}
+        {guard}if (first < e) {fname}({', '.join(args + ['first', 'e', 'nb'])});
         break;
       }}""")
     cases_src = "\n".join(cases)
