@@ -179,9 +179,10 @@ def test_a_softmax_over_a_phase_form_transposed_conv_reads_along_the_pixels():
 
 
 def test_independent_reductions_over_one_range_share_a_loop_in_warp_mode():
-    """Knob `fuse` (warp mode; off by default, measured slower in the megakernel): SwiGLU's gate and
-    up rows (two sums over the same k, neither reading the other) run as one loop — both rows'
-    loads in flight together; a softmax's sum reads its max, so those two stay apart."""
+    """Knob `fuse` (warp mode; off by default, measured no faster in the megakernel): SwiGLU's gate
+    and up rows (two sums over the same k, neither reading the other) run as one loop — both rows'
+    loads in flight together, unrolled with knob `unroll` like a single stage; a softmax's sum
+    reads its max, so those two stay apart."""
     import re
     x = em.input("x", (1, 2048), em.bfloat16)
     wg, wu = (em.input(n, (4096, 2048), em.bfloat16) for n in ("wg", "wu"))
@@ -191,6 +192,9 @@ def test_independent_reductions_over_one_range_share_a_loop_in_warp_mode():
     (k,) = [k for k in ks if len(cg.canonical(k).stages) == 2]
     src = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "fuse": 1}, t)[0]
     assert len(re.findall(r"for \(int r_ = ", src)) == 1 and len(compile_cuda(cg.PRELUDE + src, "sm_90a")) > 0
+    both = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "fuse": 1, "unroll": 1}, t)[0]
+    assert both.count("for (int i_ = 0; i_ < 8; ++i_)") == 1 and "for (int r_ = " not in both
+    assert len(compile_cuda(cg.PRELUDE + both, "sm_90a")) > 0
     apart = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "fuse": 0}, t)[0]
     assert len(re.findall(r"for \(int r_ = ", apart)) == 2
     s = em.input("s", (64, 1000), em.float32).softmax(-1)

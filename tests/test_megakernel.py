@@ -144,7 +144,8 @@ def _nvrtc():
     return compile_cuda
 
 
-@pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": True}])
+@pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
+                                     {"fuse": True}, {"free_running": False}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -182,6 +183,53 @@ def test_llm_decode_megakernel_splits_attention_over_a_workspace(tmp_path):
     assert not p.data[ws[0]].any() and p.buffers[ws[0]].kind == "data"
     tg.simulate(p.megakernel_graph, seed=1, runs=2)
     assert len(compile_cuda(p.source, "sm_90a")) > 0
+
+
+def test_task_smem_and_per_sm_shrink_the_workers_shared_memory(tmp_path):
+    """Options `task_smem` / `per_sm`: a task over the cap gets the smaller schedule that fits (the
+    decode ring in 16-key tiles, then fewer warps); the worker count is the one asked for. Without
+    them the decode task's 32-key ring sets the worker's shared memory."""
+    import ember.llm as L
+    compile_cuda = _nvrtc()
+    llm = L.load(_tiny_llm(tmp_path, layers=1, hidden=256), device="h100", dtype="bfloat16", max_seq_len=128)
+    from ember.llm.model import build_step
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+
+    def build(**o):
+        return em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
+                          megakernel_options=o)
+    base = build().meta["megakernel"]
+    small = build(task_smem=20 * 1024, per_sm=3)
+    mk = small.meta["megakernel"]
+    assert mk["smem"] <= 20 * 1024 < base["smem"] and mk["per_sm"] == 3
+    assert len(compile_cuda(small.source, "sm_90a")) > 0
+    tg.simulate(small.megakernel_graph, seed=3, runs=2)
+
+
+def test_fit_smem_shrinks_decode_then_row_caches():
+    from ember.codegen.cuda_megakernel import _fit_smem
+
+    def accepted(c):  # a stand-in renderer: the decode ring's bytes, a row cache's 40 KB
+        if c.get("mode") == "decode":
+            return {"smem": c["warps"] * c["BN"] * 256}
+        return {"smem": 40 * 1024 if c.get("cache") == "smem" else 0}
+    assert _fit_smem({"mode": "decode", "warps": 4, "BN": 32}, accepted, 20 * 1024) == {"mode": "decode", "warps": 4, "BN": 16}
+    assert _fit_smem({"mode": "decode", "warps": 4, "BN": 32}, accepted, 10 * 1024) == {"mode": "decode", "warps": 2, "BN": 16}
+    assert _fit_smem({"mode": "decode", "warps": 4, "BN": 32}, accepted, 1024) == {"mode": "decode", "warps": 4, "BN": 32}
+    assert _fit_smem({"mode": "block", "cache": "smem"}, accepted, 20 * 1024) == {"mode": "block"}
+
+
+def test_only_tasks_that_share_nothing_run_their_blocks_without_a_barrier():
+    from ember.codegen.cuda_megakernel import _sync_free, task_wrapper
+    warp = "static __device__ __forceinline__ void k1_blk(float* b0, const unsigned em_bid_, const unsigned em_nblk_) {\n" \
+           "  float acc0 = em_warp_reduce<float, 0>(b0[0]);\n}"
+    block = warp.replace("em_warp_reduce<float, 0>(b0[0])", "em_block_reduce<float, 0, 4>(b0[0], em_red_float, 0.0f)")
+    assert _sync_free(warp) and not _sync_free(block)
+    assert not _sync_free(warp.replace("acc0 =", "__shared__ float s[4]; acc0 ="))
+    w = task_wrapper("k1", warp, barrier=False)
+    assert w.startswith("static __device__ __noinline__ void k1_task(float* b0, const unsigned em_first_")
+    assert "k1_blk(b0, b_, em_nblk_);" in w and "em_task_sync" not in w
+    assert "k1_blk(b0, b_, em_nblk_); em_task_sync();" in task_wrapper("k1", block, barrier=True)
 
 
 def test_megakernel_refuses_what_it_cannot_run_and_auto_falls_back():

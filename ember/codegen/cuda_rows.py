@@ -466,7 +466,8 @@ UNROLL_MAX = 16  # knob `unroll`: fixed trip counts up to this are unrolled
 
 # knob `fuse` (warp mode): off by default — the Llama-1B megakernel's SwiGLU GEMV tasks with both
 # rows in one loop made the step slower (2.49 -> 2.74 ms, the task kernels one by one 1.32 -> 1.39:
-# bench/results/gpu-session27-2026-11-27/i/)
+# bench/results/gpu-session27-2026-11-27/i/: a rolled loop); through the unrolled loop no faster
+# (1.797 against 1.795 ms of device time, gpu-session28-2026-11-27/f/)
 FUSE_STAGES = 0
 
 
