@@ -17,7 +17,7 @@ ROUNDS = 5  # alternating timings of the two programs (each the median of 10 rep
 
 
 def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None,
-                 fuse: bool = False, task_smem: int | None = None) -> list:
+                 fuse: bool = False, task_smem: int | None = None, warp_min_grid: int = 0) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
     a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
     fixed, knob `unroll`, the default: a warp-mode GEMV task's lane otherwise keeps one iteration's
@@ -26,9 +26,10 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
     the clusters come off. `per_sm`: workers per SM asked for; tasks over that share of the SM's
     shared memory get smaller schedules (task_config's `max_smem`). `fuse`: a warp-mode task's
     independent reductions over the same range in one loop (SwiGLU's gate and up rows; knob `fuse`).
-    `task_smem`: a cap on a task's shared memory (what the workers reserve is not L1's)."""
+    `task_smem`: a cap on a task's shared memory (what the workers reserve is not L1's);
+    `warp_min_grid`: GEMVs to warp mode only where at least that many blocks remain."""
     out = []
-    kw = {"max_threads": threads} if threads else {}
+    kw = dict({"max_threads": threads} if threads else {}, warp_min_grid=int(warp_min_grid))
     if per_sm:  # (2 KB left for the static arrays and 1 KB the driver reserves per block)
         kw["max_smem"] = int(getattr(target, "smem_per_sm", 0) or 228 * 1024) // int(per_sm) - 3 * 1024
     if task_smem is not None:  # a cap of its own: the shared memory the workers leave to L1
@@ -51,8 +52,9 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
                           threads: int | None = None, unroll: bool = True, **knobs):
     per_sm, fuse, task_smem = knobs.get("per_sm"), bool(knobs.pop("fuse", False)), knobs.pop("task_smem", None)
+    warp_min_grid = int(knobs.pop("warp_min_grid", 0))
     if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem)
+        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid)
         return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
     if target.megakernel is None:
         if mode is True:
@@ -60,7 +62,7 @@ def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, b
         return build(lowered, target, names, kind, meta=meta)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem)
+        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid)
         base = build(lowered, target, names, kind, meta=dict(meta), configs=configs,
                      load=False)
         mk = target.megakernel(base, **knobs)

@@ -84,7 +84,8 @@ TASK_THREADS = 128
 TASK_SMEM = 68 * 1024  # a one-row kernel's shared-memory row cache above this is dropped (its rows re-read from L2)
 
 
-def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_smem: int | None = None) -> dict:
+def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_smem: int | None = None,
+                warp_min_grid: int = 0) -> dict:
     """Kernel k's schedule `cfg` as a task's. A worker is as large as its largest task (threads,
     shared memory), and only small workers let several share an SM and keep enough loads in
     flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
@@ -98,7 +99,9 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     norm (it re-reads the residual stream twice), 16-key tiles ~10 us an attention; both only where
     the shared memory would keep workers off the SM. `max_smem` (a worker count per SM asked for:
     the megakernel's option `per_sm`): a task over it gets the smaller schedule that fits — a
-    flash-decoding ring of fewer keys or warps, a one-row kernel without its row cache."""
+    flash-decoding ring of fewer keys or warps, a one-row kernel without its row cache.
+    `warp_min_grid`: a GEMV goes to warp mode only where that leaves at least this many blocks (a
+    launch of 512 blocks over 396 workers runs two blocks on some: the slowest sets its span)."""
     from .cuda import render_kernel
     cfg = dict(cfg)
     # a cluster's blocks as splits of their own (flash-decoding's partials through a workspace the
@@ -139,8 +142,15 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     if cfg.get("mode") == "block" and isinstance(grid, int) and grid >= 1024:
         # (no register row cache: 32 registers of it with 16 loads in flight spilled at 3 workers per SM)
         warp = {kk: v for kk, v in dict(cfg, mode="warp", threads=min(256, max_threads)).items() if kk != "cache"}
-        if accepted(warp) is not None:
+        wl = accepted(warp)
+        if wl is not None and not (isinstance(wl.get("grid"), int) and wl["grid"] < warp_min_grid):
             cfg = warp
+    elif cfg.get("mode") == "warp" and isinstance(grid, int) and grid < warp_min_grid:
+        # (a warp-mode kernel's rows as one block each, where that gives more blocks)
+        block = {kk: v for kk, v in dict(cfg, mode="block", threads=min(128, max_threads)).items() if kk != "cache"}
+        bl = accepted(block)
+        if bl is not None and isinstance(bl.get("grid"), int) and bl["grid"] > grid:
+            cfg = block
     if max_smem is not None and int((accepted(cfg) or {}).get("smem", 0)) > max_smem:
         cfg = _fit_smem(cfg, accepted, max_smem)
     return cfg
