@@ -8,8 +8,8 @@ GEMM runs in the `mma.sync` mode (a 12-layer BERT-base in bf16: its qkv and FFN 
 each, 50-60 TFLOP/s) where a plain load would run in `wgmma`. Written once (a bf16 4096 x 768
 activation is 6 MB, a few microseconds) and read by TMA, the GEMM runs several times faster. The
 lowering forces these operands into buffers when the target has `wgmma` (kernel/lower.py): large
-static GEMMs only (a decode step's rows and a prompt's symbolic length keep their prologues: the
-few-row GEMVs recompute a norm on purpose, kernel/recompute.py). It runs after the partition, on
+static GEMMs only (a decode step's rows and a prompt's symbolic length keep their prologues: a
+GEMV reads its operand from L2 either way). It runs after the partition, on
 the contractions that are kernels of their own, and the partition is redone with them forced.
 
 On by default since it ran on the H100 (2026-11-26, bench/results/gpu-session19-2026-11-26/): the
