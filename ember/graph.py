@@ -125,10 +125,20 @@ def _arg_str(arg) -> str:
 
 
 _INTERN: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+SKEY_DEPTH = 3  # levels of operands a commutative op's order looks at (Node.skey)
+
+
+def _local_text(n, depth: int) -> str:
+    """n's structure `depth` levels down, leaves unnamed (Node.skey)."""
+    arg = "" if n.op in (INPUT, DATA) else _arg_str(n.arg)
+    head = f"{n.op}|{n.dtype.name}|{sm.shape_str(n.shape)}|{arg}"
+    if depth <= 0 or not n.srcs:
+        return head
+    return head + "(" + ",".join(_local_text(s, depth - 1) for s in n.srcs) + ")"
 
 
 class Node:
-    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "_key", "__weakref__")
+    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "_key", "_skey", "__weakref__")
 
     op: str
     srcs: tuple
@@ -142,7 +152,7 @@ class Node:
         if n is not None:
             return n
         n = object.__new__(cls)
-        n.op, n.srcs, n.arg, n.dtype, n.shape, n._key = op, srcs, arg, dtype, shape, None
+        n.op, n.srcs, n.arg, n.dtype, n.shape, n._key, n._skey = op, srcs, arg, dtype, shape, None, None
         _INTERN[ik] = n
         return n
 
@@ -175,6 +185,19 @@ class Node:
                     h.update(s._key.encode())
                 n._key = h.hexdigest()
         return self._key
+
+    @property
+    def skey(self) -> str:
+        """A local structural hash: the node's op, dtype, shape and argument and those of what it
+        reads, SKEY_DEPTH levels down, leaving out which input or data a leaf is. It orders
+        commutative operands (`binary`), so every layer of a model — or step of a recurrence —
+        builds `w * x` in one order and renders to the same kernel text under renaming (one NVRTC
+        compile, one megakernel task function); by `key` (the whole history below, names included)
+        the order had followed the weights' names and, past the first layer, the depth of the
+        residual stream."""
+        if self._skey is None:
+            self._skey = hashlib.sha256(_local_text(self, SKEY_DEPTH).encode()).hexdigest()
+        return self._skey
 
     def __repr__(self) -> str:
         arg = "" if self.arg is None else f", {_arg_str(self.arg) if not isinstance(self.arg, View) else self.arg}"
@@ -319,7 +342,7 @@ def binary(op: str, a: Node, b: Node) -> Node:
             return a
         if _is_one(a) and b.dtype == out:
             return b
-    if row.commutative and a is not b and a.key > b.key:  # one canonical order
+    if row.commutative and a is not b and (a.skey, a.key) > (b.skey, b.key):  # one canonical order
         a, b = b, a
     return Node(op, (a, b), None, out, a.shape)
 

@@ -343,3 +343,24 @@ def test_exact_identities_fold_when_built():
     h = em.input("h", (3, 4), em.bfloat16)
     assert h.cast(em.float32).cast(em.bfloat16).node is h.node
     assert x.cast(em.bfloat16).cast(em.float32).node is not x.node  # rounds: not an identity
+
+
+def test_commutative_operands_take_one_order_whatever_the_weights_are_named():
+    """`binary` orders a commutative op's operands by a local structure that leaves out which input
+    a leaf is (Node.skey): the same layer over other weights — at any depth of a residual stream —
+    builds `w * x` in one order, so its kernels render the same under renaming."""
+    import ember as em
+    from ember import graph as g
+
+    def layer(h, i):
+        w = em.input(f"w{i}", (8,))
+        return h + (h * w).exp()  # a mul of an input and a computed value, under a growing stream
+
+    h = em.input("x", (8,))
+    muls = []
+    for i in range(4):
+        h = layer(h, i)
+        muls.append(next(n for n in g.toposort([h.node]) if n.op == "mul" and any(s.op == "input" and s.arg == f"w{i}" for s in n.srcs)))
+    assert len({tuple(s.op for s in m.srcs) for m in muls[1:]}) == 1  # (layer 0's stream is an input too)
+    a, b = em.input("a", (8,)), em.input("b", (8,))
+    assert (a * b).node is (b * a).node  # still one node for either spelling
