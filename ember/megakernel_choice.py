@@ -17,7 +17,7 @@ ROUNDS = 5  # alternating timings of the two programs (each the median of 10 rep
 
 
 def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None,
-                 fuse: bool = False, task_smem: int | None = None, warp_min_grid: int = 0) -> list:
+                 fuse: bool = False, task_smem: int | None = None, warp_min_grid: int = 0, sizes: list | None = None) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
     a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
     fixed, knob `unroll`, the default: a warp-mode GEMV task's lane otherwise keeps one iteration's
@@ -27,7 +27,8 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
     shared memory get smaller schedules (task_config's `max_smem`). `fuse`: a warp-mode task's
     independent reductions over the same range in one loop (SwiGLU's gate and up rows; knob `fuse`).
     `task_smem`: a cap on a task's shared memory (what the workers reserve is not L1's);
-    `warp_min_grid`: GEMVs to warp mode only where at least that many blocks remain."""
+    `warp_min_grid`: GEMVs to warp mode only where at least that many blocks remain. `sizes`, where
+    given, receives each task's (threads, dynamic shared memory)."""
     out = []
     kw = dict({"max_threads": threads} if threads else {}, warp_min_grid=int(warp_min_grid))
     if per_sm:  # (2 KB left for the static arrays and 1 KB the driver reserves per block)
@@ -45,24 +46,58 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
             target.render_kernel(k, cfg, target)
         except Exception:  # noqa: BLE001 - a mode without that block size: keep its own
             cfg = target.task_config(None, base, target, max_threads=1 << 30)
+        if sizes is not None:  # (the CUDA renderer's launch: its block and dynamic shared memory)
+            from .codegen.cuda import render_kernel
+            try:
+                launch = render_kernel(k, cfg, target)[1]
+                sizes.append((int(launch.get("block", 0)), int(launch.get("smem", 0))))
+            except Exception:  # noqa: BLE001 - not renderable as given: the build says why
+                pass
         out.append(cfg)
     return out
+
+
+# shared memory the workers leave to L1 (the GEMV tasks' loads in flight pass through it): three
+# workers of 67 KB left ~28 KB; with tasks capped so that 96 KB remain (flash-decoding in 16-key
+# tiles) the Llama-1B step's device time fell 4-5% in three runs (1.799 -> 1.711, 1.745 -> 1.693,
+# 1.521 -> 1.455 ms: bench/results/gpu-session28-2026-11-27/{g,j,o}/)
+L1_RESERVE = 96 * 1024
+
+
+def _leave_l1(target, sizes: list, reserve: int) -> tuple[int, int] | None:
+    """(workers per SM, a task shared-memory cap) that keeps the worker count the tasks allow and
+    leaves `reserve` bytes of the SM's shared memory to L1; None where it already does."""
+    from .backends.cuda_megakernel import workers_per_sm
+    per_sm_bytes = int(getattr(target, "smem_per_sm", 0) or 228 * 1024)
+    threads = max((t for t, _ in sizes), default=0)
+    smem = max((m for _, m in sizes), default=0)
+    if not threads:
+        return None
+    k = workers_per_sm(threads, smem, target, 2048)
+    if k * (smem + 3 * 1024) <= per_sm_bytes - reserve:
+        return None
+    cap = (per_sm_bytes - reserve) // k - 3 * 1024
+    return (k, cap) if cap > 0 else None
 
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
                           threads: int | None = None, unroll: bool = True, **knobs):
     per_sm, fuse, task_smem = knobs.get("per_sm"), bool(knobs.pop("fuse", False)), knobs.pop("task_smem", None)
-    warp_min_grid = int(knobs.pop("warp_min_grid", 0))
-    if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
-        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid)
-        return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
-    if target.megakernel is None:
+    warp_min_grid, reserve = int(knobs.pop("warp_min_grid", 0)), int(knobs.pop("l1_reserve", L1_RESERVE))
+    if target.megakernel is None and not as_kernels:
         if mode is True:
             raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
         return build(lowered, target, names, kind, meta=meta)
+    sizes: list = []
+    configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid, sizes)
+    fit = _leave_l1(target, sizes, reserve) if per_sm is None and task_smem is None and reserve else None
+    if fit is not None:  # the same workers per SM, tasks over the cap in smaller schedules
+        knobs["per_sm"] = fit[0]
+        configs = task_configs(lowered, target, threads, unroll, fit[0], fuse, fit[1], warp_min_grid)
+    if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
+        return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
     from .codegen.cuda_megakernel import NotTaskable
     try:
-        configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid)
         base = build(lowered, target, names, kind, meta=dict(meta), configs=configs,
                      load=False)
         mk = target.megakernel(base, **knobs)
