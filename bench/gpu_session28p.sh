@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Twenty-eighth session, run p (the final build): the megakernel leaving 96 KB of each SM to L1 by
+# Twenty-eighth session, run p (NOT RUN: no device time was left; for the next session): the megakernel leaving 96 KB of each SM to L1 by
 # default (tasks capped at the worker count they allow: flash-decoding in 16-key tiles) against
 # l1_reserve=0; the megakernel CUDA tests first.
 set -u
