@@ -1,8 +1,10 @@
 """One order for the operands of a kernel's commutative operations, chosen from the kernel's structure
 alone (not from which buffers it reads).
 
-The graph orders a commutative op's operands by their nodes' structural hashes, and those differ
-from one step of an unrolled recurrence to the next (each step reads other buffers): the same cell
+The graph orders a commutative op's operands by a local, name-free structure (graph.Node.skey, since
+the twenty-eighth session; by the full structural hashes before), but operands whose local structure
+ties fall back to the full hashes, which differ from one step of an unrolled recurrence to the next
+(each step reads other buffers): the same cell
 came out as `b1 + b2` in one step and `b2 + b1` in the next, its buffers numbered in another order,
 so two kernels computing the same function of their arguments had different sources — rendered,
 compiled by NVRTC and cached once each (a 6-layer, 64-step GRU: 809 distinct sources of 1678
