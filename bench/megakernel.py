@@ -51,21 +51,13 @@ def step_programs(llm, variants: dict) -> dict:
 
 def device_ms(fn, kernels: int, reps: int = 20) -> float:
     """Median device span of one call (first kernel start to last kernel end, from the profiler's
-    CUDA activity): the step without the host's share, which a sync per call adds to cuda_time."""
+    CUDA activity: decode_layers_timeline._events): the step without the host's share, which a
+    sync per call adds to cuda_time."""
     import tempfile
 
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-            torch.cuda.synchronize()
+    from decode_layers_timeline import _events
     with tempfile.NamedTemporaryFile(suffix=".json") as tf:
-        prof.export_chrome_trace(tf.name)
-        with open(tf.name) as f:
-            ev = sorted((e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+        ev = _events(fn, reps, tf.name)
     runs = [ev[i * kernels:(i + 1) * kernels] for i in range(len(ev) // kernels)]
     spans = sorted(r[-1]["ts"] + r[-1]["dur"] - r[0]["ts"] for r in runs if r)
     return spans[len(spans) // 2] / 1e3 if spans else float("nan")

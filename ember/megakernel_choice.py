@@ -29,10 +29,12 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
     `task_smem`: a cap on a task's shared memory (what the workers reserve is not L1's);
     `warp_min_grid`: GEMVs to warp mode only where at least that many blocks remain. `sizes`, where
     given, receives each task's (threads, dynamic shared memory)."""
+    from .backends.cuda_megakernel import smem_per_sm
+    from .codegen.cuda import render_kernel
     out = []
     kw = dict({"max_threads": threads} if threads else {}, warp_min_grid=int(warp_min_grid))
-    if per_sm:  # (2 KB left for the static arrays and 1 KB the driver reserves per block)
-        kw["max_smem"] = int(getattr(target, "smem_per_sm", 0) or 228 * 1024) // int(per_sm) - 3 * 1024
+    if per_sm:
+        kw["max_smem"] = smem_per_sm(target) // int(per_sm) - WORKER_OVERHEAD
     if task_smem is not None:  # a cap of its own: the shared memory the workers leave to L1
         kw["max_smem"] = min(kw.get("max_smem", 1 << 30), int(task_smem))
     for k, _ in lowered.kernels:
@@ -43,16 +45,12 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
         if fuse and cfg.get("mode") == "warp":
             cfg = dict(cfg, fuse=1)
         try:
-            target.render_kernel(k, cfg, target)
+            launch = render_kernel(k, cfg, target)[1]
         except Exception:  # noqa: BLE001 - a mode without that block size: keep its own
             cfg = target.task_config(None, base, target, max_threads=1 << 30)
-        if sizes is not None:  # (the CUDA renderer's launch: its block and dynamic shared memory)
-            from .codegen.cuda import render_kernel
-            try:
-                launch = render_kernel(k, cfg, target)[1]
-                sizes.append((int(launch.get("block", 0)), int(launch.get("smem", 0))))
-            except Exception:  # noqa: BLE001 - not renderable as given: the build says why
-                pass
+            launch = {}
+        if sizes is not None:
+            sizes.append((int(launch.get("block", 0)), int(launch.get("smem", 0))))
         out.append(cfg)
     return out
 
@@ -62,21 +60,21 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
 # tiles) the Llama-1B step's device time fell 4-5% in three runs (1.799 -> 1.711, 1.745 -> 1.693,
 # 1.521 -> 1.455 ms: bench/results/gpu-session28-2026-11-27/{g,j,o}/)
 L1_RESERVE = 96 * 1024
+WORKER_OVERHEAD = 3 * 1024  # per worker beyond its tasks' shared memory: static arrays (~2 KB), the driver's 1 KB
 
 
 def _leave_l1(target, sizes: list, reserve: int) -> tuple[int, int] | None:
     """(workers per SM, a task shared-memory cap) that keeps the worker count the tasks allow and
     leaves `reserve` bytes of the SM's shared memory to L1; None where it already does."""
-    from .backends.cuda_megakernel import workers_per_sm
-    per_sm_bytes = int(getattr(target, "smem_per_sm", 0) or 228 * 1024)
+    from .backends.cuda_megakernel import smem_per_sm, workers_per_sm
     threads = max((t for t, _ in sizes), default=0)
     smem = max((m for _, m in sizes), default=0)
     if not threads:
         return None
-    k = workers_per_sm(threads, smem, target, 2048)
-    if k * (smem + 3 * 1024) <= per_sm_bytes - reserve:
+    k = workers_per_sm(threads, smem, target, WORKER_OVERHEAD - 1024)
+    if k * (smem + WORKER_OVERHEAD) <= smem_per_sm(target) - reserve:
         return None
-    cap = (per_sm_bytes - reserve) // k - 3 * 1024
+    cap = (smem_per_sm(target) - reserve) // k - WORKER_OVERHEAD
     return (k, cap) if cap > 0 else None
 
 
@@ -94,7 +92,7 @@ def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, b
     if fit is not None:  # the same workers per SM, tasks over the cap in smaller schedules
         knobs["per_sm"] = fit[0]
         configs = task_configs(lowered, target, threads, unroll, fit[0], fuse, fit[1], warp_min_grid)
-    if as_kernels:  # the task schedules, launched kernel by kernel: the megakernel's bit-exact reference
+    if as_kernels:  # the task schedules, launched kernel by kernel: a reference close to the megakernel
         return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
     from .codegen.cuda_megakernel import NotTaskable
     try:

@@ -111,8 +111,9 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     dim_bounds={"P": 4095} plans memory once at the bounds (one CUDA graph for every binding);
     megakernel=True | "auto" (CUDA) runs the program as one persistent kernel, or the faster of that and
     the kernels (docs/megakernel.md); megakernel_options: seed, jitter, trace, workers, per_sm, threads (the
-    most a task takes), and
-    as_kernels=True (the megakernel's task schedules run kernel by kernel: its bit-exact reference);
+    most a task takes), unroll, l1_reserve, task_smem, fuse, warp_min_grid, free_running, prefetch
+    (docs/megakernel.md "Options"), and
+    as_kernels=True (the megakernel's task schedules run kernel by kernel: a reference close to it);
     cache=True keeps the compiled program on disk under the graph's structural hash (a new process
     compiling the same graph loads it: ember/runtime/program_cache.py).
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""

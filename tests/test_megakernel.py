@@ -224,16 +224,25 @@ def test_fit_smem_shrinks_decode_then_row_caches():
 
 
 def test_only_tasks_that_share_nothing_run_their_blocks_without_a_barrier():
-    from ember.codegen.cuda_megakernel import _sync_free, task_wrapper
-    warp = "static __device__ __forceinline__ void k1_blk(float* b0, const unsigned em_bid_, const unsigned em_nblk_) {\n" \
-           "  float acc0 = em_warp_reduce<float, 0>(b0[0]);\n}"
-    block = warp.replace("em_warp_reduce<float, 0>(b0[0])", "em_block_reduce<float, 0, 4>(b0[0], em_red_float, 0.0f)")
-    assert _sync_free(warp) and not _sync_free(block)
-    assert not _sync_free(warp.replace("acc0 =", "__shared__ float s[4]; acc0 ="))
-    w = task_wrapper("k1", warp, barrier=False)
-    assert w.startswith("static __device__ __noinline__ void k1_task(float* b0, const unsigned em_first_")
-    assert "k1_blk(b0, b_, em_nblk_);" in w and "em_task_sync" not in w
-    assert "k1_blk(b0, b_, em_nblk_); em_task_sync();" in task_wrapper("k1", block, barrier=True)
+    """A task function loops over its blocks (one call per task), the kernel's body inlined as a
+    block function; a barrier between blocks only where the body shares or synchronises (a warp
+    GEMV does not, a block reduction does) or `free_running` is off."""
+    import ember.codegen.cuda as cg
+    from ember.codegen.cuda_megakernel import _sync_free, task_function
+    from ember.kernel.lower import lower
+    t = em.backends.target.get_target("h100")
+    x, w = em.input("x", (1, 2048), em.bfloat16), em.input("w", (4096, 2048), em.bfloat16)
+    (k, _), = lower([(x @ w.transpose(0, 1)).node], target=t).kernels
+
+    def task(mode, free=True):
+        src = cg.render_kernel(k, {"mode": mode, "threads": 128, "vec": 8}, t)[0]
+        return task_function(k.name, src, 128, [], [False, False, True], free)[1]
+    warp, block = task("warp"), task("block")
+    call = f"{k.name}_blk(b0, b1, b2, b_, em_nblk_);"
+    assert f"static __device__ __noinline__ void {k.name}_task(" in warp and "const unsigned em_first_" in warp
+    assert call + " }" in warp and "em_task_sync" not in warp
+    assert call + " em_task_sync(); }" in block and call + " em_task_sync(); }" in task("warp", free=False)
+    assert not _sync_free("__shared__ float s[4];") and _sync_free("em_warp_reduce<float, 0>(acc0)")
 
 
 def test_megakernel_refuses_what_it_cannot_run_and_auto_falls_back():

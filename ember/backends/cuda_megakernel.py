@@ -21,13 +21,17 @@ from ..runtime.program import BufferSpec, Launch, Program
 REGS_PER_THREAD = 64  # the register budget a worker is compiled for: workers per SM = 65536 / (64 * threads)
 
 
+def smem_per_sm(target) -> int:
+    """Bytes of shared memory one SM holds (the H100's 228 KB where the target does not say)."""
+    return int(getattr(target, "smem_per_sm", 0) or 228 * 1024)
+
+
 def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
     """How many workers fit on one SM: by threads (2048 per SM), registers (64 per thread) and
     shared memory (the largest task's dynamic shared memory, the static arrays, and 1 KB the
     driver reserves per block)."""
     k = min(2048 // threads, 65536 // (REGS_PER_THREAD * threads), 32)
-    per_sm = int(getattr(target, "smem_per_sm", 0) or 228 * 1024)
-    k = min(k, per_sm // (smem + static + 1024))
+    k = min(k, smem_per_sm(target) // (smem + static + 1024))
     return max(k, 1)
 
 

@@ -123,11 +123,16 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     if k is None:
         return cfg
 
+    rendered: dict = {}  # (each schedule rendered once: the checks below ask again)
+
     def accepted(c):
-        try:
-            return render_kernel(k, c, target)[1]
-        except Exception:  # noqa: BLE001 - the renderer refuses this schedule for this kernel
-            return None
+        key = repr(sorted(c.items()))
+        if key not in rendered:
+            try:
+                rendered[key] = render_kernel(k, c, target)[1]
+            except Exception:  # noqa: BLE001 - the renderer refuses this schedule for this kernel
+                rendered[key] = None
+        return rendered[key]
     launch = accepted(cfg)
     if launch is None and int(cfg.get("splits", 1)) > 1:  # (no bound to size the workspace by)
         cfg["splits"] = 1
@@ -183,10 +188,17 @@ def _params(text: str) -> list:
     return out
 
 
-def task_function(name: str, chunk: str, block: int, dim_map: list, constant: list) -> tuple[str, str, list]:
+def task_function(name: str, chunk: str, block: int, dim_map: list, constant: list,
+                  free_running: bool = True) -> tuple[str, str, list]:
     """(helpers before the kernel, the task function's source, its parameter types) of the kernel
     `name` rendered as `chunk`. dim_map[i]: the megakernel dim the kernel's i-th dim is; constant[i]:
-    whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`)."""
+    whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`). The
+    source is the kernel's body as a block function `{name}_blk`, inlined into the task function
+    `{name}_task` that loops over the task's blocks [em_first_, em_end_) — one call per task, not
+    per block: a call's caller-saved registers are spilled and reloaded around it (4.2 M local
+    memory requests a Llama-1B step with a call per block, bench/results/gpu-session28-2026-11-27/i/)
+    — with a barrier between blocks unless `free_running` and the body shares nothing
+    (`_sync_free`)."""
     for pat, what in _FORBIDDEN:
         if re.search(pat, chunk):
             raise NotTaskable(f"kernel {name} uses {what}")
@@ -211,23 +223,13 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", body)
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
     body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)
-    head = f"static __device__ __forceinline__ void {name}_blk({sig}{', ' if sig else ''}const unsigned em_bid_, const unsigned em_nblk_) {{"
-    return helpers, head + body, types
-
-
-def task_wrapper(name: str, fn: str, barrier: bool) -> str:
-    """The task function over blocks [em_first_, em_end_) of block function `fn` (task_function's
-    `{name}_blk`, inlined into it), a barrier between blocks where `barrier`. One call per task, not
-    per block: a call's caller-saved registers are spilled and reloaded around it (4.2 M local
-    memory requests a Llama-1B step with a call per block, bench/results/gpu-session28-2026-11-27/i/)."""
-    m = re.match(rf"static __device__ __forceinline__ void {re.escape(name)}_blk\((.*?)const unsigned em_bid_, "
-                 r"const unsigned em_nblk_\) \{", fn)
-    sig = m.group(1)
-    names = [pn for _, pn in _params(sig)]
-    call = ", ".join(names + ["b_", "em_nblk_"])
-    sync = " em_task_sync();" if barrier else ""
-    return (f"static __device__ __noinline__ void {name}_task({sig}const unsigned em_first_, const unsigned em_end_, "
+    lead = f"{sig}, " if sig else ""
+    blk = f"static __device__ __forceinline__ void {name}_blk({lead}const unsigned em_bid_, const unsigned em_nblk_) {{" + body
+    call = ", ".join([pn for _, pn in params] + ["b_", "em_nblk_"])
+    sync = "" if free_running and _sync_free(blk) else " em_task_sync();"
+    task = (f"static __device__ __noinline__ void {name}_task({lead}const unsigned em_first_, const unsigned em_end_, "
             f"const unsigned em_nblk_) {{\n  for (unsigned b_ = em_first_; b_ < em_end_; ++b_) {{ {name}_blk({call});{sync} }}\n}}")
+    return helpers, blk + "\n\n" + task, types
 
 
 PRELUDE_HEAD = """\
@@ -314,11 +316,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         if block > threads or block % 32:
             raise NotTaskable(f"kernel {l.kernel}: {block} threads (the megakernel has {threads})")
         helpers, fn, types = task_function(l.kernel, chunk, block, [dims.index(d) for d in l.dims],
-                                           [a in constants for a in l.args])
+                                           [a in constants for a in l.args], free_running)
         if helpers.strip() and helpers not in helpers_seen:
             helpers_seen[helpers] = True
-        free = free_running and _sync_free(fn)
-        fn = fn + "\n\n" + task_wrapper(l.kernel, fn, not free)
         canon = re.sub(rf"\b{re.escape(l.kernel)}_(task|blk)\b", lambda mm: f"EM_TASK_NAME_{mm.group(1)}", fn)
         fname = functions.get(canon)
         if fname is None:
