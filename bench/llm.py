@@ -31,12 +31,13 @@ def write_checkpoint(path: str, cfg: dict, seed: int = 0) -> dict:
     import torch
     from safetensors.torch import save_file
     os.makedirs(path, exist_ok=True)
-    g = torch.Generator(device="cuda").manual_seed(seed)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"  # (the VM builds sources without a GPU)
+    g = torch.Generator(device=dev).manual_seed(seed)
     E, F, D = cfg["hidden_size"], cfg["intermediate_size"], cfg["head_dim"]
     Hq, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
 
     def r(*shape, std=0.02):
-        return (torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32) * std).to(torch.bfloat16)
+        return (torch.randn(*shape, generator=g, device=dev, dtype=torch.float32) * std).to(torch.bfloat16)
 
     t = {"model.embed_tokens.weight": r(cfg["vocab_size"], E), "model.norm.weight": 1 + r(E, std=0.1)}
     for i in range(cfg["num_hidden_layers"]):

@@ -126,14 +126,71 @@ def test_table_layout():
     assert sum(r[2] - r[1] for r in rows if r[0] == 0) == 5
 
 
+
+def _window_segments(arr, t):
+    off = int(arr[0])
+    return [tuple(int(v) for v in arr[off + 3 * s: off + 3 * s + 3]) for s in range(int(arr[1 + t]), int(arr[2 + t]))]
+
+
+def test_stream_window_asks_each_workers_next_bytes_once_in_order():
+    """Worker 0 runs launch 0's blocks [0, 2) of 4 (w0 bytes [0, 2048)), launch 1 (no weights), launch
+    2's blocks [4, 8) of 8 (w1 bytes [4096, 8192)); a 3000-byte window asks 3000 bytes at its first
+    task, the next 2048 (launch 0's share, consumed) at its second, nothing more at its third."""
+    ls = [_launch(["w0", "x", "y"], ["y"]), _launch(["y", "z"], ["z"]), _launch(["w1", "z", "u"], ["u"])]
+    g = tg.build(ls, [em.symbolic.sym(4), em.symbolic.sym(1), em.symbolic.sym(8)], {}, workers=2)
+    assert g.workers[0] == [(0, 0), (1, 0), (2, 1)]
+    arr = tg.stream_window(g, [[(0, 4096)], [], [(3, 8192)]], 3000)
+    assert _window_segments(arr, 0) == [(0, 0, 128), (3, 256, 315)]
+    assert _window_segments(arr, 1) == [(3, 315, 443)]
+    assert _window_segments(arr, 2) == []
+    assert _window_segments(arr, 3) == [(0, 128, 256), (3, 0, 59)]  # worker 1: w0 [2048, 4096), then w1 [0, ...)
+    assert _window_segments(arr, 4) == [(3, 59, 187)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stream_window_covers_each_workers_stream_ahead_of_it(seed):
+    """Random launches and windows: per worker the asked bytes are its tasks' slices, in order, never
+    twice, and cover [start of task, start + window) of every task (clipped to the stream's end)."""
+    rng = np.random.default_rng(seed)
+    n = 6
+    ls = [_launch([f"w{i}", f"a{i}", f"a{i + 1}"], [f"a{i + 1}"]) for i in range(n)]
+    grids = [int(rng.integers(1, 40)) for _ in range(n)]
+    weights = [[(i, int(rng.integers(0, 3)) * 16 * int(rng.integers(1, 5000)))] for i in range(n)]
+    window = int(rng.integers(1, 200)) * 64
+    g = tg.build(ls, [em.symbolic.sym(b) for b in grids], {}, workers=int(rng.integers(1, 9)))
+    arr = tg.stream_window(g, weights, window)
+    t = 0
+    for lst in g.workers:
+        slices, starts, pos = [], [], 0
+        for li, ti in lst:
+            starts.append(pos)
+            task, (slot, nbytes) = g.tasks[li][ti], weights[li][0]
+            lo, hi = (nbytes * task.first // grids[li]) & ~15, (nbytes * task.end // grids[li]) & ~15
+            if hi > lo:
+                slices.append((slot, lo, hi))
+                pos += hi - lo
+        asked = [seg for k in range(len(lst)) for seg in _window_segments(arr, t + k)]
+        t += len(lst)
+        want, reach = 0, 0
+        for a in starts:  # the union of [a, a + window) within [0, pos)
+            want += max(0, min(a + window, pos) - max(a, reach))
+            reach = max(reach, min(a + window, pos))
+        got = sum(16 * (e - s) for _, s, e in asked)
+        assert want - 16 * len(asked) <= got <= want, (got, want)
+        flat = [(slot, u) for slot, s, e in asked for u in range(s, e)]
+        assert len(flat) == len(set(flat))  # nothing asked twice
+        order = [(slot, u) for slot, lo, hi in slices for u in range(lo >> 4, hi >> 4)]
+        assert flat == [x for x in order if x in set(flat)]  # in the worker's order
+
+
 # ---------------------------------------------------------------- the generated source (NVRTC, no GPU)
 
-def _tiny_llm(tmp_path, layers=2, hidden=64):
+def _tiny_llm(tmp_path, layers=2, hidden=64, vocab=97):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(hidden_size=hidden, intermediate_size=96, num_hidden_layers=layers, num_attention_heads=4,
-                                   num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
+                                   num_key_value_heads=2, vocab_size=vocab, max_position_embeddings=256)
     transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "tiny")
     return tmp_path / "tiny"
 
@@ -145,15 +202,17 @@ def _nvrtc():
 
 
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
-                                     {"fuse": True}, {"free_running": False}])
+                                     {"fuse": True}, {"free_running": False}, {"stream": 4096}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
-    llm = L.load(_tiny_llm(tmp_path), device="h100", dtype="bfloat16", max_seq_len=128)
+    # (a 2100-token vocabulary: the LM head's 269 KB are a weight the stream asks for)
+    llm = L.load(_tiny_llm(tmp_path, vocab=2100), device="h100", dtype="bfloat16", max_seq_len=128)
     from ember.llm.model import build_step
     outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
     p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
                    megakernel_options=options)
+    assert ("the weight stream" in p.source) == ("stream" in options) and ("mk_pf" in p.buffers) == ("stream" in options)
     mk = p.meta["megakernel"]
     assert len(p.launches) == 1 and mk["launches"] > 10 and mk["tasks"] >= mk["launches"]
     assert "__cluster_dims__" not in p.source and "em_task_sync" in p.source

@@ -36,10 +36,10 @@ def test_megakernel_equals_its_serial_run_bit_for_bit_and_its_kernels_closely(op
         np.testing.assert_array_equal(mk(**ins), want)
 
 
-def _tiny_llm(tmp_path, hidden=64):
+def _tiny_llm(tmp_path, hidden=64, vocab=97):
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(hidden_size=hidden, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
-                                   num_key_value_heads=2, vocab_size=97, max_position_embeddings=256)
+                                   num_key_value_heads=2, vocab_size=vocab, max_position_embeddings=256)
     m = transformers.LlamaForCausalLM(cfg).eval()
     with torch.no_grad():
         for p in m.parameters():
@@ -49,14 +49,16 @@ def _tiny_llm(tmp_path, hidden=64):
     return tmp_path / "tiny"
 
 
-@pytest.mark.parametrize("dtype,hidden", [("float32", 64), ("bfloat16", 64), ("bfloat16", 256)])
-def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype, hidden):
+@pytest.mark.parametrize("dtype,hidden,options", [("float32", 64, {}), ("bfloat16", 64, {}), ("bfloat16", 256, {}),
+                                                  ("bfloat16", 256, {"stream": 65536})])
+def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype, hidden, options):
     """(hidden 256: head dim 64, so the attention is flash-decoding — in the megakernel its cluster's
-    blocks are splits combined through a workspace the megakernel owns)"""
+    blocks are splits combined through a workspace the megakernel owns; with a 2100-token vocabulary
+    the LM head is a weight the stream asks L2 for)"""
     import ember.llm as L
-    d = _tiny_llm(tmp_path, hidden)
+    d = _tiny_llm(tmp_path, hidden, 2100 if options else 97)
     a = L.load(d, device="cuda", dtype=dtype, max_seq_len=96)
-    b = L.load(d, device="cuda", dtype=dtype, max_seq_len=96, megakernel=True)
+    b = L.load(d, device="cuda", dtype=dtype, max_seq_len=96, megakernel=True, megakernel_options=options)
     assert b.program("decode", 1).meta["megakernel_choice"]["chosen"] == "megakernel"
     for prompt in ([5], [3, 17, 5, 88, 42, 7]):
         assert b.generate([prompt], max_new_tokens=40, stop_token_ids=[]) == \

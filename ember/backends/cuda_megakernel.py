@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..codegen.cuda_megakernel import COUNTER_STRIDE, SHARDS, SYNC_COUNTERS, NotTaskable, render, static_shared_bytes
+from ..codegen.cuda_megakernel import COUNTER_STRIDE, PREFETCH_MIN, SHARDS, SYNC_COUNTERS, NotTaskable, render, static_shared_bytes
 from ..runtime import megakernel as tg
 from ..runtime.program import BufferSpec, Launch, Program
 
@@ -37,13 +37,14 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
-                       prefetch: int = 0, free_running: bool = True) -> Program:
+                       prefetch: int = 0, free_running: bool = True, stream: int = 0) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
     (seeded); trace: record every task's start and end (docs/megakernel.md: the timeline);
     prefetch: bytes of its weights each task asks L2 for before it waits (0: none); free_running:
-    a task's blocks without a barrier between them where its function needs none."""
+    a task's blocks without a barrier between them where its function needs none; stream: bytes of
+    weights each worker keeps asked of L2 ahead of its position (the weight stream; 0: none)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -65,7 +66,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
             raise NotTaskable(f"kernel {l.kernel}: its grid depends on {free} without a bound (compile with dim_bounds=)")
     constants = {n for n, b in base.buffers.items() if b.kind == "data"}
     used = list(dict.fromkeys(a for l in launches for a in l.args))
-    args = used + ["mk_tasks", "mk_sync"]
+    args = used + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
     env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
     sizes.update(workspaces)
@@ -73,7 +74,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     # workers; the workers per SM follow from its static shared memory, then go into its launch bounds
     shape = tg.build(launches, grids, bounds, 1)
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
-                 sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running)
+                 sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream))
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -82,6 +83,10 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         tg.deal_randomly(graph, seed)
     tg.validate(graph)
     table = graph.table()
+    if stream:  # (the weights each launch reads, as the dispatcher names them: slots of `args`)
+        weights = [[(args.index(a), sizes[a]) for a in dict.fromkeys(l.args)
+                    if a in constants and sizes.get(a, 0) >= PREFETCH_MIN] for l in launches]
+        window = tg.stream_window(graph, weights, int(stream))
     ntasks = sum(len(t) for t in graph.tasks)
     counters = SYNC_COUNTERS + len(launches) * SHARDS * COUNTER_STRIDE
     trace_at = (counters + 1) // 2  # (in 64-bit words)
@@ -100,6 +105,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     buffers = dict(base.buffers)
     buffers["mk_tasks"] = BufferSpec("mk_tasks", dt.int32, (int(table.size),), "data")
     buffers["mk_sync"] = BufferSpec("mk_sync", dt.int32, (int(sync.size),), "data")
+    if stream:
+        buffers["mk_pf"] = BufferSpec("mk_pf", dt.int32, (int(window.size),), "data")
     for name, nbytes in workspaces.items():
         buffers[name] = BufferSpec(name, dt.int32, ((nbytes + 3) // 4,), "data")
     writes = list(dict.fromkeys(w for l in launches for w in (l.args if l.writes is None else l.writes)))
@@ -109,7 +116,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     uniform = all(int(l.config["block"]) == threads for l in launches)
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
-               "prefetch": int(prefetch),
+               "prefetch": int(prefetch), "stream": int(stream),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mk = Launch("em_megakernel", args, list(base.dims), stats,
@@ -118,6 +125,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     data = dict(base.data)
     data["mk_tasks"] = table
     data["mk_sync"] = sync
+    if stream:
+        data["mk_pf"] = window
     for name, nbytes in workspaces.items():
         data[name] = np.zeros((nbytes + 3) // 4, np.int32)
     meta = dict(base.meta)

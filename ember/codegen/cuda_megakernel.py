@@ -294,7 +294,7 @@ def _grid_c(grid, dims: list) -> str:
 
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
-           prefetch_cap: int = 0, free_running: bool = True) -> str:
+           prefetch_cap: int = 0, free_running: bool = True, stream: bool = False) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -304,7 +304,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     `width`: ints per task row of the table; `sizes`: bytes of each buffer, and `prefetch_cap`: the
     bytes of its share of each large constant a task asks L2 for before it waits (0: none);
     `free_running`: a task's blocks back to back without a barrier between them where its function
-    needs none (`_sync_free`)."""
+    needs none (`_sync_free`); `stream`: the weight stream (runtime/megakernel.py `stream_window`'s
+    array is the buffer before the task table; every constant of PREFETCH_MIN bytes or more may be
+    named in it)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -337,7 +339,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     prefetch = [(i, graph.blocks[i], [(slot[a], sizes[a]) for a in dict.fromkeys(l.args)
                                       if a in constants and sizes and sizes.get(a, 0) >= PREFETCH_MIN])
                 for i, l in enumerate(launches)]
-    out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap))
+    streamed = sorted({s for _, _, consts in prefetch for s, _ in consts}) if stream else []
+    out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap,
+                           streamed))
     return "\n\n".join(out) + "\n"
 
 
@@ -367,8 +371,26 @@ def _prefetch_cases(prefetch: list, cap: int) -> str:
     return "\n".join(out)
 
 
+def _stream_src(slots: list, nbuf: int, thread: int) -> str:
+    """The weight stream's step before a task waits: one thread asks L2 for the task's segments of
+    the worker's window (runtime/megakernel.py `stream_window`: slot, first and end 16-byte unit)."""
+    if not slots:
+        return ""
+    cases = " ".join(f"case {s}: w = p{s}; break;" for s in slots)
+    return f"""    if (threadIdx.x == {thread}) {{  /* the weight stream: this worker's next bytes of weights asked of L2 */
+      const int* pf = (const int*)p{nbuf - 3};
+      for (int s = pf[1 + t]; s < pf[2 + t]; ++s) {{
+        const int* q = pf + pf[0] + 3 * s;
+        const void* w = 0;
+        switch (q[0]) {{ {cases} default: break; }}
+        if (w) em_mk_prefetch(w, 16ull * (unsigned)q[1], 16ull * (unsigned)q[2]);
+      }}
+    }}
+"""
+
+
 def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, width: int, name: str,
-                prefetch: list | None = None, prefetch_cap: int = 0) -> str:
+                prefetch: list | None = None, prefetch_cap: int = 0, streamed: list | None = None) -> str:
     params = ", ".join(f"void* p{i}" for i in range(nbuf))
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
     dparam = ", const long long* __restrict__ em_dims_" if dims else ""
@@ -393,6 +415,7 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
       }}
     }}
 """ if pf else ""
+    pf_src += _stream_src(streamed or [], nbuf, 32 if threads > 32 else 0)
     C, S, L = SYNC_COUNTERS, SHARDS, COUNTER_STRIDE
     return f"""extern "C" __global__ void __launch_bounds__({threads}, {min_blocks}) {name}({params}{dparam}) {{
   const int* em_tab_ = {tasks};

@@ -33,7 +33,8 @@ DEFAULT_MAX_SEQ = 4096
 
 class LLM:
     def __init__(self, path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
-                 sharding: str = "manual", megakernel=False, batch_invariant: bool = False):
+                 sharding: str = "manual", megakernel=False, batch_invariant: bool = False,
+                 megakernel_options: dict | None = None):
         self.path = Path(path)
         # one decode program over a named batch dimension for every row count, its kernels' schedules
         # chosen without knowing the rows: a row's tokens do not depend on its batch (docs/serving.md)
@@ -41,6 +42,7 @@ class LLM:
         if megakernel not in (False, True, "auto"):
             raise ConfigError(f"megakernel must be False, True or 'auto', got {megakernel!r}")
         self.megakernel = megakernel  # the decode programs as one persistent kernel (docs/megakernel.md)
+        self.megakernel_options = dict(megakernel_options or {})
         self.config, raw = read_config(self.path)
         self.generation_config = read_generation_config(self.path)
         cfg = self.config
@@ -108,7 +110,8 @@ class LLM:
                 if invariant:
                     bounds["B"] = self.max_batch
                 p = em_compile(outs, device=self.target, writes=writes, dim_bounds=bounds, cache=True,
-                               megakernel=self.megakernel if kind == "decode" else False)
+                               megakernel=self.megakernel if kind == "decode" else False,
+                               megakernel_options=self.megakernel_options if kind == "decode" else None)
             dt_s = time.perf_counter() - t0
             self.compile_count += 1
             self.compile_seconds += dt_s
@@ -382,14 +385,17 @@ def _torch():
 
 
 def load(path, device=None, dtype=None, max_seq_len=None, max_batch=None, verbose: bool = False,
-         sharding: str = "manual", megakernel=False, batch_invariant: bool = False) -> LLM:
+         sharding: str = "manual", megakernel=False, batch_invariant: bool = False,
+         megakernel_options: dict | None = None) -> LLM:
     """Read a Hugging Face-format decoder checkpoint directory (config.json, model.safetensors or
     its shards + index, generation_config.json and tokenizer.json when present) into an LLM. Under
     ember.distributed.init() with several ranks it is this rank's tensor-parallel shard: `sharding`
     "manual" (the graph with its collectives written out) or "propagate" (ember.sharding splits the
     whole model's graph from annotations; docs/distributed.md). `megakernel` (False, True or
-    "auto") compiles the decode programs as one persistent kernel (docs/megakernel.md).
+    "auto") compiles the decode programs as one persistent kernel (docs/megakernel.md), with
+    `megakernel_options` (its knobs: docs/megakernel.md "Options").
     `batch_invariant` compiles one decode program over a named batch size for every row count, so
     a sequence's tokens are the same in any batch (bf16 serving; docs/serving.md)."""
     return LLM(path, device=device, dtype=dtype, max_seq_len=max_seq_len, max_batch=max_batch, verbose=verbose,
-               sharding=sharding, megakernel=megakernel, batch_invariant=batch_invariant)
+               sharding=sharding, megakernel=megakernel, batch_invariant=batch_invariant,
+               megakernel_options=megakernel_options)

@@ -206,3 +206,54 @@ def deal_randomly(g: TaskGraph, seed: int) -> None:
     for i, ts in enumerate(g.tasks):
         for t in range(len(ts)):
             g.workers[rng.randrange(n)].append((i, t))
+
+
+STREAM_CHUNK = 1 << 18  # one L2 prefetch instruction covers at most this many bytes
+
+
+def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
+    """Per task (in table order), the L2 prefetches that keep each worker's next `window` bytes of
+    weights requested ahead of it: the weight stream of docs/megakernel.md "Streaming weights".
+
+    `weights`: per launch, [(slot, bytes)] of the large constants it reads, each read in block order
+    (a GEMV's rows: a task of blocks [first, end) of G reads bytes [bytes * first / G, bytes * end /
+    G)). A worker's stream is the concatenation of its tasks' slices; before task t waits, it asks
+    L2 for the part of [start of t, start of t + window) not asked for yet, so weights load while
+    the worker waits at a hand-off or runs a task that reads none.
+
+    Returned as one int32 array: [segments' offset, then per task the index of its first segment
+    (ntasks + 1 entries)], then per segment (slot, first 16-byte unit, end 16-byte unit)."""
+    starts, segs = [0], []
+    for lst in g.workers:
+        stream = []  # (stream offset, slot, lo, hi) of every slice, in the worker's order
+        at_task = []
+        pos = 0
+        for li, ti in lst:
+            at_task.append(pos)
+            t, blocks = g.tasks[li][ti], max(g.blocks[li], 1)
+            for slot, nbytes in weights[li]:
+                lo, hi = (nbytes * t.first // blocks) & ~15, (nbytes * t.end // blocks) & ~15
+                if hi > lo:
+                    stream.append((pos, slot, lo, hi))
+                    pos += hi - lo
+        asked, k = 0, 0  # stream bytes asked for so far; first slice that may still hold some
+        for start in at_task:
+            a, e = max(asked, start), start + window
+            while k < len(stream) and stream[k][0] + stream[k][3] - stream[k][2] <= a:
+                k += 1
+            j = k
+            while a < e and j < len(stream):
+                off, slot, lo, hi = stream[j]
+                s, f = lo + (a - off), min(hi, lo + (e - off))
+                for c in range(s, f, STREAM_CHUNK):
+                    segs.append((slot, c >> 4, min(f, c + STREAM_CHUNK) >> 4))
+                a = off + (f - lo)
+                if f == hi:
+                    j += 1
+            asked = max(asked, min(e, pos))
+            starts.append(len(segs))
+    out = np.asarray([1 + len(starts)] + starts, np.int64)
+    if segs and max(max(s[1], s[2]) for s in segs) >= 2 ** 31:
+        raise ValueError("a weight over 32 GB cannot be streamed")
+    body = np.asarray(segs, np.int64).reshape(-1, 3).ravel()
+    return np.concatenate([out, body]).astype(np.int32)
