@@ -202,7 +202,7 @@ def _nvrtc():
 
 
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
-                                     {"fuse": True}, {"free_running": False}, {"stream": 4096}])
+                                     {"fuse": True}, {"free_running": False}, {"stream": 4096}, {"decode_splits": 32}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -315,6 +315,8 @@ def test_megakernel_refuses_what_it_cannot_run_and_auto_falls_back():
         em.compile(y, device="cpu", megakernel=True)
     with pytest.raises(ValueError, match="megakernel must be"):
         em.compile(y, device="cpu", megakernel="yes")
+    with pytest.raises(ValueError, match="decode_splits=48: one of"):
+        em.compile(em.input("x", (4, 8)).exp(), device="h100", megakernel=True, megakernel_options={"decode_splits": 48})
 
 
 def test_auto_without_a_device_keeps_the_kernels():

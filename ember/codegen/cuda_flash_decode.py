@@ -26,7 +26,7 @@ from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_
                          q_copied, stage_q_chunk)
 
 ROWS_MAX = 16  # query rows: one tensor-core tile
-SPLITS = (1, 2, 4, 8, 16)  # knob `splits`: clusters per group of query rows
+SPLITS = (1, 2, 4, 8, 16, 32, 64)  # knob `splits`: clusters per group of query rows (32, 64: megakernel tasks)
 
 
 def workspace(groups: sm.Expr, splits: int, R: int, DV: int) -> tuple[int, int]:

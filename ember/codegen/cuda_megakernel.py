@@ -85,7 +85,7 @@ TASK_SMEM = 68 * 1024  # a one-row kernel's shared-memory row cache above this i
 
 
 def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_smem: int | None = None,
-                warp_min_grid: int = 0) -> dict:
+                warp_min_grid: int = 0, decode_splits: int = 0) -> dict:
     """Kernel k's schedule `cfg` as a task's. A worker is as large as its largest task (threads,
     shared memory), and only small workers let several share an SM and keep enough loads in
     flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
@@ -101,7 +101,9 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     the megakernel's option `per_sm`): a task over it gets the smaller schedule that fits — a
     flash-decoding ring of fewer keys or warps, a one-row kernel without its row cache.
     `warp_min_grid`: a GEMV goes to warp mode only where that leaves at least this many blocks (a
-    launch of 512 blocks over 396 workers runs two blocks on some: the slowest sets its span)."""
+    launch of 512 blocks over 396 workers runs two blocks on some: the slowest sets its span).
+    `decode_splits`: flash-decoding's keys over this many tasks a head group (0: its cluster's
+    blocks, at most 16)."""
     from .cuda import render_kernel
     cfg = dict(cfg)
     # a cluster's blocks as splits of their own (flash-decoding's partials through a workspace the
@@ -110,7 +112,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     if int(cfg.get("cluster", 1)) > 1:
         cfg["cluster"] = 1
     if cfg.get("mode") == "decode":
-        cfg["splits"] = min(parts, 16)
+        cfg["splits"] = int(decode_splits) or min(parts, 16)
     else:
         cfg.pop("splits", None)
     if int(cfg.get("threads", 0)) > max_threads:
