@@ -128,6 +128,7 @@ def main() -> int:
     ap.add_argument("--also-threads", type=int, default=0,
                     help="also time a megakernel whose tasks take at most this many threads (megakernel_options threads)")
     ap.add_argument("--fuzz-threads", type=int, default=0, help="the fuzzer's megakernels with this task-thread cap")
+    ap.add_argument("--fuzz-options", default="{}", metavar="JSON", help="megakernel_options of the fuzzer's megakernels")
     ap.add_argument("--rolled", action="store_true",
                     help="also time a megakernel whose row tasks keep their reduction loops rolled (option unroll=False; "
                          "unrolled is the default)")
@@ -161,7 +162,7 @@ def main() -> int:
     # the reference is the same megakernel run by one worker (every task in program order): the
     # same compiled task code, so bit-identical outputs are expected; the kernels launched one by one
     # are compiled separately, where contraction into FMAs may differ (close, not bit-equal)
-    cap = {"threads": args.fuzz_threads} if args.fuzz_threads else {}
+    cap = dict({"threads": args.fuzz_threads} if args.fuzz_threads else {}, **json.loads(args.fuzz_options))
     variants = {"reference": {"megakernel": True, "megakernel_options": dict(cap, workers=1)}}
     for s in range(args.fuzz_seeds):
         variants[f"fuzz{s}"] = {"megakernel": True, "megakernel_options": dict(cap, seed=s, jitter=1000 + s)}

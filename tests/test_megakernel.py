@@ -202,7 +202,8 @@ def _nvrtc():
 
 
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
-                                     {"fuse": True}, {"free_running": False}, {"stream": 4096}, {"decode_splits": 32}])
+                                     {"fuse": True}, {"free_running": False}, {"stream": 4096}, {"decode_splits": 32},
+                                     {"fence": False}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()

@@ -37,14 +37,15 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
-                       prefetch: int = 0, free_running: bool = True, stream: int = 0) -> Program:
+                       prefetch: int = 0, free_running: bool = True, stream: int = 0, fence: bool = True) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
     (seeded); trace: record every task's start and end (docs/megakernel.md: the timeline);
     prefetch: bytes of its weights each task asks L2 for before it waits (0: none); free_running:
     a task's blocks without a barrier between them where its function needs none; stream: bytes of
-    weights each worker keeps asked of L2 ahead of its position (the weight stream; 0: none)."""
+    weights each worker keeps asked of L2 ahead of its position (the weight stream; 0: none); fence:
+    a fence after each wait's acquire load (False: the acquire and the block barrier alone)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -74,7 +75,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     # workers; the workers per SM follow from its static shared memory, then go into its launch bounds
     shape = tg.build(launches, grids, bounds, 1)
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
-                 sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream))
+                 sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
+                 fence=bool(fence))
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -116,7 +118,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     uniform = all(int(l.config["block"]) == threads for l in launches)
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
-               "prefetch": int(prefetch), "stream": int(stream),
+               "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mk = Launch("em_megakernel", args, list(base.dims), stats,

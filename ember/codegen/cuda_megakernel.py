@@ -296,7 +296,7 @@ def _grid_c(grid, dims: list) -> str:
 
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
-           prefetch_cap: int = 0, free_running: bool = True, stream: bool = False) -> str:
+           prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -308,7 +308,8 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     `free_running`: a task's blocks back to back without a barrier between them where its function
     needs none (`_sync_free`); `stream`: the weight stream (runtime/megakernel.py `stream_window`'s
     array is the buffer before the task table; every constant of PREFETCH_MIN bytes or more may be
-    named in it)."""
+    named in it); `fence`: a fence after each wait's acquire load (False: the acquire and the block
+    barrier alone)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -343,7 +344,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
                 for i, l in enumerate(launches)]
     streamed = sorted({s for _, _, consts in prefetch for s, _ in consts}) if stream else []
     out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap,
-                           streamed))
+                           streamed, fence))
     return "\n\n".join(out) + "\n"
 
 
@@ -392,7 +393,8 @@ def _stream_src(slots: list, nbuf: int, thread: int) -> str:
 
 
 def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, width: int, name: str,
-                prefetch: list | None = None, prefetch_cap: int = 0, streamed: list | None = None) -> str:
+                prefetch: list | None = None, prefetch_cap: int = 0, streamed: list | None = None,
+                fence: bool = True) -> str:
     params = ", ".join(f"void* p{i}" for i in range(nbuf))
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
     dparam = ", const long long* __restrict__ em_dims_" if dims else ""
@@ -418,6 +420,9 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
     }}
 """ if pf else ""
     pf_src += _stream_src(streamed or [], nbuf, 32 if threads > 32 else 0)
+    # (an acquire load then the block's barrier is enough for the block to see the producers' writes,
+    # as CUTLASS's semaphores have it: fence=False drops the fence grid.sync keeps after its wait)
+    fence_src = "          __threadfence();" if fence else "          /* (acquire, then the block barrier) */"
     C, S, L = SYNC_COUNTERS, SHARDS, COUNTER_STRIDE
     return f"""extern "C" __global__ void __launch_bounds__({threads}, {min_blocks}) {name}({params}{dparam}) {{
   const int* em_tab_ = {tasks};
@@ -440,7 +445,7 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
         const unsigned per = (n + {S - 1}u - (unsigned)j) / {S}u;  /* tasks of d in shard j */
         if (per) {{
           em_mk_wait(em_sync_ + {C} + (d * {S} + j) * {L}, per * (epoch + 1u), worker, d);
-          __threadfence();
+{fence_src}
         }}
       }}
 #ifdef EM_MK_JITTER
