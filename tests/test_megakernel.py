@@ -202,8 +202,8 @@ def _nvrtc():
 
 
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
-                                     {"fuse": True}, {"free_running": False}, {"stream": 4096}, {"decode_splits": 32},
-                                     {"fence": False}])
+                                     {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
+                                     {"fence": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -213,7 +213,9 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
     p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
                    megakernel_options=options)
-    assert ("the weight stream" in p.source) == ("stream" in options) and ("mk_pf" in p.buffers) == ("stream" in options)
+    streamed = options.get("stream", 1) != 0  # (on by default: a 32 KB window)
+    assert ("the weight stream" in p.source) == streamed and ("mk_pf" in p.buffers) == streamed
+    assert ("__threadfence();\n" in p.source.split("em_mk_wait(em_sync_")[-1][:200]) == options.get("fence", False)
     mk = p.meta["megakernel"]
     assert len(p.launches) == 1 and mk["launches"] > 10 and mk["tasks"] >= mk["launches"]
     assert "__cluster_dims__" not in p.source and "em_task_sync" in p.source

@@ -18,6 +18,10 @@ from ..codegen.cuda_megakernel import COUNTER_STRIDE, PREFETCH_MIN, SHARDS, SYNC
 from ..runtime import megakernel as tg
 from ..runtime.program import BufferSpec, Launch, Program
 
+# measured defaults (Llama-1B decode at context 1024 on the H100, bench/results/gpu-session29-2026-11-27/):
+# a 32 KB weight stream 1.460 -> 1.440 and 1.416 -> 1.396 ms (64 KB and more were slower: 1.52-1.74,
+# L2 thrashed); waits without the fence after their acquire 1.463 -> 1.416 (150 fuzzed runs equal)
+STREAM_WINDOW = 32 * 1024
 REGS_PER_THREAD = 64  # the register budget a worker is compiled for: workers per SM = 65536 / (64 * threads)
 
 
@@ -37,7 +41,8 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
-                       prefetch: int = 0, free_running: bool = True, stream: int = 0, fence: bool = True) -> Program:
+                       prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
+                       fence: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
