@@ -42,8 +42,8 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
     for k, _ in lowered.kernels:
         base = target.default_config(k, target)
         cfg = target.task_config(k, base, target, **kw)
-        if unroll and cfg.get("mode") in ("warp", "block"):
-            cfg = dict(cfg, unroll=1)
+        if unroll and cfg.get("mode") in ("warp", "block"):  # (True: loops over UNROLL_MAX by UNROLL_PART; n: by n)
+            cfg = dict(cfg, unroll=1 if unroll is True else int(unroll))
         if fuse and cfg.get("mode") == "warp":
             cfg = dict(cfg, fuse=1)
         try:

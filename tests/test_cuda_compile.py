@@ -206,12 +206,14 @@ def test_independent_reductions_over_one_range_share_a_loop_in_warp_mode():
 def test_unroll_knob_unrolls_fixed_trip_reduction_loops():
     """Knob `unroll` (warp / block modes; the megakernel's option `unroll`): a reduction whose every
     lane runs the same number of iterations (k = 2048 over 32 lanes x 8) is one unrolled loop of
-    8, all of a lane's loads free to be in flight together; a ragged k keeps the strided loop."""
+    8, all of a lane's loads free to be in flight together; a longer one (k = 8192: 32 iterations)
+    unrolled by UNROLL_PART; a ragged k keeps the strided loop."""
     t = em.backends.target.get_target("h100")
-    for K, unrolled in ((2048, True), (2000, False)):
+    for K, loop, pragma in ((2048, "i_ < 8;", "#pragma unroll\n"), (8192, "i_ < 32;", "#pragma unroll 8\n"), (2000, None, None)):
         x = em.input("x", (1, K), em.bfloat16)
         w = em.input("w", (4096, K), em.bfloat16)
         (k, _), = lower([(x @ w.transpose(0, 1)).node], target=t).kernels
         src = cg.render_kernel(k, {"mode": "warp", "threads": 128, "vec": 8, "unroll": 1}, t)[0]
-        assert ("for (int i_ = 0; i_ < 8; ++i_)" in src) == unrolled, K
+        assert ("for (int i_ = 0; " + str(loop) in src) == (loop is not None), K
+        assert (str(pragma) in src) == (pragma is not None), K
         assert len(compile_cuda(cg.PRELUDE + src, "sm_90a")) > 0

@@ -114,6 +114,20 @@ def test_simulate_reports_a_deadlock_in_an_out_of_order_list():
         tg.simulate(g)
 
 
+def test_cyclic_dealing_tiles_each_launch_with_strided_tasks():
+    ls = [_launch(["a", "x"], ["a"]), _launch(["b", "a"], ["b"])]
+    g = tg.build(ls, [em.symbolic.sym(10), em.symbolic.sym(2)], {}, workers=3, cyclic=True)
+    assert [(t.first, t.end, t.step) for t in g.tasks[0]] == [(0, 10, 3), (1, 10, 3), (2, 10, 3)]
+    assert [(t.first, t.end, t.step) for t in g.tasks[1]] == [(0, 1, 1), (1, 2, 1)]  # (no more blocks than workers)
+    tg.validate(g)
+    tg.simulate(g, seed=0, runs=2)
+    rows = g.table()[4:].reshape(-1, g.width)
+    assert sorted(r[5] for r in rows) == [1, 1, 3, 3, 3]
+    g.tasks[0][2] = tg.Task(0, 2, 8, 3)  # block 8 lost
+    with pytest.raises(AssertionError, match="do not tile"):
+        tg.validate(g)
+
+
 def test_table_layout():
     ls = [_launch(["a", "x"], ["a"]), _launch(["b", "a"], ["b"]), _launch(["c", "a", "b"], ["c"])]
     g = tg.build(ls, [em.symbolic.sym(5), em.symbolic.sym(2), em.symbolic.sym(1)], {}, workers=3)
@@ -203,7 +217,7 @@ def _nvrtc():
 
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
                                      {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
-                                     {"fence": True}])
+                                     {"fence": True}, {"cyclic": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()

@@ -42,7 +42,7 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
-                       fence: bool = False) -> Program:
+                       fence: bool = False, cyclic: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -50,7 +50,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     prefetch: bytes of its weights each task asks L2 for before it waits (0: none); free_running:
     a task's blocks without a barrier between them where its function needs none; stream: bytes of
     weights each worker keeps asked of L2 ahead of its position (the weight stream; 0: none); fence:
-    a fence after each wait's acquire load (False: the acquire and the block barrier alone)."""
+    a fence after each wait's acquire load (False: the acquire and the block barrier alone); cyclic:
+    launches of more blocks than workers dealt cyclically (runtime/megakernel.py `build`)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -85,7 +86,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
-    graph = tg.build(launches, grids, bounds, nworkers)
+    graph = tg.build(launches, grids, bounds, nworkers, cyclic)
     if seed is not None:
         tg.deal_randomly(graph, seed)
     tg.validate(graph)
@@ -123,7 +124,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     uniform = all(int(l.config["block"]) == threads for l in launches)
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
-               "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence),
+               "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mk = Launch("em_megakernel", args, list(base.dims), stats,

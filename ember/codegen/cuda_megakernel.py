@@ -31,7 +31,7 @@ from .cuda import split_program
 SYNC_EPOCH, SYNC_EXIT, SYNC_COUNTERS = 0, 32, 64  # word offsets in the sync buffer; counters 32 words apart
 COUNTER_STRIDE = 32  # one 128-byte line per counter shard (no false sharing between hot counters)
 SHARDS = 8  # each launch's counter is split over this many words (task i bumps word i % SHARDS)
-STRIDE_HEAD = 5  # a task row: launch, first block, end block, number of waits, task index; then (launch, count) pairs
+STRIDE_HEAD = 6  # a task row: launch, first block, end block, number of waits, task index, block step; then (launch, count) pairs
 PREFETCH_MIN = 256 * 1024  # constants smaller than this are not prefetched (they stay in L2 anyway)
 TIMEOUT_NS = 5_000_000_000  # a wait this long is a hang: report and trap
 
@@ -196,7 +196,8 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     `name` rendered as `chunk`. dim_map[i]: the megakernel dim the kernel's i-th dim is; constant[i]:
     whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`). The
     source is the kernel's body as a block function `{name}_blk`, inlined into the task function
-    `{name}_task` that loops over the task's blocks [em_first_, em_end_) — one call per task, not
+    `{name}_task` that loops over the task's blocks [em_first_, em_end_) in steps of em_step_ (1, or
+    the launch's task count where its blocks are dealt cyclically) — one call per task, not
     per block: a call's caller-saved registers are spilled and reloaded around it (4.2 M local
     memory requests a Llama-1B step with a call per block, bench/results/gpu-session28-2026-11-27/i/)
     — with a barrier between blocks unless `free_running` and the body shares nothing
@@ -230,7 +231,8 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     call = ", ".join([pn for _, pn in params] + ["b_", "em_nblk_"])
     sync = "" if free_running and _sync_free(blk) else " em_task_sync();"
     task = (f"static __device__ __noinline__ void {name}_task({lead}const unsigned em_first_, const unsigned em_end_, "
-            f"const unsigned em_nblk_) {{\n  for (unsigned b_ = em_first_; b_ < em_end_; ++b_) {{ {name}_blk({call});{sync} }}\n}}")
+            f"const unsigned em_nblk_, const unsigned em_step_) {{\n"
+            f"  for (unsigned b_ = em_first_; b_ < em_end_; b_ += em_step_) {{ {name}_blk({call});{sync} }}\n}}")
     return helpers, blk + "\n\n" + task, types
 
 
@@ -407,7 +409,7 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
         cases.append(f"""      case {i}: {{
         const unsigned nb = (unsigned)({grid});
         const unsigned e = end < nb ? end : nb;
-        {guard}if (first < e) {fname}({', '.join(args + ['first', 'e', 'nb'])});
+        {guard}if (first < e) {fname}({', '.join(args + ['first', 'e', 'nb', 'step'])});
         break;
       }}""")
     cases_src = "\n".join(cases)
@@ -436,7 +438,7 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
   for (int t = first_task; t < last_task; ++t) {{
     const int* row = em_tab_ + (nworkers + 1) + t * {width};
     const int launch = row[0];
-    const unsigned first = (unsigned)row[1], end = (unsigned)row[2];
+    const unsigned first = (unsigned)row[1], end = (unsigned)row[2], step = (unsigned)row[5];
 {pf_src}    if (threadIdx.x < 32) {{  /* warp 0 waits for every shard of every launch this one depends on */
       const int nw = row[3];
       for (int q = threadIdx.x; q < nw * {S}; q += 32) {{

@@ -60,10 +60,12 @@ class RowMappings:
             # (bench/debug_sass.py: every unrolled variant wrong, `unroll 1` right); keep it rolled
             self.emit(ind, "#pragma unroll 1")
         trips = R.value // int(step) if R.is_const and str(step).isdigit() and R.value % int(step) == 0 else 0
-        if self.cfg.get("unroll") and 1 < trips <= UNROLL_MAX and all(g.acc.dtype.is_float for g in (s, *also)):
+        if self.cfg.get("unroll") and 1 < trips and all(g.acc.dtype.is_float for g in (s, *also)):
             # knob `unroll`: every lane runs the same fixed number of iterations, unrolled, so all of
-            # its loads can be in flight at once (a megakernel's few warps per SM hide less latency)
-            self.emit(ind, "#pragma unroll")
+            # its loads can be in flight at once (a megakernel's few warps per SM hide less latency);
+            # a longer loop by UNROLL_PART (nvcc's own choice was 4: the down projection's K = 8192)
+            part = int(self.cfg["unroll"]) if int(self.cfg["unroll"]) > 1 else UNROLL_PART  # (a knob value > 1: that)
+            self.emit(ind, "#pragma unroll" if trips <= UNROLL_MAX else f"#pragma unroll {part}")
             self.emit(ind, f"for (int i_ = 0; i_ < {trips}; ++i_) {{")
             self.emit(ind + 1, f"const {I} r_ = {start} + i_ * {step};")
         else:
@@ -463,6 +465,7 @@ def shared_order(k, c: Canon) -> list:
 
 
 UNROLL_MAX = 16  # knob `unroll`: fixed trip counts up to this are unrolled
+UNROLL_PART = 8  # ... longer ones by this much (8 iterations' loads a lane in flight: 79 registers, no spill)
 
 # knob `fuse` (warp mode): off by default — the Llama-1B megakernel's SwiGLU GEMV tasks with both
 # rows in one loop made the step slower (2.49 -> 2.74 ms, the task kernels one by one 1.32 -> 1.39:

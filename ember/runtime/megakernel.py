@@ -35,8 +35,9 @@ from ..codegen.cuda_megakernel import SHARDS, STRIDE_HEAD  # noqa: F401 (the tab
 @dataclass
 class Task:
     launch: int  # index into the program's kernel launches
-    first: int  # blocks [first, end) of that launch
+    first: int  # blocks [first, end) of that launch, every `step`-th
     end: int
+    step: int = 1
 
 
 @dataclass
@@ -54,13 +55,13 @@ class TaskGraph:
         """The task lists as one int32 array: worker w's tasks are rows [starts[w], starts[w+1]),
         starts first (len(workers) + 1 entries), then one row per task: launch, first block, end
         block, number of waits, the task's index in its launch (its counter shard is that modulo
-        SHARDS), and per wait (launch, tasks of that launch per run)."""
+        SHARDS), its block step, and per wait (launch, tasks of that launch per run)."""
         width = self.width
         starts, rows = [0], []
         for lst in self.workers:
             for li, ti in lst:
                 t = self.tasks[li][ti]
-                row = [li, t.first, t.end, len(self.deps[li]), ti]
+                row = [li, t.first, t.end, len(self.deps[li]), ti, t.step]
                 for d in self.deps[li]:
                     row += [d, len(self.tasks[d])]
                 rows.append(row + [0] * (width - len(row)))
@@ -105,18 +106,21 @@ def split_blocks(blocks: int, parts: int) -> list:
     return [(blocks * p // parts, blocks * (p + 1) // parts) for p in range(parts)]
 
 
-def build(launches: list, grids: list, bounds: dict, workers: int) -> TaskGraph:
+def build(launches: list, grids: list, bounds: dict, workers: int, cyclic: bool = False) -> TaskGraph:
     """The task graph of `launches` (kernel launches only) with grid expressions `grids`, sized at
     the dims' `bounds`, over `workers` persistent blocks. A launch of G blocks becomes min(G,
     workers) tasks of about G / workers consecutive blocks (a worker runs them one after another);
     tasks are dealt round-robin from where the previous launch stopped, so one-block launches
     spread over the workers. A grid that a dim makes smaller at run time skips the missing blocks
-    (its tasks still count, so every wait is for the same number of tasks)."""
+    (its tasks still count, so every wait is for the same number of tasks). `cyclic`: a launch of
+    more blocks than workers deals them cyclically instead (task p of n: blocks p, p + n, ...), so
+    the workers sweep a weight matrix together as a kernel's blocks do."""
     blocks = []
     for g in grids:
         n = int(sm.evaluate(g, bounds)) if sm.free_vars(g) else int(sm.evaluate(g, {}))
         blocks.append(max(n, 0))
-    tasks = [[Task(i, a, b) for a, b in split_blocks(max(n, 1), workers)] for i, n in enumerate(blocks)]
+    tasks = [[Task(i, p, n, workers) for p in range(workers)] if cyclic and n > workers else
+             [Task(i, a, b) for a, b in split_blocks(max(n, 1), workers)] for i, n in enumerate(blocks)]
     g = TaskGraph(blocks, tasks, dependencies(launches), [[] for _ in range(workers)])
     w = 0
     for i, ts in enumerate(tasks):
@@ -143,9 +147,8 @@ def validate(g: TaskGraph) -> None:
         for ti in range(len(ts)):
             if (li, ti) not in seen:
                 raise AssertionError(f"task {ti} of launch {li} never scheduled")
-        covered = sorted((t.first, t.end) for t in ts)
-        if covered[0][0] != 0 or covered[-1][1] != max(g.blocks[li], 1) or \
-                any(a[1] != b[0] for a, b in zip(covered, covered[1:])):
+        covered = sorted(b for t in ts for b in range(t.first, t.end, t.step))
+        if covered != list(range(max(g.blocks[li], 1))):
             raise AssertionError(f"tasks of launch {li} do not tile its {g.blocks[li]} blocks")
         for d in g.deps[li]:
             if d >= li:
@@ -231,7 +234,7 @@ def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
         for li, ti in lst:
             at_task.append(pos)
             t, blocks = g.tasks[li][ti], max(g.blocks[li], 1)
-            for slot, nbytes in weights[li]:
+            for slot, nbytes in (weights[li] if t.step == 1 else ()):  # (a cyclic task's rows are strided)
                 lo, hi = (nbytes * t.first // blocks) & ~15, (nbytes * t.end // blocks) & ~15
                 if hi > lo:
                     stream.append((pos, slot, lo, hi))
