@@ -62,6 +62,11 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
 # tiles) the Llama-1B step's device time fell 4-5% in three runs (1.799 -> 1.711, 1.745 -> 1.693,
 # 1.521 -> 1.455 ms: bench/results/gpu-session28-2026-11-27/{g,j,o}/)
 L1_RESERVE = 96 * 1024
+# workers per SM unless per_sm, task_smem or l1_reserve is given: the decode step's GEMV launches
+# (2048 and 512 blocks) split evenly over 264 workers (7.8 and 1.9 a worker: the slowest 3% over the
+# mean) where 396 gave the slowest worker 16% and 55% more; Llama-1B decode at context 1024 on the
+# H100 1.393 -> 1.310 ms with 2 against 3 (4 and 5: 1.466 and 1.686; bench/results/gpu-session29-2026-11-27/g/, h/)
+PER_SM = 2
 WORKER_OVERHEAD = 3 * 1024  # per worker beyond its tasks' shared memory: static arrays (~2 KB), the driver's 1 KB
 
 
@@ -82,6 +87,8 @@ def _leave_l1(target, sizes: list, reserve: int) -> tuple[int, int] | None:
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
                           threads: int | None = None, unroll: bool = True, **knobs):
+    if not {"per_sm", "task_smem", "l1_reserve"} & set(knobs):
+        knobs["per_sm"] = PER_SM
     per_sm, fuse, task_smem = knobs.get("per_sm"), bool(knobs.pop("fuse", False)), knobs.pop("task_smem", None)
     warp_min_grid, reserve = int(knobs.pop("warp_min_grid", 0)), int(knobs.pop("l1_reserve", L1_RESERVE))
     splits = int(knobs.pop("decode_splits", 0))

@@ -263,9 +263,10 @@ def test_llm_decode_megakernel_splits_attention_over_a_workspace(tmp_path):
 
 def test_task_smem_and_per_sm_shrink_the_workers_shared_memory(tmp_path):
     """Options `task_smem` / `per_sm`: a task over the cap gets the smaller schedule that fits (the
-    decode ring in 16-key tiles, then fewer warps); the worker count is the one asked for. Without
-    them the workers per SM are what the tasks allow and tasks are capped so that 96 KB of the SM
-    stay L1's (`l1_reserve=0`: the decode task's 32-key ring sets the worker's shared memory)."""
+    decode ring in 16-key tiles, then fewer warps); the worker count is the one asked for. With
+    `l1_reserve` the workers per SM are what the tasks allow and tasks are capped so that that much
+    of the SM stays L1's (`l1_reserve=0`: the decode task's 32-key ring sets the worker's shared
+    memory). Without any of them: PER_SM workers per SM."""
     import ember.llm as L
     compile_cuda = _nvrtc()
     llm = L.load(_tiny_llm(tmp_path, layers=1, hidden=256), device="h100", dtype="bfloat16", max_seq_len=128)
@@ -275,8 +276,10 @@ def test_task_smem_and_per_sm_shrink_the_workers_shared_memory(tmp_path):
     def build(**o):
         return em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
                           megakernel_options=o)
+    from ember.megakernel_choice import L1_RESERVE, PER_SM
+    assert build().meta["megakernel"]["per_sm"] == PER_SM
     base = build(l1_reserve=0).meta["megakernel"]
-    default = build().meta["megakernel"]  # the same workers, tasks capped so 96 KB stay L1's
+    default = build(l1_reserve=L1_RESERVE).meta["megakernel"]  # the same workers, tasks capped so 96 KB stay L1's
     assert default["per_sm"] == base["per_sm"] and default["smem"] < base["smem"]
     assert default["per_sm"] * (default["smem"] + 3 * 1024) <= 228 * 1024 - 96 * 1024
     small = build(task_smem=20 * 1024, per_sm=3)
