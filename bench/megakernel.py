@@ -41,7 +41,9 @@ def step_programs(llm, variants: dict) -> dict:
         for name, opts in variants.items():
             outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
             t0 = time.perf_counter()
-            p = em.compile(outs, device=llm.target, writes=writes, dim_bounds={"P": llm.max_seq_len - 1}, **opts)
+            opts = dict(opts)
+            target = llm.target.replace(fold_norms=True) if opts.pop("fold_norms", False) else llm.target
+            p = em.compile(outs, device=target, writes=writes, dim_bounds={"P": llm.max_seq_len - 1}, **opts)
             p.executor  # noqa: B018
             print(f"{name}: {len(p.launches)} launch(es), {time.perf_counter() - t0:.1f} s "
                   f"{json.dumps({k: v for k, v in p.meta.get('megakernel', {}).items() if k != 'kernels'})}", flush=True)
@@ -135,6 +137,7 @@ def main() -> int:
     ap.add_argument("--options", default="{}", metavar="JSON",
                     help='more megakernels timed beside the default: {"name": megakernel_options}, e.g. {"ps6": {"per_sm": 6}}')
     ap.add_argument("--prefetch", type=int, default=0, help="also time a megakernel whose tasks prefetch this many bytes")
+    ap.add_argument("--fold", action="store_true", help="also the kernels and the megakernel with the norms folded (Target.fold_norms)")
     ap.add_argument("--torch", action="store_true", help="also time torch eager and eager + CUDA graph on the same step")
     ap.add_argument("--suite", action="store_true", help="also the GPU suite's MLP and decoder block, kernels vs megakernel")
     args = ap.parse_args()
@@ -209,6 +212,10 @@ def main() -> int:
     extra = json.loads(args.options)
     for name, o in extra.items():
         variants[f"megakernel_{name}"] = {"megakernel": True, "megakernel_options": o}
+    folded = ["kernels_fold", "megakernel_fold"] if args.fold else []
+    if args.fold:  # the RMSNorms folded into the GEMVs they feed (Target.fold_norms, kernel/recompute.py)
+        variants["kernels_fold"] = {"fold_norms": True}
+        variants["megakernel_fold"] = {"megakernel": True, "fold_norms": True}
     progs = step_programs(llm, variants)
     c = llm.config
     check = {}
@@ -225,8 +232,8 @@ def main() -> int:
                           "next_equal_default": bool(torch.equal(mk["next"], kd["next"])),
                           "logits_max_abs_diff_vs_default": float((mk["logits"] - kd["logits"]).abs().max()),
                           "logit_scale": float(kd["logits"].abs().max())}
-        for n in extra:  # each extra megakernel against the kernels
-            o, _ = outs[f"megakernel_{n}"]
+        for n in [f"megakernel_{n}" for n in extra] + folded:  # each extra program against the kernels
+            o, _ = outs[n]
             check[f"P{P}"][f"{n}_next_equal_default"] = bool(torch.equal(o["next"], kd["next"]))
             check[f"P{P}"][f"{n}_logits_max_abs_diff_vs_default"] = float((o["logits"] - kd["logits"]).abs().max())
         print(json.dumps(check[f"P{P}"]), flush=True)
@@ -238,7 +245,7 @@ def main() -> int:
         row = {"context": ctx}
         for n in [v for v in ("kernels", "task_kernels", "megakernel", "megakernel_threads", "megakernel_prefetch",
                               "megakernel_rolled")
-                  if v in progs] + [f"megakernel_{n}" for n in extra]:
+                  if v in progs] + [f"megakernel_{n}" for n in extra] + folded:
             f = clone(f0)
             row[f"{n}_ms"] = cuda_time(lambda: progs[n].run(f, dims={"P": P}), 50)
             row[f"{n}_device_ms"] = device_ms(lambda: progs[n].run(f, dims={"P": P}), len(progs[n].launches))

@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..codegen.cuda_megakernel import COUNTER_STRIDE, PREFETCH_MIN, SHARDS, SYNC_COUNTERS, NotTaskable, render, static_shared_bytes
+from ..codegen.cuda_megakernel import (COUNTER_STRIDE, PREFETCH_MIN, SHARDS, SYNC_COUNTERS, NotTaskable, render,
+                                      static_shared_bytes)
 from ..runtime import megakernel as tg
 from ..runtime.program import BufferSpec, Launch, Program
 

@@ -53,6 +53,9 @@ class Target:
     memory_bytes: int = 0  # device memory (0: unknown / host memory)
     tensor_cores: tuple = ()  # generations usable from generated code ("mma.sync.tf32", "wgmma")
     device_memory: bool = False  # programs keep their buffers on the device (torch CUDA tensors in place)
+    # few-row contractions recompute their operand's RMSNorm, its 1 / rms taken out of the product
+    # (kernel/recompute.py; off: not yet measured faster)
+    fold_norms: bool = False
     split: SplitPolicy = field(default_factory=SplitPolicy)
     tuning: dict = field(default_factory=dict, hash=False, compare=False)  # renderer/schedule constants
     # hooks, set by the backend module

@@ -5,6 +5,8 @@ Target (backends/target.py); `target=None` means the H100 preset's values.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import os
 from dataclasses import dataclass
 
@@ -400,13 +402,20 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     r = R.value if R.is_const else 1 << 20
     rows = _size(c.outer)
     nrows = rows.value if rows.is_const else 1 << 20
-    if g is not None and 256 <= r <= 2048 and nrows >= 1024 and not columns_contiguous(k, c):
+    # (a GEMV that recomputes its operand's row statistics first, kernel/recompute.py, is one too)
+    # (row statistics first, then the products: SwiGLU's two; with the statistic taken out of the
+    # products the stages are independent and run in one loop, knob `fuse`)
+    dots = [contraction_of(dataclasses.replace(c, stages=[st])) is not None for st in c.stages]
+    recomputes = bool(getattr(target, "fold_norms", False)) and g is None and len(dots) > 1 and dots[-1] \
+        and not dots[0] and dots == sorted(dots)
+    gemv = g is not None or recomputes
+    if gemv and 256 <= r <= 2048 and nrows >= 1024 and not columns_contiguous(k, c):
         # a short matrix-vector product walking its matrix's rows (nn.Linear at batch 1, K <= 2048):
         # a warp per output keeps several 16-byte loads in flight per lane where a 256-thread block
         # has one per thread. Measured on the H100 with graph replays of a 256 MB matrix (from HBM,
         # bench/results/contractions-devtime-gemv-hbm-2026-11-25.json): 3.00 against 2.85 TB/s at
         # K = 2048; at K = 4096 and 8192 block mode won (3.02 against 2.94 and 2.91)
-        return {"mode": "warp", "threads": 256, "vec": 8}
+        return {"mode": "warp", "threads": 256, "vec": 8, **({"fuse": 1} if recomputes else {})}
     if r >= 16 and columns_contiguous(k, c):
         # four outputs per lane (8-byte loads of bf16) where that still leaves 3 blocks per SM: a
         # GEMV x @ W over a 2048 x 65536 W read from HBM, 2.06 -> 2.93 TB/s on the H100 (cuBLAS

@@ -1,12 +1,14 @@
 """KernelBuilder: lowers one materialised node (a kernel's root) and everything inlined into it to
 the kernel IR, and analyses the kernel for the materialisation rules it applies (rules 2-6 and 8 of
-kernel/partition.py's docstring: stages, kernel-local arrays, the cost model of rule 4)."""
+kernel/partition.py's docstring: stages, kernel-local arrays; rule 4's cost model and its few-row exception
+are in kernel/recompute.py).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Container
 
-from .. import dtypes as dt, graph as g, primitives as P, symbolic as sm
+from .. import dtypes as dt, graph as g, symbolic as sm
 from ..graph import Node
 from ..symbolic import Expr
 from ..view import View, index_name, row_major_strides
@@ -14,6 +16,7 @@ from . import ir
 from .contraction import is_contraction
 from .node_args import expands, iota_expr, reduce_axes, view_of
 from .operand_order import ordered
+from .recompute import ENABLED as RECOMPUTE, few_row_recompute, inline_cost, reads_reduction, split_invariant_factor
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
@@ -87,6 +90,7 @@ class Stage:
     update: ir.Val | None = None
     deps: frozenset = frozenset()
     tf32: bool = False  # the SUM was marked for TF32 products (ember/precision.py)
+    scale: ir.Val | None = None  # a factor of every update taken out of the loop (kernel/recompute.py)
 
 
 @dataclass
@@ -159,6 +163,9 @@ class KernelBuilder:
         self.reduce_scope: set = set()  # reduce variables enclosing the value being built
         self.depth = 0  # nesting of value() calls (rule 8)
         self.in_reduce = 0
+        self.stage_nodes: list = []  # the reductions whose loops enclose the value being built
+        self.recomputing = 0  # inside an operand recomputed per output (kernel/recompute.py)
+        self.recomputed: set[Node] = set()  # stages reached there: rule 3 leaves them in
 
     # ---------------------------------------------------------------- values
     def is_buffer(self, n: Node) -> bool:
@@ -232,17 +239,25 @@ class KernelBuilder:
         scoords = unflatten(flat, src.shape)
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
             expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
-            if expands and self.cost(src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
+            if expands and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
+                cut = few_row_recompute(self, v.numel, src, scoords, RECOMPUTE_LIMIT)
+                if cut is not None:  # a few-row contraction recomputes its operand (kernel/recompute.py)
+                    self.materialize |= cut
+                    self.recomputing += 1
+                    inner = self.value(src, scoords, guard)
+                    self.recomputing -= 1
+                    return inner if vvalid is sm.ONE else \
+                        ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
                 j = self._local_var(scoords)
                 if self.local in ("stream", "stream+"):
                     # streamed (kernel/online.py): only what the key-axis stages make stays on chip (P);
                     # q's rotary or a mask is a buffer, or computed where read ("stream+"); what reads
                     # a reduction inside another loop (a q norm in the score's depth loop) is a buffer
-                    if not self._reads_reduction(src) and self.local == "stream+":
+                    if not reads_reduction(self, src) and self.local == "stream+":
                         inner = self.value(src, scoords, guard)
                         return inner if vvalid is sm.ONE else \
                             ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
-                    if not self._reads_reduction(src) or self.in_reduce > 1:
+                    if not reads_reduction(self, src) or self.in_reduce > 1:
                         j = None
                 if j is not None:
                     inner = self._localize(src, scoords, guard, j)
@@ -274,7 +289,7 @@ class KernelBuilder:
         key = (n, coords)
         st = self.stage_of.get(key)
         if st is not None:
-            return ir.acc(st.acc, acc_dtype(n.dtype))
+            return _scaled(st)
         if any(s.node is n for s in self.stages):  # rule 2: same reduction at other coordinates
             self.materialize.add(n)
             return self.load(n, coords, valid)
@@ -285,9 +300,11 @@ class KernelBuilder:
         st = self._stage(n, coords, _guard_within(valid, free | (set(sm.free_vars(valid)) - outs)))
         self.stage_of[key] = st
         st.deps = frozenset(free & outs)
+        if self.recomputing:
+            self.recomputed.add(n)
         self.stages.append(st)
         self.items.append(st)
-        return ir.acc(st.acc, st.dtype)
+        return _scaled(st)
 
     def _stage(self, n: Node, coords: tuple, valid: Expr) -> Stage:
         """An accumulator and reduce loops computing reduction n at coords."""
@@ -304,9 +321,15 @@ class KernelBuilder:
         self.reduce_scope |= {rv for rv, _ in rvars}
         self.scope_ext.update({rv: ext for rv, ext in rvars})
         self.in_reduce += 1
+        self.stage_nodes.append(n)
         upd = self.value(src, tuple(scoords), valid)
+        self.stage_nodes.pop()
         self.in_reduce -= 1
         self.reduce_scope -= {rv for rv, _ in rvars}
+        if st.op == "sum" and RECOMPUTE.get() and st.dtype.is_float:
+            split = split_invariant_factor(upd, {rv for rv, _ in rvars}, st.dtype)
+            if split is not None:  # (a row statistic out of the loop: kernel/recompute.py)
+                upd, st.scale = split
         if upd.dtype != st.dtype:
             upd = ir.alu("cast", st.dtype, upd)
         st.update = upd
@@ -328,19 +351,6 @@ class KernelBuilder:
         if self.local in ("stream", "stream+"):  # streamed, never stored (kernel/online.py): any length
             return j if not ext.is_const or ext.value > 1 else None
         return j if ext.is_const and 1 < ext.value <= LOCAL_MAX else None
-
-    def _reads_reduction(self, n: Node) -> bool:
-        """Whether n's inlined expression (up to materialised nodes) holds a reduction."""
-        seen: set = set()
-        stack = [n]
-        while stack:
-            x = stack.pop()
-            if x not in seen and x not in self.M and x.op not in g.LEAVES:
-                seen.add(x)
-                if x.op in g.REDUCE:
-                    return True
-                stack.extend(x.srcs)
-        return False
 
     def _localize(self, n: Node, coords: tuple, valid: Expr, j: str) -> ir.Val:
         E = self.scope_ext[j].value if self.scope_ext[j].is_const else self.scope_ext[j]
@@ -382,24 +392,6 @@ class KernelBuilder:
         and recomputing it costs nothing: compilers hoist it)."""
         return any(sm.free_vars(c) & self.reduce_scope for c in coords)
 
-    # ---------------------------------------------------------------- cost model for rule 4
-    def cost(self, n: Node, limit: int | None = None) -> int:
-        """ALU cost of the expression inlined at n (each node once). With `limit`, the walk stops
-        once the cost exceeds it (rule 4 only asks whether it does: walking a whole unmaterialised
-        recurrence for that was quadratic). Iterative: a long chain would exceed Python's recursion
-        limit."""
-        seen: set = set()
-        total = 0
-        stack = [n]
-        while stack and (limit is None or total <= limit):
-            n = stack.pop()
-            if n in seen or self.is_buffer(n) or n.op in (g.CONST, g.IOTA) or n.op in g.REDUCE:
-                continue
-            seen.add(n)
-            total += P.GRAPH[n.op].cost  # the primitive's recompute cost (ember/primitives)
-            stack.extend(n.srcs)
-        return total
-
     # ---------------------------------------------------------------- analysis and build
     def analyze(self) -> Analysis:
         self.root_val = self.value(self.root, self.out_coords, sm.ONE)
@@ -415,7 +407,7 @@ class KernelBuilder:
         if self.root.op in g.REDUCE:
             O = {name for name, _, _ in self.out_vars}
         for st in self.stages:
-            if st.node in self.materialize:
+            if st.node in self.materialize or st.node in self.recomputed:
                 continue
             if st.deps != O and not (self.root.op in g.REDUCE and st.node is self.root):
                 self.materialize.add(st.node)  # rule 3
@@ -426,7 +418,8 @@ class KernelBuilder:
             keep = next((st for st in gemms if st.node is self.root), gemms[0])
             self.materialize.update(st.node for st in gemms if st is not keep)
         self.O = O
-        return Analysis(self.root, list(self.stages), set(self.materialize), deep=set(self.deep))
+        return Analysis(self.root, [st for st in self.stages if st.node not in self.recomputed], set(self.materialize),
+                        deep=set(self.deep))
 
     def _recomputations(self, st: Stage, O: set) -> int:
         """How many points of the kernel's parallel loops over O evaluate each distinct result of
@@ -590,3 +583,9 @@ def analyzed_builder(root: Node, M: Container[Node], buffer_of, kidx: int, sizes
             return b, an
     b = KernelBuilder(root, M, buffer_of, kidx, sizes, region=region)
     return b, b.analyze()
+
+
+def _scaled(st: Stage) -> ir.Val:
+    """A stage's result: its accumulator, times the factor taken out of its updates if any."""
+    a = ir.acc(st.acc, st.dtype)
+    return a if st.scale is None else ir.alu("mul", st.dtype, a, st.scale)

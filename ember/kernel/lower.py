@@ -21,6 +21,7 @@ from .prologue import staged_operands
 from .fold import fold_constants
 from .layout import contraction_layouts
 from .distribute import distribute_sums
+from .recompute import ENABLED as RECOMPUTE
 from .split import split_long_reductions
 from .online import online_form
 from .siblings import merge_siblings
@@ -86,6 +87,14 @@ class LoweredGraph:
 
 def lower(outputs: list, output_names: list | None = None, force=None, local=None, target=None,
           writes: tuple = ()) -> LoweredGraph:
+    token = RECOMPUTE.set(bool(getattr(target, "fold_norms", False)))  # (kernel/recompute.py)
+    try:
+        return _lower(outputs, output_names, force, local, target, writes)
+    finally:
+        RECOMPUTE.reset(token)
+
+
+def _lower(outputs: list, output_names: list | None, force, local, target, writes: tuple) -> LoweredGraph:
     """Partition the graph rooted at `outputs` (nodes) into kernels in execution order. `force` (or
     the `forced` attribute of a search candidate) names extra nodes to materialise. `target` (a
     backends Target) sets the split thresholds; None: the defaults (the H100's). `writes`

@@ -43,7 +43,8 @@ def program_key(nodes: list, names, kind: str, writes: list, updated: list, boun
     ident = target.identity_of(target) if getattr(target, "identity_of", None) else ""
     parts = {"megakernel": megakernel, "nodes": [n.key for n in nodes], "names": names, "kind": kind, "writes": writes,
              "updated": [n.key for n in updated], "bounds": bounds, "stamp": source_stamp(),
-             "target": [target.kind, target.preset, target.arch, target.sm_count, ident]}
+             "target": [target.kind, target.preset, target.arch, target.sm_count, ident,
+                        bool(getattr(target, "fold_norms", False))]}
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:40]
 
 
