@@ -85,8 +85,77 @@ def _leave_l1(target, sizes: list, reserve: int) -> tuple[int, int] | None:
     return (k, cap) if cap > 0 else None
 
 
+# the megakernels "auto" verifies and times (without options of the user's): the default, and one
+# 256-thread worker per SM (Llama-1B decode at context 1024 on the H100: 1.306 / 1.286 ms,
+# bench/results/gpu-session29-2026-11-27/i/; it mixes task sizes, so it is not the default)
+AUTO_CANDIDATES = ({}, {"per_sm": 1, "threads": 256})
+
+
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
-                          threads: int | None = None, unroll: bool = True, **knobs):
+                          **options):
+    """The program as the megakernel (mode True), or (mode "auto") the fastest of the kernels and
+    the megakernel candidates that agree with them — AUTO_CANDIDATES, or the one the user's
+    options give; `as_kernels`: the task schedules launched kernel by kernel."""
+    if target.megakernel is None and not as_kernels:
+        if mode is True:
+            raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
+        return build(lowered, target, names, kind, meta=meta)
+    if as_kernels:  # the task schedules, launched kernel by kernel: a reference close to the megakernel
+        configs, _ = _task_plan(lowered, target, dict(options))
+        return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
+    from .codegen.cuda_megakernel import NotTaskable
+    candidates = [options] if mode is True or options else [dict(c) for c in AUTO_CANDIDATES]
+    built, refused = [], None
+    for opts in candidates:
+        try:
+            built.append((opts, _megakernel(lowered, target, names, kind, meta, build, dict(opts))))
+        except NotTaskable as e:
+            if mode is True:
+                raise ValueError(f"megakernel=True: this program cannot be one persistent kernel: {e}") from None
+            refused = refused or e
+    if not built:
+        prog = build(lowered, target, names, kind, meta=meta)
+        prog.meta["megakernel_choice"] = {"chosen": "kernels", "why": f"not taskable: {refused}"}
+        return prog
+    if mode is True:
+        mk = built[0][1]
+        mk.meta["megakernel_choice"] = {"chosen": "megakernel", "why": "forced (megakernel=True)"}
+        return mk
+    kernels = build(lowered, target, names, kind, meta=meta)
+    if not target.runnable:
+        kernels.meta["megakernel_choice"] = {"chosen": "kernels", "why": "auto: no device here to measure on"}
+        return kernels
+    return _fastest(kernels, built)
+
+
+def _fastest(kernels, built: list):
+    """The kernels or the fastest megakernel candidate that agrees with them (each timed in
+    alternation with the kernels); the record of every candidate in meta["megakernel_choice"]."""
+    tried, best, t_k_all = [], None, []
+    for opts, mk in built:
+        why = agree(mk, kernels)
+        if why:
+            tried.append({"options": opts, "rejected": why})
+            continue
+        t_mk, t_k = timings(mk, kernels)
+        t_k_all.append(t_k)
+        tried.append({"options": opts, "megakernel_us": t_mk, "kernels_us": t_k})
+        if best is None or t_mk < best[0]:
+            best = (t_mk, mk, opts)
+    t_k = float(np.median(t_k_all)) if t_k_all else None
+    if best is None or best[0] >= t_k:
+        kernels.meta["megakernel_choice"] = {"chosen": "kernels", "kernels_us": t_k, "candidates": tried,
+                                             **({"why": "every megakernel rejected"} if best is None else {})}
+        return kernels
+    best[1].meta["megakernel_choice"] = {"chosen": "megakernel", "options": best[2], "megakernel_us": best[0],
+                                         "kernels_us": t_k, "candidates": tried}
+    return best[1]
+
+
+def _task_plan(lowered, target, knobs: dict) -> tuple[list, dict]:
+    """(each kernel's task schedule, the options left for the megakernel program) from a
+    candidate's options: PER_SM workers per SM unless per_sm, task_smem or l1_reserve is given."""
+    threads, unroll = knobs.pop("threads", None), knobs.pop("unroll", True)
     if not {"per_sm", "task_smem", "l1_reserve"} & set(knobs):
         knobs["per_sm"] = PER_SM
     per_sm, fuse, task_smem = knobs.get("per_sm"), bool(knobs.pop("fuse", False)), knobs.pop("task_smem", None)
@@ -95,47 +164,24 @@ def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, b
     from .codegen.cuda_flash_decode import SPLITS
     if splits and splits not in SPLITS:
         raise ValueError(f"megakernel_options decode_splits={splits}: one of {', '.join(map(str, SPLITS))}")
-    if target.megakernel is None and not as_kernels:
-        if mode is True:
-            raise ValueError(f"megakernel=True: the {target.kind} target has no megakernel (CUDA only)")
-        return build(lowered, target, names, kind, meta=meta)
     sizes: list = []
     configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid, sizes, splits)
     fit = _leave_l1(target, sizes, reserve) if per_sm is None and task_smem is None and reserve else None
     if fit is not None:  # the same workers per SM, tasks over the cap in smaller schedules
         knobs["per_sm"] = fit[0]
         configs = task_configs(lowered, target, threads, unroll, fit[0], fuse, fit[1], warp_min_grid, decode_splits=splits)
-    if as_kernels:  # the task schedules, launched kernel by kernel: a reference close to the megakernel
-        return build(lowered, target, names, kind, meta=dict(meta), configs=configs)
-    from .codegen.cuda_megakernel import NotTaskable
-    try:
-        base = build(lowered, target, names, kind, meta=dict(meta), configs=configs,
-                     load=False)
-        mk = target.megakernel(base, **knobs)
-        if target.runnable:
-            mk.executor  # noqa: B018 - compile and load now (the occupancy check runs here)
-    except NotTaskable as e:
-        if mode is True:
-            raise ValueError(f"megakernel=True: this program cannot be one persistent kernel: {e}") from None
-        prog = build(lowered, target, names, kind, meta=meta)
-        prog.meta["megakernel_choice"] = {"chosen": "kernels", "why": f"not taskable: {e}"}
-        return prog
-    if mode is True:
-        mk.meta["megakernel_choice"] = {"chosen": "megakernel", "why": "forced (megakernel=True)"}
-        return mk
-    kernels = build(lowered, target, names, kind, meta=meta)
-    if not target.runnable:
-        kernels.meta["megakernel_choice"] = {"chosen": "kernels", "why": "auto: no device here to measure on"}
-        return kernels
-    why = agree(mk, kernels)
-    if why:
-        kernels.meta["megakernel_choice"] = {"chosen": "kernels", "why": f"megakernel rejected: {why}"}
-        return kernels
-    t_mk, t_k = timings(mk, kernels)
-    chosen = mk if t_mk < t_k else kernels
-    chosen.meta["megakernel_choice"] = {"chosen": "megakernel" if chosen is mk else "kernels",
-                                        "megakernel_us": t_mk, "kernels_us": t_k}
-    return chosen
+    return configs, knobs
+
+
+def _megakernel(lowered, target, names, kind: str, meta: dict, build, knobs: dict):
+    """One megakernel candidate, compiled and loaded where the device is here (the occupancy check
+    runs then); NotTaskable where a kernel cannot be a task."""
+    configs, knobs = _task_plan(lowered, target, knobs)
+    base = build(lowered, target, names, kind, meta=dict(meta), configs=configs, load=False)
+    mk = target.megakernel(base, **knobs)
+    if target.runnable:
+        mk.executor  # noqa: B018 - compile and load now
+    return mk
 
 
 def random_inputs(program, seed: int) -> tuple[dict, dict]:

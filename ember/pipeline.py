@@ -164,7 +164,7 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
                               "with no device here: compile with search='none' to generate code only")
         from .search.driver import search_program
         prog = search_program(nodes, target, names, kind, search, build=build_program, **options)
-    elif megakernel:
+    elif megakernel or mk_options.get("as_kernels"):  # (as_kernels: the task schedules as kernels)
         from .megakernel_choice import build_with_megakernel
         meta = {"writes": record} if record else {}
         if bounds:

@@ -384,3 +384,34 @@ def test_agree_compares_outputs_of_two_programs_on_random_inputs():
     assert set(arrays) == {"x"} and arrays["x"].shape == (5, 24) and dims == {}
     other = em.compile([ys[0] * 1.5, ys[1]], device="cpu")
     assert "output 0" in agree(other, a)
+
+
+def test_as_kernels_launches_the_task_schedules_kernel_by_kernel():
+    """megakernel_options={"as_kernels": True} (without megakernel=True) is the reference the GPU
+    bench calls task_kernels: the kernels with the megakernel's task schedules (warp-mode GEMVs of at
+    most 128 threads, unrolled), not the default program."""
+    x = em.input("x", (1, 2048), em.bfloat16)
+    w = em.input("w", (4096, 2048), em.bfloat16)
+    y = x @ w.transpose(0, 1)
+    plain = em.compile(y, device="h100")
+    tasks = em.compile(y, device="h100", megakernel_options={"as_kernels": True})
+    assert plain.launches[0].config["block"] == 256 and tasks.launches[0].config["block"] == 128
+    assert "#pragma unroll" in tasks.source and len(tasks.launches) == len(plain.launches)
+
+
+def test_auto_candidates_are_each_verified_and_timed(monkeypatch):
+    """megakernel="auto" builds AUTO_CANDIDATES, drops one that disagrees with the kernels, and
+    keeps the fastest of the rest against the kernels (timings faked: no device here)."""
+    import ember.megakernel_choice as mc
+
+    class P:  # a built program's stand-in
+        def __init__(self, name):
+            self.name, self.meta = name, {}
+    kernels, a, b = P("kernels"), P("a"), P("b")
+    monkeypatch.setattr(mc, "agree", lambda mk, k: "outputs differ" if mk is a else None)
+    monkeypatch.setattr(mc, "timings", lambda mk, k: (90.0 if mk is b else 80.0, 100.0))
+    chosen = mc._fastest(kernels, [({}, a), ({"per_sm": 1}, b)])
+    assert chosen is b and b.meta["megakernel_choice"]["options"] == {"per_sm": 1}
+    assert b.meta["megakernel_choice"]["candidates"][0] == {"options": {}, "rejected": "outputs differ"}
+    monkeypatch.setattr(mc, "timings", lambda mk, k: (120.0, 100.0))
+    assert mc._fastest(kernels, [({}, b)]) is kernels and kernels.meta["megakernel_choice"]["chosen"] == "kernels"
