@@ -415,3 +415,31 @@ def test_auto_candidates_are_each_verified_and_timed(monkeypatch):
     assert b.meta["megakernel_choice"]["candidates"][0] == {"options": {}, "rejected": "outputs differ"}
     monkeypatch.setattr(mc, "timings", lambda mk, k: (120.0, 100.0))
     assert mc._fastest(kernels, [({}, b)]) is kernels and kernels.meta["megakernel_choice"]["chosen"] == "kernels"
+
+
+def test_per_slice_megakernels_launch_one_kernel_per_slice(tmp_path):
+    """Option `slices`: the launches in consecutive parts, each a launch of the same persistent
+    kernel with its own task table and counters (the waits inside a slice only: the previous slice
+    has finished when the next starts); every slice's schedule valid and deadlock-free."""
+    import ember.llm as L
+    compile_cuda = _nvrtc()
+    llm = L.load(_tiny_llm(tmp_path, vocab=2100), device="h100", dtype="bfloat16", max_seq_len=128)
+    from ember.llm.model import build_step
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+    whole = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True)
+    p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
+                   megakernel_options={"slices": 3})
+    n = whole.meta["megakernel"]["launches"]
+    assert len(p.launches) == 3 and p.meta["megakernel"]["slices"] == 3 and p.source == whole.source
+    assert [l.args[-2:] for l in p.launches] == [[f"mk_tasks{i}", f"mk_sync{i}"] for i in range(3)]
+    launched = []
+    for g, (a, b) in zip(p.megakernel_graphs, tg.slice_ranges(n, 3)):
+        assert g.offset == a and len(g.tasks) == b - a and all(d < len(g.tasks) for ds in g.deps for d in ds)
+        tg.validate(g)
+        tg.simulate(g, seed=2, runs=2)
+        launched += [r[0] for r in g.table(whole.megakernel_graph.width)[len(g.workers) + 1:].reshape(-1, whole.megakernel_graph.width)]
+    assert sorted(set(launched)) == list(range(n))  # every launch in exactly one slice, by its program index
+    assert len(compile_cuda(p.source, "sm_90a")) > 0
+    with pytest.raises(ValueError, match="trace one slice"):
+        em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
+                   megakernel_options={"slices": 2, "trace": True})

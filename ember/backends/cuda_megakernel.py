@@ -43,7 +43,7 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
-                       fence: bool = False, cyclic: bool = False) -> Program:
+                       fence: bool = False, cyclic: bool = False, slices: int = 1) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -52,7 +52,10 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     a task's blocks without a barrier between them where its function needs none; stream: bytes of
     weights each worker keeps asked of L2 ahead of its position (the weight stream; 0: none); fence:
     a fence after each wait's acquire load (False: the acquire and the block barrier alone); cyclic:
-    launches of more blocks than workers dealt cyclically (runtime/megakernel.py `build`)."""
+    launches of more blocks than workers dealt cyclically (runtime/megakernel.py `build`); slices:
+    the launches in that many consecutive parts, each one launch of the same persistent kernel with
+    a task table and counters of its own, after the previous one (per-slice megakernels: a kernel
+    boundary between slices instead of counters)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -87,20 +90,28 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
-    graph = tg.build(launches, grids, bounds, nworkers, cyclic)
-    if seed is not None:
-        tg.deal_randomly(graph, seed)
-    tg.validate(graph)
-    table = graph.table()
-    if stream:  # (the weights each launch reads, as the dispatcher names them: slots of `args`)
-        weights = [[(args.index(a), sizes[a]) for a in dict.fromkeys(l.args)
-                    if a in constants and sizes.get(a, 0) >= PREFETCH_MIN] for l in launches]
-        window = tg.stream_window(graph, weights, int(stream))
-    ntasks = sum(len(t) for t in graph.tasks)
+    ranges = tg.slice_ranges(len(launches), slices)
+    if trace and len(ranges) > 1:
+        raise ValueError("megakernel trace=True with slices: trace one slice (slices=1)")
+    weights = [[(args.index(a), sizes[a]) for a in dict.fromkeys(l.args)
+                if a in constants and sizes.get(a, 0) >= PREFETCH_MIN] for l in launches]
     counters = SYNC_COUNTERS + len(launches) * SHARDS * COUNTER_STRIDE
     trace_at = (counters + 1) // 2  # (in 64-bit words)
-    nsync = counters + (4 * ntasks + 2 if trace else 0)
-    sync = np.zeros(nsync, np.int32)  # (uint32 on the device)
+    graphs, tables, syncs, windows = [], [], [], []
+    for a, b in ranges:  # (one slice: the whole program)
+        graph = tg.build(launches[a:b], grids[a:b], bounds, nworkers, cyclic)
+        graph.offset = a
+        if seed is not None:
+            tg.deal_randomly(graph, seed)
+        tg.validate(graph)
+        graphs.append(graph)
+        tables.append(graph.table(shape.width))
+        if stream:  # (the weights each launch reads, as the dispatcher names them: slots of `args`)
+            windows.append(tg.stream_window(graph, weights[a:b], int(stream)))
+        ntasks = sum(len(t) for t in graph.tasks)
+        syncs.append(np.zeros(counters + (4 * ntasks + 2 if trace else 0), np.int32))  # (uint32 on the device)
+    graph = graphs[0]
+    ntasks = sum(len(t) for g in graphs for t in g.tasks)
     defines = ""
     timeout = os.environ.get("EMBER_MK_TIMEOUT_S")  # the watchdog (5 s); longer under compute-sanitizer
     if timeout:
@@ -112,37 +123,41 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     if os.environ.get("EMBER_MK_BAR0_WHEN_FULL"):  # (a racecheck probe: a task over every thread syncs on barrier 0)
         defines += "#define EM_MK_BAR0_WHEN_FULL 1\n"
     buffers = dict(base.buffers)
-    buffers["mk_tasks"] = BufferSpec("mk_tasks", dt.int32, (int(table.size),), "data")
-    buffers["mk_sync"] = BufferSpec("mk_sync", dt.int32, (int(sync.size),), "data")
-    if stream:
-        buffers["mk_pf"] = BufferSpec("mk_pf", dt.int32, (int(window.size),), "data")
+    data = dict(base.data)
+    suffix = [""] if len(ranges) == 1 else [str(i) for i in range(len(ranges))]
+    for sfx, table, sync in zip(suffix, tables, syncs):
+        buffers["mk_tasks" + sfx] = BufferSpec("mk_tasks" + sfx, dt.int32, (int(table.size),), "data")
+        buffers["mk_sync" + sfx] = BufferSpec("mk_sync" + sfx, dt.int32, (int(sync.size),), "data")
+        data["mk_tasks" + sfx], data["mk_sync" + sfx] = table, sync
+    for sfx, window in zip(suffix, windows):
+        buffers["mk_pf" + sfx] = BufferSpec("mk_pf" + sfx, dt.int32, (int(window.size),), "data")
+        data["mk_pf" + sfx] = window
     for name, nbytes in workspaces.items():
         buffers[name] = BufferSpec(name, dt.int32, ((nbytes + 3) // 4,), "data")
-    writes = list(dict.fromkeys(w for l in launches for w in (l.args if l.writes is None else l.writes)))
-    stats = {"bytes": sm.to_json(sum((sm.from_json(l.stats["bytes"]) for l in launches if "bytes" in l.stats), sm.sym(0))),
-             "flops": sm.to_json(sum((sm.from_json(l.stats["flops"]) for l in launches if "flops" in l.stats), sm.sym(0)))}
+        data[name] = np.zeros((nbytes + 3) // 4, np.int32)
     # tasks over fewer threads than the worker sync on a partial barrier (racecheck flags those)
     uniform = all(int(l.config["block"]) == threads for l in launches)
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
-               "launches": len(launches), "max_waits": graph.max_waits, "seed": seed, "jitter": jitter,
+               "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
-               "trace_at": trace_at if trace else None,
+               "slices": len(ranges), "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
-    mk = Launch("em_megakernel", args, list(base.dims), stats,
-                {"grid": nworkers, "block": threads, "smem": smem, "mode": "megakernel", "pdl": False,
-                 "cooperative": True, "per_sm": k}, writes + ["mk_sync"])
-    data = dict(base.data)
-    data["mk_tasks"] = table
-    data["mk_sync"] = sync
-    if stream:
-        data["mk_pf"] = window
-    for name, nbytes in workspaces.items():
-        data[name] = np.zeros((nbytes + 3) // 4, np.int32)
+    mks = []
+    for sfx, (a, b) in zip(suffix, ranges):  # the same kernel, each slice with its own table and counters
+        part = launches[a:b]
+        sargs = used + (["mk_pf" + sfx] if stream else []) + ["mk_tasks" + sfx, "mk_sync" + sfx]
+        writes = list(dict.fromkeys(w for l in part for w in (l.args if l.writes is None else l.writes)))
+        stats = {key: sm.to_json(sum((sm.from_json(l.stats[key]) for l in part if key in l.stats), sm.sym(0)))
+                 for key in ("bytes", "flops")}
+        mks.append(Launch("em_megakernel", sargs, list(base.dims), stats,
+                          {"grid": nworkers, "block": threads, "smem": smem, "mode": "megakernel", "pdl": False,
+                           "cooperative": True, "per_sm": k}, writes + ["mk_sync" + sfx]))
     meta = dict(base.meta)
     meta["megakernel"] = summary
-    p = Program(base.device, defines + src, [mk], buffers, base.outputs, base.inputs, base.dims, data,
+    p = Program(base.device, defines + src, mks, buffers, base.outputs, base.inputs, base.dims, data,
                 base.output_names, base.output_kind, meta, target)
-    p.megakernel_graph = graph
+    p.megakernel_graph = graph  # (the first slice's: the whole program's without slices)
+    p.megakernel_graphs = graphs
     return p
 
 

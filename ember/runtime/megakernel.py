@@ -46,24 +46,26 @@ class TaskGraph:
     tasks: list  # per launch: its Tasks
     deps: list  # per launch: the launches it waits for (after transitive reduction)
     workers: list = field(default_factory=list)  # per worker: [(launch, task index)] in order
+    offset: int = 0  # a slice's first launch in the program (the table names launches by program index)
 
     @property
     def max_waits(self) -> int:
         return max((len(d) for d in self.deps), default=0)
 
-    def table(self) -> np.ndarray:
+    def table(self, width: int | None = None) -> np.ndarray:
         """The task lists as one int32 array: worker w's tasks are rows [starts[w], starts[w+1]),
         starts first (len(workers) + 1 entries), then one row per task: launch, first block, end
         block, number of waits, the task's index in its launch (its counter shard is that modulo
-        SHARDS), its block step, and per wait (launch, tasks of that launch per run)."""
-        width = self.width
+        SHARDS), its block step, and per wait (launch, tasks of that launch per run); launches by
+        their index in the program (`offset` added: a slice's graph counts from its first)."""
+        width = width or self.width  # (a slice's rows as wide as the whole program's: one dispatcher)
         starts, rows = [0], []
         for lst in self.workers:
             for li, ti in lst:
                 t = self.tasks[li][ti]
-                row = [li, t.first, t.end, len(self.deps[li]), ti, t.step]
+                row = [li + self.offset, t.first, t.end, len(self.deps[li]), ti, t.step]
                 for d in self.deps[li]:
-                    row += [d, len(self.tasks[d])]
+                    row += [d + self.offset, len(self.tasks[d])]
                 rows.append(row + [0] * (width - len(row)))
             starts.append(len(rows))
         head = np.asarray(starts, np.int32)
@@ -98,6 +100,13 @@ def dependencies(launches: list) -> list:
         reduced.append(sorted(d - implied))
         reach.append(d | implied)
     return reduced
+
+
+def slice_ranges(n: int, slices: int) -> list:
+    """[first, end) launch ranges of `slices` consecutive, about equal parts of n launches: per-slice
+    megakernels, each its own persistent launch after the previous one (docs/megakernel.md)."""
+    slices = max(1, min(int(slices), n))
+    return [(n * i // slices, n * (i + 1) // slices) for i in range(slices)]
 
 
 def split_blocks(blocks: int, parts: int) -> list:
