@@ -3,14 +3,14 @@
 # whole CUDA suite on the twenty-ninth session's final build (the builder's few-row recompute
 # revived behind Target.fold_norms, megakernel_options as_kernels honoured, per-slice megakernels,
 # auto over several megakernel candidates), then the megakernel: per-slice (4, 16), one 256-thread
-# worker per SM, flash-decoding in 16 splits at 2 workers per SM; task_kernels now the real task
-# schedules as kernels.
+# worker per SM, flash-decoding in 16 splits at 2 workers per SM, the one-block norms replicated into
+# their GEMVs' tasks (option replicate); task_kernels now the real task schedules as kernels.
 set -u
 . bench/gpu_env.sh
 export OUT
 timeout 270 python3 -m pytest -m cuda tests/ -p no:cacheprovider -p no:warnings -n 14 -rf -q > "$OUT/cuda_tests.log" 2>&1
 echo "cuda suite rc=$? $(grep -o '\.' "$OUT/cuda_tests.log" | wc -l) dots, $(grep -c '^FAILED' "$OUT/cuda_tests.log") FAILED"; tail -3 "$OUT/cuda_tests.log"
 timeout 300 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 1024 --fuzz-seeds 1 --fuzz-runs 20 \
-  --fuzz-options '{"slices": 4}' \
-  --options '{"slices4": {"slices": 4}, "slices16": {"slices": 16}, "ps1_t256": {"per_sm": 1, "threads": 256}, "ds16": {"decode_splits": 16}}' \
+  --fuzz-options '{"slices": 4, "replicate": true}' \
+  --options '{"slices4": {"slices": 4}, "slices16": {"slices": 16}, "ps1_t256": {"per_sm": 1, "threads": 256}, "ds16": {"decode_splits": 16}, "rep": {"replicate": true}}' \
   2>&1 | grep -v -i warn | tail -1

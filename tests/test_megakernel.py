@@ -443,3 +443,38 @@ def test_per_slice_megakernels_launch_one_kernel_per_slice(tmp_path):
     with pytest.raises(ValueError, match="trace one slice"):
         em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
                    megakernel_options={"slices": 2, "trace": True})
+
+
+def test_replicable_producers_are_one_block_and_read_by_the_next_launch_only():
+    def L(args, writes, block=128):
+        return Launch("k", list(args), [], {}, {"grid": 1, "block": block}, list(writes))
+    ls = [L(["x", "h"], ["h"]),            # 0: one block, h read by 1 only: replicable
+          L(["h", "w", "y"], ["y"]),       # 1
+          L(["y", "g"], ["g"]),            # 2: g read by 3 and 4: not
+          L(["g", "z"], ["z"]),            # 3
+          L(["g", "z", "o"], ["o"])]       # 4
+    assert tg.replicable(ls, [1, 8, 1, 8, 8], {"h", "y", "g", "z"}) == [(0, 1, "h")]
+    assert tg.replicable(ls, [1, 8, 1, 8, 8], {"y", "g", "z"}) == []  # (h an output, not a temporary)
+    assert tg.replicable(ls, [2, 8, 1, 8, 8], {"h", "y", "g", "z"}) == []  # (two blocks)
+
+
+def test_replicated_norms_run_in_their_consumers_tasks(tmp_path):
+    """Option `replicate`: each one-block producer read only by the next launch (the RMSNorms before
+    the GEMVs) runs at the start of every task of that launch, into the worker's slice of a buffer
+    the megakernel owns; the schedule is valid, the source compiles."""
+    import ember.llm as L
+    compile_cuda = _nvrtc()
+    llm = L.load(_tiny_llm(tmp_path, hidden=256), device="h100", dtype="bfloat16", max_seq_len=128)
+    from ember.llm.model import build_step
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+    whole = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True)
+    p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127}, megakernel=True,
+                   megakernel_options={"replicate": True})
+    mk = p.meta["megakernel"]
+    assert mk["replicated"] >= 2 and mk["launches"] == whole.meta["megakernel"]["launches"] - mk["replicated"]
+    reps = [b for b in p.buffers if b.startswith("mk_rep_")]
+    assert len(reps) == mk["replicated"] and all(p.buffers[b].kind == "temp" for b in reps)
+    assert p.source.count("(size_t)worker * ") >= 2 * mk["replicated"]  # (the producer writes it, the consumer reads it)
+    tg.validate(p.megakernel_graph)
+    tg.simulate(p.megakernel_graph, seed=4, runs=2)
+    assert len(compile_cuda(p.source, "sm_90a")) > 0

@@ -43,7 +43,7 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
-                       fence: bool = False, cyclic: bool = False, slices: int = 1) -> Program:
+                       fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -55,7 +55,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     launches of more blocks than workers dealt cyclically (runtime/megakernel.py `build`); slices:
     the launches in that many consecutive parts, each one launch of the same persistent kernel with
     a task table and counters of its own, after the previous one (per-slice megakernels: a kernel
-    boundary between slices instead of counters)."""
+    boundary between slices instead of counters); replicate: a one-block producer read only by the
+    next launch runs in each of that launch's tasks instead (runtime/megakernel.py `replicable`)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -76,17 +77,20 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         if free:
             raise NotTaskable(f"kernel {l.kernel}: its grid depends on {free} without a bound (compile with dim_bounds=)")
     constants = {n for n, b in base.buffers.items() if b.kind == "data"}
-    used = list(dict.fromkeys(a for l in launches for a in l.args))
-    args = used + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
     env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
+    prologues, per_worker, deps_view = {}, {}, launches
+    if replicate:
+        launches, grids, deps_view, prologues, per_worker = _replicate(launches, grids, bounds, base, env)
+    used = list(dict.fromkeys(a for l in launches + list(prologues.values()) for a in l.args))
+    args = used + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
     sizes.update(workspaces)
     # the source depends on the launches' blocks and the table's row width, not on the number of
     # workers; the workers per SM follow from its static shared memory, then go into its launch bounds
-    shape = tg.build(launches, grids, bounds, 1)
+    shape = tg.build(deps_view, grids, bounds, 1)
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
                  sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
-                 fence=bool(fence))
+                 fence=bool(fence), prologues=prologues, per_worker=per_worker)
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -99,7 +103,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     trace_at = (counters + 1) // 2  # (in 64-bit words)
     graphs, tables, syncs, windows = [], [], [], []
     for a, b in ranges:  # (one slice: the whole program)
-        graph = tg.build(launches[a:b], grids[a:b], bounds, nworkers, cyclic)
+        graph = tg.build(deps_view[a:b], grids[a:b], bounds, nworkers, cyclic)
         graph.offset = a
         if seed is not None:
             tg.deal_randomly(graph, seed)
@@ -135,12 +139,14 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     for name, nbytes in workspaces.items():
         buffers[name] = BufferSpec(name, dt.int32, ((nbytes + 3) // 4,), "data")
         data[name] = np.zeros((nbytes + 3) // 4, np.int32)
+    for name, n in per_worker.items():  # (a replicated producer's output: a slice per worker)
+        buffers[name] = BufferSpec(name, base.buffers[name[len("mk_rep_"):]].dtype, (nworkers * n,), "temp")
     # tasks over fewer threads than the worker sync on a partial barrier (racecheck flags those)
     uniform = all(int(l.config["block"]) == threads for l in launches)
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
-               "slices": len(ranges), "trace_at": trace_at if trace else None,
+               "slices": len(ranges), "replicated": len(prologues), "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []
     for sfx, (a, b) in zip(suffix, ranges):  # the same kernel, each slice with its own table and counters
@@ -159,6 +165,33 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     p.megakernel_graph = graph  # (the first slice's: the whole program's without slices)
     p.megakernel_graphs = graphs
     return p
+
+
+def _replicate(launches: list, grids: list, bounds: dict, base: Program, env: dict):
+    """The launches with each replicable producer (runtime/megakernel.py `replicable`) folded into
+    its consumer: (launches, grids, the launches as the dependency analysis sees them — the consumer
+    reading what its producer reads —, {consumer index: producer}, {per-worker buffer: elements})."""
+    blocks = [int(sm.evaluate(g, bounds)) if sm.free_vars(g) else int(sm.evaluate(g, {})) for g in grids]
+    temps = {n for n, b in base.buffers.items() if b.kind == "temp"}
+    pairs = {p: (c, h) for p, c, h in tg.replicable(launches, blocks, temps)}
+    out, out_grids, deps, prologues, per_worker = [], [], [], {}, {}
+    for i, l in enumerate(launches):
+        if i in pairs:
+            continue
+        pair = next(((p, h) for p, (c, h) in pairs.items() if c == i), None)
+        if pair is None:
+            out.append(l), out_grids.append(grids[i]), deps.append(l)
+            continue
+        p, h = pair
+        rep = "mk_rep_" + h
+        per_worker[rep] = int(sm.evaluate(base.buffers[h].size, env))
+        swap = [rep if a == h else a for a in l.args]
+        prologues[len(out)] = dataclasses.replace(launches[p], args=[rep if a == h else a for a in launches[p].args],
+                                                  writes=[rep])
+        c = dataclasses.replace(l, args=swap, writes=[rep if w == h else w for w in l.writes])
+        out.append(c), out_grids.append(grids[i])
+        deps.append(dataclasses.replace(c, args=swap + [a for a in launches[p].args if a != h]))
+    return out, out_grids, deps, prologues, per_worker
 
 
 def read_trace(program) -> list:

@@ -298,7 +298,8 @@ def _grid_c(grid, dims: list) -> str:
 
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
-           prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True) -> str:
+           prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True,
+           prologues: dict | None = None, per_worker: dict | None = None) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -311,13 +312,16 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     needs none (`_sync_free`); `stream`: the weight stream (runtime/megakernel.py `stream_window`'s
     array is the buffer before the task table; every constant of PREFETCH_MIN bytes or more may be
     named in it); `fence`: a fence after each wait's acquire load (False: the acquire and the block
-    barrier alone)."""
+    barrier alone); `prologues`: {launch index: a one-block launch} run by each of that launch's tasks
+    first (the megakernel's option `replicate`), and `per_worker`: {buffer: elements} of the buffers
+    each worker has a slice of (the prologue's output: worker w's at w * elements)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
     functions: dict = {}  # task function source -> its name (identical kernels share one)
-    calls = []
-    for i, l in enumerate(launches):
+    per_worker = per_worker or {}
+
+    def task(l):  # (its function's name, its call's arguments, its block)
         chunk = kernels[l.kernel]
         block = int(l.config["block"])
         if block > threads or block % 32:
@@ -330,11 +334,18 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         fname = functions.get(canon)
         if fname is None:
             fname = functions[canon] = f"{l.kernel}_task"
-        args = [f"({t.replace('__restrict__', '').strip()})p{slot[a]}" for t, a in zip(types, l.args)]
+        args = [f"({t.replace('__restrict__', '').strip()})p{slot[a]}" +
+                (f" + (size_t)worker * {per_worker[a]}u" if a in per_worker else "") for t, a in zip(types, l.args)]
         if l.dims:
             args.append("em_dims_")
+        return fname, args, block
+
+    calls = []
+    for i, l in enumerate(launches):
+        fname, args, block = task(l)
+        pro = task((prologues or {})[i]) if i in (prologues or {}) else None
         grid = sm.from_json(l.config["grid"])
-        calls.append((i, fname, args, block, _grid_c(grid, dims)))
+        calls.append((i, fname, args, block, _grid_c(grid, dims), pro))
     out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]
     out += list(helpers_seen)
     for canon, fname in functions.items():
@@ -401,15 +412,19 @@ def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wi
     tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
     dparam = ", const long long* __restrict__ em_dims_" if dims else ""
     cases = []
-    for i, fname, args, block, grid in calls:
+    for i, fname, args, block, grid, pro in calls:
         guard = f"if (threadIdx.x < {block}) " if block < threads else ""
+        # (a replicated one-block producer: each task runs it into the worker's slice of its output
+        # first, then the barrier; its consumer's blocks read that slice)
+        pre = "" if pro is None else (f"if (first < e) {{ {'if (threadIdx.x < %d) ' % pro[2] if pro[2] < threads else ''}"
+                                      f"{pro[0]}({', '.join(pro[1] + ['0u', '1u', '1u', '1u'])}); __syncthreads(); }}\n        ")
         # (the task function loops over its blocks; one without shared memory or barriers runs them
         # back to back, each warp on to its next block's rows without waiting for the others: the
         # barrier after the switch ends the task)
         cases.append(f"""      case {i}: {{
         const unsigned nb = (unsigned)({grid});
         const unsigned e = end < nb ? end : nb;
-        {guard}if (first < e) {fname}({', '.join(args + ['first', 'e', 'nb', 'step'])});
+        {pre}{guard}if (first < e) {fname}({', '.join(args + ['first', 'e', 'nb', 'step'])});
         break;
       }}""")
     cases_src = "\n".join(cases)

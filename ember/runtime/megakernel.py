@@ -102,6 +102,27 @@ def dependencies(launches: list) -> list:
     return reduced
 
 
+def replicable(launches: list, blocks: list, temps: set) -> list:
+    """[(producer, consumer, buffer)]: a one-block launch whose only output is a temporary that only
+    the next launch (of several blocks and the same block size) reads — an RMSNorm before the GEMV
+    that reads it. The megakernel's option `replicate` runs such a producer at the start of each of
+    its consumer's tasks, into the worker's own slice of the buffer: one hand-off fewer, the
+    producer's work done by every worker at once instead of by one while the others wait."""
+    out: list = []
+    for p in range(len(launches) - 1):
+        lp, lc = launches[p], launches[p + 1]
+        outs = list(lp.args if lp.writes is None else lp.writes)
+        if blocks[p] != 1 or blocks[p + 1] < 2 or len(outs) != 1 or (out and out[-1][1] == p):
+            continue
+        h = outs[0]
+        if h not in temps or h not in lc.args or (lc.writes is None or h in lc.writes) \
+                or int(lp.config["block"]) != int(lc.config["block"]) or lp.config.get("workspace") \
+                or any(h in l.args for j, l in enumerate(launches) if j not in (p, p + 1)):
+            continue
+        out.append((p, p + 1, h))
+    return out
+
+
 def slice_ranges(n: int, slices: int) -> list:
     """[first, end) launch ranges of `slices` consecutive, about equal parts of n launches: per-slice
     megakernels, each its own persistent launch after the previous one (docs/megakernel.md)."""
