@@ -14,6 +14,6 @@ timeout 200 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 
   --options '{"ps1_t256": {"per_sm": 1, "threads": 256}, "ds16": {"decode_splits": 16}}' \
   2>&1 | grep -v -i warn | tail -1
 # (the options not yet run on a GPU in a process of their own: a hang traps and ends that process only)
-timeout 200 python3 bench/megakernel.py --out "$OUT/megakernel-new.json" --contexts 1024 --fuzz-seeds 0 \
-  --options '{"slices4": {"slices": 4}, "slices16": {"slices": 16}, "rep": {"replicate": true}}' \
+timeout 240 python3 bench/megakernel.py --out "$OUT/megakernel-new.json" --contexts 1024 --fuzz-seeds 0 \
+  --options '{"slices4": {"slices": 4}, "slices16": {"slices": 16}, "rep": {"replicate": true}, "sb2": {"stream_blocks": 2}, "sb4": {"stream_blocks": 4}}' \
   2>&1 | grep -v -i warn | tail -1

@@ -217,7 +217,8 @@ def _nvrtc():
 
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
                                      {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
-                                     {"fence": True}, {"cyclic": True}])
+                                     {"fence": True}, {"cyclic": True},
+                                     {"stream_blocks": 2}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -478,3 +479,15 @@ def test_replicated_norms_run_in_their_consumers_tasks(tmp_path):
     tg.validate(p.megakernel_graph)
     tg.simulate(p.megakernel_graph, seed=4, runs=2)
     assert len(compile_cuda(p.source, "sm_90a")) > 0
+
+
+def test_stream_blocks_asks_l2_for_the_weights_of_a_later_block():
+    """Option `stream_blocks` (task_function's `ahead`): before each block, thread 0 asks L2 for each
+    large weight's slice of the block that many blocks later; no ask without such a weight."""
+    from ember.codegen.cuda_megakernel import task_function
+    chunk = ('extern "C" __global__ void __launch_bounds__(128) k3_sum(float* __restrict__ b0, '
+             'const float* __restrict__ b1, const float* __restrict__ b2) {\n  b0[blockIdx.x] = b1[blockIdx.x] * b2[0];\n}\n')
+    _, fn, _ = task_function("k3_sum", chunk, 128, [], [False, True, True], True, 3, [0, 1 << 20, 0])
+    assert "em_mk_prefetch(b1, 1048576ull * (b_ + 3u * em_step_) / em_nblk_" in fn and "em_mk_prefetch(b2" not in fn
+    _, plain, _ = task_function("k3_sum", chunk, 128, [], [False, True, True], True, 3, [0, 0, 0])
+    assert "em_mk_prefetch" not in plain

@@ -54,14 +54,15 @@ def _tiny_llm(tmp_path, hidden=64, vocab=97):
 @pytest.mark.parametrize("dtype,hidden,options", [("float32", 64, {}), ("bfloat16", 64, {}), ("bfloat16", 256, {}),
                                                   ("bfloat16", 256, {"stream": 65536}), ("bfloat16", 256, {"decode_splits": 32}),
                                                   ("bfloat16", 256, {"slices": 3}), ("bfloat16", 256, {"replicate": True}),
-                                                  ("float32", 64, {"replicate": True, "slices": 2})])
+                                                  ("float32", 64, {"replicate": True, "slices": 2}),
+                                                  ("bfloat16", 256, {"stream_blocks": 2})])
 def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype, hidden, options):
     """(hidden 256: head dim 64, so the attention is flash-decoding — in the megakernel its cluster's
     blocks are splits combined through a workspace the megakernel owns; with a 2100-token vocabulary
     the LM head is a weight the stream asks L2 for; with 32 splits most of a short cache's splits
     hold no key)"""
     import ember.llm as L
-    d = _tiny_llm(tmp_path, hidden, 2100 if "stream" in options else 97)
+    d = _tiny_llm(tmp_path, hidden, 2100 if any(k.startswith("stream") for k in options) else 97)
     a = L.load(d, device="cuda", dtype=dtype, max_seq_len=96)
     b = L.load(d, device="cuda", dtype=dtype, max_seq_len=96, megakernel=True, megakernel_options=options)
     assert b.program("decode", 1).meta["megakernel_choice"]["chosen"] == "megakernel"

@@ -43,7 +43,8 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
-                       fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False) -> Program:
+                       fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
+                       stream_blocks: int = 0) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -56,7 +57,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     the launches in that many consecutive parts, each one launch of the same persistent kernel with
     a task table and counters of its own, after the previous one (per-slice megakernels: a kernel
     boundary between slices instead of counters); replicate: a one-block producer read only by the
-    next launch runs in each of that launch's tasks instead (runtime/megakernel.py `replicable`)."""
+    next launch runs in each of that launch's tasks instead (runtime/megakernel.py `replicable`);
+    stream_blocks: a task asks L2 for its weights that many blocks ahead of the one it runs."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -90,7 +92,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     shape = tg.build(deps_view, grids, bounds, 1)
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
                  sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
-                 fence=bool(fence), prologues=prologues, per_worker=per_worker)
+                 fence=bool(fence), prologues=prologues, per_worker=per_worker, stream_blocks=int(stream_blocks))
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -146,7 +148,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     summary = {"workers": nworkers, "per_sm": k, "threads": threads, "uniform_threads": uniform, "smem": smem, "tasks": ntasks,
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
-               "slices": len(ranges), "replicated": len(prologues), "trace_at": trace_at if trace else None,
+               "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
+               "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []
     for sfx, (a, b) in zip(suffix, ranges):  # the same kernel, each slice with its own table and counters

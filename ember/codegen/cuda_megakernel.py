@@ -191,7 +191,7 @@ def _params(text: str) -> list:
 
 
 def task_function(name: str, chunk: str, block: int, dim_map: list, constant: list,
-                  free_running: bool = True) -> tuple[str, str, list]:
+                  free_running: bool = True, ahead: int = 0, weight_bytes: list | None = None) -> tuple[str, str, list]:
     """(helpers before the kernel, the task function's source, its parameter types) of the kernel
     `name` rendered as `chunk`. dim_map[i]: the megakernel dim the kernel's i-th dim is; constant[i]:
     whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`). The
@@ -201,7 +201,10 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     per block: a call's caller-saved registers are spilled and reloaded around it (4.2 M local
     memory requests a Llama-1B step with a call per block, bench/results/gpu-session28-2026-11-27/i/)
     — with a barrier between blocks unless `free_running` and the body shares nothing
-    (`_sync_free`)."""
+    (`_sync_free`). `ahead` > 0 with `weight_bytes` (per buffer argument: the bytes of a large weight
+    it is, else 0): before each block, thread 0 asks L2 for the slice of each such weight that the
+    block `ahead` blocks later reads (rows in proportion: a GEMV's) — the megakernel's option
+    `stream_blocks`, a weight stream inside a long task."""
     for pat, what in _FORBIDDEN:
         if re.search(pat, chunk):
             raise NotTaskable(f"kernel {name} uses {what}")
@@ -230,9 +233,16 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     blk = f"static __device__ __forceinline__ void {name}_blk({lead}const unsigned em_bid_, const unsigned em_nblk_) {{" + body
     call = ", ".join([pn for _, pn in params] + ["b_", "em_nblk_"])
     sync = "" if free_running and _sync_free(blk) else " em_task_sync();"
+    pf = ""
+    weights = [(pn, n) for (_, pn), n in zip(params, weight_bytes or []) if n]
+    if ahead > 0 and weights:
+        nxt = f"b_ + {int(ahead)}u * em_step_"
+        pf = (f" if (threadIdx.x == 0 && {nxt} < em_end_) {{ " +
+              " ".join(f"em_mk_prefetch({pn}, {n}ull * ({nxt}) / em_nblk_, {n}ull * ({nxt} + 1u) / em_nblk_);"
+                       for pn, n in weights) + " }")
     task = (f"static __device__ __noinline__ void {name}_task({lead}const unsigned em_first_, const unsigned em_end_, "
             f"const unsigned em_nblk_, const unsigned em_step_) {{\n"
-            f"  for (unsigned b_ = em_first_; b_ < em_end_; b_ += em_step_) {{ {name}_blk({call});{sync} }}\n}}")
+            f"  for (unsigned b_ = em_first_; b_ < em_end_; b_ += em_step_) {{{pf} {name}_blk({call});{sync} }}\n}}")
     return helpers, blk + "\n\n" + task, types
 
 
@@ -248,6 +258,13 @@ __device__ __forceinline__ void em_task_sync() {
   asm volatile("barrier.sync 1, %0;" :: "r"(em_task_threads_) : "memory");
 }
 #define __syncthreads() em_task_sync()
+__device__ __forceinline__ void em_mk_prefetch(const void* p, unsigned long long lo, unsigned long long hi) {
+  /* [p + lo, p + hi) into L2, 16-byte aligned (a hint: nothing depends on it) */
+  const unsigned long long a = ((unsigned long long)p + lo + 15ull) & ~15ull, e = ((unsigned long long)p + hi) & ~15ull;
+  if (e > a)
+    asm volatile("{\\n\\t.reg .u64 g;\\n\\tcvta.to.global.u64 g, %0;\\n\\tcp.async.bulk.prefetch.L2.global [g], %1;\\n\\t}"
+                 :: "l"(a), "r"((unsigned)(e - a)) : "memory");
+}
 """
 
 DISPATCH_HEAD = """\
@@ -282,13 +299,6 @@ __device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int
     if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) em_mk_hang(c, need, worker, launch);
   }
 }
-__device__ __forceinline__ void em_mk_prefetch(const void* p, unsigned long long lo, unsigned long long hi) {
-  /* [p + lo, p + hi) into L2, 16-byte aligned (a hint: nothing depends on it) */
-  const unsigned long long a = ((unsigned long long)p + lo + 15ull) & ~15ull, e = ((unsigned long long)p + hi) & ~15ull;
-  if (e > a)
-    asm volatile("{\\n\\t.reg .u64 g;\\n\\tcvta.to.global.u64 g, %0;\\n\\tcp.async.bulk.prefetch.L2.global [g], %1;\\n\\t}"
-                 :: "l"(a), "r"((unsigned)(e - a)) : "memory");
-}
 """
 
 
@@ -299,7 +309,7 @@ def _grid_c(grid, dims: list) -> str:
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
            prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True,
-           prologues: dict | None = None, per_worker: dict | None = None) -> str:
+           prologues: dict | None = None, per_worker: dict | None = None, stream_blocks: int = 0) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -314,7 +324,8 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     named in it); `fence`: a fence after each wait's acquire load (False: the acquire and the block
     barrier alone); `prologues`: {launch index: a one-block launch} run by each of that launch's tasks
     first (the megakernel's option `replicate`), and `per_worker`: {buffer: elements} of the buffers
-    each worker has a slice of (the prologue's output: worker w's at w * elements)."""
+    each worker has a slice of (the prologue's output: worker w's at w * elements); `stream_blocks`:
+    task functions ask L2 for their weights that many blocks ahead (`task_function`'s `ahead`)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -326,8 +337,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         block = int(l.config["block"])
         if block > threads or block % 32:
             raise NotTaskable(f"kernel {l.kernel}: {block} threads (the megakernel has {threads})")
+        big = [sizes.get(a, 0) if sizes and a in constants and sizes.get(a, 0) >= PREFETCH_MIN else 0 for a in l.args]
         helpers, fn, types = task_function(l.kernel, chunk, block, [dims.index(d) for d in l.dims],
-                                           [a in constants for a in l.args], free_running)
+                                           [a in constants for a in l.args], free_running, stream_blocks, big)
         if helpers.strip() and helpers not in helpers_seen:
             helpers_seen[helpers] = True
         canon = re.sub(rf"\b{re.escape(l.kernel)}_(task|blk)\b", lambda mm: f"EM_TASK_NAME_{mm.group(1)}", fn)
