@@ -9,9 +9,10 @@ A kernel Ember rendered becomes a `__device__` function of its virtual block: `b
 pointers lose `__restrict__`: data another worker wrote in this same launch must not be read
 through the non-coherent path; weights (constants) keep it.
 
-The persistent kernel: per task, thread 0 waits for each dependency's counter (a volatile spin,
-then `__threadfence`, the pattern of cooperative groups' grid sync), the worker's barrier, the
-task's blocks one after another, the barrier, and thread 0 fences and bumps the launch's counter.
+The persistent kernel: per task, warp 0 waits for each dependency's counter shards (acquire
+loads; a `__threadfence` after them only with fence=True, the pattern of cooperative groups' grid
+sync), the worker's barrier, the task's blocks one after another, the barrier, and thread 0 bumps
+the launch's counter with a release.
 A wait longer than the timeout prints which worker waited for what and traps: a hang becomes an
 error. Compiled with `EM_MK_JITTER`, random sleeps before each signal and after each wait widen
 race windows for the schedule fuzzer; with `EM_MK_TRACE`, every task's start and end
