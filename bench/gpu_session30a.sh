@@ -13,7 +13,8 @@ export OUT
 timeout 270 python3 -m pytest -m cuda tests/ -p no:cacheprovider -p no:warnings -n 14 -rf -q > "$OUT/cuda_tests.log" 2>&1
 echo "cuda suite rc=$? $(grep -o '\.' "$OUT/cuda_tests.log" | wc -l) dots, $(grep -c '^FAILED' "$OUT/cuda_tests.log") FAILED"; tail -3 "$OUT/cuda_tests.log"
 timeout 260 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 1024 --fuzz-seeds 10 --fuzz-runs 100 \
-  --options '{"ps1_t256": {"per_sm": 1, "threads": 256}, "ds16": {"decode_splits": 16}}' \
+  --options '{"ps1_t256": {"per_sm": 1, "threads": 256}, "ds16": {"decode_splits": 16},
+  "spin4k": {"spin": 4096}, "spin_nosleep": {"spin": 1000000, "sleep_ns": 0}}' \
   2>&1 | grep -v -i warn | tail -1
 # (the options not yet run on a GPU in a process of their own: a hang traps and ends that process only)
 timeout 240 python3 bench/megakernel.py --out "$OUT/megakernel-new.json" --contexts 1024 --fuzz-seeds 0 \

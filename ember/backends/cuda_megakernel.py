@@ -44,7 +44,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
-                       stream_blocks: int = 0) -> Program:
+                       stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -58,7 +58,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     a task table and counters of its own, after the previous one (per-slice megakernels: a kernel
     boundary between slices instead of counters); replicate: a one-block producer read only by the
     next launch runs in each of that launch's tasks instead (runtime/megakernel.py `replicable`);
-    stream_blocks: a task asks L2 for its weights that many blocks ahead of the one it runs."""
+    stream_blocks: a task asks L2 for its weights that many blocks ahead of the one it runs; spin /
+    sleep_ns: a wait's tight polls before it sleeps, and its sleep between polls (64 / 64: a worker
+    idle since long sleeps, and wakes late — the trace's longer hand-offs after one-worker tasks)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -126,6 +128,10 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         defines += f"#define EM_MK_JITTER {int(jitter) & 0x7fffffff}u\n"
     if trace:
         defines += f"#define EM_MK_TRACE {trace_at}\n"
+    if spin is not None:
+        defines += f"#define EM_MK_SPIN {int(spin)}\n"
+    if sleep_ns is not None:
+        defines += f"#define EM_MK_SLEEP_NS {int(sleep_ns)}\n"
     if os.environ.get("EMBER_MK_BAR0_WHEN_FULL"):  # (a racecheck probe: a task over every thread syncs on barrier 0)
         defines += "#define EM_MK_BAR0_WHEN_FULL 1\n"
     buffers = dict(base.buffers)
@@ -149,6 +155,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
+               "spin": spin, "sleep_ns": sleep_ns,
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []

@@ -273,6 +273,12 @@ DISPATCH_HEAD = """\
 #ifndef EM_MK_TIMEOUT_NS
 #define EM_MK_TIMEOUT_NS @TIMEOUT@ull
 #endif
+#ifndef EM_MK_SPIN
+#define EM_MK_SPIN 64  /* tight polls of a wait before it sleeps between polls (option spin) */
+#endif
+#ifndef EM_MK_SLEEP_NS
+#define EM_MK_SLEEP_NS 64  /* (option sleep_ns) */
+#endif
 __device__ __forceinline__ unsigned long long em_mk_now() {
   unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;
 }
@@ -292,11 +298,11 @@ __device__ __noinline__ void em_mk_hang(const unsigned* c, unsigned need, int wo
 }
 __device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int worker, int launch) {
   /* need is (that shard's tasks per run) * (epoch + 1): compared by a signed difference, so it wraps safely */
-  for (int spin = 0; spin < 64; ++spin)
+  for (int spin = 0; spin < EM_MK_SPIN; ++spin)
     if ((int)(em_mk_load_acquire(c) - need) >= 0) return;
   const unsigned long long t0 = em_mk_now();
   while ((int)(em_mk_load_acquire(c) - need) < 0) {
-    __nanosleep(64);
+    __nanosleep(EM_MK_SLEEP_NS);
     if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) em_mk_hang(c, need, worker, launch);
   }
 }
