@@ -2,7 +2,8 @@
 timings, in one run.
 
     python bench/megakernel.py --out bench/results/megakernel-DATE.json [--layers 16] [--contexts 128,1024]
-        [--fuzz-seeds 10 --fuzz-runs 100] [--trace-dir DIR] [--suite]
+        [--fuzz-seeds 10 --fuzz-runs 100] [--fuzz-options JSON] [--trace-dir DIR] [--suite]
+        [--options '{"name": megakernel_options, ...}'] [--fold] [--torch]
 
 * check: a decode step of a Llama-3.2-1B-shaped model (random bf16 weights, `--layers` layers) as
   a megakernel against the same megakernel run by one worker (bit-identical expected), against the
