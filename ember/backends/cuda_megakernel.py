@@ -189,17 +189,19 @@ def _replicate(launches: list, grids: list, bounds: dict, base: Program, env: di
         if i in pairs:
             continue
         pair = next(((p, h) for p, (c, h) in pairs.items() if c == i), None)
+        out_grids.append(grids[i])
         if pair is None:
-            out.append(l), out_grids.append(grids[i]), deps.append(l)
+            out.append(l)
+            deps.append(l)
             continue
         p, h = pair
-        rep = "mk_rep_" + h
+        rep = "mk_rep_" + h  # (the producer's output, a slice per worker)
         per_worker[rep] = int(sm.evaluate(base.buffers[h].size, env))
         swap = [rep if a == h else a for a in l.args]
         prologues[len(out)] = dataclasses.replace(launches[p], args=[rep if a == h else a for a in launches[p].args],
                                                   writes=[rep])
         c = dataclasses.replace(l, args=swap, writes=[rep if w == h else w for w in l.writes])
-        out.append(c), out_grids.append(grids[i])
+        out.append(c)
         deps.append(dataclasses.replace(c, args=swap + [a for a in launches[p].args if a != h]))
     return out, out_grids, deps, prologues, per_worker
 
