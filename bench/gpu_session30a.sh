@@ -18,5 +18,6 @@ timeout 260 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 
   2>&1 | grep -v -i warn | tail -1
 # (the options not yet run on a GPU in a process of their own: a hang traps and ends that process only)
 timeout 240 python3 bench/megakernel.py --out "$OUT/megakernel-new.json" --contexts 1024 --fuzz-seeds 0 \
-  --options '{"slices4": {"slices": 4}, "slices16": {"slices": 16}, "rep": {"replicate": true}, "sb2": {"stream_blocks": 2}, "sb4": {"stream_blocks": 4}}' \
+  --options '{"slices4": {"slices": 4}, "slices16": {"slices": 16}, "rep": {"replicate": true}, "sb2": {"stream_blocks": 2}, "sb4": {"stream_blocks": 4},
+  "dst3": {"decode_stages": 3}}' \
   2>&1 | grep -v -i warn | tail -1

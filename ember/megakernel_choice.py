@@ -18,7 +18,7 @@ ROUNDS = 5  # alternating timings of the two programs (each the median of 10 rep
 
 def task_configs(lowered, target, threads: int | None = None, unroll: bool = True, per_sm: int | None = None,
                  fuse: bool = False, task_smem: int | None = None, warp_min_grid: int = 0, sizes: list | None = None,
-                 decode_splits: int = 0) -> list:
+                 decode_splits: int = 0, decode_stages: int = 0) -> list:
     """Each kernel's default schedule made a task's (target.task_config, at most `threads` threads
     a task where given; `unroll`: row kernels' reduction loops unrolled where their trip count is
     fixed, knob `unroll`, the default: a warp-mode GEMV task's lane otherwise keeps one iteration's
@@ -30,11 +30,12 @@ def task_configs(lowered, target, threads: int | None = None, unroll: bool = Tru
     `task_smem`: a cap on a task's shared memory (what the workers reserve is not L1's);
     `warp_min_grid`: GEMVs to warp mode only where at least that many blocks remain. `sizes`, where
     given, receives each task's (threads, dynamic shared memory). `decode_splits`: flash-decoding's
-    keys over that many tasks a head group (0: its cluster's blocks)."""
+    keys over that many tasks a head group (0: its cluster's blocks); `decode_stages`: its ring's slots."""
     from .backends.cuda_megakernel import smem_per_sm
     from .codegen.cuda import render_kernel
     out = []
-    kw = dict({"max_threads": threads} if threads else {}, warp_min_grid=int(warp_min_grid), decode_splits=int(decode_splits))
+    kw = dict({"max_threads": threads} if threads else {}, warp_min_grid=int(warp_min_grid), decode_splits=int(decode_splits),
+              decode_stages=int(decode_stages))
     if per_sm:
         kw["max_smem"] = smem_per_sm(target) // int(per_sm) - WORKER_OVERHEAD
     if task_smem is not None:  # a cap of its own: the shared memory the workers leave to L1
@@ -161,16 +162,17 @@ def _task_plan(lowered, target, knobs: dict) -> tuple[list, dict]:
         knobs["per_sm"] = PER_SM
     per_sm, fuse, task_smem = knobs.get("per_sm"), bool(knobs.pop("fuse", False)), knobs.pop("task_smem", None)
     warp_min_grid, reserve = int(knobs.pop("warp_min_grid", 0)), int(knobs.pop("l1_reserve", L1_RESERVE))
-    splits = int(knobs.pop("decode_splits", 0))
+    splits, stages = int(knobs.pop("decode_splits", 0)), int(knobs.pop("decode_stages", 0))
     from .codegen.cuda_flash_decode import SPLITS
     if splits and splits not in SPLITS:
         raise ValueError(f"megakernel_options decode_splits={splits}: one of {', '.join(map(str, SPLITS))}")
     sizes: list = []
-    configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid, sizes, splits)
+    configs = task_configs(lowered, target, threads, unroll, per_sm, fuse, task_smem, warp_min_grid, sizes, splits, stages)
     fit = _leave_l1(target, sizes, reserve) if per_sm is None and task_smem is None and reserve else None
     if fit is not None:  # the same workers per SM, tasks over the cap in smaller schedules
         knobs["per_sm"] = fit[0]
-        configs = task_configs(lowered, target, threads, unroll, fit[0], fuse, fit[1], warp_min_grid, decode_splits=splits)
+        configs = task_configs(lowered, target, threads, unroll, fit[0], fuse, fit[1], warp_min_grid, decode_splits=splits,
+                               decode_stages=stages)
     return configs, knobs
 
 

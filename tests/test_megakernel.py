@@ -218,7 +218,8 @@ def _nvrtc():
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
                                      {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
                                      {"fence": True}, {"cyclic": True},
-                                     {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0}])
+                                     {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0},
+                                     {"decode_stages": 3}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()

@@ -86,7 +86,7 @@ TASK_SMEM = 68 * 1024  # a one-row kernel's shared-memory row cache above this i
 
 
 def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_smem: int | None = None,
-                warp_min_grid: int = 0, decode_splits: int = 0) -> dict:
+                warp_min_grid: int = 0, decode_splits: int = 0, decode_stages: int = 0) -> dict:
     """Kernel k's schedule `cfg` as a task's. A worker is as large as its largest task (threads,
     shared memory), and only small workers let several share an SM and keep enough loads in
     flight: one 512-thread worker per SM streamed a GEMV at a quarter of the kernel's rate
@@ -104,7 +104,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     `warp_min_grid`: a GEMV goes to warp mode only where that leaves at least this many blocks (a
     launch of 512 blocks over 396 workers runs two blocks on some: the slowest sets its span).
     `decode_splits`: flash-decoding's keys over this many tasks a head group (0: its cluster's
-    blocks, at most 16)."""
+    blocks, at most 16); `decode_stages`: its ring's slots (0: two)."""
     from .cuda import render_kernel
     cfg = dict(cfg)
     # a cluster's blocks as splits of their own (flash-decoding's partials through a workspace the
@@ -122,7 +122,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
         cfg["warps"] = min(int(cfg.get("warps", 4)), 4, max(max_threads // 32, 1))
         # a two-slot ring: the kernels' four slots (batch 1: 128 KB at 32-key tiles, head dim 64)
         # left one worker per SM (bench/results/gpu-session27-2026-11-27/g/: 3.73 ms a step)
-        cfg["stages"] = min(int(cfg.get("stages", 2)), 2)
+        cfg["stages"] = int(decode_stages) or min(int(cfg.get("stages", 2)), 2)
     if k is None:
         return cfg
 
