@@ -86,11 +86,11 @@ def _leave_l1(target, sizes: list, reserve: int) -> tuple[int, int] | None:
     return (k, cap) if cap > 0 else None
 
 
-# the megakernels "auto" verifies and times (without options of the user's): the default, one
+# the megakernels "auto" verifies and times (without options of the user's): the default and one
 # 256-thread worker per SM (Llama-1B decode at context 1024 on the H100: 1.306 / 1.286 ms,
-# bench/results/gpu-session29-2026-11-27/i/; it mixes task sizes, so it is not the default), and
-# per-slice megakernels (four persistent launches in a row; not yet measured)
-AUTO_CANDIDATES = ({}, {"per_sm": 1, "threads": 256}, {"slices": 4})
+# bench/results/gpu-session29-2026-11-27/i/; it mixes task sizes, so it is not the default). Per-slice
+# megakernels (option `slices`) join once they have run on a GPU (bench/gpu_session30a.sh)
+AUTO_CANDIDATES = ({}, {"per_sm": 1, "threads": 256})
 
 
 def build_with_megakernel(lowered, target, names, kind: str, meta: dict, mode, build, as_kernels: bool = False,
