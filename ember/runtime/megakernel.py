@@ -246,7 +246,7 @@ STREAM_CHUNK = 1 << 18  # one L2 prefetch instruction covers at most this many b
 
 def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
     """Per task (in table order), the L2 prefetches that keep each worker's next `window` bytes of
-    weights requested ahead of it: the weight stream of docs/megakernel.md "Streaming weights".
+    weights requested ahead of it: the weight stream (docs/megakernel.md, twenty-ninth session).
 
     `weights`: per launch, [(slot, bytes)] of the large constants it reads, each read in block order
     (a GEMV's rows: a task of blocks [first, end) of G reads bytes [bytes * first / G, bytes * end /
