@@ -60,11 +60,12 @@ def _tiny_llm(tmp_path):
     return tmp_path / "tiny"
 
 
-def test_llm_decode_with_folded_norms_gives_the_same_tokens(tmp_path):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_llm_decode_with_folded_norms_gives_the_same_tokens(tmp_path, device):
     import ember.llm as L
     d = _tiny_llm(tmp_path)
-    a = L.load(d, device="cpu", dtype="float32", max_seq_len=64)
-    b = L.load(d, device=get_target("cpu").replace(fold_norms=True), dtype="float32", max_seq_len=64)
+    a = L.load(d, device=device, dtype="float32", max_seq_len=64)
+    b = L.load(d, device=get_target(device).replace(fold_norms=True), dtype="float32", max_seq_len=64)
     for prompt in ([5], [3, 17, 5, 88, 42, 7]):
         assert b.generate([prompt], max_new_tokens=12, stop_token_ids=[]) == \
             a.generate([prompt], max_new_tokens=12, stop_token_ids=[])
@@ -108,14 +109,3 @@ def test_cuda_folded_norm_matches_the_reference(dtype, M):
     got = np.asarray(folded(x=xin), np.float64)
     tol = 1e-4 if dtype == em.float32 else 2e-2
     assert np.abs(got - ref).max() <= tol * np.abs(ref).max()
-
-
-@pytest.mark.cuda
-def test_cuda_llm_decode_with_folded_norms_gives_the_same_tokens(tmp_path):
-    import ember.llm as L
-    d = _tiny_llm(tmp_path)
-    a = L.load(d, device="cuda", dtype="float32", max_seq_len=64)
-    b = L.load(d, device=get_target("cuda").replace(fold_norms=True), dtype="float32", max_seq_len=64)
-    for prompt in ([5], [3, 17, 5, 88, 42, 7]):
-        assert b.generate([prompt], max_new_tokens=12, stop_token_ids=[]) == \
-            a.generate([prompt], max_new_tokens=12, stop_token_ids=[])

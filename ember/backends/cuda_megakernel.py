@@ -60,7 +60,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     next launch runs in each of that launch's tasks instead (runtime/megakernel.py `replicable`);
     stream_blocks: a task asks L2 for its weights that many blocks ahead of the one it runs; spin /
     sleep_ns: a wait's tight polls before it sleeps, and its sleep between polls (64 / 64: a worker
-    idle since long sleeps, and wakes late — the trace's longer hand-offs into one-worker tasks)."""
+    idle for long sleeps, and may wake late)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
