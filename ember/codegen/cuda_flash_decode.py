@@ -154,6 +154,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         for var, expr in _row_decomposition(qv, r):
             e(ind, f"const {I} {var} = {expr};")
 
+    kv = sm.var("kr_", 0, None)
+    copied = q_copied(f)
+    if not copied:  # (q computed with loads of its own: the first key tiles are asked for before them)
+        e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
+        early_loads = len(w.lines)
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")
     e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
@@ -161,7 +166,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"if (r_ < {R}) {{")
     at_row("r_", 3)
     dvar = sm.var("ch_", 0, None) * 8
-    if q_copied(f):
+    if copied:
         e(3, f"em_cp16(dst_, {f.q.args[0]} + {w.idx(sm.substitute(f.q.args[1], {f.depth_var: dvar}))}, true);")
     else:  # q's own prologue (a rotary embedding), computed here
         e(3, "uint4 pk_ = make_uint4(0, 0, 0, 0);")
@@ -169,10 +174,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(3, "*reinterpret_cast<uint4*>(dst_) = pk_;")
     e(2, "} else { *reinterpret_cast<uint4*>(dst_) = make_uint4(0, 0, 0, 0); }")
     e(1, "}")
-    e(1, "em_cp_commit();")
-    kv = sm.var("kr_", 0, None)
-    e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
-    load_first = len(w.lines)  # (the first S - 1 key tiles load while q arrives: inserted here below)
+    if copied:  # (q's own cp.async group, the oldest: the wait below leaves the S - 1 key tiles in flight)
+        e(1, "em_cp_commit();")
+        e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
+    # the first S - 1 key tiles load while q arrives (inserted here below), or while it is computed
+    load_first = len(w.lines) if copied else early_loads
     e(1, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
     emit_q_fragments(w, D, "lane_ & 15", 1)
 

@@ -142,6 +142,8 @@ class RowMappings:
             self.emit(ind, head)
             self.emit(ind + 1, pos)
             self.update(s, "p_", plan.vec, ind + 1)
+            if si == 0:
+                self._load_ahead(plan, ind + 1)
             self.emit(ind, "}")
             if mode == "block":
                 self.emit(ind, f"{s.acc.name} = em_block_reduce<{ct}, {op}, {T // 32}>({s.acc.name}, "
@@ -174,6 +176,16 @@ class RowMappings:
         self.cached = {}
         self.cache_in_smem = False
         return grid
+
+    def _load_ahead(self, plan: RowCachePlan, ind: int) -> None:
+        """The tail's own groups (plan.ahead) into their registers, in the first stage's loop."""
+        for key in plan.ahead:
+            if key in self.cached_loaded:
+                continue
+            b, idx, _ = key
+            raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}[self.k.buffer(b).dtype.itemsize * plan.vec]
+            self.emit(ind, f"{self.cached[key]} = *reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}]);")
+            self.cached_loaded.add(key)
 
     def _cols(self, c: Canon, T: int):
         """Lane x of warp y: outer point 32*g + x, reduction steps y, y + W, ... (W warps); partial

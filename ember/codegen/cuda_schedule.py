@@ -108,6 +108,8 @@ class RowCachePlan:
     canon: Canon  # stages and tail rewritten over the shared position variable p_
     groups: list  # (buffer, index, valid) loaded once per row
     regs: int  # 32-bit registers per thread holding the cache
+    ahead: tuple = ()  # groups only the tail reads (a norm's weight), loaded with the first stage's
+    # loads: one memory latency overlapped instead of paid after the reductions
 
 
 THREAD_CACHE_MAX = 128  # a thread-mode row (one thread per row) cached in up to this many registers
@@ -158,13 +160,22 @@ def row_cache_plan(k: ir.Kernel, c: Canon, T: int, max_vec: int, max_regs: int =
     if (vec == 1 and not scalar) or N % (T * vec):
         return None
     steps = N // (T * vec)
-    regs = sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in shared) * steps
+    regs_of = lambda keys: sum(-(-(k.buffer(key[0]).dtype.itemsize * vec) // 4) for key in keys) * steps  # noqa: E731
+    regs = regs_of(shared)
     if in_smem:
         if regs * 4 * T > tuning(target, "smem_cache_max", SMEM_CACHE_MAX):
             return None
     elif steps > (THREAD_CACHE_MAX if scalar else 32) or regs > max_regs:
         return None
-    return RowCachePlan(N, vec, steps, canon, shared, regs)
+    ahead: list = []
+    if not in_smem and not scalar and c.inner:
+        written = {b.name for b in k.buffers if b.role != "in"}
+        tail = [key for key, u in uses.items() if u == {id(store.value)} and key[0] not in written and key[2] is sm.ONE
+                and k.buffer(key[0]).dtype.itemsize * vec <= 16 and _lanes_contiguous(key[1], "p_", vec)]
+        for key in tail:  # while registers last
+            if regs + regs_of(ahead + [key]) <= max_regs:
+                ahead.append(key)
+    return RowCachePlan(N, vec, steps, canon, shared + ahead, regs + regs_of(ahead), tuple(ahead))
 
 
 def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int, target=None) -> tuple | None:

@@ -10,10 +10,15 @@ kernel reads one precomputed value per channel.
 Only nodes with a static shape of at most FOLD_MAX elements fold (a broadcast of a constant to a
 large shape stays a view: folding it would store the large array), computed in float64 by the
 reference and stored in the node's dtype — the value the reference, Ember's oracle, defines.
-Random draws never fold.
+Random draws never fold. Nor does integer index arithmetic over index patterns and scalars alone
+(`iota * stride + c`, a comparison of two iotas): a kernel computes it from its indices for free,
+where a folded table costs a dependent load — an embedding's column `arange(D)` folded into a
+table put a third load in the chain of every rotary lookup (position -> column -> cos), measured
+~0.8 us a task on the megakernel's critical path.
 """
 from __future__ import annotations
 
+from .. import dtypes as dt
 from .. import graph as g
 from .node_args import iota_expr
 
@@ -35,6 +40,11 @@ def _static_iota(n: g.Node) -> bool:
     return _static_numel(n) is not None and sm.free_vars(iota_expr(n)) <= own
 
 
+def _index_arithmetic(m: g.Node, index_only: set) -> bool:
+    """An integer or boolean elementwise function of index patterns and scalar constants only."""
+    return (m.dtype.is_int or m.dtype == dt.bool_) and m.op in g.ELEMENTWISE + (g.VIEW,) and all(s in index_only for s in m.srcs)
+
+
 def fold_constants(outputs: list) -> list:
     """The graph with every small all-constant computation replaced by its value (a DATA node);
     the same nodes where there is none."""
@@ -42,6 +52,7 @@ def fold_constants(outputs: list) -> list:
     order = g.toposort(outputs)
     keep = set(outputs)  # an output stays computed by a kernel
     const: set = set()
+    index_only: set = set()  # index patterns, scalars, and integer arithmetic over them alone
     new: dict = {}
     for n in order:
         srcs = tuple(new.get(s, s) for s in n.srcs)
@@ -49,10 +60,14 @@ def fold_constants(outputs: list) -> list:
         if m.op in LEAVES:
             if m.op != g.IOTA or _static_iota(m):
                 const.add(m)
+            if m.op == g.IOTA or (m.op == g.CONST and _static_numel(m) == 1):
+                index_only.add(m)
         elif m.srcs and n not in keep and all(s in const for s in m.srcs) and m.op not in NEVER:
             numel = _static_numel(m)
-            if m.op == g.VIEW:  # free: stays a view of the constant
+            if m.op == g.VIEW or _index_arithmetic(m, index_only):  # free: a view, or computed from indices
                 const.add(m)
+                if _index_arithmetic(m, index_only):
+                    index_only.add(m)
             elif numel is not None and numel <= FOLD_MAX and \
                     sum(_static_numel(s) or SOURCE_MAX for s in m.srcs) <= SOURCE_MAX:
                 value, = evaluate([m], {}, {})
