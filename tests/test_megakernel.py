@@ -128,6 +128,21 @@ def test_cyclic_dealing_tiles_each_launch_with_strided_tasks():
         tg.validate(g)
 
 
+def test_homes_put_a_small_task_function_on_the_same_workers_every_time():
+    # norm -> GEMV -> rope -> norm -> GEMV: the second norm goes where the first ran, the rest as before
+    ls = [_launch(["a", "x"], ["a"]), _launch(["b", "a"], ["b"]), _launch(["c", "b"], ["c"]),
+          _launch(["d", "c"], ["d"]), _launch(["e", "d"], ["e"])]
+    grids = [em.symbolic.sym(n) for n in (1, 8, 1, 1, 8)]
+    plain = tg.build(ls, grids, {}, workers=8)
+    g = tg.build(ls, grids, {}, workers=8, homes=["norm", "gemv", "rope", "norm", "gemv"])
+    where = lambda graph, launch: [w for w, lst in enumerate(graph.workers) if any(li == launch for li, _ in lst)]  # noqa: E731
+    assert where(g, 3) == where(g, 0) == [0] and where(plain, 3) == [2]
+    assert all(where(g, i) == where(plain, i) for i in (0, 1, 2, 4))
+    tg.validate(g)
+    for seed in range(3):
+        tg.simulate(g, seed=seed, runs=2)
+
+
 def test_table_layout():
     ls = [_launch(["a", "x"], ["a"]), _launch(["b", "a"], ["b"]), _launch(["c", "a", "b"], ["c"])]
     g = tg.build(ls, [em.symbolic.sym(5), em.symbolic.sym(2), em.symbolic.sym(1)], {}, workers=3)

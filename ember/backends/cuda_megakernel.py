@@ -40,11 +40,24 @@ def workers_per_sm(threads: int, smem: int, target, static: int = 0) -> int:
     return max(k, 1)
 
 
+def _function_keys(source: str, launches: list) -> list:
+    """One key per launch that is equal for launches of the same code (the kernel's text with its
+    own name taken out, and its block size): launches the megakernel runs through one task function."""
+    import hashlib
+    import re
+
+    from ..codegen.cuda import split_program
+    _, kernels = split_program(source)
+    return [hashlib.sha256((re.sub(rf"\b{re.escape(l.kernel)}\b", "K", kernels[l.kernel]) + str(l.config["block"])).encode()).hexdigest()
+            for l in launches]
+
+
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
-                       stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None) -> Program:
+                       stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None,
+                       sticky: bool = False, evict: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -60,7 +73,11 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     next launch runs in each of that launch's tasks instead (runtime/megakernel.py `replicable`);
     stream_blocks: a task asks L2 for its weights that many blocks ahead of the one it runs; spin /
     sleep_ns: a wait's tight polls before it sleeps, and its sleep between polls (64 / 64: a worker
-    idle for long sleeps, and may wake late)."""
+    idle for long sleeps, and may wake late); sticky: a launch of fewer tasks than workers runs on the
+    workers the first launch of the same task function ran on (runtime/megakernel.py `build`'s
+    homes: its code stays in those SMs' instruction caches); evict: the weight stream's requests come
+    into L2 as evict-last and the tasks' 16-byte weight loads leave it evict-first (and skip L1), so
+    a longer stream window is not evicted by the weights being read."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -94,7 +111,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     shape = tg.build(deps_view, grids, bounds, 1)
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
                  sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
-                 fence=bool(fence), prologues=prologues, per_worker=per_worker, stream_blocks=int(stream_blocks))
+                 fence=bool(fence), prologues=prologues, per_worker=per_worker, stream_blocks=int(stream_blocks),
+                 evict=bool(evict))
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -106,8 +124,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     counters = SYNC_COUNTERS + len(launches) * SHARDS * COUNTER_STRIDE
     trace_at = (counters + 1) // 2  # (in 64-bit words)
     graphs, tables, syncs, windows = [], [], [], []
+    homes = _function_keys(base.source, launches) if sticky else None
     for a, b in ranges:  # (one slice: the whole program)
-        graph = tg.build(deps_view[a:b], grids[a:b], bounds, nworkers, cyclic)
+        graph = tg.build(deps_view[a:b], grids[a:b], bounds, nworkers, cyclic, None if homes is None else homes[a:b])
         graph.offset = a
         if seed is not None:
             tg.deal_randomly(graph, seed)
@@ -132,6 +151,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         defines += f"#define EM_MK_SPIN {int(spin)}\n"
     if sleep_ns is not None:
         defines += f"#define EM_MK_SLEEP_NS {int(sleep_ns)}\n"
+    if evict:
+        defines += "#define EM_MK_EVICT 1\n"
     if os.environ.get("EMBER_MK_BAR0_WHEN_FULL"):  # (a racecheck probe: a task over every thread syncs on barrier 0)
         defines += "#define EM_MK_BAR0_WHEN_FULL 1\n"
     buffers = dict(base.buffers)
@@ -155,7 +176,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
-               "spin": spin, "sleep_ns": sleep_ns,
+               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky), "evict": bool(evict),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []

@@ -192,7 +192,8 @@ def _params(text: str) -> list:
 
 
 def task_function(name: str, chunk: str, block: int, dim_map: list, constant: list,
-                  free_running: bool = True, ahead: int = 0, weight_bytes: list | None = None) -> tuple[str, str, list]:
+                  free_running: bool = True, ahead: int = 0, weight_bytes: list | None = None,
+                  evict: bool = False) -> tuple[str, str, list]:
     """(helpers before the kernel, the task function's source, its parameter types) of the kernel
     `name` rendered as `chunk`. dim_map[i]: the megakernel dim the kernel's i-th dim is; constant[i]:
     whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`). The
@@ -205,7 +206,9 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     (`_sync_free`). `ahead` > 0 with `weight_bytes` (per buffer argument: the bytes of a large weight
     it is, else 0): before each block, thread 0 asks L2 for the slice of each such weight that the
     block `ahead` blocks later reads (rows in proportion: a GEMV's) — the megakernel's option
-    `stream_blocks`, a weight stream inside a long task."""
+    `stream_blocks`, a weight stream inside a long task. `evict`: a weight's 16-byte loads go
+    through `em_mk_ldw` (L1 not allocated, L2 evict-first: read once a step, they make room for
+    the weights the stream asked for, which come in evict-last — the megakernel's option `evict`)."""
     for pat, what in _FORBIDDEN:
         if re.search(pat, chunk):
             raise NotTaskable(f"kernel {name} uses {what}")
@@ -230,6 +233,10 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", body)
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
     body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)
+    if evict:
+        for i, (_, pn) in enumerate(params):
+            if i < len(constant) and constant[i]:
+                body = _weight_loads(body, pn)
     lead = f"{sig}, " if sig else ""
     blk = f"static __device__ __forceinline__ void {name}_blk({lead}const unsigned em_bid_, const unsigned em_nblk_) {{" + body
     call = ", ".join([pn for _, pn in params] + ["b_", "em_nblk_"])
@@ -247,6 +254,26 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     return helpers, blk + "\n\n" + task, types
 
 
+def _weight_loads(body: str, pn: str) -> str:
+    """`*reinterpret_cast<const uint4*>(&pn[...])` -> `em_mk_ldw(&pn[...])` (brackets matched)."""
+    head = f"*reinterpret_cast<const uint4*>(&{pn}["
+    out, i = [], 0
+    while True:
+        j = body.find(head, i)
+        if j < 0:
+            return "".join(out) + body[i:]
+        k, depth = j + len(head), 1
+        while depth:
+            depth += {"[": 1, "]": -1}.get(body[k], 0)
+            k += 1
+        if body[k] != ")":  # (not the pattern after all: left as it is)
+            out.append(body[i:k])
+            i = k
+            continue
+        out.append(body[i:j] + f"em_mk_ldw(&{pn}[" + body[j + len(head):k] + ")")
+        i = k + 1
+
+
 PRELUDE_HEAD = """\
 /* megakernel: a task's __syncthreads() is a barrier over the kernel's own threads only. Not
    `bar.sync` (= barrier.sync.aligned, which asks every thread of the block to execute the same
@@ -262,9 +289,26 @@ __device__ __forceinline__ void em_task_sync() {
 __device__ __forceinline__ void em_mk_prefetch(const void* p, unsigned long long lo, unsigned long long hi) {
   /* [p + lo, p + hi) into L2, 16-byte aligned (a hint: nothing depends on it) */
   const unsigned long long a = ((unsigned long long)p + lo + 15ull) & ~15ull, e = ((unsigned long long)p + hi) & ~15ull;
-  if (e > a)
+  if (e > a) {
+#ifdef EM_MK_EVICT  /* (option evict: what the stream asks for stays until read) */
+    unsigned long long pol;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    asm volatile("{\\n\\t.reg .u64 g;\\n\\tcvta.to.global.u64 g, %0;\\n\\tcp.async.bulk.prefetch.L2.global.L2::cache_hint [g], %1, %2;\\n\\t}"
+                 :: "l"(a), "r"((unsigned)(e - a)), "l"(pol) : "memory");
+#else
     asm volatile("{\\n\\t.reg .u64 g;\\n\\tcvta.to.global.u64 g, %0;\\n\\tcp.async.bulk.prefetch.L2.global [g], %1;\\n\\t}"
                  :: "l"(a), "r"((unsigned)(e - a)) : "memory");
+#endif
+  }
+}
+__device__ __forceinline__ uint4 em_mk_ldw(const void* p) {
+  /* a weight read once a step: not kept in L1, first to leave L2 (option evict) */
+  uint4 r;
+  unsigned long long pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(pol));
+  return r;
 }
 """
 
@@ -316,7 +360,8 @@ def _grid_c(grid, dims: list) -> str:
 def render(source: str, launches: list, buffers: list, constants: set, dims: list, graph, threads: int,
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
            prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True,
-           prologues: dict | None = None, per_worker: dict | None = None, stream_blocks: int = 0) -> str:
+           prologues: dict | None = None, per_worker: dict | None = None, stream_blocks: int = 0,
+           evict: bool = False) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -346,7 +391,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
             raise NotTaskable(f"kernel {l.kernel}: {block} threads (the megakernel has {threads})")
         big = [sizes.get(a, 0) if sizes and a in constants and sizes.get(a, 0) >= PREFETCH_MIN else 0 for a in l.args]
         helpers, fn, types = task_function(l.kernel, chunk, block, [dims.index(d) for d in l.dims],
-                                           [a in constants for a in l.args], free_running, stream_blocks, big)
+                                           [a in constants for a in l.args], free_running, stream_blocks, big, evict)
         if helpers.strip() and helpers not in helpers_seen:
             helpers_seen[helpers] = True
         canon = re.sub(rf"\b{re.escape(l.kernel)}_(task|blk)\b", lambda mm: f"EM_TASK_NAME_{mm.group(1)}", fn)

@@ -136,7 +136,7 @@ def split_blocks(blocks: int, parts: int) -> list:
     return [(blocks * p // parts, blocks * (p + 1) // parts) for p in range(parts)]
 
 
-def build(launches: list, grids: list, bounds: dict, workers: int, cyclic: bool = False) -> TaskGraph:
+def build(launches: list, grids: list, bounds: dict, workers: int, cyclic: bool = False, homes: list | None = None) -> TaskGraph:
     """The task graph of `launches` (kernel launches only) with grid expressions `grids`, sized at
     the dims' `bounds`, over `workers` persistent blocks. A launch of G blocks becomes min(G,
     workers) tasks of about G / workers consecutive blocks (a worker runs them one after another);
@@ -144,7 +144,10 @@ def build(launches: list, grids: list, bounds: dict, workers: int, cyclic: bool 
     spread over the workers. A grid that a dim makes smaller at run time skips the missing blocks
     (its tasks still count, so every wait is for the same number of tasks). `cyclic`: a launch of
     more blocks than workers deals them cyclically instead (task p of n: blocks p, p + n, ...), so
-    the workers sweep a weight matrix together as a kernel's blocks do."""
+    the workers sweep a weight matrix together as a kernel's blocks do. `homes` (one key per launch,
+    e.g. its task function): a launch of fewer tasks than workers goes to the workers its key's
+    first launch went to (the rest are dealt as without it), so a small task function runs on the
+    same SMs every layer, its code warm in their instruction caches, instead of on the next ones."""
     blocks = []
     for g in grids:
         n = int(sm.evaluate(g, bounds)) if sm.free_vars(g) else int(sm.evaluate(g, {}))
@@ -153,10 +156,12 @@ def build(launches: list, grids: list, bounds: dict, workers: int, cyclic: bool 
              [Task(i, a, b) for a, b in split_blocks(max(n, 1), workers)] for i, n in enumerate(blocks)]
     g = TaskGraph(blocks, tasks, dependencies(launches), [[] for _ in range(workers)])
     w = 0
+    home: dict = {}
     for i, ts in enumerate(tasks):
+        start = home.setdefault(homes[i], w) if homes is not None and len(ts) < workers else w
         for t in range(len(ts)):
-            g.workers[w].append((i, t))
-            w = (w + 1) % workers
+            g.workers[(start + t) % workers].append((i, t))
+        w = (w + len(ts)) % workers
     return g
 
 
