@@ -3,7 +3,10 @@ serial reference interpreter (the CPU program's kernels run in the orders a simu
 may finish them, every temporary in memory of its own, outputs bit-identical to program order), the
 schedule's static checks and deadlock freedom under random interleavings and random task dealing,
 and the generated source compiling with NVRTC. GPU runs: tests/test_megakernel_cuda.py."""
+import re
+
 import numpy as np
+
 import pytest
 
 import ember as em
@@ -234,7 +237,8 @@ def _nvrtc():
                                      {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
                                      {"fence": True}, {"cyclic": True},
                                      {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0},
-                                     {"decode_stages": 3}])
+                                     {"decode_stages": 3}, {"sticky": True}, {"evict": True, "stream": 65536},
+                                     {"compact": True}, {"compact": True, "replicate": True, "evict": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -252,6 +256,12 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     assert "__cluster_dims__" not in p.source and "em_task_sync" in p.source
     # the default task size gives every task the worker's thread count: no barrier over part of it
     assert mk["uniform_threads"] == ("threads" not in options), mk
+    # compact: one case per task function, a launch's buffers and grid from the tables (a replicated
+    # producer's consumer keeps a case of its own)
+    assert ("em_mk_fn_" in p.source) == options.get("compact", False)
+    if options.get("compact"):
+        assert len(re.findall(r"^      case \d+: ", p.source, re.M)) < mk["launches"]
+    assert ("em_mk_ldw(&" in p.source) == options.get("evict", False)
     g = p.megakernel_graph
     tg.validate(g)
     tg.simulate(g, seed=1, runs=3)

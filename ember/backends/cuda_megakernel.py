@@ -48,8 +48,8 @@ def _function_keys(source: str, launches: list) -> list:
 
     from ..codegen.cuda import split_program
     _, kernels = split_program(source)
-    return [hashlib.sha256((re.sub(rf"\b{re.escape(l.kernel)}\b", "K", kernels[l.kernel]) + str(l.config["block"])).encode()).hexdigest()
-            for l in launches]
+    text = [re.sub(rf"\b{re.escape(l.kernel)}\b", "K", kernels[l.kernel]) + str(l.config["block"]) for l in launches]
+    return [hashlib.sha256(t.encode()).hexdigest() for t in text]
 
 
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
@@ -57,7 +57,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
                        stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None,
-                       sticky: bool = False, evict: bool = False) -> Program:
+                       sticky: bool = False, evict: bool = False, compact: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -77,7 +77,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     workers the first launch of the same task function ran on (runtime/megakernel.py `build`'s
     homes: its code stays in those SMs' instruction caches); evict: the weight stream's requests come
     into L2 as evict-last and the tasks' 16-byte weight loads leave it evict-first (and skip L1), so
-    a longer stream window is not evicted by the weights being read."""
+    a longer stream window is not evicted by the weights being read; compact: the dispatcher calls
+    through one case per task function (codegen/cuda_megakernel_dispatch.py)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -112,7 +113,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
                  sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
                  fence=bool(fence), prologues=prologues, per_worker=per_worker, stream_blocks=int(stream_blocks),
-                 evict=bool(evict))
+                 evict=bool(evict), compact=bool(compact))
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -176,7 +177,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
-               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky), "evict": bool(evict),
+               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky), "evict": bool(evict), "compact": bool(compact),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []

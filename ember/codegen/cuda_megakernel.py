@@ -28,13 +28,10 @@ import re
 
 from .. import symbolic as sm
 from .cuda import split_program
+from .cuda_megakernel_dispatch import (COUNTER_STRIDE, SHARDS, STRIDE_HEAD, SYNC_COUNTERS, SYNC_EPOCH, SYNC_EXIT,  # noqa: F401
+                                      DISPATCH_HEAD, TIMEOUT_NS, dispatcher)
 
-SYNC_EPOCH, SYNC_EXIT, SYNC_COUNTERS = 0, 32, 64  # word offsets in the sync buffer; counters 32 words apart
-COUNTER_STRIDE = 32  # one 128-byte line per counter shard (no false sharing between hot counters)
-SHARDS = 8  # each launch's counter is split over this many words (task i bumps word i % SHARDS)
-STRIDE_HEAD = 6  # a task row: launch, first block, end block, number of waits, task index, block step; then (launch, count) pairs
 PREFETCH_MIN = 256 * 1024  # constants smaller than this are not prefetched (they stay in L2 anyway)
-TIMEOUT_NS = 5_000_000_000  # a wait this long is a hang: report and trap
 
 _FORBIDDEN = [
     (r"__cluster_dims__|em_cluster_|barrier\.cluster|%cluster", "thread-block clusters"),
@@ -312,47 +309,6 @@ __device__ __forceinline__ uint4 em_mk_ldw(const void* p) {
 }
 """
 
-DISPATCH_HEAD = """\
-#undef __syncthreads
-#ifndef EM_MK_TIMEOUT_NS
-#define EM_MK_TIMEOUT_NS @TIMEOUT@ull
-#endif
-#ifndef EM_MK_SPIN
-#define EM_MK_SPIN 64  /* tight polls of a wait before it sleeps between polls (option spin) */
-#endif
-#ifndef EM_MK_SLEEP_NS
-#define EM_MK_SLEEP_NS 64  /* (option sleep_ns) */
-#endif
-__device__ __forceinline__ unsigned long long em_mk_now() {
-  unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t;
-}
-__device__ __forceinline__ unsigned em_mk_hash(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
-}
-__device__ __forceinline__ unsigned em_mk_load_acquire(const unsigned* p) {
-  unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
-}
-__device__ __forceinline__ void em_mk_signal(unsigned* p) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
-}
-__device__ __noinline__ void em_mk_hang(const unsigned* c, unsigned need, int worker, int launch) {
-  printf("ember megakernel: worker %d waited over %llu ms for launch %d (a counter at %u, needs %u): a hang\\n",
-         worker, (unsigned long long)(EM_MK_TIMEOUT_NS / 1000000ull), launch, *(volatile const unsigned*)c, need);
-  __trap();
-}
-__device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int worker, int launch) {
-  /* need is (that shard's tasks per run) * (epoch + 1): compared by a signed difference, so it wraps safely */
-  for (int spin = 0; spin < EM_MK_SPIN; ++spin)
-    if ((int)(em_mk_load_acquire(c) - need) >= 0) return;
-  const unsigned long long t0 = em_mk_now();
-  while ((int)(em_mk_load_acquire(c) - need) < 0) {
-    __nanosleep(EM_MK_SLEEP_NS);
-    if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) em_mk_hang(c, need, worker, launch);
-  }
-}
-"""
-
-
 def _grid_c(grid, dims: list) -> str:
     return sm.render_c(grid, {d: f"em_dims_[{i}]" for i, d in enumerate(dims)})
 
@@ -361,7 +317,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
            prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True,
            prologues: dict | None = None, per_worker: dict | None = None, stream_blocks: int = 0,
-           evict: bool = False) -> str:
+           evict: bool = False, compact: bool = False) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -377,7 +333,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     barrier alone); `prologues`: {launch index: a one-block launch} run by each of that launch's tasks
     first (the megakernel's option `replicate`), and `per_worker`: {buffer: elements} of the buffers
     each worker has a slice of (the prologue's output: worker w's at w * elements); `stream_blocks`:
-    task functions ask L2 for their weights that many blocks ahead (`task_function`'s `ahead`)."""
+    task functions ask L2 for their weights that many blocks ahead (`task_function`'s `ahead`);
+    `evict`: `task_function`'s; `compact`: the dispatcher's compact form (one case per task function,
+    codegen/cuda_megakernel_dispatch.py)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -420,8 +378,8 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
                                       if a in constants and sizes and sizes.get(a, 0) >= PREFETCH_MIN])
                 for i, l in enumerate(launches)]
     streamed = sorted({s for _, _, consts in prefetch for s, _ in consts}) if stream else []
-    out.append(_dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap,
-                           streamed, fence))
+    out.append(dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap,
+                           streamed, fence, compact))
     return "\n\n".join(out) + "\n"
 
 
@@ -435,131 +393,3 @@ def _sync_free(fn: str) -> bool:
     return _SYNCS.search(fn) is None
 
 
-def _prefetch_cases(prefetch: list, cap: int) -> str:
-    """Per launch, its large constants' slices for a task's blocks [first, end) of `blocks`, as
-    L2 prefetches of at most `cap` bytes each (the weights a GEMV task streams: rows in proportion)."""
-    out = []
-    for i, blocks, consts in prefetch:
-        if not consts or blocks <= 0:
-            continue
-        lines = [f"      case {i}: {{"]
-        for slot, nbytes in consts:
-            lines.append(f"        {{ const unsigned long long lo = {nbytes}ull * first / {blocks}u, "
-                         f"hi = {nbytes}ull * end / {blocks}u; em_mk_prefetch(p{slot}, lo, lo + {cap}ull < hi ? lo + {cap}ull : hi); }}")
-        lines.append("        break;\n      }")
-        out.append("\n".join(lines))
-    return "\n".join(out)
-
-
-def _stream_src(slots: list, nbuf: int, thread: int) -> str:
-    """The weight stream's step before a task waits: one thread asks L2 for the task's segments of
-    the worker's window (runtime/megakernel.py `stream_window`: slot, first and end 16-byte unit)."""
-    if not slots:
-        return ""
-    cases = " ".join(f"case {s}: w = p{s}; break;" for s in slots)
-    return f"""    if (threadIdx.x == {thread}) {{  /* the weight stream: this worker's next bytes of weights asked of L2 */
-      const int* pf = (const int*)p{nbuf - 3};
-      for (int s = pf[1 + t]; s < pf[2 + t]; ++s) {{
-        const int* q = pf + pf[0] + 3 * s;
-        const void* w = 0;
-        switch (q[0]) {{ {cases} default: break; }}
-        if (w) em_mk_prefetch(w, 16ull * (unsigned)q[1], 16ull * (unsigned)q[2]);
-      }}
-    }}
-"""
-
-
-def _dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, width: int, name: str,
-                prefetch: list | None = None, prefetch_cap: int = 0, streamed: list | None = None,
-                fence: bool = True) -> str:
-    params = ", ".join(f"void* p{i}" for i in range(nbuf))
-    tasks, sync = f"((const int*)p{nbuf - 2})", f"((unsigned*)p{nbuf - 1})"
-    dparam = ", const long long* __restrict__ em_dims_" if dims else ""
-    cases = []
-    for i, fname, args, block, grid, pro in calls:
-        guard = f"if (threadIdx.x < {block}) " if block < threads else ""
-        # (a replicated one-block producer: each task runs it into the worker's slice of its output
-        # first, then the barrier; its consumer's blocks read that slice)
-        pre = "" if pro is None else (f"if (first < e) {{ {'if (threadIdx.x < %d) ' % pro[2] if pro[2] < threads else ''}"
-                                      f"{pro[0]}({', '.join(pro[1] + ['0u', '1u', '1u', '1u'])}); __syncthreads(); }}\n        ")
-        # (the task function loops over its blocks; one without shared memory or barriers runs them
-        # back to back, each warp on to its next block's rows without waiting for the others: the
-        # barrier after the switch ends the task)
-        cases.append(f"""      case {i}: {{
-        const unsigned nb = (unsigned)({grid});
-        const unsigned e = end < nb ? end : nb;
-        {pre}{guard}if (first < e) {fname}({', '.join(args + ['first', 'e', 'nb', 'step'])});
-        break;
-      }}""")
-    cases_src = "\n".join(cases)
-    pf = _prefetch_cases(prefetch or [], prefetch_cap) if prefetch_cap else ""
-    pf_src = f"""    if (threadIdx.x == 32) {{  /* this task's weights start for L2 while its inputs are awaited */
-      switch (launch) {{
-{pf}
-      default: break;
-      }}
-    }}
-""" if pf else ""
-    pf_src += _stream_src(streamed or [], nbuf, 32 if threads > 32 else 0)
-    # (an acquire load then the block's barrier is enough for the block to see the producers' writes,
-    # as CUTLASS's semaphores have it: fence=False drops the fence grid.sync keeps after its wait)
-    fence_src = "          __threadfence();" if fence else "          /* (acquire, then the block barrier) */"
-    C, S, L = SYNC_COUNTERS, SHARDS, COUNTER_STRIDE
-    return f"""extern "C" __global__ void __launch_bounds__({threads}, {min_blocks}) {name}({params}{dparam}) {{
-  const int* em_tab_ = {tasks};
-  unsigned* em_sync_ = {sync};
-  __shared__ unsigned em_epoch_;
-  if (threadIdx.x == 0) em_epoch_ = *(volatile unsigned*)(em_sync_ + {SYNC_EPOCH});
-  __syncthreads();
-  const unsigned epoch = em_epoch_;
-  const int nworkers = (int)gridDim.x, worker = (int)blockIdx.x;
-  const int first_task = em_tab_[worker], last_task = em_tab_[worker + 1];
-  for (int t = first_task; t < last_task; ++t) {{
-    const int* row = em_tab_ + (nworkers + 1) + t * {width};
-    const int launch = row[0];
-    const unsigned first = (unsigned)row[1], end = (unsigned)row[2], step = (unsigned)row[5];
-{pf_src}    if (threadIdx.x < 32) {{  /* warp 0 waits for every shard of every launch this one depends on */
-      const int nw = row[3];
-      for (int q = threadIdx.x; q < nw * {S}; q += 32) {{
-        const int d = row[{STRIDE_HEAD} + 2 * (q / {S})], j = q % {S};
-        const unsigned n = (unsigned)row[{STRIDE_HEAD + 1} + 2 * (q / {S})];
-        const unsigned per = (n + {S - 1}u - (unsigned)j) / {S}u;  /* tasks of d in shard j */
-        if (per) {{
-          em_mk_wait(em_sync_ + {C} + (d * {S} + j) * {L}, per * (epoch + 1u), worker, d);
-{fence_src}
-        }}
-      }}
-#ifdef EM_MK_JITTER
-      if (threadIdx.x == 0) __nanosleep(em_mk_hash((unsigned)t * 2654435761u ^ epoch * 40503u ^ EM_MK_JITTER) % 4096u);
-#endif
-#ifdef EM_MK_TRACE
-      if (threadIdx.x == 0) ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
-#endif
-      if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];
-      __syncwarp();  /* the lanes left the spin waits at different times: reconverge before the block barrier */
-    }}
-    __syncthreads();
-    switch (launch) {{
-{cases_src}
-      default: break;
-    }}
-    __syncthreads();
-    if (threadIdx.x == 0) {{
-#ifdef EM_MK_JITTER
-      __nanosleep(em_mk_hash((unsigned)t * 40503u ^ epoch * 2654435761u ^ EM_MK_JITTER) % 4096u);
-#endif
-#ifdef EM_MK_TRACE
-      ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t + 1] = em_mk_now();
-#endif
-      em_mk_signal(em_sync_ + {C} + (launch * {S} + row[4] % {S}) * {L});
-    }}
-  }}
-  if (threadIdx.x == 0) {{  /* the last worker out advances the epoch for the next run */
-    __threadfence();
-    if (atomicAdd(em_sync_ + {SYNC_EXIT}, 1u) == (unsigned)nworkers - 1u) {{
-      em_sync_[{SYNC_EXIT}] = 0u;
-      __threadfence();
-      atomicAdd(em_sync_ + {SYNC_EPOCH}, 1u);
-    }}
-  }}
-}}"""
