@@ -215,6 +215,29 @@ def test_stream_window_covers_each_workers_stream_ahead_of_it(seed):
         assert flat == [x for x in order if x in set(flat)]  # in the worker's order
 
 
+def test_idle_stream_asks_the_bytes_past_each_window_once_in_small_pieces():
+    """With `idle`, each task's table has its window's segments, then pieces of the next `idle` bytes
+    (not asked by an earlier task's idle pieces), each at most IDLE_CHUNK: the worker asks for them
+    only while it waits."""
+    ls = [_launch(["w0", "x", "y"], ["y"]), _launch(["y", "z"], ["z"]), _launch(["w1", "z", "u"], ["u"])]
+    g = tg.build(ls, [em.symbolic.sym(4), em.symbolic.sym(1), em.symbolic.sym(8)], {}, workers=2)
+    weights = [[(0, 4096 * 16)], [], [(3, 8192 * 16)]]
+    plain = tg.stream_window(g, weights, 3000)
+    arr = tg.stream_window(g, weights, 3000, idle=40000)
+    off = int(arr[0])
+    ntasks = sum(len(lst) for lst in g.workers)
+    assert off == 1 + 2 * ntasks + 1
+
+    def segs(a, b):
+        return [tuple(int(v) for v in arr[off + 3 * s: off + 3 * s + 3]) for s in range(int(arr[a]), int(arr[b]))]
+    for t in range(ntasks):  # the window's segments are the plain table's
+        assert segs(1 + 2 * t, 2 + 2 * t) == _window_segments(plain, t)
+    idle0 = segs(2, 3)  # worker 0's first task: the 40000 stream bytes past its 3000-byte window
+    assert sum(16 * (e - b) for _, b, e in idle0) == 40000 and all(16 * (e - b) <= tg.IDLE_CHUNK for _, b, e in idle0)
+    flat = [(slot, u) for t in range(3) for slot, b, e in segs(2 + 2 * t, 3 + 2 * t) for u in range(b, e)]
+    assert len(flat) == len(set(flat))  # no piece twice over one worker's tasks
+
+
 # ---------------------------------------------------------------- the generated source (NVRTC, no GPU)
 
 def _tiny_llm(tmp_path, layers=2, hidden=64, vocab=97):
@@ -237,8 +260,8 @@ def _nvrtc():
                                      {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
                                      {"fence": True}, {"cyclic": True},
                                      {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0},
-                                     {"decode_stages": 3}, {"sticky": True}, {"evict": True, "stream": 65536},
-                                     {"compact": True}, {"compact": True, "replicate": True, "evict": True}])
+                                     {"decode_stages": 3}, {"sticky": False}, {"evict": False, "stream": 65536},
+                                     {"compact": False}, {"replicate": True}, {"idle": 65536, "idle_ns": 100}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -258,10 +281,11 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     assert mk["uniform_threads"] == ("threads" not in options), mk
     # compact: one case per task function, a launch's buffers and grid from the tables (a replicated
     # producer's consumer keeps a case of its own)
-    assert ("em_mk_fn_" in p.source) == options.get("compact", False)
-    if options.get("compact"):
+    assert ("em_mk_fn_" in p.source) == options.get("compact", True)
+    if options.get("compact", True):
         assert len(re.findall(r"^      case \d+: ", p.source, re.M)) < mk["launches"]
-    assert ("em_mk_ldw(&" in p.source) == options.get("evict", False)
+    assert ("em_mk_ldw(&" in p.source) == options.get("evict", True)
+    assert ("em_mk_waiting_" in p.source) == bool(options.get("idle"))
     g = p.megakernel_graph
     tg.validate(g)
     tg.simulate(g, seed=1, runs=3)

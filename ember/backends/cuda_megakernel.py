@@ -57,7 +57,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
                        stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None,
-                       sticky: bool = False, evict: bool = False, compact: bool = False) -> Program:
+                       sticky: bool = True, evict: bool = True, compact: bool = True, idle: int = 0,
+                       idle_ns: int | None = None) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -78,7 +79,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     homes: its code stays in those SMs' instruction caches); evict: the weight stream's requests come
     into L2 as evict-last and the tasks' 16-byte weight loads leave it evict-first (and skip L1), so
     a longer stream window is not evicted by the weights being read; compact: the dispatcher calls
-    through one case per task function (codegen/cuda_megakernel_dispatch.py)."""
+    through one case per task function (codegen/cuda_megakernel_dispatch.py); idle: bytes past the
+    stream's window each task may ask L2 for, a piece at a time with idle_ns between pieces, while its
+    worker waits (the idle stream: weights load while the worker would be idle)."""
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -103,6 +106,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     prologues, per_worker, deps_view = {}, {}, launches
     if replicate:
         launches, grids, deps_view, prologues, per_worker = _replicate(launches, grids, bounds, base, env)
+    use_idle = bool(stream) and int(idle) > 0 and threads > 32  # (thread 32 runs the stream beside warp 0's waits)
     used = list(dict.fromkeys(a for l in launches + list(prologues.values()) for a in l.args))
     args = used + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
@@ -113,7 +117,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
                  sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
                  fence=bool(fence), prologues=prologues, per_worker=per_worker, stream_blocks=int(stream_blocks),
-                 evict=bool(evict), compact=bool(compact))
+                 evict=bool(evict), compact=bool(compact), idle=use_idle)
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -135,7 +139,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         graphs.append(graph)
         tables.append(graph.table(shape.width))
         if stream:  # (the weights each launch reads, as the dispatcher names them: slots of `args`)
-            windows.append(tg.stream_window(graph, weights[a:b], int(stream)))
+            windows.append(tg.stream_window(graph, weights[a:b], int(stream), int(idle) if use_idle else 0))
         ntasks = sum(len(t) for t in graph.tasks)
         syncs.append(np.zeros(counters + (4 * ntasks + 2 if trace else 0), np.int32))  # (uint32 on the device)
     graph = graphs[0]
@@ -154,6 +158,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         defines += f"#define EM_MK_SLEEP_NS {int(sleep_ns)}\n"
     if evict:
         defines += "#define EM_MK_EVICT 1\n"
+    if idle_ns is not None:
+        defines += f"#define EM_MK_IDLE_NS {int(idle_ns)}\n"
     if os.environ.get("EMBER_MK_BAR0_WHEN_FULL"):  # (a racecheck probe: a task over every thread syncs on barrier 0)
         defines += "#define EM_MK_BAR0_WHEN_FULL 1\n"
     buffers = dict(base.buffers)
@@ -177,7 +183,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
-               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky), "evict": bool(evict), "compact": bool(compact),
+               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky), "evict": bool(evict), "compact": bool(compact), "idle": int(idle), "idle_ns": idle_ns,
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []

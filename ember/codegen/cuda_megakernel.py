@@ -317,7 +317,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
            prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True,
            prologues: dict | None = None, per_worker: dict | None = None, stream_blocks: int = 0,
-           evict: bool = False, compact: bool = False) -> str:
+           evict: bool = False, compact: bool = False, idle: bool = False) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -335,7 +335,8 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     each worker has a slice of (the prologue's output: worker w's at w * elements); `stream_blocks`:
     task functions ask L2 for their weights that many blocks ahead (`task_function`'s `ahead`);
     `evict`: `task_function`'s; `compact`: the dispatcher's compact form (one case per task function,
-    codegen/cuda_megakernel_dispatch.py)."""
+    codegen/cuda_megakernel_dispatch.py); `idle`: the stream's table holds idle pieces too
+    (runtime/megakernel.py `stream_window`), asked for while a worker waits."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -379,7 +380,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
                 for i, l in enumerate(launches)]
     streamed = sorted({s for _, _, consts in prefetch for s, _ in consts}) if stream else []
     out.append(dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap,
-                           streamed, fence, compact))
+                           streamed, fence, compact, idle))
     return "\n\n".join(out) + "\n"
 
 

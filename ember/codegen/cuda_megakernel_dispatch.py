@@ -29,6 +29,9 @@ DISPATCH_HEAD = """\
 #ifndef EM_MK_SPIN
 #define EM_MK_SPIN 64  /* tight polls of a wait before it sleeps between polls (option spin) */
 #endif
+#ifndef EM_MK_IDLE_NS
+#define EM_MK_IDLE_NS 256  /* the idle stream's pause between pieces (option idle_ns) */
+#endif
 #ifndef EM_MK_SLEEP_NS
 #define EM_MK_SLEEP_NS 64  /* (option sleep_ns) */
 #endif
@@ -78,19 +81,34 @@ def _prefetch_cases(prefetch: list, cap: int) -> str:
     return "\n".join(out)
 
 
-def _stream_src(slots: list, nbuf: int, thread: int, compact: bool = False) -> str:
+def _stream_src(slots: list, nbuf: int, thread: int, compact: bool = False, idle: bool = False) -> str:
     """The weight stream's step before a task waits: one thread asks L2 for the task's segments of
     the worker's window (runtime/megakernel.py `stream_window`: slot, first and end 16-byte unit)."""
     if not slots:
         return ""
     cases = "default: w = em_ptr_[q[0]]; break;" if compact else " ".join(f"case {s}: w = p{s}; break;" for s in slots)
-    return f"""    if (threadIdx.x == {thread}) {{  /* the weight stream: this worker's next bytes of weights asked of L2 */
-      const int* pf = (const int*)p{nbuf - 3};
-      for (int s = pf[1 + t]; s < pf[2 + t]; ++s) {{
-        const int* q = pf + pf[0] + 3 * s;
+    ask = f"""const int* q = pf + pf[0] + 3 * s;
         const void* w = 0;
         switch (q[0]) {{ {cases}{'' if compact else ' default: break;'} }}
-        if (w) em_mk_prefetch(w, 16ull * (unsigned)q[1], 16ull * (unsigned)q[2]);
+        if (w) em_mk_prefetch(w, 16ull * (unsigned)q[1], 16ull * (unsigned)q[2]);"""
+    if not idle:
+        return f"""    if (threadIdx.x == {thread}) {{  /* the weight stream: this worker's next bytes of weights asked of L2 */
+      const int* pf = (const int*)p{nbuf - 3};
+      for (int s = pf[1 + t]; s < pf[2 + t]; ++s) {{
+        {ask}
+      }}
+    }}
+"""
+    # (the idle stream: further pieces, one at a time, while warp 0 still waits — em_mk_waiting_ is
+    # set before the barrier that ends the previous task and cleared by warp 0 when its waits are done)
+    return f"""    if (threadIdx.x == {thread}) {{  /* the weight stream: this worker's next bytes of weights asked of L2 */
+      const int* pf = (const int*)p{nbuf - 3};
+      for (int s = pf[1 + 2 * t]; s < pf[2 + 2 * t]; ++s) {{
+        {ask}
+      }}
+      for (int s = pf[2 + 2 * t]; s < pf[3 + 2 * t] && em_mk_waiting_; ++s) {{
+        {ask}
+        __nanosleep(EM_MK_IDLE_NS);
       }}
     }}
 """
@@ -98,7 +116,7 @@ def _stream_src(slots: list, nbuf: int, thread: int, compact: bool = False) -> s
 
 def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, width: int, name: str,
                 prefetch: list | None = None, prefetch_cap: int = 0, streamed: list | None = None,
-                fence: bool = True, compact: bool = False) -> str:
+                fence: bool = True, compact: bool = False, idle: bool = False) -> str:
     params = ", ".join(f"void* p{i}" for i in range(nbuf))
     shared = _compact(calls, nbuf, threads, streamed or []) if compact else None
     if shared is not None:
@@ -131,7 +149,8 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
       }}
     }}
 """ if pf else ""
-    pf_src += _stream_src(streamed or [], nbuf, 32 if threads > 32 else 0, shared is not None)
+    idle = idle and bool(streamed)
+    pf_src += _stream_src(streamed or [], nbuf, 32 if threads > 32 else 0, shared is not None, idle)
     # (an acquire load then the block's barrier is enough for the block to see the producers' writes,
     # as CUTLASS's semaphores have it: fence=False drops the fence grid.sync keeps after its wait)
     fence_src = "          __threadfence();" if fence else "          /* (acquire, then the block barrier) */"
@@ -141,6 +160,9 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
       default: break;
     }}"""
     head_src = ""
+    idle_head = ("\n  __shared__ volatile int em_mk_waiting_;\n  if (threadIdx.x == 0) em_mk_waiting_ = 1;" if idle else "")
+    idle_clear = "\n      if (threadIdx.x == 0) em_mk_waiting_ = 0;" if idle else ""
+    idle_set = "\n    if (threadIdx.x == 0) em_mk_waiting_ = 1;  /* (the next task's idle stream may run until its waits end) */" if idle else ""
     if shared is not None:
         call_src = fn_cases[0] + f""" else switch (launch) {{
 {cases_src}
@@ -152,7 +174,7 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
   unsigned* em_sync_ = {sync};
   __shared__ unsigned em_epoch_;
   if (threadIdx.x == 0) em_epoch_ = *(volatile unsigned*)(em_sync_ + {SYNC_EPOCH});
-{head_src}
+{head_src}{idle_head}
   __syncthreads();
   const unsigned epoch = em_epoch_;
   const int nworkers = (int)gridDim.x, worker = (int)blockIdx.x;
@@ -178,11 +200,11 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
 #ifdef EM_MK_TRACE
       if (threadIdx.x == 0) ((unsigned long long*)p{nbuf - 1})[EM_MK_TRACE + 2 * t] = em_mk_now();
 #endif
-      if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];
+      if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];{idle_clear}
       __syncwarp();  /* the lanes left the spin waits at different times: reconverge before the block barrier */
     }}
     __syncthreads();
-    {call_src}
+    {call_src}{idle_set}
     __syncthreads();
     if (threadIdx.x == 0) {{
 #ifdef EM_MK_JITTER

@@ -247,9 +247,21 @@ def deal_randomly(g: TaskGraph, seed: int) -> None:
 
 
 STREAM_CHUNK = 1 << 18  # one L2 prefetch instruction covers at most this many bytes
+IDLE_CHUNK = 8 * 1024  # the idle stream's pieces: asked for one at a time while a worker waits
 
 
-def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
+def _slices_of(stream: list, a: int, e: int, chunk: int) -> list:
+    """(slot, first 16-byte unit, end 16-byte unit) pieces of at most `chunk` bytes covering stream
+    bytes [a, e) (`stream`: (offset, slot, lo, hi) slices in order)."""
+    out = []
+    for off, slot, lo, hi in stream:
+        s, f = max(lo, lo + (a - off)), min(hi, lo + (e - off))
+        for c in range(s, f, chunk):
+            out.append((slot, c >> 4, min(f, c + chunk) >> 4))
+    return out
+
+
+def stream_window(g: TaskGraph, weights: list, window: int, idle: int = 0) -> np.ndarray:
     """Per task (in table order), the L2 prefetches that keep each worker's next `window` bytes of
     weights requested ahead of it: the weight stream (docs/megakernel.md, twenty-ninth session).
 
@@ -259,8 +271,14 @@ def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
     L2 for the part of [start of t, start of t + window) not asked for yet, so weights load while
     the worker waits at a hand-off or runs a task that reads none.
 
+    `idle` > 0: per task also the next `idle` bytes past the window (not asked for by an earlier
+    task's), in IDLE_CHUNK pieces, which the worker asks for one by one only while it waits (the
+    megakernel's option `idle`: weights load while the worker would otherwise be idle, and not
+    while it streams).
+
     Returned as one int32 array: [segments' offset, then per task the index of its first segment
-    (ntasks + 1 entries)], then per segment (slot, first 16-byte unit, end 16-byte unit)."""
+    (ntasks + 1 entries; with `idle`, 2 ntasks + 1: a task's window, then its idle pieces)], then
+    per segment (slot, first 16-byte unit, end 16-byte unit)."""
     starts, segs = [0], []
     for lst in g.workers:
         stream = []  # (stream offset, slot, lo, hi) of every slice, in the worker's order
@@ -274,7 +292,7 @@ def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
                 if hi > lo:
                     stream.append((pos, slot, lo, hi))
                     pos += hi - lo
-        asked, k = 0, 0  # stream bytes asked for so far; first slice that may still hold some
+        asked, k, asked_idle = 0, 0, 0  # stream bytes asked for so far; first slice that may still hold some
         for start in at_task:
             a, e = max(asked, start), start + window
             while k < len(stream) and stream[k][0] + stream[k][3] - stream[k][2] <= a:
@@ -290,6 +308,11 @@ def stream_window(g: TaskGraph, weights: list, window: int) -> np.ndarray:
                     j += 1
             asked = max(asked, min(e, pos))
             starts.append(len(segs))
+            if idle > 0:
+                lo_i = max(asked_idle, start + window)
+                segs += _slices_of(stream, lo_i, min(start + window + idle, pos), IDLE_CHUNK)
+                asked_idle = max(asked_idle, min(start + window + idle, pos))
+                starts.append(len(segs))
     out = np.asarray([1 + len(starts)] + starts, np.int64)
     if segs and max(max(s[1], s[2]) for s in segs) >= 2 ** 31:
         raise ValueError("a weight over 32 GB cannot be streamed")
