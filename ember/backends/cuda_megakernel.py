@@ -183,7 +183,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "launches": len(launches), "max_waits": max(g.max_waits for g in graphs), "seed": seed, "jitter": jitter,
                "prefetch": int(prefetch), "stream": int(stream), "fence": bool(fence), "cyclic": bool(cyclic),
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
-               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky), "evict": bool(evict), "compact": bool(compact), "idle": int(idle), "idle_ns": idle_ns,
+               "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky),
+               "evict": bool(evict), "compact": bool(compact), "idle": int(idle), "idle_ns": idle_ns,
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []
