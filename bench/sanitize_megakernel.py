@@ -6,8 +6,10 @@ against the same megakernel run by one worker.
 
     EMBER_MK_TIMEOUT_S=600 compute-sanitizer --tool racecheck python3 bench/sanitize_megakernel.py
 
-(the watchdog's 5 s would fire under the sanitizer's slowdown: EMBER_MK_TIMEOUT_S raises it)
+(the watchdog's 5 s would fire under the sanitizer's slowdown: EMBER_MK_TIMEOUT_S raises it;
+EMBER_MK_SAN_OPTIONS='{"per_sm": 1, "threads": 256}' sanitizes another form)
 """
+import json
 import os
 import sys
 import tempfile
@@ -32,6 +34,7 @@ def main() -> int:
     llm = L.load(d, device="cuda", dtype="bfloat16", max_seq_len=128)
     progs = {}
     extra = {"threads": int(os.environ["EMBER_MK_SAN_THREADS"])} if os.environ.get("EMBER_MK_SAN_THREADS") else {}
+    extra.update(json.loads(os.environ.get("EMBER_MK_SAN_OPTIONS", "{}")))  # (megakernel_options as JSON)
     for name, opts in (("mk", dict(extra)), ("serial", dict(extra, workers=1))):
         outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
         progs[name] = em.compile(outs, device="cuda", writes=writes, dim_bounds={"P": 127}, megakernel=True,
