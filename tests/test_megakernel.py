@@ -238,6 +238,28 @@ def test_idle_stream_asks_the_bytes_past_each_window_once_in_small_pieces():
     assert len(flat) == len(set(flat))  # no piece twice over one worker's tasks
 
 
+def test_preload_table_takes_each_tasks_first_weight_bytes_within_the_budget():
+    """Per task, its weights' first bytes — the budget split between them — in 16-byte units; a
+    launch without preloaded weights has no entries."""
+    ls = [_launch(["w0", "w1", "x", "y"], ["y"]), _launch(["y", "z"], ["z"]), _launch(["w2", "z", "u"], ["u"])]
+    g = tg.build(ls, [em.symbolic.sym(4), em.symbolic.sym(1), em.symbolic.sym(8)], {}, workers=2)
+    weights = [[(0, 5, 4096), (1, 6, 8192)], [], [(0, 7, 65536)]]
+    arr = tg.preload_table(g, weights, 3000)
+    off = int(arr[0])
+
+    def entries(t):
+        return [tuple(int(v) for v in arr[off + 4 * s: off + 4 * s + 4]) for s in range(int(arr[1 + t]), int(arr[2 + t]))]
+    # worker 0: launch 0 blocks [0, 2) (w0 [0, 2048), w1 [0, 4096): 1488 bytes each), launch 1, launch 2 blocks [4, 8)
+    assert g.workers[0] == [(0, 0), (1, 0), (2, 1)]
+    assert entries(0) == [(0, 5, 0, 93), (1, 6, 0, 93)]
+    assert entries(1) == []
+    assert entries(2) == [(0, 7, 32768 // 16, 3000 // 16)]
+    assert entries(3) == [(0, 5, 128, 93), (1, 6, 256, 93)]  # worker 1: launch 0 blocks [2, 4)
+    with pytest.raises(ValueError, match="preload needs evict"):
+        from ember.backends.cuda_megakernel import megakernel_program
+        megakernel_program(None, None, preload=4096, evict=False)
+
+
 # ---------------------------------------------------------------- the generated source (NVRTC, no GPU)
 
 def _tiny_llm(tmp_path, layers=2, hidden=64, vocab=97):
@@ -261,7 +283,8 @@ def _nvrtc():
                                      {"fence": True}, {"cyclic": True},
                                      {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0},
                                      {"decode_stages": 3}, {"sticky": False}, {"evict": False, "stream": 65536},
-                                     {"compact": False}, {"replicate": True}, {"idle": 65536, "idle_ns": 100}])
+                                     {"compact": False}, {"replicate": True}, {"idle": 65536, "idle_ns": 100},
+                                     {"preload": 32768}, {"preload": 16384, "replicate": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -284,8 +307,9 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     assert ("em_mk_fn_" in p.source) == options.get("compact", True)
     if options.get("compact", True):
         assert len(re.findall(r"^      case \d+: ", p.source, re.M)) < mk["launches"]
-    assert ("em_mk_ldw(&" in p.source) == options.get("evict", True)
+    assert ("em_mk_ldw(&" in p.source or "em_mk_ldw_p(&" in p.source) == options.get("evict", True)
     assert ("em_mk_waiting_" in p.source) == bool(options.get("idle"))
+    assert ("em_mk_ldw_p(&" in p.source) == bool(options.get("preload")) and mk["preload"] == options.get("preload", 0)
     g = p.megakernel_graph
     tg.validate(g)
     tg.simulate(g, seed=1, runs=3)

@@ -23,6 +23,7 @@ from ..runtime.program import BufferSpec, Launch, Program
 # a 32 KB weight stream 1.460 -> 1.440 and 1.416 -> 1.396 ms (64 KB and more were slower: 1.52-1.74,
 # L2 thrashed); waits without the fence after their acquire 1.463 -> 1.416 (150 fuzzed runs equal)
 STREAM_WINDOW = 32 * 1024
+PRELOAD_MAX = 40 * 1024  # the preload's buffer (static shared memory: 48 KB a block in all)
 REGS_PER_THREAD = 64  # the register budget a worker is compiled for: workers per SM = 65536 / (64 * threads)
 
 
@@ -52,13 +53,33 @@ def _function_keys(source: str, launches: list) -> list:
     return [hashlib.sha256(t.encode()).hexdigest() for t in text]
 
 
+def _preloaded(source: str, launches: list, args: list, constants: set, sizes: dict) -> list:
+    """Per launch, [(parameter position, slot of `args`, bytes)] of the weights its task function
+    reads through the preload: large constants (PREFETCH_MIN) of a kernel without dynamic shared
+    memory (the buffer is the worker's own, beside it), as codegen/cuda_megakernel.py `task_function`
+    redirects them."""
+    import re
+
+    from ..codegen.cuda import split_program
+    from ..codegen.cuda_megakernel_dispatch import PRELOAD_SLOTS
+    _, kernels = split_program(source)
+    out = []
+    for l in launches:
+        body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", kernels[l.kernel])
+        uses_smem = "em_dyn_smem" in body
+        out.append([] if uses_smem else
+                   [(k, args.index(a), sizes[a]) for k, a in enumerate(l.args)
+                    if a in constants and sizes.get(a, 0) >= PREFETCH_MIN and k < PRELOAD_SLOTS])
+    return out
+
+
 def megakernel_program(base: Program, target, workers: int | None = None, per_sm: int | None = None,
                        seed: int | None = None, jitter: int | None = None, trace: bool = False,
                        prefetch: int = 0, free_running: bool = True, stream: int = STREAM_WINDOW,
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
                        stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None,
                        sticky: bool = True, evict: bool = True, compact: bool = True, idle: int = 0,
-                       idle_ns: int | None = None) -> Program:
+                       idle_ns: int | None = None, preload: int = 0) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -81,7 +102,15 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     a longer stream window is not evicted by the weights being read; compact: the dispatcher calls
     through one case per task function (codegen/cuda_megakernel_dispatch.py); idle: bytes past the
     stream's window each task may ask L2 for, a piece at a time with idle_ns between pieces, while its
-    worker waits (the idle stream: weights load while the worker would be idle)."""
+    worker waits (the idle stream: weights load while the worker would be idle); preload: bytes of
+    each worker's shared memory that each GEMV-like task's first weights are copied into (bulk copies
+    on an mbarrier) before its wait, read from there by the task (runtime/megakernel.py
+    `preload_table`; needs evict and compact)."""
+    if preload and not (evict and compact):
+        raise ValueError("megakernel option preload needs evict=True and compact=True")
+    if preload and (int(preload) % 16 or not 0 < int(preload) <= PRELOAD_MAX):
+        raise ValueError(f"megakernel option preload: {preload} bytes is not a multiple of 16 up to {PRELOAD_MAX} "
+                         "(the buffer is static shared memory, 48 KB a block with the dispatcher's own)")
     if any(l.collective for l in base.launches):
         raise NotTaskable("a program with collectives (they run between kernels)")
     # a kernel's per-launch workspace (flash-decoding's partials and arrival counters, zero at upload,
@@ -108,7 +137,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         launches, grids, deps_view, prologues, per_worker = _replicate(launches, grids, bounds, base, env)
     use_idle = bool(stream) and int(idle) > 0 and threads > 32  # (thread 32 runs the stream beside warp 0's waits)
     used = list(dict.fromkeys(a for l in launches + list(prologues.values()) for a in l.args))
-    args = used + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
+    use_preload = int(preload) > 0 and threads > 32
+    args = used + (["mk_pl"] if use_preload else []) + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
     sizes.update(workspaces)
     # the source depends on the launches' blocks and the table's row width, not on the number of
@@ -117,7 +147,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     src = render(base.source, launches, args, constants, list(base.dims), shape, threads, "@PER_SM@", shape.width,
                  sizes=sizes, prefetch_cap=int(prefetch), free_running=free_running, stream=bool(stream),
                  fence=bool(fence), prologues=prologues, per_worker=per_worker, stream_blocks=int(stream_blocks),
-                 evict=bool(evict), compact=bool(compact), idle=use_idle)
+                 evict=bool(evict), compact=bool(compact), idle=use_idle, preload=int(preload) if use_preload else 0)
     k = per_sm or workers_per_sm(threads, smem, target, static_shared_bytes(src))
     src = src.replace("@PER_SM@", str(k))
     nworkers = workers or k * int(target.sm_count)
@@ -128,7 +158,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                 if a in constants and sizes.get(a, 0) >= PREFETCH_MIN] for l in launches]
     counters = SYNC_COUNTERS + len(launches) * SHARDS * COUNTER_STRIDE
     trace_at = (counters + 1) // 2  # (in 64-bit words)
-    graphs, tables, syncs, windows = [], [], [], []
+    graphs, tables, syncs, windows, preloads = [], [], [], [], []
+    preloaded = _preloaded(base.source, launches, args, constants, sizes) if use_preload else []
     homes = _function_keys(base.source, launches) if sticky else None
     for a, b in ranges:  # (one slice: the whole program)
         graph = tg.build(deps_view[a:b], grids[a:b], bounds, nworkers, cyclic, None if homes is None else homes[a:b])
@@ -140,6 +171,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         tables.append(graph.table(shape.width))
         if stream:  # (the weights each launch reads, as the dispatcher names them: slots of `args`)
             windows.append(tg.stream_window(graph, weights[a:b], int(stream), int(idle) if use_idle else 0))
+        if use_preload:
+            preloads.append(tg.preload_table(graph, preloaded[a:b], int(preload)))
         ntasks = sum(len(t) for t in graph.tasks)
         syncs.append(np.zeros(counters + (4 * ntasks + 2 if trace else 0), np.int32))  # (uint32 on the device)
     graph = graphs[0]
@@ -169,6 +202,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         buffers["mk_tasks" + sfx] = BufferSpec("mk_tasks" + sfx, dt.int32, (int(table.size),), "data")
         buffers["mk_sync" + sfx] = BufferSpec("mk_sync" + sfx, dt.int32, (int(sync.size),), "data")
         data["mk_tasks" + sfx], data["mk_sync" + sfx] = table, sync
+    for sfx, table in zip(suffix, preloads):
+        buffers["mk_pl" + sfx] = BufferSpec("mk_pl" + sfx, dt.int32, (int(table.size),), "data")
+        data["mk_pl" + sfx] = table
     for sfx, window in zip(suffix, windows):
         buffers["mk_pf" + sfx] = BufferSpec("mk_pf" + sfx, dt.int32, (int(window.size),), "data")
         data["mk_pf" + sfx] = window
@@ -185,12 +221,14 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
                "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky),
                "evict": bool(evict), "compact": bool(compact), "idle": int(idle), "idle_ns": idle_ns,
+               "preload": int(preload) if use_preload else 0,
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []
     for sfx, (a, b) in zip(suffix, ranges):  # the same kernel, each slice with its own table and counters
         part = launches[a:b]
-        sargs = used + (["mk_pf" + sfx] if stream else []) + ["mk_tasks" + sfx, "mk_sync" + sfx]
+        sargs = used + (["mk_pl" + sfx] if use_preload else []) + (["mk_pf" + sfx] if stream else []) + \
+            ["mk_tasks" + sfx, "mk_sync" + sfx]
         writes = list(dict.fromkeys(w for l in part for w in (l.args if l.writes is None else l.writes)))
         stats = {key: sm.to_json(sum((sm.from_json(l.stats[key]) for l in part if key in l.stats), sm.sym(0)))
                  for key in ("bytes", "flops")}

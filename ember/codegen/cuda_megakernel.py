@@ -28,8 +28,8 @@ import re
 
 from .. import symbolic as sm
 from .cuda import split_program
-from .cuda_megakernel_dispatch import (COUNTER_STRIDE, SHARDS, STRIDE_HEAD, SYNC_COUNTERS, SYNC_EPOCH, SYNC_EXIT,  # noqa: F401
-                                      DISPATCH_HEAD, TIMEOUT_NS, dispatcher)
+from .cuda_megakernel_dispatch import (PRELOAD_SLOTS, COUNTER_STRIDE, SHARDS, STRIDE_HEAD, SYNC_COUNTERS, SYNC_EPOCH, SYNC_EXIT,  # noqa: F401
+                                      DISPATCH_HEAD, TIMEOUT_NS, dispatcher, preload_helpers)
 
 PREFETCH_MIN = 256 * 1024  # constants smaller than this are not prefetched (they stay in L2 anyway)
 
@@ -190,7 +190,7 @@ def _params(text: str) -> list:
 
 def task_function(name: str, chunk: str, block: int, dim_map: list, constant: list,
                   free_running: bool = True, ahead: int = 0, weight_bytes: list | None = None,
-                  evict: bool = False) -> tuple[str, str, list]:
+                  evict: bool = False, preload: bool = False) -> tuple[str, str, list]:
     """(helpers before the kernel, the task function's source, its parameter types) of the kernel
     `name` rendered as `chunk`. dim_map[i]: the megakernel dim the kernel's i-th dim is; constant[i]:
     whether the kernel's i-th buffer argument is a weight (it keeps `const __restrict__`). The
@@ -205,7 +205,10 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     block `ahead` blocks later reads (rows in proportion: a GEMV's) — the megakernel's option
     `stream_blocks`, a weight stream inside a long task. `evict`: a weight's 16-byte loads go
     through `em_mk_ldw` (L1 not allocated, L2 evict-first: read once a step, they make room for
-    the weights the stream asked for, which come in evict-last — the megakernel's option `evict`)."""
+    the weights the stream asked for, which come in evict-last — the megakernel's option `evict`);
+    with `preload` (and no dynamic shared memory in the kernel) through `em_mk_ldw_p`, which reads
+    the bytes the dispatcher copied into the worker's shared memory before the task's wait from
+    there (the megakernel's option `preload`)."""
     for pat, what in _FORBIDDEN:
         if re.search(pat, chunk):
             raise NotTaskable(f"kernel {name} uses {what}")
@@ -231,9 +234,10 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
     body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)
     if evict:
+        redirect = preload and "em_dyn_smem" not in body
         for i, (_, pn) in enumerate(params):
             if i < len(constant) and constant[i]:
-                body = _weight_loads(body, pn)
+                body = _weight_loads(body, pn, i if redirect and i < PRELOAD_SLOTS else None)
     lead = f"{sig}, " if sig else ""
     blk = f"static __device__ __forceinline__ void {name}_blk({lead}const unsigned em_bid_, const unsigned em_nblk_) {{" + body
     call = ", ".join([pn for _, pn in params] + ["b_", "em_nblk_"])
@@ -251,8 +255,9 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     return helpers, blk + "\n\n" + task, types
 
 
-def _weight_loads(body: str, pn: str) -> str:
-    """`*reinterpret_cast<const uint4*>(&pn[...])` -> `em_mk_ldw(&pn[...])` (brackets matched)."""
+def _weight_loads(body: str, pn: str, slot: int | None = None) -> str:
+    """`*reinterpret_cast<const uint4*>(&pn[...])` -> `em_mk_ldw(&pn[...])` (brackets matched), or
+    `em_mk_ldw_p(&pn[...], slot)` (the parameter's preload slot) when `slot` is given."""
     head = f"*reinterpret_cast<const uint4*>(&{pn}["
     out, i = [], 0
     while True:
@@ -267,7 +272,8 @@ def _weight_loads(body: str, pn: str) -> str:
             out.append(body[i:k])
             i = k
             continue
-        out.append(body[i:j] + f"em_mk_ldw(&{pn}[" + body[j + len(head):k] + ")")
+        out.append(body[i:j] + (f"em_mk_ldw(&{pn}[" + body[j + len(head):k] + ")" if slot is None else
+                                f"em_mk_ldw_p(&{pn}[" + body[j + len(head):k] + f", {slot})"))
         i = k + 1
 
 
@@ -317,7 +323,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
            min_blocks, width: int, kernel_name: str = "em_megakernel", sizes: dict | None = None,
            prefetch_cap: int = 0, free_running: bool = True, stream: bool = False, fence: bool = True,
            prologues: dict | None = None, per_worker: dict | None = None, stream_blocks: int = 0,
-           evict: bool = False, compact: bool = False, idle: bool = False) -> str:
+           evict: bool = False, compact: bool = False, idle: bool = False, preload: int = 0) -> str:
     """The megakernel's source. `source`: the program rendered with `task_config` schedules;
     `launches`: its kernel launches (Launch objects); `buffers`: the megakernel's buffer arguments
     in order (every buffer a launch uses, then the task table and the sync buffer); `dims`: the
@@ -336,7 +342,9 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     task functions ask L2 for their weights that many blocks ahead (`task_function`'s `ahead`);
     `evict`: `task_function`'s; `compact`: the dispatcher's compact form (one case per task function,
     codegen/cuda_megakernel_dispatch.py); `idle`: the stream's table holds idle pieces too
-    (runtime/megakernel.py `stream_window`), asked for while a worker waits."""
+    (runtime/megakernel.py `stream_window`), asked for while a worker waits; `preload`: bytes of
+    shared memory a worker copies each task's first weights into before its wait (the `mk_pl`
+    buffer's table, runtime/megakernel.py `preload_table`; needs `evict` and `compact`)."""
     prelude, kernels = split_program(source)
     slot = {b: i for i, b in enumerate(buffers)}
     helpers_seen: dict = {}
@@ -350,7 +358,8 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
             raise NotTaskable(f"kernel {l.kernel}: {block} threads (the megakernel has {threads})")
         big = [sizes.get(a, 0) if sizes and a in constants and sizes.get(a, 0) >= PREFETCH_MIN else 0 for a in l.args]
         helpers, fn, types = task_function(l.kernel, chunk, block, [dims.index(d) for d in l.dims],
-                                           [a in constants for a in l.args], free_running, stream_blocks, big, evict)
+                                           [a in constants for a in l.args], free_running, stream_blocks, big, evict,
+                                           bool(preload))
         if helpers.strip() and helpers not in helpers_seen:
             helpers_seen[helpers] = True
         canon = re.sub(rf"\b{re.escape(l.kernel)}_(task|blk)\b", lambda mm: f"EM_TASK_NAME_{mm.group(1)}", fn)
@@ -369,7 +378,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
         pro = task((prologues or {})[i]) if i in (prologues or {}) else None
         grid = sm.from_json(l.config["grid"])
         calls.append((i, fname, args, block, _grid_c(grid, dims), pro))
-    out = [PRELUDE_HEAD, prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]
+    out = [PRELUDE_HEAD + (preload_helpers(preload) if preload else ""), prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]
     out += list(helpers_seen)
     for canon, fname in functions.items():
         out.append(canon.replace("EM_TASK_NAME_task", fname).replace("EM_TASK_NAME_blk", fname[:-len("_task")] + "_blk"))
@@ -380,7 +389,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
                 for i, l in enumerate(launches)]
     streamed = sorted({s for _, _, consts in prefetch for s, _ in consts}) if stream else []
     out.append(dispatcher(calls, len(buffers), dims, threads, min_blocks, width, kernel_name, prefetch, prefetch_cap,
-                           streamed, fence, compact, idle))
+                           streamed, fence, compact, idle, slot.get("mk_pl") if preload else None))
     return "\n\n".join(out) + "\n"
 
 

@@ -20,6 +20,76 @@ SHARDS = 8  # each launch's counter is split over this many words (task i bumps 
 STRIDE_HEAD = 6  # a task row: launch, first block, end block, number of waits, task index, block step; then (launch, count) pairs
 SYNC_EPOCH, SYNC_EXIT, SYNC_COUNTERS = 0, 32, 64  # word offsets in the sync buffer; counters 32 words apart
 TIMEOUT_NS = 5_000_000_000  # a wait this long is a hang: report and trap
+PRELOAD_SLOTS = 16  # a task function's parameters that may be preloaded (their positions)
+
+
+def preload_helpers(nbytes: int) -> str:
+    """The preload's shared state and `em_mk_ldw_p` (a weight's 16-byte load, from the worker's copy
+    in shared memory when the address is in the range the dispatcher copied for this task's
+    parameter `k`, else as `em_mk_ldw`)."""
+    K = PRELOAD_SLOTS
+    return f"""__shared__ __align__(128) unsigned char em_mk_wbuf_[{int(nbytes)}];
+__shared__ const char* em_mk_wlo_[{K}];
+__shared__ unsigned em_mk_wlen_[{K}];
+__shared__ unsigned em_mk_woff_[{K}];
+__device__ __forceinline__ uint4 em_mk_ldw_p(const void* p, int k) {{
+  const unsigned long long d = (unsigned long long)((const char*)p - em_mk_wlo_[k]);
+  if (d < em_mk_wlen_[k]) return *reinterpret_cast<const uint4*>(em_mk_wbuf_ + em_mk_woff_[k] + d);
+  return em_mk_ldw(p);
+}}
+"""
+
+
+def _preload_src(pl: int, thread: int) -> str:
+    """Before a task's waits, one thread copies the first bytes of the task's weights (the `mk_pl`
+    table: per task (parameter, buffer slot, first 16-byte unit, units)) into the worker's shared
+    memory with bulk copies that complete on an mbarrier; after the waits every thread waits for
+    them (`_preload_wait`). The previous task's reads of the buffer ended at the worker's barrier."""
+    K = PRELOAD_SLOTS
+    return f"""    if (threadIdx.x == {thread}) {{  /* the preload: this task's first weights into shared memory */
+      const int* pl = (const int*)p{pl};
+      const int a = pl[1 + t], b = pl[2 + t];
+      for (int k = 0; k < {K}; ++k) em_mk_wlen_[k] = 0u;
+      em_mk_wpend_ = b > a;
+      if (b > a) {{
+        unsigned total = 0;
+        for (int s = a; s < b; ++s) total += 16u * (unsigned)pl[pl[0] + 4 * s + 3];
+        const unsigned bar = (unsigned)__cvta_generic_to_shared(&em_mk_wbar_);
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(total) : "memory");
+        unsigned off = 0;
+        for (int s = a; s < b; ++s) {{
+          const int* q = pl + pl[0] + 4 * s;
+          const char* src = (const char*)em_ptr_[q[1]] + 16ull * (unsigned)q[2];
+          const unsigned n = 16u * (unsigned)q[3];
+          em_mk_wlo_[q[0]] = src; em_mk_wlen_[q[0]] = n; em_mk_woff_[q[0]] = off;
+          asm volatile("{{\\n\\t.reg .u64 g;\\n\\tcvta.to.global.u64 g, %1;\\n\\t"
+                       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g], %2, [%3];\\n\\t}}"
+                       :: "r"((unsigned)__cvta_generic_to_shared(em_mk_wbuf_ + off)), "l"(src), "r"(n), "r"(bar) : "memory");
+          off += n;
+        }}
+      }}
+    }}
+"""
+
+
+PRELOAD_HEAD = """  __shared__ __align__(8) unsigned long long em_mk_wbar_;
+  __shared__ int em_mk_wpend_;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&em_mk_wbar_)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  unsigned em_mk_wphase = 0u;  /* the parity of the preload's next completion */"""
+
+PRELOAD_WAIT = """
+    if (em_mk_wpend_) {  /* this task's preloaded weights have landed */
+      const unsigned bar = (unsigned)__cvta_generic_to_shared(&em_mk_wbar_);
+      unsigned ok = 0u;
+      while (!ok)
+        asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}"
+                     : "=r"(ok) : "r"(bar), "r"(em_mk_wphase) : "memory");
+      em_mk_wphase ^= 1u;
+    }"""
 
 DISPATCH_HEAD = """\
 #undef __syncthreads
@@ -116,9 +186,11 @@ def _stream_src(slots: list, nbuf: int, thread: int, compact: bool = False, idle
 
 def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, width: int, name: str,
                 prefetch: list | None = None, prefetch_cap: int = 0, streamed: list | None = None,
-                fence: bool = True, compact: bool = False, idle: bool = False) -> str:
+                fence: bool = True, compact: bool = False, idle: bool = False, preload_slot: int | None = None) -> str:
     params = ", ".join(f"void* p{i}" for i in range(nbuf))
-    shared = _compact(calls, nbuf, threads, streamed or []) if compact else None
+    # (with the preload every buffer's address is in shared memory: its table names weights by slot)
+    shared = _compact(calls, nbuf, threads, list(streamed or []) + (list(range(nbuf)) if preload_slot is not None else [])) \
+        if compact else None
     if shared is not None:
         tables, ptrs, fn_cases = shared
         calls = [c for c in calls if c[0] in fn_cases[1]]  # (the launches that keep a case of their own)
@@ -151,6 +223,9 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
 """ if pf else ""
     idle = idle and bool(streamed)
     pf_src += _stream_src(streamed or [], nbuf, 32 if threads > 32 else 0, shared is not None, idle)
+    preload = preload_slot is not None and shared is not None and threads > 32
+    if preload:
+        pf_src += _preload_src(preload_slot, 32)
     # (an acquire load then the block's barrier is enough for the block to see the producers' writes,
     # as CUTLASS's semaphores have it: fence=False drops the fence grid.sync keeps after its wait)
     fence_src = "          __threadfence();" if fence else "          /* (acquire, then the block barrier) */"
@@ -160,6 +235,8 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
       default: break;
     }}"""
     head_src = ""
+    pre_head = "\n" + PRELOAD_HEAD if preload else ""
+    pre_wait = PRELOAD_WAIT if preload else ""
     idle_head = ("\n  __shared__ volatile int em_mk_waiting_;\n  if (threadIdx.x == 0) em_mk_waiting_ = 1;" if idle else "")
     idle_clear = "\n      if (threadIdx.x == 0) em_mk_waiting_ = 0;" if idle else ""
     idle_set = "\n    if (threadIdx.x == 0) em_mk_waiting_ = 1;  /* (the next task's idle stream may run until its waits end) */" if idle else ""
@@ -174,7 +251,7 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
   unsigned* em_sync_ = {sync};
   __shared__ unsigned em_epoch_;
   if (threadIdx.x == 0) em_epoch_ = *(volatile unsigned*)(em_sync_ + {SYNC_EPOCH});
-{head_src}{idle_head}
+{head_src}{idle_head}{pre_head}
   __syncthreads();
   const unsigned epoch = em_epoch_;
   const int nworkers = (int)gridDim.x, worker = (int)blockIdx.x;
@@ -203,7 +280,7 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
       if (threadIdx.x == 0) em_task_threads_ = em_mk_threads_[launch];{idle_clear}
       __syncwarp();  /* the lanes left the spin waits at different times: reconverge before the block barrier */
     }}
-    __syncthreads();
+    __syncthreads();{pre_wait}
     {call_src}{idle_set}
     __syncthreads();
     if (threadIdx.x == 0) {{

@@ -318,3 +318,29 @@ def stream_window(g: TaskGraph, weights: list, window: int, idle: int = 0) -> np
         raise ValueError("a weight over 32 GB cannot be streamed")
     body = np.asarray(segs, np.int64).reshape(-1, 3).ravel()
     return np.concatenate([out, body]).astype(np.int32)
+
+
+def preload_table(g: TaskGraph, weights: list, budget: int) -> np.ndarray:
+    """Per task (in table order), the first bytes of its weights a worker copies into `budget` bytes
+    of its shared memory before the task's wait (the megakernel's option `preload`). `weights`: per
+    launch, [(parameter position, buffer slot, bytes)] of the large weights its task function reads
+    through the preload (a GEMV's matrices; [] for the others), each read in block order as in
+    `stream_window`; the budget is split evenly between a task's weights (16-byte units). Returned
+    as one int32 array: [entries' offset, then per task the index of its first entry (ntasks + 1
+    entries)], then per entry (parameter position, slot, first 16-byte unit, units)."""
+    starts, entries = [0], []
+    for lst in g.workers:
+        for li, ti in lst:
+            t, blocks, ws = g.tasks[li][ti], max(g.blocks[li], 1), weights[li]
+            if ws and t.step == 1 and budget >= 16 * len(ws):
+                share = (budget // len(ws)) & ~15
+                for k, slot, nbytes in ws:
+                    lo, hi = (nbytes * t.first // blocks) & ~15, (nbytes * t.end // blocks) & ~15
+                    n = min(hi - lo, share)
+                    if n > 0:
+                        entries.append((k, slot, lo >> 4, n >> 4))
+            starts.append(len(entries))
+    if entries and max(e[2] for e in entries) >= 2 ** 31:
+        raise ValueError("a weight over 32 GB cannot be preloaded")
+    head = np.asarray([1 + len(starts)] + starts, np.int64)
+    return np.concatenate([head, np.asarray(entries, np.int64).reshape(-1, 4).ravel()]).astype(np.int32)
