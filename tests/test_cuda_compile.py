@@ -217,3 +217,40 @@ def test_unroll_knob_unrolls_fixed_trip_reduction_loops():
         assert ("for (int i_ = 0; " + str(loop) in src) == (loop is not None), K
         assert (str(pragma) in src) == (pragma is not None), K
         assert len(compile_cuda(cg.PRELUDE + src, "sm_90a")) > 0
+
+
+def test_a_norms_weight_loads_with_its_rows_first_pass_before_the_reduction():
+    """RMSNorm: the weight, read only after the statistic, loads into registers with the row (the
+    row cache's `ahead` group), so its latency overlaps the row's instead of following the block
+    reduction; and the kernel compiles."""
+    import numpy as np
+    x = em.input("x", (1, 2048), em.bfloat16)
+    w = em.tensor(np.random.default_rng(0).standard_normal(2048).astype(np.float32)).cast(em.bfloat16)
+    xf = x.cast(em.float32)
+    y = (xf * ((xf * xf).mean(-1, keepdim=True) + 1e-5).rsqrt()).cast(em.bfloat16) * w
+    p = em.compile(y, device="h100")
+    src = p.source
+    reduce_at = src.find("em_block_reduce<")
+    assert 0 < src.find("rc1[k_] = *reinterpret_cast") < reduce_at, src[reduce_at - 1500: reduce_at + 200]
+    assert len(compile_cuda(src, "sm_90a")) > 0
+
+
+def test_decode_attention_asks_for_key_tiles_before_its_rotary_prologue(tmp_path):
+    """Flash-decoding whose q is computed (a rotary embedding) issues its first key tiles' copies
+    before q's loads, not after them."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import ember.llm as L
+    from ember.llm.model import build_step
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(hidden_size=128, intermediate_size=96, num_hidden_layers=1, num_attention_heads=2,
+                                   num_key_value_heads=1, vocab_size=97, max_position_embeddings=256)
+    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / "m")
+    llm = L.load(str(tmp_path / "m"), device="h100", dtype="bfloat16", max_seq_len=128)
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+    p = em.compile(outs, device="h100", writes=writes, dim_bounds={"P": 127})
+    kernels = [c for c in p.source.split("// ==== ember kernel") if "q is in shared memory" in c]
+    assert kernels
+    for k in kernels:
+        assert "uint4 pk_" in k and 0 < k.find("em_cp16(my_") < k.find("uint4 pk_"), k[:3000]
+    assert len(compile_cuda(p.source, "sm_90a")) > 0

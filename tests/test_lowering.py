@@ -343,6 +343,27 @@ def test_small_constant_subgraphs_are_folded_at_compile_time():
     np.testing.assert_allclose(fn(x=xi), em.reference(y, x=xi), rtol=1e-6, atol=1e-6)
 
 
+def test_index_arithmetic_stays_an_expression_and_the_gather_reads_the_table_directly():
+    """An embedding's row offset plus the column `iota` is integer arithmetic over index patterns:
+    not folded into an int table (that was a third dependent load in every rotary lookup), so the
+    kernel indexes the table with the expression. A float function of indices still folds."""
+    from ember.kernel.fold import fold_constants
+    import ember.graph as g
+    rng = np.random.default_rng(1)
+    table = em.tensor(rng.standard_normal((40, 16)).astype(np.float32))
+    pos = em.input("pos", (3,), em.int32)
+    y = em.embedding(pos, table) * 2.0
+    folded, = fold_constants([y.node])
+    ints = [n for n in g.toposort([folded]) if n.op == g.DATA and n.dtype.is_int]
+    assert not ints, [n.shape for n in ints]
+    (k, _), = lower([y.node]).kernels
+    assert len(k.buffers) == 3 and "idx(o1)" in str(k), str(k)  # the position, the table: no index table between
+    pi = np.array([0, 39, 7], np.int32)
+    np.testing.assert_array_equal(em.compile(y, device="cpu")(pos=pi), em.reference(y, pos=pi))
+    f = (em.iota((8,), 0).cast(em.float32) * 0.5).sin() + em.input("z", (8,))
+    assert any(n.op == g.DATA for n in g.toposort(fold_constants([f.node])))  # sin(0.5 i): a table
+
+
 def test_a_constant_output_is_still_computed_by_a_kernel():
     from ember.kernel.fold import fold_constants
     c = em.tensor(np.arange(6, dtype=np.float32)).sqrt()
