@@ -3,24 +3,39 @@
 
     python bench/megakernel_stalls.py mk_sass.csv[.gz] [--top 40]
 
-Task functions are __noinline__ (codegen/cuda_megakernel.py), so each is its own SASS function; the
-instructions of one are summed. Columns summed: every one whose header names samples."""
+Task functions are __noinline__ (codegen/cuda_megakernel.py), so each is a range of its own in the
+SASS, starting at a `CALL.REL.NOINC` target; everything before the first target is the dispatcher.
+The page names no functions, so each range is printed with what identifies it: its size, its
+tensor-core (HMMA), special-function (MUFU), barrier and shuffle counts, and the instructions it
+executed. Per range: its share of all samples, and the share of its own samples per stall reason
+(`no_inst`: waiting for instructions; `long_sb`: for memory; `barrier`: at a barrier)."""
 import argparse
+import bisect
 import csv
 import gzip
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 
-LABEL = re.compile(r"^\s*(?:Function\s*:\s*)?\.?(?:text\.)?([A-Za-z_][\w$]*)\s*:?\s*$")
+REASONS = ["stall_long_sb", "stall_barrier", "stall_no_inst", "stall_wait", "stall_short_sb", "stall_membar", "stall_lg",
+           "stall_math", "stall_mio", "stall_selected", "stall_not_selected", "stall_branch_resolving", "stall_sleep"]
+OPS = ["HMMA", "MUFU", "BAR", "SHFL", "LDG", "STG", "LDGSTS", "ATOM", "RED", "CALL"]
 
 
-def rows(path: str):
+def read(path: str):
     op = gzip.open if path.endswith(".gz") else open
     with op(path, "rt", errors="replace") as fh:
         lines = fh.read().splitlines()
-    start = next(i for i, line in enumerate(lines) if "Source" in line and "," in line)
-    return list(csv.reader(lines[start:]))
+    start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
+    table = list(csv.reader(lines[start:]))
+    return table[0], [r for r in table[1:] if r and r[0].startswith("0x")]
+
+
+def num(x: str) -> float:
+    try:
+        return float(x.replace(",", ""))
+    except ValueError:
+        return 0.0
 
 
 def main() -> int:
@@ -28,31 +43,37 @@ def main() -> int:
     ap.add_argument("csv")
     ap.add_argument("--top", type=int, default=40)
     a = ap.parse_args()
-    table = rows(a.csv)
-    head = table[0]
-    src = head.index("Source")
-    cols = [i for i, h in enumerate(head) if "ampl" in h]
-    func = "(start)"
-    acc: dict = defaultdict(lambda: [0.0] * len(cols))
-    inst: dict = defaultdict(int)
-    for r in table[1:]:
-        if len(r) <= src:
-            continue
-        text = r[src].strip()
-        m = LABEL.match(text) if not any(r[i].strip() for i in cols if i < len(r)) else None
-        if m and not text.startswith(("@", "/*")):
-            func = m.group(1)
-            continue
-        inst[func] += 1
-        for j, i in enumerate(cols):
-            try:
-                acc[func][j] += float(r[i].replace(",", "")) if i < len(r) and r[i].strip() else 0.0
-            except ValueError:
-                pass
-    total = [sum(v[j] for v in acc.values()) or 1.0 for j in range(len(cols))]
-    print("function".ljust(40), "instrs", *[head[i][:28].rjust(28) for i in cols])
-    for f_, v in sorted(acc.items(), key=lambda kv: -kv[1][0])[:a.top]:
-        print(f_[:40].ljust(40), str(inst[f_]).rjust(6), *[f"{x:10.0f} {100 * x / t:5.1f}%".rjust(28) for x, t in zip(v, total)])
+    head, rows = read(a.csv)
+    col = {h: i for i, h in enumerate(head)}
+    src, samples, executed = col["Source"], col["Warp Stall Sampling (All Samples)"], col.get("Instructions Executed")
+    targets: list = []
+    for r in rows:
+        m = re.search(r"CALL\.REL\.NOINC (0x[0-9a-f]+)", r[src])
+        if m and int(m.group(1), 16) not in targets:
+            targets.append(int(m.group(1), 16))
+    starts = sorted(targets)
+    name = {t: f"fn@{t - int(rows[0][0], 16):#x} (call #{targets.index(t)})" for t in starts}
+    acc: dict = defaultdict(Counter)
+    for r in rows:
+        j = bisect.bisect_right(starts, int(r[0], 16)) - 1
+        f = name[starts[j]] if j >= 0 else "dispatcher"
+        c = acc[f]
+        c["samples"] += num(r[samples])
+        c["instrs"] += 1
+        c["executed"] += num(r[executed]) if executed is not None else 0
+        for reason in REASONS:
+            if reason in col:
+                c[reason] += num(r[col[reason]])
+        words = r[src].split()
+        op = (words[1] if words and words[0].startswith("@") and len(words) > 1 else words[0] if words else "").split(".")[0]
+        if op in OPS:
+            c[op] += 1
+    total = sum(c["samples"] for c in acc.values()) or 1.0
+    print("function".ljust(26), "share", "instrs", " ".join(o.rjust(5) for o in OPS), " ".join(r[6:14].rjust(8) for r in REASONS))
+    for f, c in sorted(acc.items(), key=lambda kv: -kv[1]["samples"])[:a.top]:
+        own = c["samples"] or 1.0
+        print(f[:26].ljust(26), f"{100 * c['samples'] / total:5.1f}", str(c["instrs"]).rjust(6),
+              " ".join(str(c[o]).rjust(5) for o in OPS), " ".join(f"{100 * c[r] / own:8.1f}" for r in REASONS))
     return 0
 
 
