@@ -3,7 +3,8 @@
 # megakernel's option preload (each task's first weight bytes copied into the worker's shared memory
 # by bulk copies before its wait; read from there by the task) — its CUDA tests first (two fuzz-like
 # cases with seeds and sleeps), then 200 fuzzed runs with preload, then timings of 16 / 32 / 40 KB
-# against the default, and with one 256-thread worker per SM. About 5 minutes of device time.
+# against the default, with the replicated norms, and with one 256-thread worker per SM; and
+# relaxed_poll (relaxed polls, one acquire at the end). About 6 minutes of device time.
 set -u
 . bench/gpu_env.sh
 export OUT
@@ -12,5 +13,6 @@ echo "megakernel tests rc=$? $(grep -c '^FAILED' "$OUT/mk_tests.log") FAILED"; t
 timeout 400 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 1024 --fuzz-seeds 4 --fuzz-runs 50 \
   --fuzz-options '{"preload": 32768}' \
   --options '{"pre16": {"preload": 16384}, "pre32": {"preload": 32768}, "pre40": {"preload": 40960},
+  "pre32_rep": {"preload": 32768, "replicate": true}, "relaxed_poll": {"relaxed_poll": true},
   "ps1_t256": {"per_sm": 1, "threads": 256}, "ps1_t256_pre40": {"per_sm": 1, "threads": 256, "preload": 40960}}' \
   2>&1 | grep -v -i warn | tail -1

@@ -284,7 +284,8 @@ def _nvrtc():
                                      {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0},
                                      {"decode_stages": 3}, {"sticky": False}, {"evict": False, "stream": 65536},
                                      {"compact": False}, {"replicate": True}, {"idle": 65536, "idle_ns": 100},
-                                     {"preload": 32768}, {"preload": 16384, "replicate": True}])
+                                     {"preload": 32768}, {"preload": 16384, "replicate": True},
+                                     {"relaxed_poll": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -309,6 +310,7 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
         assert len(re.findall(r"^      case \d+: ", p.source, re.M)) < mk["launches"]
     assert ("em_mk_ldw(&" in p.source or "em_mk_ldw_p(&" in p.source) == options.get("evict", True)
     assert ("em_mk_waiting_" in p.source) == bool(options.get("idle"))
+    assert ("#define EM_MK_RELAXED_POLL" in p.source) == bool(options.get("relaxed_poll"))
     assert ("em_mk_ldw_p(&" in p.source) == bool(options.get("preload")) and mk["preload"] == options.get("preload", 0)
     g = p.megakernel_graph
     tg.validate(g)

@@ -24,7 +24,8 @@ def _mlp(seed=0):
                                      {"cyclic": True, "workers": 3}, {"slices": 2, "seed": 5, "jitter": 3},
                                      {"sticky": False, "jitter": 11}, {"compact": False, "seed": 6, "jitter": 13},
                                      {"evict": False, "stream": 65536}, {"idle": 65536, "seed": 7, "jitter": 17},
-                                     {"preload": 16384, "seed": 8, "jitter": 19}, {"preload": 32768}])
+                                     {"preload": 16384, "seed": 8, "jitter": 19}, {"preload": 32768},
+                                     {"relaxed_poll": True, "seed": 9, "jitter": 23}])
 def test_megakernel_equals_its_serial_run_bit_for_bit_and_its_kernels_closely(options):
     """One worker runs every task in program order: the same task code, so any schedule must give
     its bits. The kernels launched one by one are compiled apart (FMA contraction may differ)."""

@@ -79,7 +79,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
                        stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None,
                        sticky: bool = True, evict: bool = True, compact: bool = True, idle: int = 0,
-                       idle_ns: int | None = None, preload: int = 0) -> Program:
+                       idle_ns: int | None = None, preload: int = 0, relaxed_poll: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -105,7 +105,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     worker waits (the idle stream: weights load while the worker would be idle); preload: bytes of
     each worker's shared memory that each GEMV-like task's first weights are copied into (bulk copies
     on an mbarrier) before its wait, read from there by the task (runtime/megakernel.py
-    `preload_table`; needs evict and compact)."""
+    `preload_table`; needs evict and compact); relaxed_poll: a wait polls with relaxed loads and
+    takes one acquire load once the count is there (instead of an acquire load per poll)."""
     if preload and not (evict and compact):
         raise ValueError("megakernel option preload needs evict=True and compact=True")
     if preload and (int(preload) % 16 or not 0 < int(preload) <= PRELOAD_MAX):
@@ -191,6 +192,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
         defines += f"#define EM_MK_SLEEP_NS {int(sleep_ns)}\n"
     if evict:
         defines += "#define EM_MK_EVICT 1\n"
+    if relaxed_poll:
+        defines += "#define EM_MK_RELAXED_POLL 1\n"
     if idle_ns is not None:
         defines += f"#define EM_MK_IDLE_NS {int(idle_ns)}\n"
     if os.environ.get("EMBER_MK_BAR0_WHEN_FULL"):  # (a racecheck probe: a task over every thread syncs on barrier 0)
@@ -221,7 +224,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "slices": len(ranges), "replicated": len(prologues), "stream_blocks": int(stream_blocks),
                "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky),
                "evict": bool(evict), "compact": bool(compact), "idle": int(idle), "idle_ns": idle_ns,
-               "preload": int(preload) if use_preload else 0,
+               "preload": int(preload) if use_preload else 0, "relaxed_poll": bool(relaxed_poll),
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []

@@ -114,6 +114,11 @@ __device__ __forceinline__ unsigned em_mk_hash(unsigned x) {
 __device__ __forceinline__ unsigned em_mk_load_acquire(const unsigned* p) {
   unsigned v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
 }
+#ifdef EM_MK_RELAXED_POLL  /* (option relaxed_poll: relaxed polls, one acquire load once the count is there) */
+__device__ __forceinline__ unsigned em_mk_poll(const unsigned* p) {
+  unsigned v; asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
+}
+#endif
 __device__ __forceinline__ void em_mk_signal(unsigned* p) {
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(p) : "memory");
 }
@@ -124,6 +129,7 @@ __device__ __noinline__ void em_mk_hang(const unsigned* c, unsigned need, int wo
 }
 __device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int worker, int launch) {
   /* need is (that shard's tasks per run) * (epoch + 1): compared by a signed difference, so it wraps safely */
+#ifndef EM_MK_RELAXED_POLL
   for (int spin = 0; spin < EM_MK_SPIN; ++spin)
     if ((int)(em_mk_load_acquire(c) - need) >= 0) return;
   const unsigned long long t0 = em_mk_now();
@@ -131,6 +137,15 @@ __device__ __forceinline__ void em_mk_wait(const unsigned* c, unsigned need, int
     __nanosleep(EM_MK_SLEEP_NS);
     if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) em_mk_hang(c, need, worker, launch);
   }
+#else
+  int spin = 0;
+  const unsigned long long t0 = em_mk_now();
+  while ((int)(em_mk_poll(c) - need) < 0) {
+    if (++spin > EM_MK_SPIN) __nanosleep(EM_MK_SLEEP_NS);
+    if (em_mk_now() - t0 > EM_MK_TIMEOUT_NS) em_mk_hang(c, need, worker, launch);
+  }
+  (void)em_mk_load_acquire(c);  /* reads the count seen or a later one: synchronizes with every release before it */
+#endif
 }
 """
 
