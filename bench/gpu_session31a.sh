@@ -4,13 +4,15 @@
 # by bulk copies before its wait; read from there by the task) — its CUDA tests first (two fuzz-like
 # cases with seeds and sleeps), then 200 fuzzed runs with preload, then timings of 16 / 32 / 40 KB
 # against the default, with the replicated norms, and with one 256-thread worker per SM; and
-# relaxed_poll (relaxed polls, one acquire at the end). About 6 minutes of device time.
+# relaxed_poll (relaxed polls, one acquire at the end); and --fold: the norms folded into their GEMVs
+# with the norms' weights now multiplied into qkv / gate / up (build_step scale_weights), kernels and
+# megakernel. About 7 minutes of device time.
 set -u
 . bench/gpu_env.sh
 export OUT
 timeout 150 python3 -m pytest -m cuda tests/test_megakernel_cuda.py -p no:cacheprovider -p no:warnings -n 7 -rf -q > "$OUT/mk_tests.log" 2>&1
 echo "megakernel tests rc=$? $(grep -c '^FAILED' "$OUT/mk_tests.log") FAILED"; tail -3 "$OUT/mk_tests.log"
-timeout 400 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 1024 --fuzz-seeds 4 --fuzz-runs 50 \
+timeout 420 python3 bench/megakernel.py --out "$OUT/megakernel.json" --contexts 1024 --fuzz-seeds 4 --fuzz-runs 50 --fold \
   --fuzz-options '{"preload": 32768}' \
   --options '{"pre16": {"preload": 16384}, "pre32": {"preload": 32768}, "pre40": {"preload": 40960},
   "pre32_rep": {"preload": 32768, "replicate": true}, "relaxed_poll": {"relaxed_poll": true},

@@ -40,10 +40,11 @@ def step_programs(llm, variants: dict) -> dict:
     session = llm.target.search_session(llm._uploads)
     with session:
         for name, opts in variants.items():
-            outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
-            t0 = time.perf_counter()
             opts = dict(opts)
-            target = llm.target.replace(fold_norms=True) if opts.pop("fold_norms", False) else llm.target
+            fold = opts.pop("fold_norms", False)
+            outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len, scale_weights=fold)
+            t0 = time.perf_counter()
+            target = llm.target.replace(fold_norms=True) if fold else llm.target
             p = em.compile(outs, device=target, writes=writes, dim_bounds={"P": llm.max_seq_len - 1}, **opts)
             p.executor  # noqa: B018
             print(f"{name}: {len(p.launches)} launch(es), {time.perf_counter() - t0:.1f} s "

@@ -86,6 +86,32 @@ def test_folded_decode_step_compiles_for_the_h100(tmp_path):
     assert len(compile_cuda(p.source, "sm_90a")) > 0
 
 
+def test_scaled_weights_leave_the_folded_gemvs_only_x_and_their_weights(tmp_path):
+    """With the norms' weights multiplied into qkv / gate / up (build_step's scale_weights, which the
+    LLM runtime sets with Target.fold_norms), a folded GEMV reads the residual stream and its
+    matrix, not the norm's weight; the step's logits stay within float32 rounding of the plain one."""
+    import numpy as np
+    import ember.llm as L
+    from ember.llm.model import build_step
+    llm = L.load(_tiny_llm(tmp_path), device="cpu", dtype="float32", max_seq_len=64)
+    t = get_target("h100").replace(fold_norms=True)
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len, scale_weights=True)
+    p = em.compile(outs, device=t, writes=writes, dim_bounds={"P": 63})
+    qkv = p.launches[1]  # (the embedding, then the first layer's q/k/v GEMV)
+    assert len(qkv.args) == 3, qkv.args
+    feeds = []
+    for sw in (False, True):
+        o, w = build_step(llm.weights, 1, 1, llm.max_seq_len, scale_weights=sw)
+        prog = em.compile(o, device="cpu", writes=w, dim_bounds={"P": 63})
+        rng = np.random.default_rng(0)
+        feed = {"tokens": np.array([[5]], np.int32), "positions": np.array([[3]], np.int32), "start": np.zeros(1, np.int32)}
+        for i in range(len(llm.weights.layers)):
+            for kv in "kv":
+                feed[f"{kv}{i}"] = rng.standard_normal((1, llm.weights.kv_heads, 64, llm.config.head_dim)).astype(np.float32)
+        feeds.append(np.asarray(prog.run(feed, dims={"P": 3})["logits"]))
+    np.testing.assert_allclose(feeds[1], feeds[0], rtol=1e-4, atol=1e-4)
+
+
 def test_a_folded_decode_gemv_is_one_warp_mode_loop():
     """At a Llama-1B q/k/v shape the folded kernel is a warp-per-row GEMV whose statistic and
     product share one loop (knob `fuse`): no wait for the statistic before the weights load."""

@@ -115,6 +115,7 @@ class Weights:
             if cfg.qk_norm:
                 L["q_norm"], L["k_norm"] = w(a + "q_norm.weight", (D,)), w(a + "k_norm.weight", (D,))
             self.layers.append(L)
+        self._scaled: dict = {}
         # rotary tables for every slot, float32 as transformers computes them (cos/sin of pos * inv_freq)
         inv = np.asarray(cfg.inv_freq, np.float32)
         ang = np.arange(max_seq, dtype=np.float32)[:, None] * inv[None, :]
@@ -123,15 +124,27 @@ class Weights:
         self.sin = tensor((np.sin(ang) * cfg.rope_scale).astype(np.float32), name="rope_sin")
 
 
+def norm_scaled(W: Weights, i: int, proj: str, norm: str) -> Tensor:
+    """Layer i's projection `proj` ([out, in]) with its input columns multiplied by the RMSNorm weight
+    `norm` that scales its input: norm(x) * g @ P^T = norm(x) @ (P * g)^T. Computed once (float32,
+    rounded to the weights' dtype) and kept."""
+    key = (i, proj, norm)
+    if key not in W._scaled:
+        P, G = W.layers[i][proj].node.arg, W.layers[i][norm].node.arg
+        a = (np.asarray(P.array, np.float32) * np.asarray(G.array, np.float32)[None, :]).astype(P.array.dtype)
+        W._scaled[key] = tensor(a, name=f"{P.name}*{G.name}")
+    return W._scaled[key]
+
+
 def _linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     y = x @ w.transpose(0, 1)
     return y if b is None else y + b
 
 
-def _rms(x: Tensor, w: Tensor, eps: float) -> Tensor:
+def _rms(x: Tensor, w: Tensor | None, eps: float) -> Tensor:
     xf = x.cast(dt.float32)
     y = xf * ((xf * xf).mean(-1, keepdim=True) + eps).rsqrt()
-    return w * y.cast(x.dtype)
+    return y.cast(x.dtype) if w is None else w * y.cast(x.dtype)
 
 
 def cache_shape(cfg: ModelConfig, batch: int, max_seq: int, world: int = 1) -> tuple:
@@ -155,10 +168,14 @@ def _embed(tokens: Tensor, W: Weights) -> Tensor:
     return all_reduce(where(mine.unsqueeze(-1), x, 0.0), W.world)
 
 
-def build_step(W: Weights, batch: int, T, max_seq: int):
+def build_step(W: Weights, batch: int, T, max_seq: int, scale_weights: bool = False):
     """Graph of one step: returns (outputs {"logits", "next"}, state writes). Inputs: `tokens`
     (B, T) int32, `positions` (B, T) int32 (rotary positions), `start` (B,) int32 (first slot of each
-    sequence), caches `k{i}` / `v{i}` (B, Hkv, max_seq, D); dims P (slots already filled) and T."""
+    sequence), caches `k{i}` / `v{i}` (B, Hkv, max_seq, D); dims P (slots already filled) and T.
+    `scale_weights`: each layer's RMSNorm weights multiplied into the projections that read the norm
+    (`norm_scaled`: qkv, gate, up), the norm left unscaled — exact in real arithmetic, one rounding of
+    the product in the weights' dtype instead of one of the scaled activations; what lets a GEMV that
+    recomputes the norm (Target.fold_norms) read nothing but x and its weights."""
     cfg, dtype = W.cfg, W.dtype
     B, D, Hq, Hkv = batch, cfg.head_dim, W.heads, W.kv_heads  # this rank's heads
     groups = W.groups if W.world == 1 else 1
@@ -181,8 +198,8 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
     scale = 1.0 / math.sqrt(D)
     writes = []
     for i, L in enumerate(W.layers):
-        h = _rms(x, L["in_norm"], cfg.eps)
-        qkv = _linear(h, L["qkv"], L.get("qkv_b"))  # (B, T, (Hq + 2 Hkv) D), in groups of [q k v] heads
+        h = _rms(x, None if scale_weights else L["in_norm"], cfg.eps)
+        qkv = _linear(h, norm_scaled(W, i, "qkv", "in_norm") if scale_weights else L["qkv"], L.get("qkv_b"))  # (B, T, (Hq + 2 Hkv) D), in groups of [q k v] heads
         gq, gk = Hq // groups * D, Hkv // groups * D
         qkv = qkv.reshape(B, T, groups, gq + 2 * gk)
         q = qkv[..., :gq].reshape(B, T, Hq, D)
@@ -211,9 +228,9 @@ def build_step(W: Weights, batch: int, T, max_seq: int):
         # transpose, the o projection reads its rows as one strided run (a TMA tensor map)
         o = (p.permute(0, 3, 1, 2, 4) @ vals.permute(0, 2, 1, 3, 4)).reshape(B, T, Hq * D)
         x = x + _reduced(_linear(o, L["o"]), W, L.get("o_b"))
-        h = _rms(x, L["post_norm"], cfg.eps)
-        g = _linear(h, L["gate"], L.get("gate_b"))
-        u = _linear(h, L["up"], L.get("up_b"))
+        h = _rms(x, None if scale_weights else L["post_norm"], cfg.eps)
+        g = _linear(h, norm_scaled(W, i, "gate", "post_norm") if scale_weights else L["gate"], L.get("gate_b"))
+        u = _linear(h, norm_scaled(W, i, "up", "post_norm") if scale_weights else L["up"], L.get("up_b"))
         x = x + _reduced(_linear(g.silu() * u, L["down"]), W, L.get("down_b"))
     last = narrow_last(x, Tn)  # (B, E): only the last new token's logits are needed
     logits = _linear(_rms(last, W.norm, cfg.eps), W.lm_head).cast(dt.float32)

@@ -98,7 +98,9 @@ class LLM:
             t0 = time.perf_counter()
             # (the named batch carries its bound: schedules may use it, never the value)
             rows = sm.var("B", 1, self.max_batch) if invariant else batch
-            outs, writes = build_step(self.weights, rows, "T" if kind == "prefill" else 1, self.max_seq_len)
+            # (a target that recomputes the norms inside the GEMVs reads them with their weights scaled)
+            outs, writes = build_step(self.weights, rows, "T" if kind == "prefill" else 1, self.max_seq_len,
+                                      scale_weights=bool(getattr(self.target, "fold_norms", False)))
             if self.sharding == "propagate":
                 from .tensor_parallel import shard_step
                 outs, writes = shard_step(self.weights, outs, writes, self.rank, self.world)
