@@ -146,6 +146,23 @@ def test_homes_put_a_small_task_function_on_the_same_workers_every_time():
         tg.simulate(g, seed=seed, runs=2)
 
 
+def test_inlinable_writes_are_one_block_state_writes_read_by_a_later_launch():
+    """A KV cache's row written by a one-block launch, read by the attention two launches later (the
+    value cache's write between): both writes inline into the attention; not when a launch between
+    writes what the writer reads, nor into a one-block reader or one whose grid is not fixed."""
+    def L(args, writes, block=128):
+        return Launch("k", args, [], config={"block": block}, writes=writes)
+    ls = [L(["t1", "x"], ["t1"]), L(["kc", "t1", "pos"], ["kc"]), L(["vc", "t1"], ["vc"]),
+          L(["o", "t1", "kc", "vc"], ["o"])]
+    states = {"kc", "vc", "x", "pos"}
+    assert tg.inlinable_writes(ls, [8, 1, 1, 64], states, [True] * 4) == [(1, 3), (2, 3)]
+    assert tg.inlinable_writes(ls, [8, 1, 1, 1], states, [True] * 4) == []  # a one-block reader
+    assert tg.inlinable_writes(ls, [8, 1, 1, 64], states, [True, True, True, False]) == []
+    between = [ls[0], ls[1], L(["t1"], ["t1"]), ls[3]]  # t1 rewritten before the reader: not movable
+    assert tg.inlinable_writes(between, [8, 1, 1, 64], states, [True] * 4) == []
+    assert tg.inlinable_writes(ls, [8, 1, 1, 64], {"x", "pos"}, [True] * 4) == []  # kc / vc not states
+
+
 def test_table_layout():
     ls = [_launch(["a", "x"], ["a"]), _launch(["b", "a"], ["b"]), _launch(["c", "a", "b"], ["c"])]
     g = tg.build(ls, [em.symbolic.sym(5), em.symbolic.sym(2), em.symbolic.sym(1)], {}, workers=3)
@@ -285,7 +302,7 @@ def _nvrtc():
                                      {"decode_stages": 3}, {"sticky": False}, {"evict": False, "stream": 65536},
                                      {"compact": False}, {"replicate": True}, {"idle": 65536, "idle_ns": 100},
                                      {"preload": 32768}, {"preload": 16384, "replicate": True},
-                                     {"relaxed_poll": True}])
+                                     {"relaxed_poll": True}, {"inline_writes": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()
@@ -311,6 +328,7 @@ def test_llm_decode_megakernel_compiles(tmp_path, options):
     assert ("em_mk_ldw(&" in p.source or "em_mk_ldw_p(&" in p.source) == options.get("evict", True)
     assert ("em_mk_waiting_" in p.source) == bool(options.get("idle"))
     assert ("#define EM_MK_RELAXED_POLL" in p.source) == bool(options.get("relaxed_poll"))
+    assert (mk.get("inlined_writes", 0) > 0) == bool(options.get("inline_writes"))
     assert ("em_mk_ldw_p(&" in p.source) == bool(options.get("preload")) and mk["preload"] == options.get("preload", 0)
     g = p.megakernel_graph
     tg.validate(g)

@@ -59,7 +59,10 @@ def _tiny_llm(tmp_path, hidden=64, vocab=97):
                                                   ("bfloat16", 256, {"stream": 65536}), ("bfloat16", 256, {"decode_splits": 32}),
                                                   ("bfloat16", 256, {"slices": 3}), ("bfloat16", 256, {"replicate": True}),
                                                   ("float32", 64, {"replicate": True, "slices": 2}),
-                                                  ("bfloat16", 256, {"stream_blocks": 2})])
+                                                  ("bfloat16", 256, {"stream_blocks": 2}),
+                                                  ("bfloat16", 256, {"inline_writes": True}),
+                                                  ("float32", 64, {"inline_writes": True, "seed": 4, "jitter": 5}),
+                                                  ("bfloat16", 256, {"preload": 16384})])
 def test_llm_decode_as_a_megakernel_gives_the_same_tokens(tmp_path, dtype, hidden, options):
     """(hidden 256: head dim 64, so the attention is flash-decoding — in the megakernel its cluster's
     blocks are splits combined through a workspace the megakernel owns; with a 2100-token vocabulary

@@ -79,7 +79,8 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                        fence: bool = False, cyclic: bool = False, slices: int = 1, replicate: bool = False,
                        stream_blocks: int = 0, spin: int | None = None, sleep_ns: int | None = None,
                        sticky: bool = True, evict: bool = True, compact: bool = True, idle: int = 0,
-                       idle_ns: int | None = None, preload: int = 0, relaxed_poll: bool = False) -> Program:
+                       idle_ns: int | None = None, preload: int = 0, relaxed_poll: bool = False,
+                       inline_writes: bool = False) -> Program:
     """`base` (a program rendered with task_config schedules) as one persistent kernel for `target`.
     workers: the number of persistent blocks (default: SMs x workers per SM); seed: deal tasks to
     random workers instead of round-robin (the schedule fuzzer); jitter: compile random sleeps in
@@ -106,7 +107,9 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     each worker's shared memory that each GEMV-like task's first weights are copied into (bulk copies
     on an mbarrier) before its wait, read from there by the task (runtime/megakernel.py
     `preload_table`; needs evict and compact); relaxed_poll: a wait polls with relaxed loads and
-    takes one acquire load once the count is there (instead of an acquire load per poll)."""
+    takes one acquire load once the count is there (instead of an acquire load per poll);
+    inline_writes: a one-block state write (a KV cache's new row) runs at the start of each task of
+    its first reader instead of as a task of its own (runtime/megakernel.py `inlinable_writes`)."""
     if preload and not (evict and compact):
         raise ValueError("megakernel option preload needs evict=True and compact=True")
     if preload and (int(preload) % 16 or not 0 < int(preload) <= PRELOAD_MAX):
@@ -134,10 +137,14 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
     constants = {n for n, b in base.buffers.items() if b.kind == "data"}
     env = base.memory_env({d: bounds.get(d, 1) for d in base.dims})
     prologues, per_worker, deps_view = {}, {}, launches
+    if replicate and inline_writes:
+        raise ValueError("megakernel options replicate and inline_writes together: not supported yet")
     if replicate:
         launches, grids, deps_view, prologues, per_worker = _replicate(launches, grids, bounds, base, env)
+    if inline_writes:
+        launches, grids, deps_view, prologues, per_worker = _inline_writes(launches, grids, bounds, base)
     use_idle = bool(stream) and int(idle) > 0 and threads > 32  # (thread 32 runs the stream beside warp 0's waits)
-    used = list(dict.fromkeys(a for l in launches + list(prologues.values()) for a in l.args))
+    used = list(dict.fromkeys(a for l in launches + [q for ps in prologues.values() for q in ps] for a in l.args))
     use_preload = int(preload) > 0 and threads > 32
     args = used + (["mk_pl"] if use_preload else []) + (["mk_pf"] if stream else []) + ["mk_tasks", "mk_sync"]
     sizes = {n: int(sm.evaluate(b.size, env)) * b.dtype.itemsize for n, b in base.buffers.items()}
@@ -225,6 +232,7 @@ def megakernel_program(base: Program, target, workers: int | None = None, per_sm
                "spin": spin, "sleep_ns": sleep_ns, "sticky": bool(sticky),
                "evict": bool(evict), "compact": bool(compact), "idle": int(idle), "idle_ns": idle_ns,
                "preload": int(preload) if use_preload else 0, "relaxed_poll": bool(relaxed_poll),
+               "inlined_writes": sum(len(ps) for ps in prologues.values()) if inline_writes else 0,
                "trace_at": trace_at if trace else None,
                "kernels": [l.kernel for l in launches]}
     mks = []
@@ -268,12 +276,40 @@ def _replicate(launches: list, grids: list, bounds: dict, base: Program, env: di
         rep = "mk_rep_" + h  # (the producer's output, a slice per worker)
         per_worker[rep] = int(sm.evaluate(base.buffers[h].size, env))
         swap = [rep if a == h else a for a in l.args]
-        prologues[len(out)] = dataclasses.replace(launches[p], args=[rep if a == h else a for a in launches[p].args],
-                                                  writes=[rep])
+        prologues[len(out)] = [dataclasses.replace(launches[p], args=[rep if a == h else a for a in launches[p].args],
+                                                   writes=[rep])]
         c = dataclasses.replace(l, args=swap, writes=[rep if w == h else w for w in l.writes])
         out.append(c)
         deps.append(dataclasses.replace(c, args=swap + [a for a in launches[p].args if a != h]))
     return out, out_grids, deps, prologues, per_worker
+
+
+def _inline_writes(launches: list, grids: list, bounds: dict, base: Program):
+    """The launches with each inlinable state write (runtime/megakernel.py `inlinable_writes`: a KV
+    cache's new row) run at the start of each task of its first reader: (launches, grids, the
+    launches as the dependency analysis sees them — the reader also reading the writer's inputs and
+    writing its outputs —, {reader index: [writers]}, {})."""
+    blocks = [int(sm.evaluate(g, bounds)) if sm.free_vars(g) else int(sm.evaluate(g, {})) for g in grids]
+    fixed = [not sm.free_vars(g) for g in grids]
+    states = {n for n, b in base.buffers.items() if b.kind == "input"}
+    pairs = tg.inlinable_writes(launches, blocks, states, fixed)
+    producers = {p for p, _ in pairs}
+    out, out_grids, deps, prologues = [], [], [], {}
+    for i, l in enumerate(launches):
+        if i in producers:
+            continue
+        ps = [launches[p] for p, c in pairs if c == i]
+        out_grids.append(grids[i])
+        if not ps:
+            out.append(l)
+            deps.append(l)
+            continue
+        written = [w for q in ps for w in q.writes]
+        c = l if l.writes is None else dataclasses.replace(l, writes=list(dict.fromkeys(list(l.writes) + written)))
+        prologues[len(out)] = ps
+        out.append(c)
+        deps.append(dataclasses.replace(c, args=list(dict.fromkeys(list(l.args) + [a for q in ps for a in q.args]))))
+    return out, out_grids, deps, prologues, {}
 
 
 def read_trace(program) -> list:

@@ -336,7 +336,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     needs none (`_sync_free`); `stream`: the weight stream (runtime/megakernel.py `stream_window`'s
     array is the buffer before the task table; every constant of PREFETCH_MIN bytes or more may be
     named in it); `fence`: a fence after each wait's acquire load (False: the acquire and the block
-    barrier alone); `prologues`: {launch index: a one-block launch} run by each of that launch's tasks
+    barrier alone); `prologues`: {launch index: [one-block launches]} run by each of that launch's tasks
     first (the megakernel's option `replicate`), and `per_worker`: {buffer: elements} of the buffers
     each worker has a slice of (the prologue's output: worker w's at w * elements); `stream_blocks`:
     task functions ask L2 for their weights that many blocks ahead (`task_function`'s `ahead`);
@@ -375,7 +375,7 @@ def render(source: str, launches: list, buffers: list, constants: set, dims: lis
     calls = []
     for i, l in enumerate(launches):
         fname, args, block = task(l)
-        pro = task((prologues or {})[i]) if i in (prologues or {}) else None
+        pro = [task(q) for q in (prologues or {})[i]] if i in (prologues or {}) else None
         grid = sm.from_json(l.config["grid"])
         calls.append((i, fname, args, block, _grid_c(grid, dims), pro))
     out = [PRELUDE_HEAD + (preload_helpers(preload) if preload else ""), prelude, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];", "\n".join(HOISTED)]

@@ -216,8 +216,9 @@ def dispatcher(calls: list, nbuf: int, dims: list, threads: int, min_blocks, wid
         guard = f"if (threadIdx.x < {block}) " if block < threads else ""
         # (a replicated one-block producer: each task runs it into the worker's slice of its output
         # first, then the barrier; its consumer's blocks read that slice)
-        pre = "" if pro is None else (f"if (first < e) {{ {'if (threadIdx.x < %d) ' % pro[2] if pro[2] < threads else ''}"
-                                      f"{pro[0]}({', '.join(pro[1] + ['0u', '1u', '1u', '1u'])}); __syncthreads(); }}\n        ")
+        pre = "" if pro is None else "".join(
+            f"if (first < e) {{ {'if (threadIdx.x < %d) ' % q[2] if q[2] < threads else ''}"
+            f"{q[0]}({', '.join(q[1] + ['0u', '1u', '1u', '1u'])}); __syncthreads(); }}\n        " for q in pro)
         # (the task function loops over its blocks; one without shared memory or barriers runs them
         # back to back, each warp on to its next block's rows without waiting for the others: the
         # barrier after the switch ends the task)

@@ -123,6 +123,28 @@ def replicable(launches: list, blocks: list, temps: set) -> list:
     return out
 
 
+def inlinable_writes(launches: list, blocks: list, states: set, fixed: list) -> list:
+    """[(producer, consumer)]: a one-block launch that writes only state buffers in place (a KV
+    cache's new row) and whose first reader is a later launch of several blocks, the same block
+    size and a fixed grid (`fixed`), no launch between them writing what the producer reads. The
+    megakernel's option `inline_writes` runs such a producer at the start of each of its consumer's
+    tasks: every task writes the same bytes, and reads them after its own write, so the consumer
+    waits for the producer's inputs only — two hand-offs fewer (docs/megakernel.md)."""
+    out: list = []
+    for p, lp in enumerate(launches):
+        w = set(lp.writes or ())
+        if blocks[p] != 1 or not w or not w <= states or lp.config.get("workspace"):
+            continue
+        c = next((j for j in range(p + 1, len(launches)) if w & set(launches[j].args)), None)
+        if c is None or blocks[c] < 2 or not fixed[c] or int(lp.config["block"]) != int(launches[c].config["block"]):
+            continue
+        reads = set(lp.args) - w
+        if any(set(launches[j].args if launches[j].writes is None else launches[j].writes) & reads for j in range(p + 1, c)):
+            continue
+        out.append((p, c))
+    return out
+
+
 def slice_ranges(n: int, slices: int) -> list:
     """[first, end) launch ranges of `slices` consecutive, about equal parts of n launches: per-slice
     megakernels, each its own persistent launch after the previous one (docs/megakernel.md)."""
