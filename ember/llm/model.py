@@ -199,7 +199,8 @@ def build_step(W: Weights, batch: int, T, max_seq: int, scale_weights: bool = Fa
     writes = []
     for i, L in enumerate(W.layers):
         h = _rms(x, None if scale_weights else L["in_norm"], cfg.eps)
-        qkv = _linear(h, norm_scaled(W, i, "qkv", "in_norm") if scale_weights else L["qkv"], L.get("qkv_b"))  # (B, T, (Hq + 2 Hkv) D), in groups of [q k v] heads
+        # (B, T, (Hq + 2 Hkv) D), in groups of [q k v] heads
+        qkv = _linear(h, norm_scaled(W, i, "qkv", "in_norm") if scale_weights else L["qkv"], L.get("qkv_b"))
         gq, gk = Hq // groups * D, Hkv // groups * D
         qkv = qkv.reshape(B, T, groups, gq + 2 * gk)
         q = qkv[..., :gq].reshape(B, T, Hq, D)
