@@ -13,8 +13,7 @@ reference and stored in the node's dtype — the value the reference, Ember's or
 Random draws never fold. Nor does integer index arithmetic over index patterns and scalars alone
 (`iota * stride + c`, a comparison of two iotas): a kernel computes it from its indices for free,
 where a folded table costs a dependent load — an embedding's column `arange(D)` folded into a
-table put a third load in the chain of every rotary lookup (position -> column -> cos), measured
-~0.8 us a task on the megakernel's critical path.
+table put a third load in the chain of every rotary lookup (position -> column -> cos).
 """
 from __future__ import annotations
 
@@ -64,9 +63,10 @@ def fold_constants(outputs: list) -> list:
                 index_only.add(m)
         elif m.srcs and n not in keep and all(s in const for s in m.srcs) and m.op not in NEVER:
             numel = _static_numel(m)
-            if m.op == g.VIEW or _index_arithmetic(m, index_only):  # free: a view, or computed from indices
+            indexed = _index_arithmetic(m, index_only)
+            if m.op == g.VIEW or indexed:  # free: a view, or computed from indices
                 const.add(m)
-                if _index_arithmetic(m, index_only):
+                if indexed:
                     index_only.add(m)
             elif numel is not None and numel <= FOLD_MAX and \
                     sum(_static_numel(s) or SOURCE_MAX for s in m.srcs) <= SOURCE_MAX:
