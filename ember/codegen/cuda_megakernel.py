@@ -49,6 +49,7 @@ _HEADER = re.compile(r'extern "C" __global__ void ((?:__\w+__\([^)]*\) )*)(\w+)\
 # Static shared arrays every row kernel declares alike: one copy at file scope serves every task (they
 # run one at a time on a worker). Declared inside each task function instead, every function would
 # keep its own copy for the whole kernel (150 functions: ~19 KB of a worker's shared memory).
+_DYN_SMEM_DECL = re.compile(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];")
 _SHARED_DECL = re.compile(r"^[ \t]*__shared__ [^;]*;", re.M)
 HOISTED = tuple(f"__shared__ {t} em_red_{t.replace(' ', '_')}[32];"
                 for t in ("float", "double", "int", "long long", "unsigned", "unsigned long long", "unsigned short"))
@@ -66,6 +67,13 @@ def static_shared_bytes(source: str) -> int:
             n *= sum(int(x) for x in d.split("+")) if re.fullmatch(r"[\d\s+]+", d) else 1024
         total += n
     return total
+
+
+def uses_dynamic_smem(chunk: str) -> bool:
+    """Whether a rendered kernel (its source chunk) uses its dynamic shared memory beyond declaring
+    it: `task_function` redirects the weight loads of a kernel that does not to the preload."""
+    m = _HEADER.search(chunk)
+    return "em_dyn_smem" in _DYN_SMEM_DECL.sub("", chunk[m.end():] if m else chunk)
 
 
 class NotTaskable(ValueError):
@@ -230,11 +238,11 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = re.sub(r"\bgridDim\.x\b", "em_nblk_", body)
     body = re.sub(r"\bblockDim\.x\b", f"{block}u", body)
     body = body.replace("EM_GRID_DEPENDENCY();", "")
-    body = re.sub(r"extern __shared__ __align__\(\d+\) unsigned char em_dyn_smem\[\];", "", body)
+    body = _DYN_SMEM_DECL.sub("", body)
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
     body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)
     if evict:
-        redirect = preload and "em_dyn_smem" not in body
+        redirect = preload and "em_dyn_smem" not in body  # (uses_dynamic_smem)
         for i, (_, pn) in enumerate(params):
             if i < len(constant) and constant[i]:
                 body = _weight_loads(body, pn, i if redirect and i < PRELOAD_SLOTS else None)

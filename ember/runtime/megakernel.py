@@ -22,6 +22,7 @@ same lists in a random interleaving of the workers as a serial reference and che
 """
 from __future__ import annotations
 
+import bisect
 import random
 from dataclasses import dataclass, field
 
@@ -272,11 +273,14 @@ STREAM_CHUNK = 1 << 18  # one L2 prefetch instruction covers at most this many b
 IDLE_CHUNK = 8 * 1024  # the idle stream's pieces: asked for one at a time while a worker waits
 
 
-def _slices_of(stream: list, a: int, e: int, chunk: int) -> list:
+def _slices_of(stream: list, ends: list, a: int, e: int, chunk: int) -> list:
     """(slot, first 16-byte unit, end 16-byte unit) pieces of at most `chunk` bytes covering stream
-    bytes [a, e) (`stream`: (offset, slot, lo, hi) slices in order)."""
+    bytes [a, e) (`stream`: (offset, slot, lo, hi) slices in order; `ends`: each slice's end offset)."""
     out = []
-    for off, slot, lo, hi in stream:
+    for j in range(bisect.bisect_right(ends, a), len(stream)):
+        off, slot, lo, hi = stream[j]
+        if off >= e:
+            break
         s, f = max(lo, lo + (a - off)), min(hi, lo + (e - off))
         for c in range(s, f, chunk):
             out.append((slot, c >> 4, min(f, c + chunk) >> 4))
@@ -314,26 +318,17 @@ def stream_window(g: TaskGraph, weights: list, window: int, idle: int = 0) -> np
                 if hi > lo:
                     stream.append((pos, slot, lo, hi))
                     pos += hi - lo
-        asked, k, asked_idle = 0, 0, 0  # stream bytes asked for so far; first slice that may still hold some
+        ends = [off + hi - lo for off, _, lo, hi in stream]
+        asked, asked_idle = 0, 0  # stream bytes asked for so far (by the windows, by the idle pieces)
         for start in at_task:
-            a, e = max(asked, start), start + window
-            while k < len(stream) and stream[k][0] + stream[k][3] - stream[k][2] <= a:
-                k += 1
-            j = k
-            while a < e and j < len(stream):
-                off, slot, lo, hi = stream[j]
-                s, f = lo + (a - off), min(hi, lo + (e - off))
-                for c in range(s, f, STREAM_CHUNK):
-                    segs.append((slot, c >> 4, min(f, c + STREAM_CHUNK) >> 4))
-                a = off + (f - lo)
-                if f == hi:
-                    j += 1
-            asked = max(asked, min(e, pos))
+            e = min(start + window, pos)
+            segs += _slices_of(stream, ends, max(asked, start), e, STREAM_CHUNK)
+            asked = max(asked, e)
             starts.append(len(segs))
             if idle > 0:
-                lo_i = max(asked_idle, start + window)
-                segs += _slices_of(stream, lo_i, min(start + window + idle, pos), IDLE_CHUNK)
-                asked_idle = max(asked_idle, min(start + window + idle, pos))
+                e = min(start + window + idle, pos)
+                segs += _slices_of(stream, ends, max(asked_idle, start + window), e, IDLE_CHUNK)
+                asked_idle = max(asked_idle, e)
                 starts.append(len(segs))
     out = np.asarray([1 + len(starts)] + starts, np.int64)
     if segs and max(max(s[1], s[2]) for s in segs) >= 2 ** 31:
