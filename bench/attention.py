@@ -95,6 +95,11 @@ def decode_layer_inputs(N, B, Hkv, G, S, D) -> tuple:
     return qs, ks, vs, feed
 
 
+DECODE_CASES = [(1, 8, 4, 8192, 128), (1, 8, 4, 8192, 64), (4, 8, 4, 8192, 128), (1, 8, 4, 32768, 128)]
+DECODE_GRID = {"warps": [4], "BN": [16, 32], "stages": [2, 4],
+               "cluster_splits": [[8, 1], [16, 1], [8, 2], [4, 2], [4, 4], [2, 8], [1, 16], [8, 4]]}
+
+
 def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch_ab: bool = False) -> None:
     """Decode attention timed as in a decode step: N of them back to back in one graph replay (a
     lone kernel's replay costs ~5-6 us whatever it reads, which caps any one-kernel measurement at
@@ -104,7 +109,7 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
     bw = copy_bandwidth()
     out["copy_GBps"] = round(bw / 1e9, 1)
     rows = []
-    for B, Hkv, G, S, D in [(1, 8, 4, 8192, 128), (1, 8, 4, 8192, 64), (4, 8, 4, 8192, 128), (1, 8, 4, 32768, 128)]:
+    for B, Hkv, G, S, D in DECODE_CASES:
         qs, ks, vs, feed = decode_layer_inputs(N, B, Hkv, G, S, D)
         nbytes = 2 * ks[0].numel() * 2
         prog = ember_decode_layers(N, B, Hkv, G, S, D)
@@ -134,10 +139,12 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
                 row[name] = dict(us=round(us, 2), pct=round(100 * nbytes / (us * 1e-6) / bw, 1), ok=e2 < 2e-2)
                 print(" ", name, row[name], flush=True)
         if variants:  # the decode schedule's knobs under the same protocol
-            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c, "splits": p}
-                        for w in (4,) for bn in (16, 32) for st in (2, 4)
-                        for c, p in ((8, 1), (16, 1), (8, 2), (4, 2), (4, 4), (2, 8), (1, 16), (8, 4))]:
-                name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}_p{cfg['splits']}"
+            gr = DECODE_GRID
+            for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c, "splits": p, "kt": kt}
+                        for w in gr["warps"] for bn in gr["BN"] for st in gr["stages"]
+                        for c, p in gr["cluster_splits"] for kt in gr.get("kt", [0])]:
+                name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}_p{cfg['splits']}" + \
+                    ("_kt" if cfg["kt"] else "")
                 try:
                     p2 = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
                     e2 = float((p2(**feed)[0].reshape(B, Hkv * G, 1, D).float() - want.float()).abs().max())
@@ -411,7 +418,15 @@ def main():
                     help="with --decode-layers: the default schedule with knob kv_prefetch 0 / 1 / capped, and half_rows")
     ap.add_argument("--decode-layers", type=int, default=0, metavar="N",
                     help="only decode attention as N back-to-back layers in one graph replay")
+    ap.add_argument("--decode-cases", default=None, metavar="B,Hkv,G,S,D;...",
+                    help="with --decode-layers: these cases instead of the four defaults")
+    ap.add_argument("--decode-grid", default=None, metavar="JSON",
+                    help="with --decode-layers --variants: the knob grid (keys of DECODE_GRID) instead of the default")
     a = ap.parse_args()
+    if a.decode_cases:
+        DECODE_CASES[:] = [tuple(int(x) for x in c.split(",")) for c in a.decode_cases.split(";")]
+    if a.decode_grid:
+        DECODE_GRID.update(json.loads(a.decode_grid))
     if a.variants and a.masked_only:
         MASKED_VARIANTS.extend({"warps": w, "BN": bn} for w, bn in ((8, 128), (4, 64), (8, 64)))
     elif a.variants:

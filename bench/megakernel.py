@@ -212,8 +212,10 @@ def main() -> int:
     if args.rolled:
         variants["megakernel_rolled"] = {"megakernel": True, "megakernel_options": {"unroll": False}}
     extra = json.loads(args.options)
-    for name, o in extra.items():
-        variants[f"megakernel_{name}"] = {"megakernel": True, "megakernel_options": o}
+    for name, o in extra.items():  # ("fold_norms" in an option set: that megakernel over the folded step)
+        o = dict(o)
+        fold = {"fold_norms": True} if o.pop("fold_norms", False) else {}
+        variants[f"megakernel_{name}"] = {"megakernel": True, "megakernel_options": o, **fold}
     folded = ["kernels_fold", "megakernel_fold"] if args.fold else []
     if args.fold:  # the RMSNorms folded into the GEMVs they feed (Target.fold_norms, kernel/recompute.py)
         variants["kernels_fold"] = {"fold_norms": True}

@@ -256,7 +256,7 @@ def test_decode_splits_combine_through_a_workspace():
     assert "em_ws_" not in cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4}, t)[0]
     # the default splits a long cache over few groups (16 blocks a group), not an 8K one
     (k32, _), = lower([_decode_graph(1, 8, 4, 32768, 128).node], target=t).kernels
-    assert t.default_config(k32, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 2, "splits": 8}
+    assert t.default_config(k32, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 2, "splits": 8, "kt": 1}
     assert "splits" not in t.default_config(k, t)
 
 
@@ -338,6 +338,28 @@ def test_decode_half_rows_skips_the_padding_rows_online_step():
     _compiles(y, [lazy])
 
 
+def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
+    """Knob `kt` (codegen/cuda_flash_kt.py): the keys as the product's 16 rows, the group's at most 8
+    query rows its columns (P^T transposed in registers by movmatrix); compiles for sm_90a at head
+    dims 64 / 128, tiles of 16-64 keys, clusters and splits; a group of more than 8 rows keeps the
+    row-major form."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    for G, D in ((4, 128), (7, 64), (1, 128)):
+        y = _decode_graph(1, 8, G, 8192, D)
+        cfgs = [{"mode": "decode", "warps": w, "BN": bn, "cluster": c, "stages": st, "splits": p, "kt": 1}
+                for w, bn, c, st, p in ((4, 16, 8, 4, 1), (4, 32, 8, 2, 1), (2, 64, 2, 2, 8), (8, 16, 1, 2, 1))]
+        k = _compiles(y, cfgs)
+        src = cg.render_kernel(k, cfgs[0], t)[0]
+        assert "p0_ = em_movt(" in src and "qt_[" in src and f"float o_[{D // 16}][4];" in src
+        plain = cg.render_kernel(k, dict(cfgs[0], kt=0), t)[0]
+        assert "p0_ = em_movt(" not in plain and f"float o_[{D // 8}][4];" in plain
+    y = _decode_graph(1, 4, 12, 4096, 128)
+    k = _compiles(y, [{"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "kt": 1}])
+    assert "p0_ = em_movt(" not in cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4,
+                                                   "kt": 1}, t)[0]
+
+
 def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
     """Knob `kv_prefetch`: the trigger first, then each block's own K / V rows (contiguous per key)
     asked of L2, then the wait — nothing but the block's indices and the dims read before it."""
@@ -373,6 +395,30 @@ def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefet
            "kv_prefetch": kv_prefetch, "half_rows": half_rows, "lazy_rescale": half_rows}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert bool(p.launches[0].config.get("workspace")) == (splits > 1)
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        got = p(q=q, k=k, v=v).double()
+        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+        want = s.softmax(-1) @ v.double().unsqueeze(2)
+        assert float((got - want).abs().max()) < 2e-2, seed
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("G,D,BN,cluster,splits", [(4, 128, 16, 8, 1), (4, 64, 32, 8, 1), (3, 128, 16, 2, 8),
+                                                   (8, 64, 64, 4, 2), (1, 128, 16, 1, 1)])
+def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits):
+    """Knob `kt` against float64 attention on odd key counts, several seeds and group sizes (rows
+    of the 8-column tile past G are padding)."""
+    import torch
+    from ember import pipeline
+    B, Hkv, S = 2, 4, 3001
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": BN, "stages": 2, "cluster": cluster, "splits": splits, "kt": 1}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    assert "p0_ = em_movt(" in p.source
     for seed in range(3):
         torch.manual_seed(seed)
         q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()

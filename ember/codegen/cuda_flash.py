@@ -50,6 +50,9 @@ __device__ __forceinline__ void em_ldsm4t(unsigned* r, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
+__device__ __forceinline__ unsigned em_movt(unsigned a) {  /* an 8x8 b16 fragment transposed across the warp */
+  unsigned r; asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(a)); return r;
+}
 __device__ __forceinline__ float em_ex2(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 #define EM_MMA16816(T, d, a, b0, b1) \
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." T "." T ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};" \

@@ -22,6 +22,7 @@ from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl
+from .cuda_flash_kt import emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
@@ -106,6 +107,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     qv = query_vars(f)
     groups = [(v, e) for v, e in f.rows if (v, e) not in qv]
     R = sm.prod([e for _, e in qv]).value
+    # knob `kt`: keys-major products (codegen/cuda_flash_kt.py) for groups of at most 8 rows
+    kt = bool(cfg.get("kt")) and R <= 8
     I, e = w.IDX, w.emit
     ty = HALF[f.q.dtype.name]
     c = repr(float(f.c)) + "f"
@@ -180,7 +183,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     # the first S - 1 key tiles load while q arrives (inserted here below), or while it is computed
     load_first = len(w.lines) if copied else early_loads
     e(1, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
-    emit_q_fragments(w, D, "lane_ & 15", 1)
+    if kt:
+        emit_qt_fragments(w, D, 1)
+    else:
+        emit_q_fragments(w, D, "lane_ & 15", 1)
 
     def load_tile(t: str, s_: str, ind: int):
         """Warp-local copy of key tile `t` into ring slot `s_`."""
@@ -193,9 +199,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
             e(ind, "}")
 
     e(1, "float m_[2] = {-INFINITY, -INFINITY}, l_[2] = {0.f, 0.f};")
-    e(1, f"float o_[{DV // 8}][4];")
+    no = DV // 16 if kt else DV // 8  # output accumulators: 16 columns each keys-major, 8 row-major
+    e(1, f"float o_[{no}][4];")
     e(1, "#pragma unroll")
-    e(1, f"for (int n = 0; n < {DV // 8}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
+    e(1, f"for (int n = 0; n < {no}; ++n) o_[n][0] = o_[n][1] = o_[n][2] = o_[n][3] = 0.f;")
     e(1, "const int qrow_ = lane_ >> 2;")
     head, tail = w.lines[:load_first], w.lines[load_first:]
     w.lines = head
@@ -215,20 +222,28 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"const int slot_ = it_ % {S};")
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
     e(2, f"const unsigned short* Vt = Kt + {BN * D};")
-    emit_scores_mma(w, D, BN, ty, 2)
+    if kt:
+        emit_scores_kt(w, D, BN, ty, 2)
+    else:
+        emit_scores_mma(w, D, BN, ty, 2)
     bufs = {b.name for b in w.k.buffers}
     loc = [x for x in ir.val_toposort([f.x]) if x.op == "load" and x.args[0] not in bufs]
     X = replace(f.x, {ld: f.score for ld in loc})
     # knob `half_rows` (off: measured within noise on the H100, 16.9 -> 17.0 us a layer at 8K keys,
     # bench/results/gpu-session28-2026-11-27/a/): with at most 8 rows, rows 8-15 of the tile are
     # padding — their X and online step not computed
-    halves = 1 if R <= 8 and cfg.get("half_rows") else 2
+    halves = 1 if R <= 8 and cfg.get("half_rows") and not kt else 2
     e(2, "#pragma unroll")
-    e(2, f"for (int n = 0; n < {BN // 8}; ++n) {{")
+    e(2, f"for (int n = 0; n < {BN // 16 if kt else BN // 8}; ++n) {{")
     e(3, "#pragma unroll")
     e(3, f"for (int c = 0; c < {2 * halves}; ++c) {{")
-    e(4, "const int r = qrow_ + ((c >> 1) << 3);")
-    e(4, f"const {I} {KEY} = k0_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
+    if kt:
+        key, row = score_key_row("c")
+        e(4, f"const int r = {row};")
+        e(4, f"const {I} {KEY} = k0_ + t_ * {BN} + n * 16 + {key};")
+    else:
+        e(4, "const int r = qrow_ + ((c >> 1) << 3);")
+        e(4, f"const {I} {KEY} = k0_ + t_ * {BN} + n * 8 + ((lane_ & 3) << 1) + (c & 1);")
     e(4, f"const float {f.score_acc} = s_[n][c];")
     e(4, "float x_ = -INFINITY;")
     e(4, f"if ({KEY} < k1_ && r < {R}) {{")
@@ -239,25 +254,32 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(4, "s_[n][c] = x_;")
     e(3, "}")
     e(2, "}")
-    emit_online_step(w, BN, DV, c, 2, halves, lazy=bool(cfg.get("lazy_rescale")))  # (knob: off, within noise)
-    emit_pv_mma(w, BN, DV, ty, 2)
+    if kt:
+        emit_online_kt(w, BN, DV, c, 2)
+        emit_pv_kt(w, BN, DV, ty, 2)
+    else:
+        emit_online_step(w, BN, DV, c, 2, halves, lazy=bool(cfg.get("lazy_rescale")))  # (knob: off, within noise)
+        emit_pv_mma(w, BN, DV, ty, 2)
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
     e(1, "em_cp_wait_all();")
     e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")
     # the warps' triples (rows qrow_ and qrow_ + 8; l reduced over the row's four lanes) -> shared memory
-    e(1, "#pragma unroll")
-    e(1, "for (int h = 0; h < 2; ++h) {")
-    e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 1);")
-    e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 2);")
-    e(2, "const int r = qrow_ + 8 * h;")
-    e(2, "if ((lane_ & 3) == 0) { wm_[warp_ * 16 + r] = m_[h]; wl_[warp_ * 16 + r] = l_[h]; }")
-    e(2, "#pragma unroll")
-    e(2, f"for (int n = 0; n < {DV // 8}; ++n) {{")
-    e(3, f"wo_[(warp_ * 16 + r) * {DV} + n * 8 + ((lane_ & 3) << 1)] = o_[n][2 * h];")
-    e(3, f"wo_[(warp_ * 16 + r) * {DV} + n * 8 + ((lane_ & 3) << 1) + 1] = o_[n][2 * h + 1];")
-    e(2, "}")
-    e(1, "}")
+    if kt:
+        emit_triples_kt(w, DV, 1)
+    else:
+        e(1, "#pragma unroll")
+        e(1, "for (int h = 0; h < 2; ++h) {")
+        e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 1);")
+        e(2, "l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], 2);")
+        e(2, "const int r = qrow_ + 8 * h;")
+        e(2, "if ((lane_ & 3) == 0) { wm_[warp_ * 16 + r] = m_[h]; wl_[warp_ * 16 + r] = l_[h]; }")
+        e(2, "#pragma unroll")
+        e(2, f"for (int n = 0; n < {DV // 8}; ++n) {{")
+        e(3, f"wo_[(warp_ * 16 + r) * {DV} + n * 8 + ((lane_ & 3) << 1)] = o_[n][2 * h];")
+        e(3, f"wo_[(warp_ * 16 + r) * {DV} + n * 8 + ((lane_ & 3) << 1) + 1] = o_[n][2 * h + 1];")
+        e(2, "}")
+        e(1, "}")
     e(1, "__syncthreads();")
     e(1, f"for (int t = tid_; t < {R * DV}; t += {32 * W}) {{")
     e(2, f"const int r = t / {DV}, col = t % {DV};")

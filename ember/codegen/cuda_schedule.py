@@ -510,6 +510,13 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         keys = form.keys.value if form.keys.is_const else form.keys.vmax
         if cluster == 8 and LONG_CACHE <= keys < float("inf") and 16 * n <= sm_count(target):
             cfg.update(cluster=2, splits=8)
+        # keys-major products (knob `kt`, codegen/cuda_flash_kt.py; groups of at most 8 rows, else the
+        # renderer keeps the row-major form) at head dim 128, 16 layers in one graph replay
+        # (gpu-session31-2026-11-27/d/): batch 1 x 8K keys 65.2 -> 68.2% of copy bandwidth, batch 4
+        # 79.4 -> 81.0%, 32K 88.9 -> 89.7%; at head dim 64 52.9 -> 52.4% (16 keys a tile), 54.1 ->
+        # 50.5% (32): not there
+        if form.depth.value >= 128:
+            cfg["kt"] = 1
         if KV_PREFETCH:  # each block's K / V rows asked of L2 before the grid-dependency wait
             cfg["kv_prefetch"] = 1
         return cfg

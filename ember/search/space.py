@@ -61,7 +61,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
                               if decode_smem(w, bn, D, DV, st) <= smem_limit(target)] + \
                 [{"mode": "decode", "warps": 4, "BN": bn, "stages": st, "cluster": c, "splits": p}  # keys over P clusters
                  for bn in (16, 32) for st in (2, 4) for c, p in ((8, 2), (4, 4), (2, 8), (1, 16))
-                 if decode_smem(4, bn, D, DV, st) <= smem_limit(target)]
+                 if decode_smem(4, bn, D, DV, st) <= smem_limit(target)] + \
+                [dict(first, kt=1 - first.get("kt", 0))]  # keys-major products or not (codegen/cuda_flash_kt.py)
         if first is not None and first["mode"] == "scores":  # scores recomputed (codegen/cuda_scores.py)
             return [first] + [dict(first, warps=w, BN=bn) for w in (2, 4, 8) for bn in (32, 64)]  # (afrag kept)
         if first is not None:  # a streamed kernel (kernel/online.py): its tile knobs

@@ -1,0 +1,118 @@
+"""Keys-major tensor-core products for flash-decoding (knob `kt` of codegen/cuda_flash_decode.py).
+
+A decode group has few query rows (a GQA group: 4), and the row-major form pads them to the
+`mma.m16n8k16`'s 16 rows: three quarters of every product and of the online step's work is
+padding. Here the keys are the product's 16 rows and the query rows its 8 columns:
+
+    S^T [keys x rows] = K [keys x d] . Q^T [d x rows]      A = the key tile (ldmatrix), B = q, kept in registers
+    O^T [dv x rows]  += V^T [dv x keys] . P^T [keys x rows] A = the value tile (ldmatrix.trans), B = P
+
+P^T's B fragment is the score accumulator packed to 16 bits and transposed in registers by
+`movmatrix` (the accumulator holds (key, row) pairs as lane / 4, 2 (lane % 4); B wants them as
+2 (lane % 4), lane / 4). Per 16-key tile: D/16 + DV/16 products instead of twice that, the
+output accumulator DV/16 x 4 floats instead of DV/8 x 4, four scores a thread instead of eight.
+A thread's rows are 2 (lane % 4) and 2 (lane % 4) + 1 (at most 8 rows: `R <= 8`); a row's keys
+spread over the 8 lanes of equal lane % 4, so its max and sum reduce with xor shuffles 4, 8, 16.
+"""
+from __future__ import annotations
+
+
+def emit_qt_fragments(w, D: int, ind: int) -> None:
+    """qt_[D/16][2]: q's rows 0-7 (shared-memory tile `Qs`, 16-byte chunks swizzled by row) as the
+    B fragments of each 16-deep k step; one ldmatrix.x4 covers two k steps."""
+    e = w.emit
+    e(ind, f"unsigned qt_[{D // 16}][2];")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int kk = 0; kk < {D // 16}; kk += 2) {{")
+    e(ind + 1, "unsigned f_[4];")
+    e(ind + 1, "const int r_ = lane_ & 7, ch_ = kk * 2 + (lane_ >> 3);")
+    e(ind + 1, f"em_ldsm4(f_, Qs + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 1, "qt_[kk][0] = f_[0]; qt_[kk][1] = f_[1]; qt_[kk + 1][0] = f_[2]; qt_[kk + 1][1] = f_[3];")
+    e(ind, "}")
+
+
+def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int) -> None:
+    """s_[BN/16][4]: per 16 keys m, the accumulator of S^T: s_[m][c] is key m*16 + lane/4 + 8 (c >> 1),
+    row 2 (lane % 4) + (c & 1)."""
+    e = w.emit
+    e(ind, f"float s_[{BN // 16}][4];")
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int m = 0; m < {BN // 16}; ++m) {{")
+    e(ind + 1, "s_[m][0] = s_[m][1] = s_[m][2] = s_[m][3] = 0.f;")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
+    e(ind + 2, "unsigned a_[4];")
+    e(ind + 2, "const int r_ = m * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
+    e(ind + 2, f"em_ldsm4(a_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f'EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]);')
+    e(ind + 1, "}")
+    e(ind, "}")
+
+
+def score_key_row(c: str = "c") -> tuple[str, str]:
+    """(key offset in the tile, row) of a thread's score s_[m][c] (the caller adds m * 16)."""
+    return f"(lane_ >> 2) + (({c} >> 1) << 3)", f"((lane_ & 3) << 1) + ({c} & 1)"
+
+
+def emit_online_kt(w, BN: int, DV: int, c: str, ind: int) -> None:
+    """The online recurrence over s_ (X applied) for the thread's rows h = 0, 1: the running max over
+    the row's 8 lanes, l_ (a lane's partial, reduced after the loop) and o_ rescaled, s_ <- P."""
+    e = w.emit
+    e(ind, "#pragma unroll")
+    e(ind, "for (int h = 0; h < 2; ++h) {")
+    e(ind + 1, "float mx_ = m_[h];")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int m = 0; m < {BN // 16}; ++m) mx_ = fmaxf(mx_, fmaxf(s_[m][h], s_[m][h + 2]));")
+    for x in (4, 8, 16):
+        e(ind + 1, f"mx_ = fmaxf(mx_, __shfl_xor_sync(0xffffffffu, mx_, {x}));")
+    e(ind + 1, f"const float mc_ = (mx_ == -INFINITY ? 0.f : mx_) * {c};")
+    e(ind + 1, f"const float a_ = em_ex2(fmaf(m_[h], {c}, -mc_));")
+    e(ind + 1, "m_[h] = mx_;")
+    e(ind + 1, "float ls_ = 0.f;")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int m = 0; m < {BN // 16}; ++m) {{")
+    e(ind + 2, f"s_[m][h] = em_ex2(fmaf(s_[m][h], {c}, -mc_));")
+    e(ind + 2, f"s_[m][h + 2] = em_ex2(fmaf(s_[m][h + 2], {c}, -mc_));")
+    e(ind + 2, "ls_ += s_[m][h] + s_[m][h + 2];")
+    e(ind + 1, "}")
+    e(ind + 1, "l_[h] = l_[h] * a_ + ls_;")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {DV // 16}; ++n) {{ o_[n][h] *= a_; o_[n][h + 2] *= a_; }}")
+    e(ind, "}")
+
+
+def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int) -> None:
+    """o_[DV/16][4] += V^T P^T: o_[n][c] is output column n*16 + lane/4 + 8 (c >> 1), row
+    2 (lane % 4) + (c & 1); the value tile's A fragments by ldmatrix.trans, P^T's B fragments from
+    s_ by movmatrix."""
+    e = w.emit
+    pack = "em_pack_bf16" if ty == "bf16" else "em_pack_f16"
+    e(ind, "#pragma unroll")
+    e(ind, f"for (int kk = 0; kk < {BN // 16}; ++kk) {{")
+    e(ind + 1, f"const unsigned p0_ = em_movt({pack}(s_[kk][0], s_[kk][1])), p1_ = em_movt({pack}(s_[kk][2], s_[kk][3]));")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {DV // 16}; ++n) {{")
+    e(ind + 2, "unsigned a_[4];")
+    e(ind + 2, "const int r_ = kk * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = n * 2 + ((lane_ >> 3) & 1);")
+    e(ind + 2, f"em_ldsm4t(a_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f'EM_MMA16816("{ty}", o_[n], a_, p0_, p1_);')
+    e(ind + 1, "}")
+    e(ind, "}")
+
+
+def emit_triples_kt(w, DV: int, ind: int) -> None:
+    """After the key loop: the warp's (max, sum, output row) for its rows into wm_, wl_, wo_ (rows of
+    16, as the row-major form writes them)."""
+    e = w.emit
+    e(ind, "#pragma unroll")
+    e(ind, "for (int h = 0; h < 2; ++h) {")
+    for x in (4, 8, 16):
+        e(ind + 1, f"l_[h] += __shfl_xor_sync(0xffffffffu, l_[h], {x});")
+    e(ind + 1, "const int r = ((lane_ & 3) << 1) + h;")
+    e(ind + 1, "if ((lane_ >> 2) == 0) { wm_[warp_ * 16 + r] = m_[h]; wl_[warp_ * 16 + r] = l_[h]; }")
+    e(ind + 1, "#pragma unroll")
+    e(ind + 1, f"for (int n = 0; n < {DV // 16}; ++n) {{")
+    e(ind + 2, f"wo_[(warp_ * 16 + r) * {DV} + n * 16 + (lane_ >> 2)] = o_[n][h];")
+    e(ind + 2, f"wo_[(warp_ * 16 + r) * {DV} + n * 16 + (lane_ >> 2) + 8] = o_[n][h + 2];")
+    e(ind + 1, "}")
+    e(ind, "}")
