@@ -50,6 +50,9 @@ __device__ __forceinline__ void em_ldsm4t(unsigned* r, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
+__device__ __forceinline__ int em_opaque(int x) {  /* a value kept in a register, not recomputed where used */
+  asm volatile("" : "+r"(x)); return x;
+}
 __device__ __forceinline__ unsigned em_movt(unsigned a) {  /* an 8x8 b16 fragment transposed across the warp */
   unsigned r; asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(a)); return r;
 }

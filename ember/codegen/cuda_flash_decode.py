@@ -22,7 +22,7 @@ from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl
-from .cuda_flash_kt import emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
+from .cuda_flash_kt import emit_kt_offsets, emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
@@ -157,10 +157,28 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         for var, expr in _row_decomposition(qv, r):
             e(ind, f"const {I} {var} = {expr};")
 
+    strides = [_strides(v, fast) for v, fast in ((f.k, f.depth_var), (f.v, f.out_var))]
+    affine = bool(cfg.get("affine")) and D == DV and all(strides)
+    def lane_offsets():
+        if not affine:
+            return
+        # knob `affine` (K and V indexed affinely in the key and the column, constant strides, D = DV):
+        # each lane's chunks of a tile — their shared-memory offsets, source offsets from the tile's
+        # first key and key rows — computed once here, not per tile (the compiler rebuilt them from
+        # the thread index at every tile: ~150 of the loop's ~390 instructions at D 128)
+        n = BN * D // 8 // 32
+        for i in range(n):
+            e(1, f"const int ro{i}_ = (lane_ + {32 * i}) / {D // 8}, co{i}_ = (lane_ + {32 * i}) % {D // 8};")
+            e(1, f"const int do{i}_ = em_opaque(ro{i}_ * {D} + ((co{i}_ ^ (ro{i}_ & 7)) << 3));")
+            for j, (a, b) in enumerate(strides):
+                op = "em_opaque" if I == "int" else ""
+                e(1, f"const {I} so{j}{i}_ = {op}(({I})ro{i}_ * {a} + ({I})co{i}_ * {8 * b});")
+
     kv = sm.var("kr_", 0, None)
     copied = q_copied(f)
     if not copied:  # (q computed with loads of its own: the first key tiles are asked for before them)
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
+        lane_offsets()
         early_loads = len(w.lines)
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")
@@ -180,16 +198,30 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     if copied:  # (q's own cp.async group, the oldest: the wait below leaves the S - 1 key tiles in flight)
         e(1, "em_cp_commit();")
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
+        lane_offsets()
     # the first S - 1 key tiles load while q arrives (inserted here below), or while it is computed
     load_first = len(w.lines) if copied else early_loads
     e(1, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
     if kt:
         emit_qt_fragments(w, D, 1)
+        emit_kt_offsets(w, D, DV, 1)
     else:
         emit_q_fragments(w, D, "lane_ & 15", 1)
 
     def load_tile(t: str, s_: str, ind: int):
         """Warp-local copy of key tile `t` into ring slot `s_`."""
+        if affine:
+            e(ind, f"const {I} kt0_ = k0_ + ({t}) * {BN};")
+            e(ind, f"unsigned short* dt_ = my_ + ({s_}) * {slot};")
+            for j, v in enumerate((f.k, f.v)):
+                fast = (f.depth_var, f.out_var)[j]
+                base = w.idx(sm.substitute(v.args[1], {KEY: sm.var("kt0_", 0, None), fast: sm.const(0)}))
+                e(ind, f"const auto* st{j}_ = {v.args[0]} + ({base});")
+            for i in range(BN * D // 8 // 32):
+                e(ind, f"{{ const bool in_ = kt0_ + ro{i}_ < k1_;")
+                e(ind + 1, f"em_cp16(dt_ + do{i}_, st0_ + (in_ ? so0{i}_ : 0), in_);")
+                e(ind + 1, f"em_cp16(dt_ + {BN * D} + do{i}_, st1_ + (in_ ? so1{i}_ : 0), in_); }}")
+            return
         for v, width, off, fast in ((f.k, D, 0, f.depth_var), (f.v, DV, BN * D, f.out_var)):
             e(ind, f"for (int c_ = lane_; c_ < {BN * width // 8}; c_ += 32) {{")
             e(ind + 1, f"const int r_ = c_ / {width // 8}, ch_ = c_ % {width // 8};")
@@ -223,7 +255,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
     e(2, f"const unsigned short* Vt = Kt + {BN * D};")
     if kt:
-        emit_scores_kt(w, D, BN, ty, 2)
+        emit_scores_kt(w, D, BN, ty, 2, chains=2 if int(cfg.get("kt")) == 2 else 1)
     else:
         emit_scores_mma(w, D, BN, ty, 2)
     bufs = {b.name for b in w.k.buffers}
@@ -324,6 +356,18 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         _combine_splits(w, f, at_row, P, C, R, DV, c, ws_head)
     w.T = 32 * W
     return sm.prod([x for _, x in groups]) * P * C
+
+
+def _strides(v: ir.Val, fast: str) -> tuple[int, int] | None:
+    """(elements from one key to the next, from one column to the next) of operand `v` when its
+    index is affine in both with constant strides (the other variables fixed), else None."""
+    x, y = sm.var("x_", 0, None), sm.var("y_", 0, None)
+    at = lambda a, b: sm.substitute(v.args[1], {KEY: a, fast: b})  # noqa: E731
+    step, along = at(x + 1, y) - at(x, y), at(x, y + 1) - at(x, y)
+    second = at(x + 2, y + 3) - at(x, y)  # (affine: no product of the two, nothing nonlinear)
+    if not (step.is_const and along.is_const and second.is_const) or second.value != 2 * step.value + 3 * along.value:
+        return None
+    return int(step.value), int(along.value)
 
 
 def _contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:

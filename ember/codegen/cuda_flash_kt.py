@@ -31,21 +31,46 @@ def emit_qt_fragments(w, D: int, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int) -> None:
+def emit_kt_offsets(w, D: int, DV: int, ind: int) -> None:
+    """Each lane's ldmatrix offsets into a key tile (kof_) and a value tile (vof_) for the first four
+    16-column steps, kept in registers (em_opaque: the compiler otherwise rebuilds them from the
+    thread index at every tile). A swizzled chunk index (c ^ (row & 7)) changes only in its low three
+    bits, so step j + 4 is step j's offset plus 64 elements, and a later 16-row block adds rows x width:
+    immediates of the ldmatrix."""
+    e = w.emit
+    e(ind, "int kof_[4], vof_[4];")
+    e(ind, "#pragma unroll")
+    e(ind, "for (int j = 0; j < 4; ++j) {")
+    e(ind + 1, "const int kr_ = lane_ & 15, kc_ = j * 2 + (lane_ >> 4);")
+    e(ind + 1, f"kof_[j] = em_opaque(kr_ * {D} + ((kc_ ^ (kr_ & 7)) << 3));")
+    e(ind + 1, "const int vr_ = (lane_ & 7) + ((lane_ >> 4) << 3), vc_ = j * 2 + ((lane_ >> 3) & 1);")
+    e(ind + 1, f"vof_[j] = em_opaque(vr_ * {DV} + ((vc_ ^ (vr_ & 7)) << 3));")
+    e(ind, "}")
+
+
+def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1) -> None:
     """s_[BN/16][4]: per 16 keys m, the accumulator of S^T: s_[m][c] is key m*16 + lane/4 + 8 (c >> 1),
-    row 2 (lane % 4) + (c & 1)."""
+    row 2 (lane % 4) + (c & 1). `chains` 2: the even and odd k steps accumulate apart and are added
+    at the end (two dependent chains of D/32 products instead of one of D/16)."""
     e = w.emit
     e(ind, f"float s_[{BN // 16}][4];")
     e(ind, "#pragma unroll")
     e(ind, f"for (int m = 0; m < {BN // 16}; ++m) {{")
     e(ind + 1, "s_[m][0] = s_[m][1] = s_[m][2] = s_[m][3] = 0.f;")
+    if chains == 2:
+        e(ind + 1, "float s2_[4] = {0.f, 0.f, 0.f, 0.f};")
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, "const int r_ = m * 16 + (lane_ & 15), ch_ = kk * 2 + (lane_ >> 4);")
-    e(ind + 2, f"em_ldsm4(a_, Kt + r_ * {D} + ((ch_ ^ (r_ & 7)) << 3));")
-    e(ind + 2, f'EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]);')
+    e(ind + 2, f"em_ldsm4(a_, Kt + kof_[kk & 3] + (kk >> 2) * 64 + m * {16 * D});")
+    if chains == 2:
+        e(ind + 2, f'if (kk & 1) {{ EM_MMA16816("{ty}", s2_, a_, qt_[kk][0], qt_[kk][1]); }}')
+        e(ind + 2, f'else {{ EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]); }}')
+    else:
+        e(ind + 2, f'EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]);')
     e(ind + 1, "}")
+    if chains == 2:
+        e(ind + 1, "s_[m][0] += s2_[0]; s_[m][1] += s2_[1]; s_[m][2] += s2_[2]; s_[m][3] += s2_[3];")
     e(ind, "}")
 
 
@@ -93,8 +118,7 @@ def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int) -> None:
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n = 0; n < {DV // 16}; ++n) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, "const int r_ = kk * 16 + (lane_ & 7) + ((lane_ >> 4) << 3), ch_ = n * 2 + ((lane_ >> 3) & 1);")
-    e(ind + 2, f"em_ldsm4t(a_, Vt + r_ * {DV} + ((ch_ ^ (r_ & 7)) << 3));")
+    e(ind + 2, f"em_ldsm4t(a_, Vt + vof_[n & 3] + (n >> 2) * 64 + kk * {16 * DV});")
     e(ind + 2, f'EM_MMA16816("{ty}", o_[n], a_, p0_, p1_);')
     e(ind + 1, "}")
     e(ind, "}")
