@@ -31,6 +31,7 @@ SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may u
 # decode attention asks L2 for its blocks' K / V rows while it waits for the kernel before it (knob
 # `kv_prefetch`, codegen/cuda_flash_decode.py); EMBER_KV_PREFETCH=1 / 0 sets the default
 KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
+DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
 CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
 
@@ -511,12 +512,14 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         if cluster == 8 and LONG_CACHE <= keys < float("inf") and 16 * n <= sm_count(target):
             cfg.update(cluster=2, splits=8)
         # keys-major products (knob `kt`, codegen/cuda_flash_kt.py; groups of at most 8 rows, else the
-        # renderer keeps the row-major form) at head dim 128, 16 layers in one graph replay
-        # (gpu-session31-2026-11-27/d/): batch 1 x 8K keys 65.2 -> 68.2% of copy bandwidth, batch 4
-        # 79.4 -> 81.0%, 32K 88.9 -> 89.7%; at head dim 64 52.9 -> 52.4% (16 keys a tile), 54.1 ->
-        # 50.5% (32): not there
-        if form.depth.value >= 128:
-            cfg["kt"] = 1
+        # renderer keeps the row-major form), 16 layers in one graph replay on the H100: with the
+        # ldmatrix offsets kept in registers (gpu-session31-2026-11-27/e/) batch 1 x 8K keys at head
+        # dim 128 68.4 -> 70.9% of copy bandwidth, at 64 55.4 -> 58.8%, batch 4 x 8K 76.9-81.0 ->
+        # 78.7-82.8% over the same schedules (d/: 65.2 -> 68.2% at 128 before the offsets). Knobs `kt`
+        # 2 (two chains of score products) and `affine` (the copies' lane offsets kept too) measured
+        # within that run's noise (+-3%) at batch 1, up to 87% at batch 4: searched, not the default
+        if DECODE_KT:
+            cfg["kt"] = DECODE_KT
         if KV_PREFETCH:  # each block's K / V rows asked of L2 before the grid-dependency wait
             cfg["kv_prefetch"] = 1
         return cfg

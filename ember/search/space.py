@@ -62,7 +62,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
                 [{"mode": "decode", "warps": 4, "BN": bn, "stages": st, "cluster": c, "splits": p}  # keys over P clusters
                  for bn in (16, 32) for st in (2, 4) for c, p in ((8, 2), (4, 4), (2, 8), (1, 16))
                  if decode_smem(4, bn, D, DV, st) <= smem_limit(target)] + \
-                [dict(first, kt=1 - first.get("kt", 0))]  # keys-major products or not (codegen/cuda_flash_kt.py)
+                [dict(first, kt=kt, affine=af) for kt in (0, 1, 2) for af in (0, 1)  # (codegen/cuda_flash_kt.py)
+                 if (kt, af) != (first.get("kt", 0), first.get("affine", 0))]
         if first is not None and first["mode"] == "scores":  # scores recomputed (codegen/cuda_scores.py)
             return [first] + [dict(first, warps=w, BN=bn) for w in (2, 4, 8) for bn in (32, 64)]  # (afrag kept)
         if first is not None:  # a streamed kernel (kernel/online.py): its tile knobs
