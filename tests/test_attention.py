@@ -347,14 +347,18 @@ def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
     t = get_target("h100")
     for G, D in ((4, 128), (7, 64), (1, 128)):
         y = _decode_graph(1, 8, G, 8192, D)
-        cfgs = [{"mode": "decode", "warps": w, "BN": bn, "cluster": c, "stages": st, "splits": p, "kt": kt, "affine": af}
-                for w, bn, c, st, p, kt, af in ((4, 16, 8, 4, 1, 1, 0), (4, 32, 8, 2, 1, 2, 1), (2, 64, 2, 2, 8, 1, 1),
-                                                (8, 16, 1, 2, 1, 2, 0))]
+        cfgs = [{"mode": "decode", "warps": w, "BN": bn, "cluster": c, "stages": st, "splits": p, "kt": kt, "affine": af,
+                 "bulk": bu}
+                for w, bn, c, st, p, kt, af, bu in ((4, 16, 8, 4, 1, 1, 0, 0), (4, 32, 8, 2, 1, 2, 1, 0), (2, 64, 2, 2, 8, 1, 1, 1),
+                                                    (8, 16, 1, 2, 1, 2, 0, 1), (4, 16, 8, 4, 1, 1, 0, 1))]
         k = _compiles(y, cfgs)
         src = cg.render_kernel(k, cfgs[0], t)[0]
         assert "p0_ = em_movt(" in src and "qt_[" in src and f"float o_[{D // 16}][4];" in src
         plain = cg.render_kernel(k, dict(cfgs[0], kt=0), t)[0]
         assert "p0_ = em_movt(" not in plain and f"float o_[{D // 8}][4];" in plain
+        bulk = cg.render_kernel(k, cfgs[-1], t)[0]  # (knob bulk: a bulk copy per key row, an mbarrier per slot)
+        assert "em_bulk(dt_" in bulk and "mbarrier.try_wait.parity" in bulk and "em_cp16(dt_" not in bulk
+        assert "em_bulk(dt_" not in src
     y = _decode_graph(1, 4, 12, 4096, 128)
     k = _compiles(y, [{"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "kt": 1}])
     assert "p0_ = em_movt(" not in cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4,
@@ -407,12 +411,13 @@ def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefet
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("G,D,BN,cluster,splits,kt,affine", [(4, 128, 16, 8, 1, 1, 0), (4, 64, 32, 8, 1, 2, 1),
-                                                              (3, 128, 16, 2, 8, 2, 1), (8, 64, 64, 4, 2, 1, 1),
-                                                              (1, 128, 16, 1, 1, 1, 1), (4, 128, 32, 8, 1, 2, 1)])
-def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affine):
-    """Knob `kt` (2: two chains of score products) and `affine` (each lane's chunk offsets computed
-    once) against float64 attention on odd key counts, several seeds and group sizes (rows of the
+@pytest.mark.parametrize("G,D,BN,cluster,splits,kt,affine,bulk", [
+    (4, 128, 16, 8, 1, 1, 0, 0), (4, 64, 32, 8, 1, 2, 1, 0), (3, 128, 16, 2, 8, 2, 1, 0), (8, 64, 64, 4, 2, 1, 1, 0),
+    (1, 128, 16, 1, 1, 1, 1, 0), (4, 128, 32, 8, 1, 2, 1, 0), (4, 128, 16, 8, 1, 1, 0, 1), (5, 64, 32, 2, 8, 2, 0, 1),
+    (8, 128, 64, 4, 1, 1, 0, 1)])
+def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affine, bulk):
+    """Knob `kt` (2: two chains of score products), `affine` (each lane's chunk offsets computed
+    once) and `bulk` (a bulk copy per key row on an mbarrier per slot) against float64 attention on odd key counts, several seeds and group sizes (rows of the
     8-column tile past G are padding)."""
     import torch
     from ember import pipeline
@@ -420,7 +425,7 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": BN, "stages": 2, "cluster": cluster, "splits": splits, "kt": kt,
-           "affine": affine}
+           "affine": affine, "bulk": bulk}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert "p0_ = em_movt(" in p.source
     for seed in range(3):

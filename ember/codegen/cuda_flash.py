@@ -50,6 +50,12 @@ __device__ __forceinline__ void em_ldsm4t(unsigned* r, const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
+__device__ __forceinline__ void em_bulk(void* smem, const void* gmem, unsigned bytes, unsigned bar) {
+  /* one bulk copy (no per-lane chunks) completing on the mbarrier at shared address bar */
+  asm volatile("{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\t"
+               "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g], %2, [%3];\n\t}"
+               :: "r"((unsigned)__cvta_generic_to_shared(smem)), "l"(gmem), "r"(bytes), "r"(bar) : "memory");
+}
 __device__ __forceinline__ int em_opaque(int x) {  /* a value kept in a register, not recomputed where used */
   asm volatile("" : "+r"(x)); return x;
 }

@@ -22,7 +22,7 @@ from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl
-from .cuda_flash_kt import emit_kt_offsets, emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
+from .cuda_flash_kt import emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
@@ -112,7 +112,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     I, e = w.IDX, w.emit
     ty = HALF[f.q.dtype.name]
     c = repr(float(f.c)) + "f"
-    slot = BN * (D + DV)  # elements of one ring slot
+    # knob `bulk` (keys-major, K and V rows contiguous): each key row one bulk copy on the slot's
+    # mbarrier instead of per-lane 16-byte copies; the ring's rows padded by 16 bytes, not swizzled
+    bulk = kt and bool(cfg.get("bulk")) and _contiguous_rows(f.k, f.depth_var, D) and _contiguous_rows(f.v, f.out_var, DV)
+    pk, pv = (D + 8, DV + 8) if bulk else (D, DV)  # ring row pitches (elements)
+    slot = BN * (pk + pv)  # elements of one ring slot
     ring = W * S * slot * 2  # bytes
     comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
@@ -179,6 +183,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     if not copied:  # (q computed with loads of its own: the first key tiles are asked for before them)
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
         lane_offsets()
+        if bulk:
+            emit_bulk_setup(w, W, S, slot, 1)
         early_loads = len(w.lines)
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")
@@ -199,17 +205,23 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "em_cp_commit();")
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
         lane_offsets()
+        if bulk:
+            emit_bulk_setup(w, W, S, slot, 1)
     # the first S - 1 key tiles load while q arrives (inserted here below), or while it is computed
     load_first = len(w.lines) if copied else early_loads
-    e(1, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
+    # (bulk: q's cp.async group is the only one; else the S - 1 key tiles' groups stay in flight)
+    e(1, f'asm volatile("cp.async.wait_group {0 if bulk else S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
     if kt:
         emit_qt_fragments(w, D, 1)
-        emit_kt_offsets(w, D, DV, 1)
+        emit_kt_offsets(w, D, DV, 1, (pk, pv) if bulk else None)
     else:
         emit_q_fragments(w, D, "lane_ & 15", 1)
 
     def load_tile(t: str, s_: str, ind: int):
         """Warp-local copy of key tile `t` into ring slot `s_`."""
+        if bulk:
+            emit_bulk_tile(w, f, t, s_, ind, BN, S, slot, pk, pv, D, DV)
+            return
         if affine:
             e(ind, f"const {I} kt0_ = k0_ + ({t}) * {BN};")
             e(ind, f"unsigned short* dt_ = my_ + ({s_}) * {slot};")
@@ -249,13 +261,16 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"if (t_ + {(S - 1) * W} < ntk_) {{")
     load_tile(f"t_ + {(S - 1) * W}", f"(it_ + {S - 1}) % {S}", 3)
     e(2, "}")
-    e(2, "em_cp_commit();")
-    e(2, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncwarp();  /* tile t_ has landed */')
+    if bulk:
+        emit_bulk_wait(w, S, 2)
+    else:
+        e(2, "em_cp_commit();")
+        e(2, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncwarp();  /* tile t_ has landed */')
     e(2, f"const int slot_ = it_ % {S};")
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
-    e(2, f"const unsigned short* Vt = Kt + {BN * D};")
+    e(2, f"const unsigned short* Vt = Kt + {BN * pk};")
     if kt:
-        emit_scores_kt(w, D, BN, ty, 2, chains=2 if int(cfg.get("kt")) == 2 else 1)
+        emit_scores_kt(w, D, BN, ty, 2, chains=2 if int(cfg.get("kt")) == 2 else 1, pitch=pk)
     else:
         emit_scores_mma(w, D, BN, ty, 2)
     bufs = {b.name for b in w.k.buffers}
@@ -288,7 +303,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "}")
     if kt:
         emit_online_kt(w, BN, DV, c, 2)
-        emit_pv_kt(w, BN, DV, ty, 2)
+        emit_pv_kt(w, BN, DV, ty, 2, pitch=pv)
     else:
         emit_online_step(w, BN, DV, c, 2, halves, lazy=bool(cfg.get("lazy_rescale")))  # (knob: off, within noise)
         emit_pv_mma(w, BN, DV, ty, 2)

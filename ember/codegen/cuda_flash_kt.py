@@ -31,24 +31,28 @@ def emit_qt_fragments(w, D: int, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_kt_offsets(w, D: int, DV: int, ind: int) -> None:
+def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None) -> None:
     """Each lane's ldmatrix offsets into a key tile (kof_) and a value tile (vof_) for the first four
     16-column steps, kept in registers (em_opaque: the compiler otherwise rebuilds them from the
     thread index at every tile). A swizzled chunk index (c ^ (row & 7)) changes only in its low three
     bits, so step j + 4 is step j's offset plus 64 elements, and a later 16-row block adds rows x width:
-    immediates of the ldmatrix."""
+    immediates of the ldmatrix. `pitch` (key row, value row): the bulk-copied ring's padded rows,
+    not swizzled (a row 16 bytes past a multiple of 128: ldmatrix's 8 rows fall in 8 bank groups)."""
     e = w.emit
+    pk, pv = pitch or (D, DV)
+    sw = "" if pitch else " ^ (kr_ & 7)"
+    swv = "" if pitch else " ^ (vr_ & 7)"
     e(ind, "int kof_[4], vof_[4];")
     e(ind, "#pragma unroll")
     e(ind, "for (int j = 0; j < 4; ++j) {")
     e(ind + 1, "const int kr_ = lane_ & 15, kc_ = j * 2 + (lane_ >> 4);")
-    e(ind + 1, f"kof_[j] = em_opaque(kr_ * {D} + ((kc_ ^ (kr_ & 7)) << 3));")
+    e(ind + 1, f"kof_[j] = em_opaque(kr_ * {pk} + ((kc_{sw}) << 3));")
     e(ind + 1, "const int vr_ = (lane_ & 7) + ((lane_ >> 4) << 3), vc_ = j * 2 + ((lane_ >> 3) & 1);")
-    e(ind + 1, f"vof_[j] = em_opaque(vr_ * {DV} + ((vc_ ^ (vr_ & 7)) << 3));")
+    e(ind + 1, f"vof_[j] = em_opaque(vr_ * {pv} + ((vc_{swv}) << 3));")
     e(ind, "}")
 
 
-def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1) -> None:
+def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1, pitch: int = 0) -> None:
     """s_[BN/16][4]: per 16 keys m, the accumulator of S^T: s_[m][c] is key m*16 + lane/4 + 8 (c >> 1),
     row 2 (lane % 4) + (c & 1). `chains` 2: the even and odd k steps accumulate apart and are added
     at the end (two dependent chains of D/32 products instead of one of D/16)."""
@@ -62,7 +66,7 @@ def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1) -> No
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, f"em_ldsm4(a_, Kt + kof_[kk & 3] + (kk >> 2) * 64 + m * {16 * D});")
+    e(ind + 2, f"em_ldsm4(a_, Kt + kof_[kk & 3] + (kk >> 2) * 64 + m * {16 * (pitch or D)});")
     if chains == 2:
         e(ind + 2, f'if (kk & 1) {{ EM_MMA16816("{ty}", s2_, a_, qt_[kk][0], qt_[kk][1]); }}')
         e(ind + 2, f'else {{ EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]); }}')
@@ -106,7 +110,7 @@ def emit_online_kt(w, BN: int, DV: int, c: str, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int) -> None:
+def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int, pitch: int = 0) -> None:
     """o_[DV/16][4] += V^T P^T: o_[n][c] is output column n*16 + lane/4 + 8 (c >> 1), row
     2 (lane % 4) + (c & 1); the value tile's A fragments by ldmatrix.trans, P^T's B fragments from
     s_ by movmatrix."""
@@ -118,7 +122,7 @@ def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int) -> None:
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n = 0; n < {DV // 16}; ++n) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, f"em_ldsm4t(a_, Vt + vof_[n & 3] + (n >> 2) * 64 + kk * {16 * DV});")
+    e(ind + 2, f"em_ldsm4t(a_, Vt + vof_[n & 3] + (n >> 2) * 64 + kk * {16 * (pitch or DV)});")
     e(ind + 2, f'EM_MMA16816("{ty}", o_[n], a_, p0_, p1_);')
     e(ind + 1, "}")
     e(ind, "}")
@@ -139,4 +143,55 @@ def emit_triples_kt(w, DV: int, ind: int) -> None:
     e(ind + 2, f"wo_[(warp_ * 16 + r) * {DV} + n * 16 + (lane_ >> 2)] = o_[n][h];")
     e(ind + 2, f"wo_[(warp_ * 16 + r) * {DV} + n * 16 + (lane_ >> 2) + 8] = o_[n][h + 2];")
     e(ind + 1, "}")
+    e(ind, "}")
+
+
+def emit_bulk_setup(w, W: int, S: int, slot: int, ind: int) -> None:
+    """The bulk-copied ring (knob `bulk`): each warp's S mbarriers (one per slot, one arrival: the
+    lane that expects the slot's bytes), and its ring zeroed once — a tile's rows past the last key
+    are not copied, and their stale values must be finite (P = 0 times them)."""
+    e = w.emit
+    e(ind, f"__shared__ __align__(8) unsigned long long mbar_[{W * S}];")
+    e(ind, "if (lane_ == 0) {")
+    e(ind + 1, f"for (int s = 0; s < {S}; ++s)")
+    e(ind + 2, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + s])) : "memory");')
+    e(ind + 1, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
+    e(ind, "}")
+    e(ind, f"for (int i = lane_; i < {S * slot // 8}; i += 32) reinterpret_cast<uint4*>(my_)[i] = make_uint4(0, 0, 0, 0);")
+    e(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
+    e(ind, "__syncwarp();")
+
+
+def emit_bulk_tile(w, f, t: str, s_: str, ind: int, BN: int, S: int, slot: int, pk: int, pv: int, D: int, DV: int) -> None:
+    """Key tile `t` into ring slot `s_` by bulk copies: one per key row of K and of V (rows past the
+    group's last key skipped), their bytes expected by lane 0 on the slot's mbarrier."""
+    from .. import symbolic as sm
+    from ..kernel.online import KEY
+    e, I = w.emit, w.IDX
+    e(ind, f"const {I} kt0_ = k0_ + ({t}) * {BN};")
+    e(ind, f"const int nv_ = (int)(k1_ - kt0_ < {BN} ? k1_ - kt0_ : {BN});")
+    e(ind, f"unsigned short* dt_ = my_ + ({s_}) * {slot};")
+    e(ind, f"const unsigned bar_ = (unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + ({s_})]);")
+    e(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  /* the slot\'s last reads before the copies */')
+    e(ind, f'if (lane_ == 0) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" '
+           f':: "r"(bar_), "r"((unsigned)nv_ * {(D + DV) * 2}u) : "memory");')
+    e(ind, "__syncwarp();")
+    e(ind, "for (int r_ = lane_; r_ < nv_; r_ += 32) {")
+    row = sm.var("kt0_", 0, None) + sm.var("r_", 0, None)
+    for v, fast, off, p, width in ((f.k, f.depth_var, 0, pk, D), (f.v, f.out_var, BN * pk, pv, DV)):
+        src = w.idx(sm.substitute(v.args[1], {KEY: row, fast: sm.const(0)}))
+        e(ind + 1, f"em_bulk(dt_ + {off} + r_ * {p}, {v.args[0]} + ({src}), {width * 2}u, bar_);")
+    e(ind, "}")
+
+
+def emit_bulk_wait(w, S: int, ind: int) -> None:
+    """Wait for the tile of iteration it_ in slot it_ % S: that slot's (it_ / S)-th phase."""
+    e = w.emit
+    e(ind, "{")
+    e(ind + 1, f"const unsigned bar_ = (unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + it_ % {S}]);")
+    e(ind + 1, f"const unsigned par_ = (unsigned)(it_ / {S}) & 1u;")
+    e(ind + 1, "unsigned ok_ = 0u;")
+    e(ind + 1, "while (!ok_)")
+    e(ind + 2, 'asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\\t'
+               'selp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(ok_) : "r"(bar_), "r"(par_) : "memory");')
     e(ind, "}")
