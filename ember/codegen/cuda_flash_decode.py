@@ -113,7 +113,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     ty = HALF[f.q.dtype.name]
     c = repr(float(f.c)) + "f"
     # knob `bulk` (keys-major, K and V rows contiguous): each key row one bulk copy on the slot's
-    # mbarrier instead of per-lane 16-byte copies; the ring's rows padded by 16 bytes, not swizzled
+    # mbarrier instead of per-lane 16-byte copies; the ring's rows padded by 16 bytes, not swizzled.
+    # ~248 instructions a 16-key tile instead of ~343, but measured 2x slower (gpu-session31-2026-11-27/g/:
+    # B 1 x 8K D 128 38% of copy bandwidth against 70%): a 256-byte copy per row is too many small
+    # bulk operations; a tensor-map copy of the whole tile with a 128-byte swizzle is the form to try
     bulk = kt and bool(cfg.get("bulk")) and _contiguous_rows(f.k, f.depth_var, D) and _contiguous_rows(f.v, f.out_var, DV)
     pk, pv = (D + 8, DV + 8) if bulk else (D, DV)  # ring row pitches (elements)
     slot = BN * (pk + pv)  # elements of one ring slot
