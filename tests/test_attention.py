@@ -359,6 +359,12 @@ def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
         bulk = cg.render_kernel(k, cfgs[-1], t)[0]  # (knob bulk: a bulk copy per key row, an mbarrier per slot)
         assert "em_bulk(dt_" in bulk and "mbarrier.try_wait.parity" in bulk and "em_cp16(dt_" not in bulk
         assert "em_bulk(dt_" not in src
+        # knob tma: tensor-map copies of 64-column boxes (one map each for K and V: keys x columns x heads)
+        tcfg = dict(cfgs[0], tma=1)
+        _compiles(y, [tcfg, dict(cfgs[1], tma=1)])
+        tsrc, launch = cg.render_kernel(k, tcfg, t)
+        assert "em_tma3(dt_" in tsrc and "em_cp16(dt_" not in tsrc and len(launch["tma"]) == 2
+        assert launch["tma"][0]["dims"] == [D, 8192, 8] and launch["tma"][0]["box"] == [min(D, 64), 16]
     y = _decode_graph(1, 4, 12, 4096, 128)
     k = _compiles(y, [{"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "kt": 1}])
     assert "p0_ = em_movt(" not in cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4,
@@ -414,7 +420,8 @@ def test_cuda_decode_splits_equal_torch_on_every_call(cluster, splits, kv_prefet
 @pytest.mark.parametrize("G,D,BN,cluster,splits,kt,affine,bulk", [
     (4, 128, 16, 8, 1, 1, 0, 0), (4, 64, 32, 8, 1, 2, 1, 0), (3, 128, 16, 2, 8, 2, 1, 0), (8, 64, 64, 4, 2, 1, 1, 0),
     (1, 128, 16, 1, 1, 1, 1, 0), (4, 128, 32, 8, 1, 2, 1, 0), (4, 128, 16, 8, 1, 1, 0, 1), (5, 64, 32, 2, 8, 2, 0, 1),
-    (8, 128, 32, 4, 1, 1, 0, 1)])
+    (8, 128, 32, 4, 1, 1, 0, 1), (4, 128, 16, 8, 1, 1, 0, "tma"), (3, 64, 32, 2, 8, 2, 0, "tma"),
+    (8, 128, 32, 4, 1, 1, 0, "tma")])
 def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affine, bulk):
     """Knob `kt` (2: two chains of score products), `affine` (each lane's chunk offsets computed
     once) and `bulk` (a bulk copy per key row on an mbarrier per slot) against float64 attention on odd key counts, several seeds and group sizes (rows of the
@@ -425,7 +432,7 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": BN, "stages": 2, "cluster": cluster, "splits": splits, "kt": kt,
-           "affine": affine, "bulk": bulk}
+           "affine": affine, "bulk": int(bulk == 1), "tma": int(bulk == "tma")}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert "p0_ = em_movt(" in p.source
     for seed in range(3):

@@ -153,9 +153,15 @@ def dynamic_launches(program) -> list:
         if l.collective:  # (fixed at capture: see static_collectives)
             continue
         grid_vars = sm.free_vars(sm.from_json(l.config["grid"]))
-        if bounded & grid_vars or (l.config.get("tma") and bounded & set(l.dims)):
+        if bounded & grid_vars or (_symbolic_maps(l) and bounded & set(l.dims)):
             out.append(i)
     return out
+
+
+def _symbolic_maps(l) -> bool:
+    """Whether launch l's tensor maps depend on the run's dims (a symbolic extent: a prompt's length);
+    a decode kernel's maps over the cache's bounded keys do not."""
+    return any(not isinstance(d, int) for spec in (l.config.get("tma") or ()) for d in spec["dims"])
 
 
 class DynamicGraph:
@@ -199,7 +205,7 @@ class DynamicGraph:
         maps are built from (other kernels read dims from device memory: a decode step's new
         position updates no node unless a grid changes)."""
         l = self.program.launches[i]
-        return int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in l.dims) if l.config.get("tma") else ()
+        return int(sm.evaluate(self.grids[i], env)), tuple(env[d] for d in l.dims) if _symbolic_maps(l) else ()
 
     def _capture(self, l, env: dict):
         """The collective step l as a graph definition, captured from a stream."""

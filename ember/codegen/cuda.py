@@ -362,6 +362,9 @@ class _KernelWriter(RowMappings):
             T = 32 * int(self.cfg.get("warps", 4))
             if int(self.cfg.get("splits", 1)) > 1:  # partials and arrival counters (launch["workspace"])
                 self.extra_params = ["float* __restrict__ em_ws_"]
+            if mode == "decode" and self.cfg.get("tma") and self.cfg.get("kt") and not self.cfg.get("bulk"):
+                # K / V tiles by tensor-map copies (codegen/cuda_flash_decode.py knob `tma`): their maps first
+                self.extra_params = ["const unsigned char* __restrict__ em_tma_"] + list(getattr(self, "extra_params", []))
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
             T = 128 * (int(self.cfg["BM"]) // 64 + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps

@@ -22,7 +22,8 @@ from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl
-from .cuda_flash_kt import emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
+from .cuda_wgmma import WGMMA_HELPERS
+from .cuda_flash_kt import emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_tma_tile, tma_spec, emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
@@ -120,13 +121,28 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     bulk = kt and bool(cfg.get("bulk")) and _contiguous_rows(f.k, f.depth_var, D) and _contiguous_rows(f.v, f.out_var, DV)
     pk, pv = (D + 8, DV + 8) if bulk else (D, DV)  # ring row pitches (elements)
     slot = BN * (pk + pv)  # elements of one ring slot
+    # knob `tma` (keys-major): each tile's K and V as tensor-map copies of 64-column boxes, 128-byte
+    # swizzled (the layout ldmatrix reads without conflicts), issued by one lane on the slot's mbarrier
+    specs = None
+    if kt and not bulk and cfg.get("tma"):
+        names = [b.name for b in w.k.buffers]
+        kb = f.keys.value if f.keys.is_const else f.keys.vmax
+        kb = int(kb) if kb is not None and kb != float("inf") else None
+        specs = [tma_spec(v, fast, groups, kb, width, names.index(v.args[0]), BN)
+                 for v, fast, width in ((f.k, f.depth_var, D), (f.v, f.out_var, DV))]
+        if not all(specs):  # (the signature already takes the maps: codegen/cuda.py)
+            raise UnsupportedKernel(f"{w.k.name}: decode tma: K or V is not an affine 16-byte-strided tensor with bounded keys")
+    if specs:
+        w.tma = specs
+        w.lines.insert(0, WGMMA_HELPERS)
+    mbar = bulk or bool(specs)  # (a ring on mbarriers: bulk or tensor-map copies)
     ring = W * S * slot * 2  # bytes
     comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
     w.workspace, ws_head = workspace(sm.prod([x for _, x in groups]), P, R, DV)
     if w.smem_bytes > smem_limit(w.target):
         raise UnsupportedKernel(f"decode: {w.smem_bytes} bytes of shared memory for {W} warps x {BN} keys")
-    e(1, "extern __shared__ __align__(128) unsigned char em_dyn_smem[];")
+    e(1, f"extern __shared__ __align__({1024 if specs else 128}) unsigned char em_dyn_smem[];")
     e(1, "unsigned short* Qs = reinterpret_cast<unsigned short*>(em_dyn_smem);")
     e(1, f"unsigned short* ring_ = Qs + {16 * D};")
     e(1, f"float* wm_ = reinterpret_cast<float*>(Qs + {16 * D});  /* after the loop: [W][16] maxima, sums, rows */")
@@ -186,8 +202,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     if not copied:  # (q computed with loads of its own: the first key tiles are asked for before them)
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
         lane_offsets()
-        if bulk:
-            emit_bulk_setup(w, W, S, slot, 1)
+        if mbar:
+            emit_bulk_setup(w, W, S, slot, 1, zero=bulk, maps=len(specs or []))
         early_loads = len(w.lines)
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")
@@ -208,15 +224,15 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "em_cp_commit();")
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
         lane_offsets()
-        if bulk:
-            emit_bulk_setup(w, W, S, slot, 1)
+        if mbar:
+            emit_bulk_setup(w, W, S, slot, 1, zero=bulk, maps=len(specs or []))
     # the first S - 1 key tiles load while q arrives (inserted here below), or while it is computed
     load_first = len(w.lines) if copied else early_loads
     # (bulk: q's cp.async group is the only one; else the S - 1 key tiles' groups stay in flight)
-    e(1, f'asm volatile("cp.async.wait_group {0 if bulk else S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
+    e(1, f'asm volatile("cp.async.wait_group {0 if mbar else S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
     if kt:
         emit_qt_fragments(w, D, 1)
-        emit_kt_offsets(w, D, DV, 1, (pk, pv) if bulk else None)
+        emit_kt_offsets(w, D, DV, 1, (pk, pv) if bulk else (64, 64) if specs else None, swizzle=not bulk)
     else:
         emit_q_fragments(w, D, "lane_ & 15", 1)
 
@@ -224,6 +240,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         """Warp-local copy of key tile `t` into ring slot `s_`."""
         if bulk:
             emit_bulk_tile(w, f, t, s_, ind, BN, S, slot, pk, pv, D, DV)
+            return
+        if specs:
+            emit_tma_tile(w, t, s_, ind, BN, S, slot, specs, D, DV)
             return
         if affine:
             e(ind, f"const {I} kt0_ = k0_ + ({t}) * {BN};")
@@ -264,7 +283,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"if (t_ + {(S - 1) * W} < ntk_) {{")
     load_tile(f"t_ + {(S - 1) * W}", f"(it_ + {S - 1}) % {S}", 3)
     e(2, "}")
-    if bulk:
+    if mbar:
         emit_bulk_wait(w, S, 2)
     else:
         e(2, "em_cp_commit();")
@@ -273,7 +292,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
     e(2, f"const unsigned short* Vt = Kt + {BN * pk};")
     if kt:
-        emit_scores_kt(w, D, BN, ty, 2, chains=2 if int(cfg.get("kt")) == 2 else 1, pitch=pk)
+        emit_scores_kt(w, D, BN, ty, 2, chains=2 if int(cfg.get("kt")) == 2 else 1, pitch=64 if specs else pk,
+                       hi=BN * 64 if specs else 64)
     else:
         emit_scores_mma(w, D, BN, ty, 2)
     bufs = {b.name for b in w.k.buffers}
@@ -306,7 +326,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "}")
     if kt:
         emit_online_kt(w, BN, DV, c, 2)
-        emit_pv_kt(w, BN, DV, ty, 2, pitch=pv)
+        emit_pv_kt(w, BN, DV, ty, 2, pitch=64 if specs else pv, hi=BN * 64 if specs else 64)
     else:
         emit_online_step(w, BN, DV, c, 2, halves, lazy=bool(cfg.get("lazy_rescale")))  # (knob: off, within noise)
         emit_pv_mma(w, BN, DV, ty, 2)

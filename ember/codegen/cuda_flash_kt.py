@@ -31,7 +31,7 @@ def emit_qt_fragments(w, D: int, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None) -> None:
+def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None, swizzle: bool | None = None) -> None:
     """Each lane's ldmatrix offsets into a key tile (kof_) and a value tile (vof_) for the first four
     16-column steps, kept in registers (em_opaque: the compiler otherwise rebuilds them from the
     thread index at every tile). A swizzled chunk index (c ^ (row & 7)) changes only in its low three
@@ -40,8 +40,9 @@ def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None) ->
     not swizzled (a row 16 bytes past a multiple of 128: ldmatrix's 8 rows fall in 8 bank groups)."""
     e = w.emit
     pk, pv = pitch or (D, DV)
-    sw = "" if pitch else " ^ (kr_ & 7)"
-    swv = "" if pitch else " ^ (vr_ & 7)"
+    swizzle = pitch is None if swizzle is None else swizzle  # (the tensor-map ring: 64-column boxes, swizzled)
+    sw = " ^ (kr_ & 7)" if swizzle else ""
+    swv = " ^ (vr_ & 7)" if swizzle else ""
     e(ind, "int kof_[4], vof_[4];")
     e(ind, "#pragma unroll")
     e(ind, "for (int j = 0; j < 4; ++j) {")
@@ -52,7 +53,7 @@ def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None) ->
     e(ind, "}")
 
 
-def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1, pitch: int = 0) -> None:
+def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1, pitch: int = 0, hi: int = 64) -> None:
     """s_[BN/16][4]: per 16 keys m, the accumulator of S^T: s_[m][c] is key m*16 + lane/4 + 8 (c >> 1),
     row 2 (lane % 4) + (c & 1). `chains` 2: the even and odd k steps accumulate apart and are added
     at the end (two dependent chains of D/32 products instead of one of D/16)."""
@@ -66,7 +67,7 @@ def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1, pitch
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, f"em_ldsm4(a_, Kt + kof_[kk & 3] + (kk >> 2) * 64 + m * {16 * (pitch or D)});")
+    e(ind + 2, f"em_ldsm4(a_, Kt + kof_[kk & 3] + (kk >> 2) * {hi} + m * {16 * (pitch or D)});")
     if chains == 2:
         e(ind + 2, f'if (kk & 1) {{ EM_MMA16816("{ty}", s2_, a_, qt_[kk][0], qt_[kk][1]); }}')
         e(ind + 2, f'else {{ EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]); }}')
@@ -110,7 +111,7 @@ def emit_online_kt(w, BN: int, DV: int, c: str, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int, pitch: int = 0) -> None:
+def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int, pitch: int = 0, hi: int = 64) -> None:
     """o_[DV/16][4] += V^T P^T: o_[n][c] is output column n*16 + lane/4 + 8 (c >> 1), row
     2 (lane % 4) + (c & 1); the value tile's A fragments by ldmatrix.trans, P^T's B fragments from
     s_ by movmatrix."""
@@ -122,7 +123,7 @@ def emit_pv_kt(w, BN: int, DV: int, ty: str, ind: int, pitch: int = 0) -> None:
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int n = 0; n < {DV // 16}; ++n) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, f"em_ldsm4t(a_, Vt + vof_[n & 3] + (n >> 2) * 64 + kk * {16 * (pitch or DV)});")
+    e(ind + 2, f"em_ldsm4t(a_, Vt + vof_[n & 3] + (n >> 2) * {hi} + kk * {16 * (pitch or DV)});")
     e(ind + 2, f'EM_MMA16816("{ty}", o_[n], a_, p0_, p1_);')
     e(ind + 1, "}")
     e(ind, "}")
@@ -146,7 +147,7 @@ def emit_triples_kt(w, DV: int, ind: int) -> None:
     e(ind, "}")
 
 
-def emit_bulk_setup(w, W: int, S: int, slot: int, ind: int) -> None:
+def emit_bulk_setup(w, W: int, S: int, slot: int, ind: int, zero: bool = True, maps: int = 0) -> None:
     """The bulk-copied ring (knob `bulk`): each warp's S mbarriers (one per slot, one arrival: the
     lane that expects the slot's bytes), and its ring zeroed once — a tile's rows past the last key
     are not copied, and their stale values must be finite (P = 0 times them)."""
@@ -156,8 +157,11 @@ def emit_bulk_setup(w, W: int, S: int, slot: int, ind: int) -> None:
     e(ind + 1, f"for (int s = 0; s < {S}; ++s)")
     e(ind + 2, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + s])) : "memory");')
     e(ind + 1, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
+    for j in range(maps):  # (tensor maps in global memory: fenced in before the first copy)
+        e(ind + 1, f"em_tma_acquire(em_tma_ + {128 * j});")
     e(ind, "}")
-    e(ind, f"for (int i = lane_; i < {S * slot // 8}; i += 32) reinterpret_cast<uint4*>(my_)[i] = make_uint4(0, 0, 0, 0);")
+    if zero:
+        e(ind, f"for (int i = lane_; i < {S * slot // 8}; i += 32) reinterpret_cast<uint4*>(my_)[i] = make_uint4(0, 0, 0, 0);")
     e(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
     e(ind, "__syncwarp();")
 
@@ -195,3 +199,59 @@ def emit_bulk_wait(w, S: int, ind: int) -> None:
     e(ind + 2, 'asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\\t'
                'selp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(ok_) : "r"(bar_), "r"(par_) : "memory");')
     e(ind, "}")
+
+
+def tma_spec(v, fast: str, groups: list, keys_bound, width: int, param: int, BN: int) -> dict | None:
+    """The tensor map (a launch config `tma` entry, backends/cuda_tma.py) of operand `v`: columns
+    (`fast`, unit stride, boxes of 64) x keys (BN a box) x the group variables its index reads, or
+    None when the index is not affine with 16-byte strides, or the keys have no finite bound."""
+    from .. import symbolic as sm
+    from ..kernel.online import KEY
+    if not isinstance(keys_bound, int) or width % 64 and width != 32:
+        return None
+    e = v.args[1]
+    ext = dict(groups)
+    names = [x for x in sorted(sm.free_vars(e)) if x not in (KEY, fast)]
+    if any(x not in ext for x in names):
+        return None
+    zero = {x: sm.const(0) for x in [KEY, fast] + names}
+    off = sm.substitute(e, zero)
+    coef = {}
+    for x in [KEY, fast] + names:
+        one = dict(zero, **{x: sm.const(1)})
+        two = dict(zero, **{x: sm.const(2)})
+        c1, c2 = sm.substitute(e, one) - off, sm.substitute(e, two) - off
+        if not (c1.is_const and c2.is_const and c2.value == 2 * c1.value):
+            return None
+        coef[x] = int(c1.value)
+    if not off.is_const or coef[fast] != 1 or len(names) > 3:
+        return None
+    strides = [coef[KEY]] + [coef[x] for x in names]
+    if any(s % 8 for s in strides) or off.value % 8:
+        return None
+    box = min(width, 64)
+    dims = [width, keys_bound] + [int(ext[x].value) if ext[x].is_const else None for x in names]
+    if any(d is None for d in dims):
+        return None
+    return {"param": param, "dtype": v.dtype.name, "offset": int(off.value), "dims": dims, "strides": strides,
+            "box": [box, BN], "coords": names}
+
+
+def emit_tma_tile(w, t: str, s_: str, ind: int, BN: int, S: int, slot: int, specs: list, D: int, DV: int) -> None:
+    """Key tile `t` into ring slot `s_` by tensor-map copies (lane 0: per operand a box of 64 columns
+    x BN keys at a time, written 128-byte swizzled, zero past the map's keys), the slot's bytes
+    expected on its mbarrier."""
+    e, I = w.emit, w.IDX
+    e(ind, f"const {I} kt0_ = k0_ + ({t}) * {BN};")
+    e(ind, "if (lane_ == 0) {")
+    e(ind + 1, f"const unsigned dt_ = (unsigned)__cvta_generic_to_shared(my_ + ({s_}) * {slot});")
+    e(ind + 1, f"const unsigned bar_ = (unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + ({s_})]);")
+    e(ind + 1, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  /* the slot\'s last reads before the copies */')
+    e(ind + 1, f"em_mbar_expect_tx(bar_, {BN * (D + DV) * 2}u);")
+    for j, (sp, width, base) in enumerate(zip(specs, (D, DV), (0, BN * D))):
+        box = sp["box"][0]
+        for b in range(width // box):
+            coords = ", ".join([str(b * box), "(int)kt0_"] + [f"(int){x}" for x in sp["coords"]])
+            e(ind + 1, f"em_tma{2 + len(sp['coords'])}(dt_ + {(base + b * BN * box) * 2}u, em_tma_ + {128 * j}, bar_, {coords});")
+    e(ind, "}")
+    e(ind, "__syncwarp();")

@@ -119,6 +119,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
         cfg["cluster"] = 1
     if cfg.get("mode") == "decode":
         cfg["splits"] = int(decode_splits) or min(parts, 16)
+        cfg.pop("tma", None)  # (a task takes no tensor maps)
     else:
         cfg.pop("splits", None)
     if int(cfg.get("threads", 0)) > max_threads:
