@@ -364,7 +364,7 @@ def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
         _compiles(y, [tcfg, dict(cfgs[1], tma=1)])
         tsrc, launch = cg.render_kernel(k, tcfg, t)
         assert "em_tma3(dt_" in tsrc and "em_cp16(dt_" not in tsrc and len(launch["tma"]) == 2
-        assert launch["tma"][0]["dims"] == [D, 8192, 8] and launch["tma"][0]["box"] == [min(D, 64), 16]
+        assert launch["tma"][0]["dims"] == [D, 8192, 8] and launch["tma"][0]["box"] == [min(D, 64), 16, 1]
     y = _decode_graph(1, 4, 12, 4096, 128)
     k = _compiles(y, [{"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "kt": 1}])
     assert "p0_ = em_movt(" not in cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4,

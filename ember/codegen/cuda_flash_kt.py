@@ -234,7 +234,7 @@ def tma_spec(v, fast: str, groups: list, keys_bound, width: int, param: int, BN:
     if any(d is None for d in dims):
         return None
     return {"param": param, "dtype": v.dtype.name, "offset": int(off.value), "dims": dims, "strides": strides,
-            "box": [box, BN], "coords": names}
+            "box": [box, BN] + [1] * len(names), "coords": names}
 
 
 def emit_tma_tile(w, t: str, s_: str, ind: int, BN: int, S: int, slot: int, specs: list, D: int, DV: int) -> None:
