@@ -100,8 +100,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     if P not in SPLITS:
         raise UnsupportedKernel(f"decode splits={P} ({', '.join(map(str, SPLITS))})")
     S = int(cfg.get("stages", 2))  # ring slots per warp: S - 1 tiles load ahead of the one computed
-    if S not in (2, 3, 4):
-        raise UnsupportedKernel(f"decode stages={S} (2, 3 or 4)")
+    if S not in (2, 3, 4, 5, 6):  # (5 and 6: deeper rings where few warps hold an SM's shared memory)
+        raise UnsupportedKernel(f"decode stages={S} (2 to 6)")
     if BN not in (16, 32, 64):
         raise UnsupportedKernel(f"decode BN={BN} (16, 32 or 64)")
     D, DV = f.depth.value, f.out_extent.value
