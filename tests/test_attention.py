@@ -371,6 +371,26 @@ def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
                                                    "kt": 1}, t)[0]
 
 
+def test_decode_trace_stamps_its_phases_into_the_workspace_tail():
+    """Knob `trace`: thread 0 of each block stamps %globaltimer at each of TRACE_POINTS into the
+    launch's workspace after the splits' partials (bench/decode_trace.py reads them); the renderer
+    then owns the grid-dependency wait (stamped before and after it); compiles for sm_90a."""
+    from ember.codegen import cuda as cg
+    from ember.codegen.cuda_flash_decode import TRACE_POINTS
+    t = get_target("h100")
+    y = _decode_graph(1, 8, 4, 8192, 128)
+    for splits, cluster in ((1, 8), (8, 2)):
+        cfg = dict(mode="decode", warps=4, BN=16, cluster=cluster, stages=4, splits=splits, kt=1, trace=1)
+        k = _compiles(y, [cfg])
+        src, launch = cg.render_kernel(k, cfg, t)
+        plain = cg.render_kernel(k, dict(cfg, trace=0), t)[1]
+        body = src.split("__global__")[-1]
+        assert body.count("%globaltimer") == len(TRACE_POINTS) and "EM_GRID_DEPENDENCY" not in body
+        assert body.index("EM_PDL_WAIT();") < body.index("q is in shared memory")
+        blocks = 8 * splits * cluster
+        assert launch["workspace"] == (plain.get("workspace", 0) + 7) // 8 * 8 + blocks * len(TRACE_POINTS) * 8
+
+
 def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
     """Knob `kv_prefetch`: the trigger first, then each block's own K / V rows (contiguous per key)
     asked of L2, then the wait — nothing but the block's indices and the dims read before it."""
@@ -443,6 +463,36 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
         s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
         want = s.softmax(-1) @ v.double().unsqueeze(2)
         assert float((got - want).abs().max()) < 2e-2, seed
+
+
+@pytest.mark.cuda
+def test_cuda_decode_trace_stamps_are_ordered_and_outputs_unchanged():
+    """Knob `trace` on the GPU: the outputs still match float64 attention, and each block's stamps
+    (the workspace's tail) are nonzero and in TRACE_POINTS order."""
+    import torch
+    from cuda.bindings import driver
+    from ember import pipeline
+    from ember import symbolic as sm
+    from ember.codegen.cuda_flash_decode import TRACE_POINTS
+    B, Hkv, G, S, D = 1, 8, 4, 3001, 128
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 8, "kt": 1, "trace": 1}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    torch.manual_seed(0)
+    q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+    k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+    got = p(q=q, k=k, v=v).double()
+    s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+    assert float((got - s.softmax(-1) @ v.double().unsqueeze(2)).abs().max()) < 2e-2
+    torch.cuda.synchronize()
+    l = p.launches[0]
+    host = np.zeros(int(l.config["workspace"]) // 8, np.uint64)
+    err, = driver.cuMemcpyDtoH(host.ctypes.data, int(p.executor._workspace[0].handle), host.nbytes)
+    assert int(err) == 0
+    grid = int(sm.evaluate(sm.from_json(l.config["grid"]), {}))
+    t = host[-grid * len(TRACE_POINTS):].reshape(grid, len(TRACE_POINTS)).astype(np.int64)
+    assert (t > 0).all() and (np.diff(t, axis=1) >= 0).all()
 
 
 @pytest.mark.cuda

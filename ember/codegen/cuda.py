@@ -360,7 +360,8 @@ class _KernelWriter(RowMappings):
             T = 32 * int(self.cfg["WM"]) * int(self.cfg["WN"])
         elif mode in ("flash", "decode", "scores"):
             T = 32 * int(self.cfg.get("warps", 4))
-            if int(self.cfg.get("splits", 1)) > 1:  # partials and arrival counters (launch["workspace"])
+            if int(self.cfg.get("splits", 1)) > 1 or (mode == "decode" and self.cfg.get("trace")):
+                # partials and arrival counters (launch["workspace"]); decode's knob `trace`: its timestamps
                 self.extra_params = ["float* __restrict__ em_ws_"]
             if mode == "decode" and self.cfg.get("tma") and self.cfg.get("kt") and not self.cfg.get("bulk"):
                 # K / V tiles by tensor-map copies (codegen/cuda_flash_decode.py knob `tma`): their maps first
@@ -385,7 +386,7 @@ class _KernelWriter(RowMappings):
         self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
         pdl = has_pdl(self.target)
         if pdl:  # programmatic dependent launch (codegen/cuda_pdl.py): before anything else runs
-            emit_grid_dependency(self, self.cfg, wait=not (mode == "decode" and self.cfg.get("kv_prefetch")))
+            emit_grid_dependency(self, self.cfg, wait=not (mode == "decode" and (self.cfg.get("kv_prefetch") or self.cfg.get("trace"))))
         for i, d in enumerate(self.k.dims):
             self.emit(1, f"const long long {self.names[d]} = em_dims_[{i}];")
         if self.cluster > 1 and mode not in ("block", "decode"):

@@ -28,6 +28,7 @@ from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_
                          q_copied, stage_q_chunk)
 
 ROWS_MAX = 16  # query rows: one tensor-core tile
+TRACE_POINTS = ("start", "waited", "q_ready", "keys_done", "block_combined", "cluster_synced", "end")  # knob `trace`
 SPLITS = (1, 2, 4, 8, 16, 32, 64)  # knob `splits`: clusters per group of query rows (32, 64: megakernel tasks)
 
 
@@ -140,6 +141,22 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
     w.workspace, ws_head = workspace(sm.prod([x for _, x in groups]), P, R, DV)
+    # knob `trace`: thread 0 of each block stamps %globaltimer at TRACE_POINTS into the workspace
+    # after the partials (bench/attention.py --decode-trace reads them): where a layer's time goes
+    trace = bool(cfg.get("trace"))
+    tr_off = (w.workspace + 7) // 8 * 8
+    if trace:
+        ng = sm.prod([x for _, x in groups])
+        nb = ng.value if ng.is_const else ng.vmax
+        if nb is None or nb == float("inf"):
+            raise UnsupportedKernel(f"{w.k.name}: decode trace: the group count has no bound")
+        w.workspace = tr_off + int(nb) * P * C * len(TRACE_POINTS) * 8
+
+    def stamp(i: int, ind: int = 1):
+        if trace:
+            e(ind, f"if (threadIdx.x == 0) {{ unsigned long long t_; asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t_)); "
+                   f"reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(em_ws_) + {tr_off})"
+                   f"[blockIdx.x * {len(TRACE_POINTS)} + {i}] = t_; }}")
     if w.smem_bytes > smem_limit(w.target):
         raise UnsupportedKernel(f"decode: {w.smem_bytes} bytes of shared memory for {W} warps x {BN} keys")
     e(1, f"extern __shared__ __align__({1024 if specs else 128}) unsigned char em_dyn_smem[];")
@@ -152,6 +169,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "float* bl_ = bm_ + 16;")
     e(1, "float* bo_ = bl_ + 16;")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
+    if trace and not cfg.get("kv_prefetch"):  # (the wait is this renderer's: codegen/cuda.py)
+        stamp(0)
+        e(1, "EM_PDL_WAIT();")
+        stamp(1)
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
     e(1, f"{I} blk_ = blockIdx.x / {C};")
     if P > 1:
@@ -230,6 +251,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     load_first = len(w.lines) if copied else early_loads
     # (bulk: q's cp.async group is the only one; else the S - 1 key tiles' groups stay in flight)
     e(1, f'asm volatile("cp.async.wait_group {0 if mbar else S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
+    stamp(2)
     if kt:
         emit_qt_fragments(w, D, 1)
         emit_kt_offsets(w, D, DV, 1, (pk, pv) if bulk else (64, 64) if specs else None, swizzle=not bulk)
@@ -334,6 +356,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     e(1, "em_cp_wait_all();")
     e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")
+    stamp(3)
     # the warps' triples (rows qrow_ and qrow_ + 8; l reduced over the row's four lanes) -> shared memory
     if kt:
         emit_triples_kt(w, DV, 1)
@@ -364,7 +387,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"bo_[r * {DV} + col] = O;")
     e(2, "if (col == 0) { bm_[r] = M; bl_[r] = L; }")
     e(1, "}")
+    stamp(4)
     e(1, "em_cluster_sync();  /* every block's triple is in its shared memory */" if C > 1 else "__syncthreads();")
+    stamp(5)
     e(1, "{  /* the outputs spread over the cluster's blocks, each reading every block's triple */")
     e(2, f"for (int t = rank_ * {32 * W} + tid_; t < {R * DV}; t += {C * 32 * W}) {{")
     e(3, f"const int r = t / {DV};")
@@ -392,6 +417,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "em_cluster_sync();  /* every block has read the others' shared memory */")
     if P > 1:
         _combine_splits(w, f, at_row, P, C, R, DV, c, ws_head)
+    stamp(6)
     w.T = 32 * W
     return sm.prod([x for _, x in groups]) * P * C
 

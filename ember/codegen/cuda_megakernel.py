@@ -120,6 +120,7 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
     if cfg.get("mode") == "decode":
         cfg["splits"] = int(decode_splits) or min(parts, 16)
         cfg.pop("tma", None)  # (a task takes no tensor maps)
+        cfg.pop("trace", None)  # (nor a workspace of its own for timestamps)
     else:
         cfg.pop("splits", None)
     if int(cfg.get("threads", 0)) > max_threads:
