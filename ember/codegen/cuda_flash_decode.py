@@ -8,12 +8,16 @@ thread-block cluster and over the warps of each block, partial (max, sum, row) t
 * block `rank` of a cluster of C takes keys [rank * chunk, (rank + 1) * chunk); its W warps take
   tiles of BN keys in turn, each warp with its own two-slot `cp.async` ring (warp-local waits, no
   block barrier in the loop): S = q k^T and O += P v by `mma.sync` as in flash mode, the kernel's
-  own X per score, the online recurrence per row;
+  own X per score, the online recurrence per row; with knob `kt` (the default; groups of <= 8
+  rows) the products run keys-major, the keys as the mma's rows (codegen/cuda_flash_kt.py);
 * the warps' triples are combined in shared memory, the blocks' through distributed shared memory
   (each block of the cluster finishing a slice of the outputs), then 1 / l and the store's
   expression. The q tile and each warp's first key tile load together.
 
-Bandwidth bounds it: W warps x BN keys x (D + Dv) x 2 bytes are in flight per block.
+Measured (docs/attention.md, thirty-first session): the key stream runs at the copy rate; what is
+left at 8K keys is a fixed ~4.8 us a kernel (its start and its combines), not the loop. Knobs that
+measured slower stay available: `bulk` / `tma` (a tile's copies as bulk or tensor-map copies),
+`affine`; knob `trace` stamps each block's phases for bench/decode_trace.py.
 """
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl
 from .cuda_wgmma import WGMMA_HELPERS
-from .cuda_flash_kt import emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_tma_tile, tma_spec, emit_online_kt, emit_pv_kt, emit_qt_fragments, emit_scores_kt, emit_triples_kt, score_key_row
+from .cuda_flash_kt import (emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt,
+                            emit_qt_fragments, emit_scores_kt, emit_tma_tile, emit_triples_kt, score_key_row, tma_spec)
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
                          q_copied, stage_q_chunk)
 
@@ -142,7 +147,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
     w.workspace, ws_head = workspace(sm.prod([x for _, x in groups]), P, R, DV)
     # knob `trace`: thread 0 of each block stamps %globaltimer at TRACE_POINTS into the workspace
-    # after the partials (bench/attention.py --decode-trace reads them): where a layer's time goes
+    # after the partials (bench/decode_trace.py reads them): where a layer's time goes
     trace = bool(cfg.get("trace"))
     tr_off = (w.workspace + 7) // 8 * 8
     if trace:
