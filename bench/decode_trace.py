@@ -30,14 +30,14 @@ def read_workspace(prog, index: int, nbytes: int) -> np.ndarray:
     return host
 
 
-def trace_case(N, B, Hkv, G, S, D, reps: int = 5) -> dict:
+def trace_case(N, B, Hkv, G, S, D, reps: int = 5, extra: dict | None = None) -> dict:
     import torch
     from attention import decode_layer_inputs, ember_decode_layers
     from ember import symbolic as sm
     from ember.codegen.cuda_flash_decode import TRACE_POINTS
     qs, ks, vs, feed = decode_layer_inputs(N, B, Hkv, G, S, D)
     base = ember_decode_layers(N, B, Hkv, G, S, D)
-    cfg = dict(base.launches[0].config["cfg"], trace=1)
+    cfg = dict(base.launches[0].config["cfg"], trace=1, **(extra or {}))
     prog = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
     for _ in range(reps):
         prog(**feed)
@@ -74,16 +74,18 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--cases", default="1,8,4,8192,128;1,8,4,32768,128;1,8,4,8192,64")
+    ap.add_argument("--extra", default="[{}]", help="JSON list of knob sets traced on top of the default schedule")
     a = ap.parse_args()
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cases": []}
     for c in a.cases.split(";"):
         B, Hkv, G, S, D = (int(x) for x in c.split(","))
-        r = trace_case(a.layers, B, Hkv, G, S, D)
-        mid = r["rows"][len(r["rows"]) // 2]
-        print(json.dumps({k: v for k, v in r.items() if k != "rows"}), json.dumps(mid), flush=True)
-        out["cases"].append(r)
-        torch.cuda.empty_cache()
+        for extra in json.loads(a.extra):
+            r = trace_case(a.layers, B, Hkv, G, S, D, extra=extra)
+            mid = r["rows"][len(r["rows"]) // 2]
+            print(json.dumps({k: v for k, v in r.items() if k != "rows"}), json.dumps(mid), flush=True)
+            out["cases"].append(r)
+            torch.cuda.empty_cache()
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
 

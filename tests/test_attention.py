@@ -391,6 +391,27 @@ def test_decode_trace_stamps_its_phases_into_the_workspace_tail():
         assert launch["workspace"] == (plain.get("workspace", 0) + 7) // 8 * 8 + blocks * len(TRACE_POINTS) * 8
 
 
+def test_decode_gather_combines_in_rank_zero_with_one_cluster_barrier():
+    """Knob `gather` (codegen/cuda_flash_gather.py): the other blocks' triples go to rank 0's shared
+    memory on an mbarrier there and those blocks exit; the cluster barrier is split (arrive at the
+    start, wait before the gather); not with splits or without a cluster (the default form then)."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    for D in (128, 64):
+        y = _decode_graph(1, 8, 4, 8192, D)
+        cfg = dict(mode="decode", warps=4, BN=16, cluster=8, stages=4, kt=1, gather=1)
+        k = _compiles(y, [cfg, dict(cfg, cluster=2), dict(cfg, kt=0)])
+        src, launch = cg.render_kernel(k, cfg, t)
+        plain, pl = cg.render_kernel(k, dict(cfg, gather=0), t)
+        body, pbody = src.split("__global__")[-1], plain.split("__global__")[-1]
+        assert "em_cluster_sync()" not in body and pbody.count("em_cluster_sync()") == 2
+        assert body.index("barrier.cluster.arrive.release") < body.index("barrier.cluster.wait.acquire")
+        assert "mbarrier.arrive.release.cluster.shared::cluster" in body
+        assert launch["smem"] == (pl["smem"] + 15) // 16 * 16 + 8 * 4 * (D + 2) * 4
+        split = cg.render_kernel(k, dict(cfg, cluster=2, splits=8), t)[0].split("__global__")[-1]
+        assert "gbar_" not in split
+
+
 def test_decode_kv_prefetch_asks_l2_for_its_rows_before_the_wait():
     """Knob `kv_prefetch`: the trigger first, then each block's own K / V rows (contiguous per key)
     asked of L2, then the wait — nothing but the block's indices and the dims read before it."""
@@ -455,6 +476,28 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
            "affine": affine, "bulk": int(bulk == 1), "tma": int(bulk == "tma")}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert "p0_ = em_movt(" in p.source
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        got = p(q=q, k=k, v=v).double()
+        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+        want = s.softmax(-1) @ v.double().unsqueeze(2)
+        assert float((got - want).abs().max()) < 2e-2, seed
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("G,D,cluster,kt", [(4, 128, 8, 1), (1, 64, 2, 1), (4, 64, 4, 0), (7, 128, 8, 2)])
+def test_cuda_decode_gather_equals_torch(G, D, cluster, kt):
+    """Knob `gather` against float64 attention on odd key counts and several seeds."""
+    import torch
+    from ember import pipeline
+    B, Hkv, S = 2, 4, 3001
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 2, "cluster": cluster, "kt": kt, "gather": 1}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    assert "gbar_" in p.source
     for seed in range(3):
         torch.manual_seed(seed)
         q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()

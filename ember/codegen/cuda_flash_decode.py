@@ -27,6 +27,7 @@ from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl
 from .cuda_wgmma import WGMMA_HELPERS
+from .cuda_flash_gather import emit_gather_combine, emit_gather_init, gather_bytes
 from .cuda_flash_kt import (emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt,
                             emit_qt_fragments, emit_scores_kt, emit_tma_tile, emit_triples_kt, score_key_row, tma_spec)
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
@@ -162,6 +163,12 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
             e(ind, f"if (threadIdx.x == 0) {{ unsigned long long t_; asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t_)); "
                    f"reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(em_ws_) + {tr_off})"
                    f"[blockIdx.x * {len(TRACE_POINTS)} + {i}] = t_; }}")
+    # knob `gather` (a cluster without splits): the other blocks' triples gathered into rank 0, which
+    # alone combines them (codegen/cuda_flash_gather.py): one cluster barrier fewer at the end
+    gather = C > 1 and P == 1 and bool(cfg.get("gather"))
+    g_off = (w.smem_bytes + 15) // 16 * 16
+    if gather:
+        w.smem_bytes = g_off + gather_bytes(C, R, DV)
     if w.smem_bytes > smem_limit(w.target):
         raise UnsupportedKernel(f"decode: {w.smem_bytes} bytes of shared memory for {W} warps x {BN} keys")
     e(1, f"extern __shared__ __align__({1024 if specs else 128}) unsigned char em_dyn_smem[];")
@@ -179,6 +186,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "EM_PDL_WAIT();")
         stamp(1)
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
+    if gather:
+        emit_gather_init(w, C, 32 * W)
     e(1, f"{I} blk_ = blockIdx.x / {C};")
     if P > 1:
         e(1, f"const unsigned split_ = (unsigned)(blk_ % {P}); blk_ /= {P};")
@@ -393,6 +402,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "if (col == 0) { bm_[r] = M; bl_[r] = L; }")
     e(1, "}")
     stamp(4)
+    if gather:
+        emit_gather_combine(w, f, at_row, _store_output, C, R, DV, c, 32 * W, g_off, stamp)
+        stamp(6)
+        w.T = 32 * W
+        return sm.prod([x for _, x in groups]) * P * C
     e(1, "em_cluster_sync();  /* every block's triple is in its shared memory */" if C > 1 else "__syncthreads();")
     stamp(5)
     e(1, "{  /* the outputs spread over the cluster's blocks, each reading every block's triple */")
