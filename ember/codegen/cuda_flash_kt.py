@@ -13,6 +13,11 @@ P^T's B fragment is the score accumulator packed to 16 bits and transposed in re
 output accumulator DV/16 x 4 floats instead of DV/8 x 4, four scores a thread instead of eight.
 A thread's rows are 2 (lane % 4) and 2 (lane % 4) + 1 (at most 8 rows: `R <= 8`); a row's keys
 spread over the 8 lanes of equal lane % 4, so its max and sum reduce with xor shuffles 4, 8, 16.
+
+Also here, the ring's other copy forms for keys-major tiles, measured slower than the per-lane
+`cp.async` copies and kept as knobs (docs/attention.md): `bulk` (a bulk copy per key row into
+padded rows, `emit_bulk_*`) and `tma` (tensor-map copies of 64-column swizzled boxes,
+`tma_spec`, `emit_tma_tile`), both waiting on a per-slot mbarrier.
 """
 from __future__ import annotations
 
@@ -37,7 +42,8 @@ def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None, sw
     thread index at every tile). A swizzled chunk index (c ^ (row & 7)) changes only in its low three
     bits, so step j + 4 is step j's offset plus 64 elements, and a later 16-row block adds rows x width:
     immediates of the ldmatrix. `pitch` (key row, value row): the bulk-copied ring's padded rows,
-    not swizzled (a row 16 bytes past a multiple of 128: ldmatrix's 8 rows fall in 8 bank groups)."""
+    not swizzled (a row 16 bytes past a multiple of 128: ldmatrix's 8 rows fall in 8 bank groups);
+    or (64, 64) swizzled: the tensor-map ring's 64-column boxes (the caller steps to the second box)."""
     e = w.emit
     pk, pv = pitch or (D, DV)
     swizzle = pitch is None if swizzle is None else swizzle  # (the tensor-map ring: 64-column boxes, swizzled)
