@@ -371,6 +371,26 @@ def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
                                                    "kt": 1}, t)[0]
 
 
+def test_decode_tma_spec_reads_the_operands_affine_index():
+    """tma_spec (knob `tma`): a [B, H, S, D] cache's map is columns x keys x the group variables
+    its index reads, strides from the index's coefficients; a key count with no bound, or a head
+    dim whose rows are not 16-byte multiples, gets no map."""
+    from ember.codegen.cuda_flash_decode import query_vars
+    from ember.codegen.cuda_flash_kt import tma_spec
+    t = get_target("h100")
+    for B, D in ((1, 128), (2, 64)):
+        (k, _), = lower([_decode_graph(B, 8, 4, 4096, D).node], target=t).kernels
+        f = online_form(k)
+        qv = query_vars(f)
+        groups = [(v, e) for v, e in f.rows if (v, e) not in qv]
+        spec = tma_spec(f.k, f.depth_var, groups, 4096, D, 1, 16)
+        assert spec["dims"][:2] == [D, 4096] and spec["strides"][0] == D and spec["box"][:2] == [min(D, 64), 16]
+        assert len(spec["dims"]) == 2 + len(spec["coords"]) == len(spec["box"]) == len(spec["strides"]) + 1
+        assert sorted(spec["dims"][2:]) == sorted([8] + ([B] if B > 1 else []))
+        assert tma_spec(f.k, f.depth_var, groups, None, D, 1, 16) is None
+        assert tma_spec(f.k, f.depth_var, groups, 4096, 48, 1, 16) is None
+
+
 def test_decode_trace_stamps_its_phases_into_the_workspace_tail():
     """Knob `trace`: thread 0 of each block stamps %globaltimer at each of TRACE_POINTS into the
     launch's workspace after the splits' partials (bench/decode_trace.py reads them); the renderer
