@@ -10,7 +10,7 @@
 set -u
 . bench/gpu_env.sh
 export OUT
-timeout 150 python3 -m pytest -m cuda tests/test_attention.py -k "trace or gather or keys_major" -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
+timeout 150 python3 -m pytest -m cuda tests/test_attention_decode_knobs.py -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
 echo "tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head; tail -1 "$OUT/tests.log"
 timeout 150 python3 bench/decode_trace.py --out "$OUT/decode-trace.json" --extra '[{}, {"gather": 1}]' 2>&1 | grep -v -i warn | tail -6
 timeout 200 python3 bench/attention.py --decode-layers 16 --variants \

@@ -141,8 +141,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
             raise UnsupportedKernel(f"{w.k.name}: decode tma: K or V is not an affine 16-byte-strided tensor with bounded keys")
     if specs:
         w.tma = specs
-        w.lines.insert(0, WGMMA_HELPERS)
     mbar = bulk or bool(specs)  # (a ring on mbarriers: bulk or tensor-map copies)
+    if mbar:  # (em_mbar_init / _expect_tx / _wait, em_tma*)
+        w.lines.insert(0, WGMMA_HELPERS)
     ring = W * S * slot * 2  # bytes
     comb = 4 * (W * 16 * (DV + 2) + 16 * (DV + 2))
     w.smem_bytes = 16 * D * 2 + max(ring, comb)
@@ -456,10 +457,7 @@ def _strides(v: ir.Val, fast: str) -> tuple[int, int] | None:
 def _contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:
     """Whether operand `v` (over KEY and `fast`) stores its key rows back to back: consecutive along
     `fast`, `width` elements from one key to the next."""
-    x, y = sm.var("x_", 0, None), sm.var("y_", 0, None)
-    at = lambda a, b: sm.substitute(v.args[1], {KEY: a, fast: b})  # noqa: E731
-    step, along = at(x + 1, y) - at(x, y), at(x, y + 1) - at(x, y)
-    return step.is_const and step.value == width and along.is_const and along.value == 1
+    return _strides(v, fast) == (width, 1)
 
 
 def _prefetch_keys_before_wait(w, f: OnlineForm, part: str, parts: int, BN: int) -> None:

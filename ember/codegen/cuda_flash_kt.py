@@ -21,6 +21,10 @@ padded rows, `emit_bulk_*`) and `tma` (tensor-map copies of 64-column swizzled b
 """
 from __future__ import annotations
 
+from .. import symbolic as sm
+from ..kernel.online import KEY
+from .cuda_tma import _affine
+
 
 def emit_qt_fragments(w, D: int, ind: int) -> None:
     """qt_[D/16][2]: q's rows 0-7 (shared-memory tile `Qs`, 16-byte chunks swizzled by row) as the
@@ -161,7 +165,7 @@ def emit_bulk_setup(w, W: int, S: int, slot: int, ind: int, zero: bool = True, m
     e(ind, f"__shared__ __align__(8) unsigned long long mbar_[{W * S}];")
     e(ind, "if (lane_ == 0) {")
     e(ind + 1, f"for (int s = 0; s < {S}; ++s)")
-    e(ind + 2, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + s])) : "memory");')
+    e(ind + 2, f"em_mbar_init((unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + s]), 1u);")
     e(ind + 1, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     for j in range(maps):  # (tensor maps in global memory: fenced in before the first copy)
         e(ind + 1, f"em_tma_acquire(em_tma_ + {128 * j});")
@@ -175,16 +179,13 @@ def emit_bulk_setup(w, W: int, S: int, slot: int, ind: int, zero: bool = True, m
 def emit_bulk_tile(w, f, t: str, s_: str, ind: int, BN: int, S: int, slot: int, pk: int, pv: int, D: int, DV: int) -> None:
     """Key tile `t` into ring slot `s_` by bulk copies: one per key row of K and of V (rows past the
     group's last key skipped), their bytes expected by lane 0 on the slot's mbarrier."""
-    from .. import symbolic as sm
-    from ..kernel.online import KEY
     e, I = w.emit, w.IDX
     e(ind, f"const {I} kt0_ = k0_ + ({t}) * {BN};")
     e(ind, f"const int nv_ = (int)(k1_ - kt0_ < {BN} ? k1_ - kt0_ : {BN});")
     e(ind, f"unsigned short* dt_ = my_ + ({s_}) * {slot};")
     e(ind, f"const unsigned bar_ = (unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + ({s_})]);")
     e(ind, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  /* the slot\'s last reads before the copies */')
-    e(ind, f'if (lane_ == 0) asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" '
-           f':: "r"(bar_), "r"((unsigned)nv_ * {(D + DV) * 2}u) : "memory");')
+    e(ind, f"if (lane_ == 0) em_mbar_expect_tx(bar_, (unsigned)nv_ * {(D + DV) * 2}u);")
     e(ind, "__syncwarp();")
     e(ind, "for (int r_ = lane_; r_ < nv_; r_ += 32) {")
     row = sm.var("kt0_", 0, None) + sm.var("r_", 0, None)
@@ -196,50 +197,32 @@ def emit_bulk_tile(w, f, t: str, s_: str, ind: int, BN: int, S: int, slot: int, 
 
 def emit_bulk_wait(w, S: int, ind: int) -> None:
     """Wait for the tile of iteration it_ in slot it_ % S: that slot's (it_ / S)-th phase."""
-    e = w.emit
-    e(ind, "{")
-    e(ind + 1, f"const unsigned bar_ = (unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + it_ % {S}]);")
-    e(ind + 1, f"const unsigned par_ = (unsigned)(it_ / {S}) & 1u;")
-    e(ind + 1, "unsigned ok_ = 0u;")
-    e(ind + 1, "while (!ok_)")
-    e(ind + 2, 'asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n\\t'
-               'selp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(ok_) : "r"(bar_), "r"(par_) : "memory");')
-    e(ind, "}")
+    w.emit(ind, f"em_mbar_wait((unsigned)__cvta_generic_to_shared(&mbar_[warp_ * {S} + it_ % {S}]), (unsigned)(it_ / {S}) & 1u);")
 
 
 def tma_spec(v, fast: str, groups: list, keys_bound, width: int, param: int, BN: int) -> dict | None:
     """The tensor map (a launch config `tma` entry, backends/cuda_tma.py) of operand `v`: columns
     (`fast`, unit stride, boxes of 64) x keys (BN a box) x the group variables its index reads, or
     None when the index is not affine with 16-byte strides, or the keys have no finite bound."""
-    from .. import symbolic as sm
-    from ..kernel.online import KEY
     if not isinstance(keys_bound, int) or width % 64 and width != 32:
         return None
     e = v.args[1]
     ext = dict(groups)
     names = [x for x in sorted(sm.free_vars(e)) if x not in (KEY, fast)]
-    if any(x not in ext for x in names):
+    aff = _affine(e, [KEY, fast] + names)
+    if any(x not in ext for x in names) or aff is None or len(names) > 3:
         return None
-    zero = {x: sm.const(0) for x in [KEY, fast] + names}
-    off = sm.substitute(e, zero)
-    coef = {}
-    for x in [KEY, fast] + names:
-        one = dict(zero, **{x: sm.const(1)})
-        two = dict(zero, **{x: sm.const(2)})
-        c1, c2 = sm.substitute(e, one) - off, sm.substitute(e, two) - off
-        if not (c1.is_const and c2.is_const and c2.value == 2 * c1.value):
-            return None
-        coef[x] = int(c1.value)
-    if not off.is_const or coef[fast] != 1 or len(names) > 3:
+    off, coef = aff
+    if coef[fast] != 1:
         return None
     strides = [coef[KEY]] + [coef[x] for x in names]
-    if any(s % 8 for s in strides) or off.value % 8:
+    if any(s % 8 for s in strides) or off % 8:
         return None
     box = min(width, 64)
     dims = [width, keys_bound] + [int(ext[x].value) if ext[x].is_const else None for x in names]
     if any(d is None for d in dims):
         return None
-    return {"param": param, "dtype": v.dtype.name, "offset": int(off.value), "dims": dims, "strides": strides,
+    return {"param": param, "dtype": v.dtype.name, "offset": off, "dims": dims, "strides": strides,
             "box": [box, BN] + [1] * len(names), "coords": names}
 
 

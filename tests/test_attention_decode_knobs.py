@@ -1,0 +1,188 @@
+"""Flash-decoding's knobs (codegen/cuda_flash_decode.py): keys-major products (`kt`,
+codegen/cuda_flash_kt.py), the ring's copy forms (`affine`, `bulk`, `tma`), the cluster combine
+gathered into rank 0 (`gather`, codegen/cuda_flash_gather.py) and the per-block phase stamps
+(`trace`): compiled for sm_90a here, checked against float64 attention on the GPU (mark `cuda`)."""
+import math
+
+import numpy as np
+import pytest
+
+from ember.backends.target import get_target
+from ember.kernel.lower import lower
+from ember.kernel.online import online_form
+from tests.test_attention import _compiles, _decode_graph
+
+
+def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
+    """Knob `kt` (codegen/cuda_flash_kt.py): the keys as the product's 16 rows, the group's at most 8
+    query rows its columns (P^T transposed in registers by movmatrix); compiles for sm_90a at head
+    dims 64 / 128, tiles of 16-64 keys, clusters and splits; a group of more than 8 rows keeps the
+    row-major form."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    for G, D in ((4, 128), (7, 64), (1, 128)):
+        y = _decode_graph(1, 8, G, 8192, D)
+        cfgs = [{"mode": "decode", "warps": w, "BN": bn, "cluster": c, "stages": st, "splits": p, "kt": kt, "affine": af,
+                 "bulk": bu}
+                for w, bn, c, st, p, kt, af, bu in ((4, 16, 8, 4, 1, 1, 0, 0), (4, 32, 8, 2, 1, 2, 1, 0), (2, 64, 2, 2, 8, 1, 1, 1),
+                                                    (8, 16, 1, 2, 1, 2, 0, 1), (4, 16, 8, 4, 1, 1, 0, 1))]
+        k = _compiles(y, cfgs)
+        src = cg.render_kernel(k, cfgs[0], t)[0]
+        assert "p0_ = em_movt(" in src and "qt_[" in src and f"float o_[{D // 16}][4];" in src
+        plain = cg.render_kernel(k, dict(cfgs[0], kt=0), t)[0]
+        assert "p0_ = em_movt(" not in plain and f"float o_[{D // 8}][4];" in plain
+        bulk = cg.render_kernel(k, cfgs[-1], t)[0]  # (knob bulk: a bulk copy per key row, an mbarrier per slot)
+        assert "em_bulk(dt_" in bulk and "mbarrier.try_wait.parity" in bulk and "em_cp16(dt_" not in bulk
+        assert "em_bulk(dt_" not in src
+        # knob tma: tensor-map copies of 64-column boxes (one map each for K and V: keys x columns x heads)
+        tcfg = dict(cfgs[0], tma=1)
+        _compiles(y, [tcfg, dict(cfgs[1], tma=1)])
+        tsrc, launch = cg.render_kernel(k, tcfg, t)
+        assert "em_tma3(dt_" in tsrc and "em_cp16(dt_" not in tsrc and len(launch["tma"]) == 2
+        assert launch["tma"][0]["dims"] == [D, 8192, 8] and launch["tma"][0]["box"] == [min(D, 64), 16, 1]
+    y = _decode_graph(1, 4, 12, 4096, 128)
+    k = _compiles(y, [{"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "kt": 1}])
+    assert "p0_ = em_movt(" not in cg.render_kernel(k, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4,
+                                                   "kt": 1}, t)[0]
+
+
+def test_decode_gather_combines_in_rank_zero_with_one_cluster_barrier():
+    """Knob `gather` (codegen/cuda_flash_gather.py): the other blocks' triples go to rank 0's shared
+    memory on an mbarrier there and those blocks exit; the cluster barrier is split (arrive at the
+    start, wait before the gather); not with splits or without a cluster (the default form then)."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    for D in (128, 64):
+        y = _decode_graph(1, 8, 4, 8192, D)
+        cfg = dict(mode="decode", warps=4, BN=16, cluster=8, stages=4, kt=1, gather=1)
+        k = _compiles(y, [cfg, dict(cfg, cluster=2), dict(cfg, kt=0)])
+        src, launch = cg.render_kernel(k, cfg, t)
+        plain, pl = cg.render_kernel(k, dict(cfg, gather=0), t)
+        body, pbody = src.split("__global__")[-1], plain.split("__global__")[-1]
+        assert "em_cluster_sync()" not in body and pbody.count("em_cluster_sync()") == 2
+        assert body.index("barrier.cluster.arrive.release") < body.index("barrier.cluster.wait.acquire")
+        assert "mbarrier.arrive.release.cluster.shared::cluster" in body
+        assert launch["smem"] == (pl["smem"] + 15) // 16 * 16 + 8 * 4 * (D + 2) * 4
+        split = cg.render_kernel(k, dict(cfg, cluster=2, splits=8), t)[0].split("__global__")[-1]
+        assert "gbar_" not in split
+
+
+def test_decode_tma_spec_reads_the_operands_affine_index():
+    """tma_spec (knob `tma`): a [B, H, S, D] cache's map is columns x keys x the group variables
+    its index reads, strides from the index's coefficients; a key count with no bound, or a head
+    dim whose rows are not 16-byte multiples, gets no map."""
+    from ember.codegen.cuda_flash_decode import query_vars
+    from ember.codegen.cuda_flash_kt import tma_spec
+    t = get_target("h100")
+    for B, D in ((1, 128), (2, 64)):
+        (k, _), = lower([_decode_graph(B, 8, 4, 4096, D).node], target=t).kernels
+        f = online_form(k)
+        qv = query_vars(f)
+        groups = [(v, e) for v, e in f.rows if (v, e) not in qv]
+        spec = tma_spec(f.k, f.depth_var, groups, 4096, D, 1, 16)
+        assert spec["dims"][:2] == [D, 4096] and spec["strides"][0] == D and spec["box"][:2] == [min(D, 64), 16]
+        assert len(spec["dims"]) == 2 + len(spec["coords"]) == len(spec["box"]) == len(spec["strides"]) + 1
+        assert sorted(spec["dims"][2:]) == sorted([8] + ([B] if B > 1 else []))
+        assert tma_spec(f.k, f.depth_var, groups, None, D, 1, 16) is None
+        assert tma_spec(f.k, f.depth_var, groups, 4096, 48, 1, 16) is None
+
+
+def test_decode_trace_stamps_its_phases_into_the_workspace_tail():
+    """Knob `trace`: thread 0 of each block stamps %globaltimer at each of TRACE_POINTS into the
+    launch's workspace after the splits' partials (bench/decode_trace.py reads them); the renderer
+    then owns the grid-dependency wait (stamped before and after it); compiles for sm_90a."""
+    from ember.codegen import cuda as cg
+    from ember.codegen.cuda_flash_decode import TRACE_POINTS
+    t = get_target("h100")
+    y = _decode_graph(1, 8, 4, 8192, 128)
+    for splits, cluster in ((1, 8), (8, 2)):
+        cfg = dict(mode="decode", warps=4, BN=16, cluster=cluster, stages=4, splits=splits, kt=1, trace=1)
+        k = _compiles(y, [cfg])
+        src, launch = cg.render_kernel(k, cfg, t)
+        plain = cg.render_kernel(k, dict(cfg, trace=0), t)[1]
+        body = src.split("__global__")[-1]
+        assert body.count("%globaltimer") == len(TRACE_POINTS) and "EM_GRID_DEPENDENCY" not in body
+        assert body.index("EM_PDL_WAIT();") < body.index("q is in shared memory")
+        blocks = 8 * splits * cluster
+        assert launch["workspace"] == (plain.get("workspace", 0) + 7) // 8 * 8 + blocks * len(TRACE_POINTS) * 8
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("G,D,BN,cluster,splits,kt,affine,bulk", [
+    (4, 128, 16, 8, 1, 1, 0, 0), (4, 64, 32, 8, 1, 2, 1, 0), (3, 128, 16, 2, 8, 2, 1, 0), (8, 64, 64, 4, 2, 1, 1, 0),
+    (1, 128, 16, 1, 1, 1, 1, 0), (4, 128, 32, 8, 1, 2, 1, 0), (4, 128, 16, 8, 1, 1, 0, 1), (5, 64, 32, 2, 8, 2, 0, 1),
+    (8, 128, 32, 4, 1, 1, 0, 1), (4, 128, 16, 8, 1, 1, 0, "tma"), (3, 64, 32, 2, 8, 2, 0, "tma"),
+    (8, 128, 32, 4, 1, 1, 0, "tma")])
+def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affine, bulk):
+    """Knob `kt` (2: two chains of score products), `affine` (each lane's chunk offsets computed
+    once) and `bulk` (a bulk copy per key row on an mbarrier per slot) against float64 attention on odd key counts, several seeds and group sizes (rows of the
+    8-column tile past G are padding)."""
+    import torch
+    from ember import pipeline
+    B, Hkv, S = 2, 4, 3001
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": BN, "stages": 2, "cluster": cluster, "splits": splits, "kt": kt,
+           "affine": affine, "bulk": int(bulk == 1), "tma": int(bulk == "tma")}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    assert "p0_ = em_movt(" in p.source
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        got = p(q=q, k=k, v=v).double()
+        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+        want = s.softmax(-1) @ v.double().unsqueeze(2)
+        assert float((got - want).abs().max()) < 2e-2, seed
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("G,D,cluster,kt", [(4, 128, 8, 1), (1, 64, 2, 1), (4, 64, 4, 0), (7, 128, 8, 2)])
+def test_cuda_decode_gather_equals_torch(G, D, cluster, kt):
+    """Knob `gather` against float64 attention on odd key counts and several seeds."""
+    import torch
+    from ember import pipeline
+    B, Hkv, S = 2, 4, 3001
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 2, "cluster": cluster, "kt": kt, "gather": 1}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    assert "gbar_" in p.source
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+        got = p(q=q, k=k, v=v).double()
+        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+        want = s.softmax(-1) @ v.double().unsqueeze(2)
+        assert float((got - want).abs().max()) < 2e-2, seed
+
+
+@pytest.mark.cuda
+def test_cuda_decode_trace_stamps_are_ordered_and_outputs_unchanged():
+    """Knob `trace` on the GPU: the outputs still match float64 attention, and each block's stamps
+    (the workspace's tail) are nonzero and in TRACE_POINTS order."""
+    import torch
+    from cuda.bindings import driver
+    from ember import pipeline
+    from ember import symbolic as sm
+    from ember.codegen.cuda_flash_decode import TRACE_POINTS
+    B, Hkv, G, S, D = 1, 8, 4, 3001, 128
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
+    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 8, "kt": 1, "trace": 1}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    torch.manual_seed(0)
+    q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+    k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
+    got = p(q=q, k=k, v=v).double()
+    s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+    assert float((got - s.softmax(-1) @ v.double().unsqueeze(2)).abs().max()) < 2e-2
+    torch.cuda.synchronize()
+    l = p.launches[0]
+    host = np.zeros(int(l.config["workspace"]) // 8, np.uint64)
+    err, = driver.cuMemcpyDtoH(host.ctypes.data, int(p.executor._workspace[0].handle), host.nbytes)
+    assert int(err) == 0
+    grid = int(sm.evaluate(sm.from_json(l.config["grid"]), {}))
+    t = host[-grid * len(TRACE_POINTS):].reshape(grid, len(TRACE_POINTS)).astype(np.int64)
+    assert (t > 0).all() and (np.diff(t, axis=1) >= 0).all()
