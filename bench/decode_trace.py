@@ -37,7 +37,8 @@ def trace_case(N, B, Hkv, G, S, D, reps: int = 5, extra: dict | None = None) -> 
     from ember.codegen.cuda_flash_decode import TRACE_POINTS
     qs, ks, vs, feed = decode_layer_inputs(N, B, Hkv, G, S, D)
     base = ember_decode_layers(N, B, Hkv, G, S, D)
-    cfg = dict(base.launches[0].config["cfg"], trace=1, **(extra or {}))
+    cfg = {k: v for k, v in base.launches[0].config["cfg"].items() if k not in ("pdl_late", "early_keys")}  # (the program pass's)
+    cfg = dict(cfg, trace=1, **(extra or {}))
     prog = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
     for _ in range(reps):
         prog(**feed)

@@ -228,7 +228,7 @@ def test_decode_attention_takes_flash_decoding_and_compiles():
     assert cfg["mode"] == "decode" and cfg["cluster"] == 8
 
 
-def test_decode_splits_combine_through_a_workspace():
+def test_decode_splits_combine_through_a_workspace(monkeypatch):
     """Knob `splits`: P clusters per group of rows, the last block to arrive combining the partials;
     the launch asks the executor for the counters and partials, sized by the group count's bound."""
     from ember.codegen import cuda as cg
@@ -254,8 +254,12 @@ def test_decode_splits_combine_through_a_workspace():
     with pytest.raises(cg.UnsupportedKernel, match="no bound"):
         cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4, "splits": 2}, t)
     assert "em_ws_" not in cg.render_kernel(kb, {"mode": "decode", "warps": 4, "BN": 16, "cluster": 8, "stages": 4}, t)[0]
-    # the default splits a long cache over few groups (16 blocks a group), not an 8K one
+    # the default gathers a cluster's combine into rank 0, one cluster of 8 even at 32K; without the
+    # gather it splits a long cache over few groups (16 blocks a group), not an 8K one
+    from ember.codegen import cuda_schedule
     (k32, _), = lower([_decode_graph(1, 8, 4, 32768, 128).node], target=t).kernels
+    assert t.default_config(k32, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 8, "kt": 1, "gather": 1}
+    monkeypatch.setattr(cuda_schedule, "DECODE_GATHER", False)
     assert t.default_config(k32, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 2, "splits": 8, "kt": 1}
     assert "splits" not in t.default_config(k, t)
 

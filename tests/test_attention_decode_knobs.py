@@ -60,7 +60,7 @@ def test_decode_gather_combines_in_rank_zero_with_one_cluster_barrier():
         plain, pl = cg.render_kernel(k, dict(cfg, gather=0), t)
         body, pbody = src.split("__global__")[-1], plain.split("__global__")[-1]
         assert "em_cluster_sync()" not in body and pbody.count("em_cluster_sync()") == 2
-        assert body.index("barrier.cluster.arrive.release") < body.index("barrier.cluster.wait.acquire")
+        assert body.index("barrier.cluster.arrive.relaxed") < body.index("EM_PDL_WAIT();") < body.index("barrier.cluster.wait.acquire")
         assert "mbarrier.arrive.release.cluster.shared::cluster" in body
         assert launch["smem"] == (pl["smem"] + 15) // 16 * 16 + 8 * 4 * (D + 2) * 4
         split = cg.render_kernel(k, dict(cfg, cluster=2, splits=8), t)[0].split("__global__")[-1]

@@ -19,6 +19,7 @@ KB = 1024
 # bytes of weights a kernel may pull into L2 across its launch gap (codegen/cuda_pdl.py): off by default,
 # measured slower on a Llama-1B decode step (8 MiB: +2%, 32 MiB: +7%; bench/results/pdl-h100-2026-11-26a.json)
 PREFETCH_BUDGET = 0
+DECODE_EARLY = 2  # decode attention's first key tiles before its wait (_with_early_keys; measured: see there)
 
 
 @functools.cache
@@ -53,7 +54,8 @@ def _require_cuda(what: str) -> None:
 
 def _render_program(kernels, buffer_index, dim_index, configs, target, constants=frozenset()):
     from ..codegen.cuda import render_program
-    return render_program(kernels, _with_prefetch(kernels, configs, target, constants), target)
+    return render_program(kernels, _with_early_keys(kernels, _with_prefetch(kernels, configs, target, constants), target),
+                          target)
 
 
 def _prefetch_budget() -> int:
@@ -85,6 +87,52 @@ def _with_prefetch(kernels, configs, target, constants) -> list | None:
         share = budget // len(params)
         out.append(dict(full, prefetch=[[n, min(v, share)] for n, v in sorted(params.items())]))
     return out
+
+
+def _early_keys_default() -> int:
+    """Decode attention's first key tiles before its grid-dependency wait (codegen/cuda_flash_early.py):
+    0 off, 1 the kernel before triggers right after its own wait, 2 (a decode attention before) after
+    its key loop, 3 (the same) as each of its warps asks for its last tiles; EMBER_DECODE_EARLY overrides."""
+    return int(os.environ.get("EMBER_DECODE_EARLY", str(DECODE_EARLY)))
+
+
+def _with_early_keys(kernels, configs, target) -> list | None:
+    """The configs with knob `early_keys` on each decode attention whose kernel before it, in program
+    order, writes neither its K nor its V buffer (by name: buffers live at the same time never share
+    memory, and a state written in place keeps its name), and `pdl_late` on that kernel before — so
+    nothing still running when the attention's blocks start can write the cache (codegen/cuda_pdl.py).
+    A decode config's own `early_keys` (0, 1, 2) overrides the default; the first kernel never gets it
+    (what runs before the program is unknown). A collective between two kernels keeps a plain edge."""
+    from ..codegen.cuda import default_config
+    from ..codegen.cuda_flash_early import early_keys_applicable
+    from ..codegen.cuda_pdl import has_pdl
+    from ..kernel.online import online_form
+    full = [dict(c or default_config(k, target)) for (k, _), c in zip(kernels, list(configs or [None] * len(kernels)))]
+    changed = False
+    for i in range(len(kernels)):
+        cfg = full[i]
+        if cfg.get("mode") != "decode":
+            continue
+        if i == 0 or not has_pdl(target):
+            changed |= cfg.pop("early_keys", None) is not None
+            continue
+        how = int(cfg.get("early_keys", _early_keys_default()) or 0)
+        cfg.pop("early_keys", None)
+        (k, args), (pk, pargs) = kernels[i], kernels[i - 1]
+        form = online_form(k)
+        if not how or form is None or not early_keys_applicable(form, cfg):
+            changed = True
+            continue
+        cache = {args.get(form.k.args[0]), args.get(form.v.args[0])}
+        written = {pargs.get(b.name) for b in pk.buffers if b.role == "out"}
+        if None in cache or cache & written:
+            changed = True
+            continue
+        cfg["early_keys"] = 1
+        late = how if how in (2, 3) and full[i - 1].get("mode") == "decode" else 1
+        full[i - 1]["pdl_late"] = max(int(full[i - 1].get("pdl_late", 0) or 0), late)
+        changed = True
+    return full if changed else configs
 
 
 def _render_kernel(k, cfg, target):

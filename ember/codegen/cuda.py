@@ -35,6 +35,7 @@ from .cuda_guarded import render_guarded
 from ..kernel.online import online_form
 from ..kernel.scores import score_forms
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
+from .cuda_flash_early import owns_wait
 from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
 from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
 from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
@@ -386,7 +387,7 @@ class _KernelWriter(RowMappings):
         self.emit(0, f'extern "C" __global__ void {dims}__launch_bounds__({bounds}) {self.k.name}({self.signature()}) {{')
         pdl = has_pdl(self.target)
         if pdl:  # programmatic dependent launch (codegen/cuda_pdl.py): before anything else runs
-            emit_grid_dependency(self, self.cfg, wait=not (mode == "decode" and (self.cfg.get("kv_prefetch") or self.cfg.get("trace"))))
+            emit_grid_dependency(self, self.cfg, wait=not (mode == "decode" and owns_wait(self.cfg)))
         for i, d in enumerate(self.k.dims):
             self.emit(1, f"const long long {self.names[d]} = em_dims_[{i}];")
         if self.cluster > 1 and mode not in ("block", "decode"):

@@ -25,7 +25,8 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
-from .cuda_pdl import has_pdl
+from .cuda_pdl import has_pdl, wait_line
+from .cuda_flash_early import early_keys_applicable, owns_wait
 from .cuda_wgmma import WGMMA_HELPERS
 from .cuda_flash_gather import emit_gather_combine, emit_gather_init, gather_bytes
 from .cuda_flash_kt import (emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt,
@@ -182,13 +183,23 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "float* bl_ = bm_ + 16;")
     e(1, "float* bo_ = bl_ + 16;")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
-    if trace and not cfg.get("kv_prefetch"):  # (the wait is this renderer's: codegen/cuda.py)
-        stamp(0)
-        e(1, "EM_PDL_WAIT();")
-        stamp(1)
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
-    if gather:
+    if gather:  # (shared memory only: before the wait, off the layer's path)
         emit_gather_init(w, C, 32 * W)
+    # the grid-dependency wait (this renderer's where owns_wait: codegen/cuda.py): here, after the
+    # L2 prefetch (knob `kv_prefetch`), or after the first key tiles (knob `early_keys`,
+    # codegen/cuda_flash_early.py); `pdl_late` 2: the successor triggered after the key loop instead
+    early = bool(cfg.get("early_keys")) and has_pdl(w.target) and early_keys_applicable(f, cfg)
+    late = int(cfg.get("pdl_late", 0) or 0)
+    late_at_keys = late in (2, 3)  # (3: each warp triggers once its last tiles are asked for)
+    wait = wait_line(cfg, trigger_here=not late_at_keys)
+
+    def place_wait():
+        stamp(0)
+        e(1, wait)
+        stamp(1)
+    if owns_wait(cfg) and not cfg.get("kv_prefetch") and not early:
+        place_wait()
     e(1, f"{I} blk_ = blockIdx.x / {C};")
     if P > 1:
         e(1, f"const unsigned split_ = (unsigned)(blk_ % {P}); blk_ /= {P};")
@@ -235,12 +246,14 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
 
     kv = sm.var("kr_", 0, None)
     copied = q_copied(f)
-    if not copied:  # (q computed with loads of its own: the first key tiles are asked for before them)
+    if not copied or early:  # (q computed with loads of its own, or after the wait: the first key tiles are asked for before it)
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
         lane_offsets()
         if mbar:
             emit_bulk_setup(w, W, S, slot, 1, zero=bulk, maps=len(specs or []))
         early_loads = len(w.lines)
+        if early:  # (the tiles are inserted at early_loads: before this wait)
+            place_wait()
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")
     e(2, f"const int r_ = c_ / {D // 8}, ch_ = c_ % {D // 8};")
@@ -258,14 +271,16 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     if copied:  # (q's own cp.async group, the oldest: the wait below leaves the S - 1 key tiles in flight)
         e(1, "em_cp_commit();")
+    if copied and not early:
         e(1, f"unsigned short* my_ = ring_ + warp_ * {S * slot};")
         lane_offsets()
         if mbar:
             emit_bulk_setup(w, W, S, slot, 1, zero=bulk, maps=len(specs or []))
     # the first S - 1 key tiles load while q arrives (inserted here below), or while it is computed
-    load_first = len(w.lines) if copied else early_loads
-    # (bulk: q's cp.async group is the only one; else the S - 1 key tiles' groups stay in flight)
-    e(1, f'asm volatile("cp.async.wait_group {0 if mbar else S - 1};" ::: "memory"); __syncthreads();  /* q is in shared memory */')
+    load_first = early_loads if early or not copied else len(w.lines)
+    # (bulk: q's cp.async group is the only one; early: q's the newest; else the S - 1 key tiles' groups stay in flight)
+    e(1, f'asm volatile("cp.async.wait_group {0 if mbar or (early and copied) else S - 1};" ::: "memory"); '
+         '__syncthreads();  /* q is in shared memory */')
     stamp(2)
     if kt:
         emit_qt_fragments(w, D, 1)
@@ -319,7 +334,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, ++it_) {{")
     e(2, f"if (t_ + {(S - 1) * W} < ntk_) {{")
     load_tile(f"t_ + {(S - 1) * W}", f"(it_ + {S - 1}) % {S}", 3)
-    e(2, "}")
+    e(2, "}" if late != 3 else "} else { EM_PDL_TRIGGER(); }  /* (pdl_late 3: this warp's last tiles are in flight) */")
     if mbar:
         emit_bulk_wait(w, S, 2)
     else:
@@ -371,6 +386,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     e(1, "em_cp_wait_all();")
     e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")
+    if late_at_keys:  # (pdl_late 2: the successor's blocks start as this kernel's combines run; 3: a warp without tiles)
+        e(1, "EM_PDL_TRIGGER();")
     stamp(3)
     # the warps' triples (rows qrow_ and qrow_ + 8; l reduced over the row's four lanes) -> shared memory
     if kt:
@@ -484,7 +501,7 @@ def _prefetch_keys_before_wait(w, f: OnlineForm, part: str, parts: int, BN: int)
         e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), {n if cap <= 1 else f'({n} < {cap}ull ? {n} : {cap}ull)'});")
     e(2, "}")
     e(1, "}")
-    e(1, "EM_PDL_WAIT();")
+    e(1, wait_line(w.cfg, trigger_here=int(w.cfg.get("pdl_late", 0) or 0) not in (2, 3)))
 
 
 def _store_output(w, f: OnlineForm, at_row, value: str, ind: int) -> None:

@@ -121,8 +121,10 @@ def task_config(k, cfg: dict, target=None, max_threads: int = TASK_THREADS, max_
         cfg["splits"] = int(decode_splits) or min(parts, 16)
         cfg.pop("tma", None)  # (a task takes no tensor maps)
         cfg.pop("trace", None)  # (nor a workspace of its own for timestamps)
+        cfg.pop("early_keys", None)  # (a task waits for its counters before its body runs)
     else:
         cfg.pop("splits", None)
+    cfg.pop("pdl_late", None)  # (no programmatic launches inside the megakernel)
     if int(cfg.get("threads", 0)) > max_threads:
         cfg["threads"] = max_threads
     if cfg.get("mode") == "decode":  # (16-key tiles measured slower: 29 against 19.5 us a layer, -2026-11-26c)
@@ -239,7 +241,8 @@ def task_function(name: str, chunk: str, block: int, dim_map: list, constant: li
     body = re.sub(r"\bblockIdx\.x\b", "em_bid_", body)
     body = re.sub(r"\bgridDim\.x\b", "em_nblk_", body)
     body = re.sub(r"\bblockDim\.x\b", f"{block}u", body)
-    body = body.replace("EM_GRID_DEPENDENCY();", "")
+    for pdl in ("EM_GRID_DEPENDENCY();", "EM_GRID_DEPENDENCY_LATE();", "EM_PDL_WAIT();", "EM_PDL_TRIGGER();"):
+        body = body.replace(pdl, "")  # (a task's dependencies are its epoch counters)
     body = _DYN_SMEM_DECL.sub("", body)
     body = re.sub(r"em_dims_\[(\d+)\]", lambda mm: f"em_dims_[{dim_map[int(mm.group(1))]}]", body)
     body = _SHARED_DECL.sub(lambda mm: "" if mm.group(0).strip() in HOISTED else mm.group(0), body)

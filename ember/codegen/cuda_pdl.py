@@ -15,6 +15,14 @@ Every kernel Ember renders for sm_90 begins with both instructions, before anyth
   nothing is written that they may still read, and no block exits early before the wait, so a
   kernel's completion still implies its predecessors' (the chain stays transitive).
 
+**A late trigger** (cfg `pdl_late`, set by the CUDA Target's program pass `early_keys`,
+backends/cuda_target.py): the kernel triggers only *after* its wait (or, `pdl_late` 2 in decode
+attention, after its key loop). Its successor's blocks then start only once this kernel's have all
+passed their wait — every kernel before this one has completed and its writes are visible — so the
+successor may read, before its own wait, any buffer this kernel does not write: decode attention
+fills its first key tiles from the cache while the kernel before it still runs (knob `early_keys`,
+codegen/cuda_flash_decode.py), instead of paying the cache's first-load latency after the wait.
+
 Without the launch attribute / programmatic edge both instructions are no-ops, so the same cubin
 serves a direct launch, a plain graph and a PDL graph.
 
@@ -34,6 +42,7 @@ PDL_PRELUDE = r"""
 #define EM_GRID_DEPENDENCY() asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory")
 #define EM_PDL_TRIGGER() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
 #define EM_PDL_WAIT() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define EM_GRID_DEPENDENCY_LATE() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory")
 __device__ __forceinline__ void em_prefetch_l2_span(const void* p, unsigned long long nbytes) {
   /* warp 0's lanes each ask L2 for a 16-byte-aligned share of [p, p + nbytes) (this block's own rows) */
   const unsigned long long a = (unsigned long long)p;
@@ -62,6 +71,7 @@ __device__ __forceinline__ void em_prefetch_l2(const void* p, unsigned long long
 #define EM_GRID_DEPENDENCY()
 #define EM_PDL_TRIGGER()
 #define EM_PDL_WAIT()
+#define EM_GRID_DEPENDENCY_LATE()
 __device__ __forceinline__ void em_prefetch_l2_span(const void*, unsigned long long) {}
 __device__ __forceinline__ void em_prefetch_l2(const void*, unsigned long long) {}
 #endif
@@ -97,4 +107,13 @@ def emit_grid_dependency(w, cfg: dict, wait: bool = True) -> None:
     before it write (the dims array is the host's), and no block may exit before it."""
     for name, nbytes in cfg.get("prefetch", ()):
         w.emit(1, f"em_prefetch_l2({name}, {int(nbytes)}ull);")
-    w.emit(1, "EM_GRID_DEPENDENCY();" if wait else "EM_PDL_TRIGGER();")
+    if wait:
+        w.emit(1, "EM_GRID_DEPENDENCY_LATE();" if cfg.get("pdl_late") else "EM_GRID_DEPENDENCY();")
+    elif not cfg.get("pdl_late"):
+        w.emit(1, "EM_PDL_TRIGGER();")
+
+
+def wait_line(cfg: dict, trigger_here: bool = True) -> str:
+    """The grid-dependency wait a renderer places itself (emit_grid_dependency's `wait=False`), with
+    the trigger after it where cfg `pdl_late` asks (and `trigger_here`: not placed later still)."""
+    return "EM_PDL_WAIT(); EM_PDL_TRIGGER();" if cfg.get("pdl_late") and trigger_here else "EM_PDL_WAIT();"

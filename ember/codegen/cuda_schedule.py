@@ -32,6 +32,7 @@ SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may u
 # `kv_prefetch`, codegen/cuda_flash_decode.py); EMBER_KV_PREFETCH=1 / 0 sets the default
 KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
+DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
 CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
 
@@ -509,7 +510,10 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # replay (gpu-session26-2026-11-27/a/): batch 1, 8 kv heads, 32K keys, head dim 128 82 -> 90% of
         # copy bandwidth (SDPA 88%); at 8K keys no split was faster than one cluster of 8 (66%)
         keys = form.keys.value if form.keys.is_const else form.keys.vmax
-        if cluster == 8 and LONG_CACHE <= keys < float("inf") and 16 * n <= sm_count(target):
+        # — unless the cluster's combine is gathered (knob `gather`, the default): one cluster of 8 then
+        # ran faster at 32K in both runs of the thirty-second session (gpu-session32-2026-11-27/a/, b/:
+        # 92.2 / 96.7% against the splits' 90.5 / 94.7)
+        if cluster == 8 and LONG_CACHE <= keys < float("inf") and 16 * n <= sm_count(target) and not DECODE_GATHER:
             cfg.update(cluster=2, splits=8)
         # keys-major products (knob `kt`, codegen/cuda_flash_kt.py; groups of at most 8 rows, else the
         # renderer keeps the row-major form), 16 layers in one graph replay on the H100: with the
@@ -520,6 +524,11 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # within that run's noise (+-3%) at batch 1, up to 87% at batch 4: searched, not the default
         if DECODE_KT:
             cfg["kt"] = DECODE_KT
+        # a cluster's combine gathered into rank 0 (knob `gather`, codegen/cuda_flash_gather.py): faster
+        # in every case of gpu-session32-2026-11-27/a/ (16 layers, H100): batch 1 x 8K keys 69.5 -> 72.6%
+        # of copy bandwidth at head dim 128, 56.2 -> 57.5 at 64, batch 4 x 8K 81.9 -> 83.4
+        if DECODE_GATHER and int(cfg.get("cluster", 1)) > 1 and int(cfg.get("splits", 1)) == 1:
+            cfg["gather"] = 1
         if KV_PREFETCH:  # each block's K / V rows asked of L2 before the grid-dependency wait
             cfg["kv_prefetch"] = 1
         return cfg
