@@ -33,8 +33,10 @@ def _layers(N, S, D, B=1, Hkv=8, G=4, chain=False, cache_by_matmul=False):
     return outs
 
 
-def _cfgs(outs, target, configs=None):
+def _cfgs(outs, target, configs=None, early=None):
     lowered = pipeline.lower([o.node for o in outs], None, target)
+    if early is not None:
+        configs = [dict(target.default_config(k, target), early_keys=early) for k, _ in lowered.kernels]
     src, launches = pipeline.render(lowered, target, configs)
     return lowered, src, [l["cfg"] for l in launches]
 
@@ -49,15 +51,18 @@ def test_early_keys_where_the_kernel_before_leaves_the_cache_alone(chain, monkey
     _, src, cfgs = _cfgs(_layers(3, 3001, 128, chain=chain), t)
     assert [c["mode"] for c in cfgs] == ["decode"] * 3
     assert [c.get("early_keys") for c in cfgs] == [None, 1, 1]
-    assert [c.get("pdl_late") for c in cfgs] == [1, 1, None]
+    assert [c.get("pdl_late") for c in cfgs] == [2, 2, None]  # (the default: a decode before triggers after its keys)
     _, kernels = split_program(src)
     first, second = list(kernels.values())[:2]
     body = second.split("__global__")[-1]
-    wait = body.index("EM_PDL_WAIT(); EM_PDL_TRIGGER();")
+    wait = body.index("EM_PDL_WAIT();")
+    assert wait < body.index("for (int t_ = warp_") < body.index("EM_PDL_TRIGGER();")
     assert body.index("em_cp16(my_") < wait < body.index("unsigned short* dst_ = Qs") < body.index("q is in shared memory")
     assert chain or "cp.async.wait_group 0;\" ::: \"memory\"); __syncthreads();  /* q is in shared memory" in body
     head = first.split("__global__")[-1]  # (the first: no early keys; it triggers after its wait)
-    assert head.index("EM_PDL_WAIT(); EM_PDL_TRIGGER();") < head.index("em_cp16(")
+    assert head.index("EM_PDL_WAIT();") < head.index("em_cp16(")
+    _, src1, cfgs1 = _cfgs(_layers(3, 3001, 128, chain=chain), t, None, early=1)
+    assert [c.get("pdl_late") for c in cfgs1] == [1, 1, None] and "EM_PDL_WAIT(); EM_PDL_TRIGGER();" in src1
     monkeypatch.setenv("EMBER_DECODE_EARLY", "0")
     _, src0, cfgs0 = _cfgs(_layers(3, 3001, 128, chain=chain), t)
     assert all("early_keys" not in c and "pdl_late" not in c for c in cfgs0)

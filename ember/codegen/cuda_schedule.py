@@ -32,6 +32,7 @@ SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may u
 # `kv_prefetch`, codegen/cuda_flash_decode.py); EMBER_KV_PREFETCH=1 / 0 sets the default
 KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
+DECODE_NARROW_WARPS = os.environ.get("EMBER_DECODE_NARROW_WARPS", "1") == "1"  # head dim 64: 8 warps (0: 4; A/B runs)
 DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
 CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
@@ -505,6 +506,13 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         stages = 4 if cluster == 8 else 2
         cfg = {"mode": "decode", "warps": 4, "BN": 16 if form.depth.value >= 128 else 32, "stages": stages,
                "cluster": cluster}
+        # head dim 64 over few groups (clusters of 8): 8 warps of 16-key tiles, a 3-deep ring, two score
+        # chains — with the early keys and the gathered combine 61.2 -> 66.5% of copy bandwidth at 8K keys,
+        # batch 1 (gpu-session32-2026-11-27/d/; every 6- and 8-warp schedule 64-66%); at head dim 128 more
+        # warps measured no faster (76% against 79)
+        narrow = cluster == 8 and form.depth.value < 128 and form.out_extent.value < 128 and DECODE_NARROW_WARPS
+        if narrow:
+            cfg.update(warps=8, BN=16, stages=3)
         # a long cache (its bound) over few groups: 16 blocks a group as 8 clusters of 2 whose partials
         # the last block combines (knob `splits`). Measured on the H100 as 16 layers in one graph
         # replay (gpu-session26-2026-11-27/a/): batch 1, 8 kv heads, 32K keys, head dim 128 82 -> 90% of
@@ -523,7 +531,7 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # 2 (two chains of score products) and `affine` (the copies' lane offsets kept too) measured
         # within that run's noise (+-3%) at batch 1, up to 87% at batch 4: searched, not the default
         if DECODE_KT:
-            cfg["kt"] = DECODE_KT
+            cfg["kt"] = 2 if narrow else DECODE_KT
         # a cluster's combine gathered into rank 0 (knob `gather`, codegen/cuda_flash_gather.py): faster
         # in every case of gpu-session32-2026-11-27/a/ (16 layers, H100): batch 1 x 8K keys 69.5 -> 72.6%
         # of copy bandwidth at head dim 128, 56.2 -> 57.5 at 64, batch 4 x 8K 81.9 -> 83.4
