@@ -186,3 +186,30 @@ def test_cuda_decode_trace_stamps_are_ordered_and_outputs_unchanged():
     grid = int(sm.evaluate(sm.from_json(l.config["grid"]), {}))
     t = host[-grid * len(TRACE_POINTS):].reshape(grid, len(TRACE_POINTS)).astype(np.int64)
     assert (t > 0).all() and (np.diff(t, axis=1) >= 0).all()
+
+
+def test_decode_default_schedule_by_head_dim_and_cache_length(tmp_path):
+    """The default decode schedule (codegen/cuda_schedule.py): a known 8K cache at head dim 64 runs 8
+    warps of 16-key tiles with two score chains, a cache whose length is a named dim (a decode step
+    serving every position) and head dim 128 keep 4 warps; clusters without splits gather."""
+    t = get_target("h100")
+    (k64, _), = lower([_decode_graph(1, 8, 4, 8192, 64).node], target=t).kernels
+    assert t.default_config(k64, t) == {"mode": "decode", "warps": 8, "BN": 16, "stages": 3, "cluster": 8, "kt": 2, "gather": 1}
+    (k128, _), = lower([_decode_graph(1, 8, 4, 8192, 128).node], target=t).kernels
+    assert t.default_config(k128, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 8, "kt": 1, "gather": 1}
+    # a Llama decode step's attention: its keys the named dim P + 1, masked by the positions
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import ember.llm as L
+    from ember import pipeline
+    from ember.llm.model import build_step
+    torch.manual_seed(0)
+    hf = transformers.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+                                  num_key_value_heads=2, vocab_size=300, max_position_embeddings=8192, head_dim=64)
+    transformers.LlamaForCausalLM(hf).save_pretrained(tmp_path / "tiny")
+    llm = L.load(tmp_path / "tiny", device="h100", dtype="bfloat16", max_seq_len=8192)
+    outs, writes = build_step(llm.weights, 1, 1, llm.max_seq_len)
+    values = list(outs.values()) if isinstance(outs, dict) else list(outs)
+    lowered = pipeline.lower([o.node for o in values], None, t, writes=pipeline._state_writes(writes)[0])
+    cfg, = [c for c in (t.default_config(k, t) for k, _ in lowered.kernels) if c.get("mode") == "decode"]
+    assert cfg["warps"] == 4 and cfg["kt"] == 1 and cfg["cluster"] == 8

@@ -506,11 +506,14 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         stages = 4 if cluster == 8 else 2
         cfg = {"mode": "decode", "warps": 4, "BN": 16 if form.depth.value >= 128 else 32, "stages": stages,
                "cluster": cluster}
-        # head dim 64 over few groups (clusters of 8): 8 warps of 16-key tiles, a 3-deep ring, two score
-        # chains — with the early keys and the gathered combine 61.2 -> 66.5% of copy bandwidth at 8K keys,
-        # batch 1 (gpu-session32-2026-11-27/d/; every 6- and 8-warp schedule 64-66%); at head dim 128 more
-        # warps measured no faster (76% against 79)
-        narrow = cluster == 8 and form.depth.value < 128 and form.out_extent.value < 128 and DECODE_NARROW_WARPS
+        # head dim 64 over few groups (clusters of 8) and a long cache of known length: 8 warps of 16-key
+        # tiles, a 3-deep ring, two score chains — with the early keys and the gathered combine 61.2 ->
+        # 66.5% of copy bandwidth at 8K keys, batch 1 (gpu-session32-2026-11-27/d/; every 6- and 8-warp
+        # schedule 64-66%; e/ 66.2). Not for a cache whose length is a named dim (a decode step serving
+        # every position): the Llama-1B step at context 1024 ran slower with it (kernels 1.078 -> 1.111
+        # ms, e/). At head dim 128 more warps measured no faster (76% against 79)
+        long_known = form.keys.is_const and form.keys.value >= 4096
+        narrow = cluster == 8 and long_known and form.depth.value < 128 and form.out_extent.value < 128 and DECODE_NARROW_WARPS
         if narrow:
             cfg.update(warps=8, BN=16, stages=3)
         # a long cache (its bound) over few groups: 16 blocks a group as 8 clusters of 2 whose partials
