@@ -65,6 +65,14 @@ def test_decode_gather_combines_in_rank_zero_with_one_cluster_barrier():
         assert launch["smem"] == (pl["smem"] + 15) // 16 * 16 + 8 * 4 * (D + 2) * 4
         split = cg.render_kernel(k, dict(cfg, cluster=2, splits=8), t)[0].split("__global__")[-1]
         assert "gbar_" not in split
+        # gather 2: every warp's partial into rank 0 (C x W arrivals), no block barrier before it
+        dcfg = dict(cfg, gather=2, warps=8 if D == 64 else 4, stages=3 if D == 64 else 4)
+        _compiles(y, [dcfg, dict(dcfg, trace=1), dict(dcfg, kt=2)])
+        direct, dl = cg.render_kernel(k, dcfg, t)
+        dbody = direct.split("__global__")[-1]
+        W = dcfg["warps"]
+        assert f"mbarrier.init.shared::cta.b64 [%0], {8 * 32 * W};" in dbody and "wo_[" not in dbody
+        assert dbody.count("__syncthreads") == 2 and dl["smem"] > launch["smem"]
 
 
 def test_decode_tma_spec_reads_the_operands_affine_index():
@@ -137,15 +145,18 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("G,D,cluster,kt", [(4, 128, 8, 1), (1, 64, 2, 1), (4, 64, 4, 0), (7, 128, 8, 2)])
-def test_cuda_decode_gather_equals_torch(G, D, cluster, kt):
-    """Knob `gather` against float64 attention on odd key counts and several seeds."""
+@pytest.mark.parametrize("G,D,cluster,kt,gather,warps", [(4, 128, 8, 1, 1, 4), (1, 64, 2, 1, 1, 4), (4, 64, 4, 0, 1, 4),
+                                                         (7, 128, 8, 2, 1, 4), (4, 128, 8, 1, 2, 4), (3, 64, 8, 2, 2, 8),
+                                                         (8, 128, 4, 1, 2, 6), (1, 64, 2, 1, 2, 4)])
+def test_cuda_decode_gather_equals_torch(G, D, cluster, kt, gather, warps):
+    """Knob `gather` (2: each warp's partial straight to rank 0, codegen/cuda_flash_direct.py) against
+    float64 attention on odd key counts and several seeds."""
     import torch
     from ember import pipeline
     B, Hkv, S = 2, 4, 3001
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
-    cfg = {"mode": "decode", "warps": 4, "BN": 16, "stages": 2, "cluster": cluster, "kt": kt, "gather": 1}
+    cfg = {"mode": "decode", "warps": warps, "BN": 16, "stages": 2, "cluster": cluster, "kt": kt, "gather": gather}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
     assert "gbar_" in p.source
     for seed in range(3):

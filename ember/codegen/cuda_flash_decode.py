@@ -28,6 +28,7 @@ from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl, wait_line
 from .cuda_flash_early import early_keys_applicable, owns_wait
 from .cuda_wgmma import WGMMA_HELPERS
+from .cuda_flash_direct import direct_bytes, emit_direct_combine
 from .cuda_flash_gather import emit_gather_combine, emit_gather_init, gather_bytes
 from .cuda_flash_kt import (emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt,
                             emit_qt_fragments, emit_scores_kt, emit_tma_tile, emit_triples_kt, score_key_row, tma_spec)
@@ -168,9 +169,11 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     # knob `gather` (a cluster without splits): the other blocks' triples gathered into rank 0, which
     # alone combines them (codegen/cuda_flash_gather.py): one cluster barrier fewer at the end
     gather = C > 1 and P == 1 and bool(cfg.get("gather"))
+    # `gather` 2 (keys-major): each warp's partial straight into rank 0 (codegen/cuda_flash_direct.py)
+    direct = gather and kt and int(cfg.get("gather")) == 2
     g_off = (w.smem_bytes + 15) // 16 * 16
     if gather:
-        w.smem_bytes = g_off + gather_bytes(C, R, DV)
+        w.smem_bytes = g_off + (direct_bytes(C, W, R, DV) if direct else gather_bytes(C, R, DV))
     if w.smem_bytes > smem_limit(w.target):
         raise UnsupportedKernel(f"decode: {w.smem_bytes} bytes of shared memory for {W} warps x {BN} keys")
     e(1, f"extern __shared__ __align__({1024 if specs else 128}) unsigned char em_dyn_smem[];")
@@ -185,7 +188,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
     if gather:  # (shared memory only: before the wait, off the layer's path)
-        emit_gather_init(w, C, 32 * W)
+        emit_gather_init(w, C, 32 * W, arrivals=C * 32 * W if direct else None)
     # the grid-dependency wait (this renderer's where owns_wait: codegen/cuda.py): here, after the
     # L2 prefetch (knob `kv_prefetch`), or after the first key tiles (knob `early_keys`,
     # codegen/cuda_flash_early.py); `pdl_late` 2: the successor triggered after the key loop instead
@@ -385,10 +388,16 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
     e(1, "em_cp_wait_all();")
-    e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")
+    if not direct:
+        e(1, "__syncthreads();  /* every warp is done with the ring: its space holds the triples now */")
     if late_at_keys:  # (pdl_late 2: the successor's blocks start as this kernel's combines run; 3: a warp without tiles)
         e(1, "EM_PDL_TRIGGER();")
     stamp(3)
+    if direct:
+        emit_direct_combine(w, f, at_row, _store_output, C, W, R, DV, c, g_off, stamp)
+        stamp(6)
+        w.T = 32 * W
+        return sm.prod([x for _, x in groups]) * P * C
     # the warps' triples (rows qrow_ and qrow_ + 8; l reduced over the row's four lanes) -> shared memory
     if kt:
         emit_triples_kt(w, DV, 1)

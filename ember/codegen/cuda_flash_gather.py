@@ -21,13 +21,13 @@ def gather_bytes(C: int, R: int, DV: int) -> int:
     return C * R * (DV + 2) * 4
 
 
-def emit_gather_init(w, C: int, T: int, ind: int = 1) -> None:
-    """Rank 0's mbarrier (one arrival per thread of the other blocks), then the split cluster
-    barrier's arrive (its wait comes before the triples are written: emit_gather_combine)."""
+def emit_gather_init(w, C: int, T: int, ind: int = 1, arrivals: int | None = None) -> None:
+    """Rank 0's mbarrier (one arrival per thread of the other blocks, or `arrivals`), then the split
+    cluster barrier's arrive (its wait comes before the triples are written: emit_gather_combine)."""
     e = w.emit
     e(ind, "__shared__ __align__(8) unsigned long long gbar_;")
     e(ind, "if (rank_ == 0u && tid_ == 0) {")
-    e(ind + 1, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], {(C - 1) * T};" :: '
+    e(ind + 1, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], {(C - 1) * T if arrivals is None else arrivals};" :: '
                f'"r"((unsigned)__cvta_generic_to_shared(&gbar_)) : "memory");')
     e(ind + 1, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     e(ind, "}")
