@@ -9,6 +9,11 @@ into its own slot of rank 0's shared memory (`st.shared::cluster`; keys-major ac
 C x W arrivals and combines the C x W partials in two steps: per row, one warp reduces the maxima
 and sums over the partials (shuffles) into scale factors; then each output is one dot product of a
 row's factors with the partials' values. No block barrier before the cluster's, no second combine.
+
+Measured on the H100 (bench/results/gpu-session32-2026-11-27/f/): correct, and slower — keys done to
+outputs stored 2.0 us against the gather's 0.7 + 1.1 (rank 0 waits for the cluster's slowest warp
+and sums 32 partials an output); 16 layers B 1 x 8K D 128 75.6-76.2% against 77.6-77.9, the Llama-1B
+step 1.094 ms against 1.076. Off (EMBER_DECODE_DIRECT=1 makes it the default, for A/B runs).
 """
 from __future__ import annotations
 
