@@ -208,6 +208,10 @@ def test_decode_default_schedule_by_head_dim_and_cache_length(tmp_path):
     assert t.default_config(k64, t) == {"mode": "decode", "warps": 8, "BN": 16, "stages": 3, "cluster": 8, "kt": 2, "gather": 1}
     (k128, _), = lower([_decode_graph(1, 8, 4, 8192, 128).node], target=t).kernels
     assert t.default_config(k128, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 8, "kt": 1, "gather": 1}
+    from ember.search.space import cuda_space  # (the search: the default first, its knobs carried over, the gather off)
+    space = cuda_space(k128, "fast", t)
+    assert space[0] == t.default_config(k128, t) and dict(space[0], gather=0) in space
+    assert all(c.get("kt") == 1 for c in space if "splits" not in c and "affine" not in c)
     # a Llama decode step's attention: its keys the named dim P + 1, masked by the positions
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")

@@ -498,6 +498,9 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # (bench/results/attention-decode-2026-11-26b.json) clusters of 16 (non-portable) ran
         # slower than 8: 16-block clusters must share a GPC, and fewer of them are co-resident
         cluster = next((cl for cl in (1, 2, 4) if cl * n >= 0.9 * sm_count(target)), 8)
+        # (EMBER_DECODE_CLUSTER: an A/B switch; clusters of 2 / 4 ran the Llama-1B step slower than 8 at
+        # contexts 1024 and 4096, gpu-session32-2026-11-27/g/)
+        cluster = int(os.environ.get("EMBER_DECODE_CLUSTER", cluster))
         # 4 warps; where the blocks are few (batch 1: clusters of 8) each warp's ring 4 deep. Measured
         # on the H100 as 16 layers in one graph replay (bench/attention.py --decode-layers 16 --variants,
         # bench/results/gpu-session19-2026-11-26/l/): 8K keys at head dim 128 61 -> 68% of copy

@@ -56,9 +56,12 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             from ..kernel.online import online_form
             f = online_form(k)
             D, DV = f.depth.value, f.out_extent.value
-            return [first] + [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}
+            # (the default's products and combine carried over: keys-major, a cluster's combine gathered)
+            keep = {x: first[x] for x in ("kt", "gather") if x in first}
+            return [first] + [dict({"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c}, **keep)
                               for w in (2, 4, 8) for bn in (16, 32, 64) for st in (2, 3, 4) for c in (1, 4, 8)
                               if decode_smem(w, bn, D, DV, st) <= smem_limit(target)] + \
+                [dict(first, gather=g) for g in (0, 1) if "gather" in first and g != first["gather"]] + \
                 [{"mode": "decode", "warps": 4, "BN": bn, "stages": st, "cluster": c, "splits": p}  # keys over P clusters
                  for bn in (16, 32) for st in (2, 4) for c, p in ((8, 2), (4, 4), (2, 8), (1, 16))
                  if decode_smem(4, bn, D, DV, st) <= smem_limit(target)] + \
