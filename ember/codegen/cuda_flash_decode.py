@@ -333,6 +333,17 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, "}")
         e(1, "em_cp_commit();")
     w.lines += tail
+    # knob `pipe` (keys-major, cp.async ring of >= 3 slots): the next tile's score products issued
+    # before this tile's softmax and value products, so the two dependent chains interleave
+    pipe = kt and not mbar and S >= 3 and bool(cfg.get("pipe"))
+    chains = 2 if int(cfg.get("kt") or 0) == 2 else 1
+    if pipe:  # (tile 0's scores before the loop; the ring's S - 1 groups: tile 0 landed at S - 2 pending)
+        e(1, f"float s_[{BN // 16}][4];")
+        e(1, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncwarp();')
+        e(1, "{")
+        e(2, "const unsigned short* Kt = my_;")
+        emit_scores_kt(w, D, BN, ty, 2, chains=chains, pitch=pk, declare=False)
+        e(1, "}")
     e(1, "int it_ = 0;")
     e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, ++it_) {{")
     e(2, f"if (t_ + {(S - 1) * W} < ntk_) {{")
@@ -340,6 +351,14 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, "}" if late != 3 else "} else { EM_PDL_TRIGGER(); }  /* (pdl_late 3: this warp's last tiles are in flight) */")
     if mbar:
         emit_bulk_wait(w, S, 2)
+    elif pipe:  # (tile t_ + W has landed: its scores now, computed from whatever the slot holds past the last)
+        e(2, "em_cp_commit();")
+        e(2, f'asm volatile("cp.async.wait_group {S - 2};" ::: "memory"); __syncwarp();  /* tile t_ + {W} has landed */')
+        e(2, f"float sn_[{BN // 16}][4];")
+        e(2, "{")
+        e(3, f"const unsigned short* Kt = my_ + ((it_ + 1) % {S}) * {slot};")
+        emit_scores_kt(w, D, BN, ty, 3, chains=chains, pitch=pk, name="sn_", declare=False)
+        e(2, "}")
     else:
         e(2, "em_cp_commit();")
         e(2, f'asm volatile("cp.async.wait_group {S - 1};" ::: "memory"); __syncwarp();  /* tile t_ has landed */')
@@ -347,8 +366,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(2, f"const unsigned short* Kt = my_ + slot_ * {slot};")
     e(2, f"const unsigned short* Vt = Kt + {BN * pk};")
     if kt:
-        emit_scores_kt(w, D, BN, ty, 2, chains=2 if int(cfg.get("kt")) == 2 else 1, pitch=64 if specs else pk,
-                       hi=BN * 64 if specs else 64)
+        if not pipe:
+            emit_scores_kt(w, D, BN, ty, 2, chains=chains, pitch=64 if specs else pk, hi=BN * 64 if specs else 64)
     else:
         emit_scores_mma(w, D, BN, ty, 2)
     bufs = {b.name for b in w.k.buffers}
@@ -385,6 +404,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     else:
         emit_online_step(w, BN, DV, c, 2, halves, lazy=bool(cfg.get("lazy_rescale")))  # (knob: off, within noise)
         emit_pv_mma(w, BN, DV, ty, 2)
+    if pipe:
+        e(2, "#pragma unroll")
+        e(2, f"for (int m = 0; m < {BN // 16}; ++m) {{ s_[m][0] = sn_[m][0]; s_[m][1] = sn_[m][1]; "
+             "s_[m][2] = sn_[m][2]; s_[m][3] = sn_[m][3]; }")
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
     e(1, "em_cp_wait_all();")

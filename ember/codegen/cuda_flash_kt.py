@@ -63,29 +63,32 @@ def emit_kt_offsets(w, D: int, DV: int, ind: int, pitch: tuple | None = None, sw
     e(ind, "}")
 
 
-def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1, pitch: int = 0, hi: int = 64) -> None:
+def emit_scores_kt(w, D: int, BN: int, ty: str, ind: int, chains: int = 1, pitch: int = 0, hi: int = 64,
+                   name: str = "s_", tile: str = "Kt", declare: bool = True) -> None:
     """s_[BN/16][4]: per 16 keys m, the accumulator of S^T: s_[m][c] is key m*16 + lane/4 + 8 (c >> 1),
     row 2 (lane % 4) + (c & 1). `chains` 2: the even and odd k steps accumulate apart and are added
-    at the end (two dependent chains of D/32 products instead of one of D/16)."""
+    at the end (two dependent chains of D/32 products instead of one of D/16). `name` / `tile`: the
+    accumulator array and the key tile's pointer (knob `pipe`: the next tile's scores)."""
     e = w.emit
-    e(ind, f"float s_[{BN // 16}][4];")
+    if declare:
+        e(ind, f"float {name}[{BN // 16}][4];")
     e(ind, "#pragma unroll")
     e(ind, f"for (int m = 0; m < {BN // 16}; ++m) {{")
-    e(ind + 1, "s_[m][0] = s_[m][1] = s_[m][2] = s_[m][3] = 0.f;")
+    e(ind + 1, f"{name}[m][0] = {name}[m][1] = {name}[m][2] = {name}[m][3] = 0.f;")
     if chains == 2:
         e(ind + 1, "float s2_[4] = {0.f, 0.f, 0.f, 0.f};")
     e(ind + 1, "#pragma unroll")
     e(ind + 1, f"for (int kk = 0; kk < {D // 16}; ++kk) {{")
     e(ind + 2, "unsigned a_[4];")
-    e(ind + 2, f"em_ldsm4(a_, Kt + kof_[kk & 3] + (kk >> 2) * {hi} + m * {16 * (pitch or D)});")
+    e(ind + 2, f"em_ldsm4(a_, {tile} + kof_[kk & 3] + (kk >> 2) * {hi} + m * {16 * (pitch or D)});")
     if chains == 2:
         e(ind + 2, f'if (kk & 1) {{ EM_MMA16816("{ty}", s2_, a_, qt_[kk][0], qt_[kk][1]); }}')
-        e(ind + 2, f'else {{ EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]); }}')
+        e(ind + 2, f'else {{ EM_MMA16816("{ty}", {name}[m], a_, qt_[kk][0], qt_[kk][1]); }}')
     else:
-        e(ind + 2, f'EM_MMA16816("{ty}", s_[m], a_, qt_[kk][0], qt_[kk][1]);')
+        e(ind + 2, f'EM_MMA16816("{ty}", {name}[m], a_, qt_[kk][0], qt_[kk][1]);')
     e(ind + 1, "}")
     if chains == 2:
-        e(ind + 1, "s_[m][0] += s2_[0]; s_[m][1] += s2_[1]; s_[m][2] += s2_[2]; s_[m][3] += s2_[3];")
+        e(ind + 1, f"{name}[m][0] += s2_[0]; {name}[m][1] += s2_[1]; {name}[m][2] += s2_[2]; {name}[m][3] += s2_[3];")
     e(ind, "}")
 
 
