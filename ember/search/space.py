@@ -62,6 +62,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
                               for w in (2, 4, 8) for bn in (16, 32, 64) for st in (2, 3, 4) for c in (1, 4, 8)
                               if decode_smem(w, bn, D, DV, st) <= smem_limit(target)] + \
                 [dict(first, gather=g) for g in (0, 1) if "gather" in first and g != first["gather"]] + \
+                [dict(first, pipe=1, stages=st) for st in (3, 4) if first.get("kt")  # (codegen/cuda_flash_decode.py)
+                 and decode_smem(first["warps"], first["BN"], D, DV, st) <= smem_limit(target)] + \
                 [{"mode": "decode", "warps": 4, "BN": bn, "stages": st, "cluster": c, "splits": p}  # keys over P clusters
                  for bn in (16, 32) for st in (2, 4) for c, p in ((8, 2), (4, 4), (2, 8), (1, 16))
                  if decode_smem(4, bn, D, DV, st) <= smem_limit(target)] + \
