@@ -109,10 +109,11 @@ def test_early_keys_kernels_compile_for_sm90():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("D,chain,mode,stages,cluster,gather", [
-    (128, False, 1, 4, 8, 1), (128, True, 2, 4, 8, 1), (64, True, 1, 6, 8, 0), (128, True, 2, 2, 4, 1),
-    (64, False, 2, 4, 2, 1), (128, False, 3, 6, 8, 1), (64, True, 3, 2, 4, 0)])
-def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gather):
+@pytest.mark.parametrize("D,chain,mode,stages,cluster,gather,steal", [
+    (128, False, 1, 4, 8, 1, 0), (128, True, 2, 4, 8, 1, 0), (64, True, 1, 6, 8, 0, 0), (128, True, 2, 2, 4, 1, 0),
+    (64, False, 2, 4, 2, 1, 0), (128, False, 3, 6, 8, 1, 0), (64, True, 3, 2, 4, 0, 0), (128, True, 2, 4, 8, 1, 1),
+    (64, False, 3, 3, 4, 1, 1)])
+def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gather, steal):
     """Three decode attentions in one graph replay with early keys (and each layer's q from the layer
     before, where `chain`) against float64 attention of each layer's actual inputs, odd key counts,
     several seeds and replays."""
@@ -122,7 +123,7 @@ def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gat
     outs = _layers(N, S, D, B=B, Hkv=Hkv, G=G, chain=chain)
     lowered = pipeline.lower([o.node for o in outs], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": 16 if D == 128 else 32, "stages": stages, "cluster": cluster, "kt": 1,
-           "gather": gather, "early_keys": mode}
+           "gather": gather, "early_keys": mode, "steal": steal}
     p = pipeline.build_program(lowered, target, None, "tuple", configs=[dict(cfg) for _ in lowered.kernels])
     assert [l.config["cfg"].get("early_keys") for l in p.launches] == [None, 1, 1]
     for seed in range(3):

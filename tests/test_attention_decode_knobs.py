@@ -269,3 +269,43 @@ def test_cuda_decode_pipe_equals_torch(G, D, W, BN, S, kt, cluster):
         got = p(q=q, k=k, v=v).double()
         s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
         assert float((got - s.softmax(-1) @ v.double().unsqueeze(2)).abs().max()) < 2e-2, seed
+
+
+def test_decode_steal_takes_the_clusters_tiles_from_a_counter():
+    """Knob `steal` (codegen/cuda_flash_steal.py): the cluster's key tiles one pool, each warp's first
+    S - 1 fixed and the rest from rank 0's counter (a cluster atomic asked one iteration ahead); the
+    split cluster barrier waited once, before the loop; compiles for sm_90a; not without the gather."""
+    from ember.codegen import cuda as cg
+    t = get_target("h100")
+    for D, W, BN, S, C in ((128, 4, 16, 4, 8), (64, 8, 16, 3, 8), (128, 4, 32, 2, 4)):
+        cfg = dict(mode="decode", warps=W, BN=BN, cluster=C, stages=S, kt=1, gather=1, steal=1)
+        k = _compiles(_decode_graph(1, 8, 4, 3001, D), [cfg, dict(cfg, early_keys=1)])
+        body = cg.render_kernel(k, cfg, t)[0].split("__global__")[-1]
+        assert body.count("atom.shared::cluster.add.u32") == 2 and body.count("barrier.cluster.wait") == 1
+        assert f"steal_ = {(S - 1) * C * W}u;" in body and "barrier.cluster.arrive.release" in body
+        assert body.index("barrier.cluster.wait") < body.index("for (; t_ < ntk_; ++it_)")
+    assert "steal_" not in cg.render_kernel(k, dict(cfg, gather=0), t)[0].split("__global__")[-1]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("G,D,W,BN,S,kt,cluster", [(4, 128, 4, 16, 4, 1, 8), (3, 64, 8, 16, 3, 2, 8), (8, 128, 4, 32, 2, 1, 4),
+                                                   (1, 64, 4, 32, 5, 2, 2)])
+def test_cuda_decode_steal_equals_torch(G, D, W, BN, S, kt, cluster):
+    """Knob `steal` against float64 attention on odd key counts and several seeds, alone and as the
+    later layers of a 3-layer program with early keys."""
+    import torch
+    from ember import pipeline
+    B, Hkv, Sk = 2, 4, 3001
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, Sk, D).node], None, target)
+    cfg = {"mode": "decode", "warps": W, "BN": BN, "stages": S, "cluster": cluster, "kt": kt, "gather": 1, "steal": 1}
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    assert "steal_" in p.source
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, Sk, D, device="cuda").bfloat16() for _ in range(2))
+        for _ in range(2):
+            got = p(q=q, k=k, v=v).double()
+            s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+            assert float((got - s.softmax(-1) @ v.double().unsqueeze(2)).abs().max()) < 2e-2, seed

@@ -26,10 +26,12 @@ from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl, wait_line
-from .cuda_flash_early import early_keys_applicable, owns_wait
+from .cuda_flash_early import contiguous_rows, early_keys_applicable, key_strides, owns_wait, prefetch_keys_before_wait
 from .cuda_wgmma import WGMMA_HELPERS
 from .cuda_flash_direct import direct_bytes, emit_direct_combine
 from .cuda_flash_gather import emit_gather_combine, emit_gather_init, gather_bytes
+from .cuda_flash_steal import (emit_steal_counter, emit_steal_loop_head, emit_steal_next, emit_steal_range, emit_steal_shift,
+                               first_tile, steal_applicable)
 from .cuda_flash_kt import (emit_bulk_setup, emit_bulk_tile, emit_bulk_wait, emit_kt_offsets, emit_online_kt, emit_pv_kt,
                             emit_qt_fragments, emit_scores_kt, emit_tma_tile, emit_triples_kt, score_key_row, tma_spec)
 from .cuda_flash import (HALF, _operand, emit_key_floor, emit_online_step, emit_pv_mma, emit_q_fragments, emit_scores_mma,
@@ -127,7 +129,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     # ~248 instructions a 16-key tile instead of ~343, but measured 2x slower (gpu-session31-2026-11-27/g/:
     # B 1 x 8K D 128 38% of copy bandwidth against 70%): a 256-byte copy per row is too many small
     # bulk operations; a tensor-map copy of the whole tile with a 128-byte swizzle is the form to try
-    bulk = kt and bool(cfg.get("bulk")) and _contiguous_rows(f.k, f.depth_var, D) and _contiguous_rows(f.v, f.out_var, DV)
+    bulk = kt and bool(cfg.get("bulk")) and contiguous_rows(f.k, f.depth_var, D) and contiguous_rows(f.v, f.out_var, DV)
     pk, pv = (D + 8, DV + 8) if bulk else (D, DV)  # ring row pitches (elements)
     slot = BN * (pk + pv)  # elements of one ring slot
     # knob `tma` (keys-major): each tile's K and V as tensor-map copies of 64-column boxes, 128-byte
@@ -187,8 +189,12 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "float* bo_ = bl_ + 16;")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
+    # knob `steal` (codegen/cuda_flash_steal.py): the cluster's tiles taken in turn from rank 0's counter
+    steal = steal_applicable(cfg, C, P, kt, mbar) and not direct
+    if steal:
+        emit_steal_counter(w, C, W, S)
     if gather:  # (shared memory only: before the wait, off the layer's path)
-        emit_gather_init(w, C, 32 * W, arrivals=C * 32 * W if direct else None)
+        emit_gather_init(w, C, 32 * W, arrivals=C * 32 * W if direct else None, release=steal)
     # the grid-dependency wait (this renderer's where owns_wait: codegen/cuda.py): here, after the
     # L2 prefetch (knob `kv_prefetch`), or after the first key tiles (knob `early_keys`,
     # codegen/cuda_flash_early.py); `pdl_late` 2: the successor triggered after the key loop instead
@@ -218,19 +224,22 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(1, f"const {I} kend_ = nk_;")
     part = f"(split_ * {C}u + rank_)" if P > 1 else "rank_"
     if cfg.get("kv_prefetch") and has_pdl(w.target):
-        _prefetch_keys_before_wait(w, f, part, C * P, BN)
+        prefetch_keys_before_wait(w, f, query_vars(f), part, C * P, BN)
     # keys [kbeg_, kend_) split evenly over the cluster, from the rows' first key (a left-padding
     # mask's start): the same split and tiles wherever the sequence starts in the cache
     emit_key_floor(w, f, _row_decomposition(qv, "r_"), R, "true", 1)
-    e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * P * BN - 1}) / {C * P * BN} * {BN};")
-    e(1, f"const {I} k0_ = kbeg_ + {part} * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
-    e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
+    if steal:
+        emit_steal_range(w, C, W, BN)
+    else:
+        e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * P * BN - 1}) / {C * P * BN} * {BN};")
+        e(1, f"const {I} k0_ = kbeg_ + {part} * chunk_, k1_ = (k0_ + chunk_ < kend_ ? k0_ + chunk_ : kend_);")
+        e(1, f"const {I} ntk_ = (k1_ > k0_ ? (k1_ - k0_ + {BN - 1}) / {BN} : 0);  /* this block's key tiles */")
 
     def at_row(r: str, ind: int):  # the query row variables of tile row r
         for var, expr in _row_decomposition(qv, r):
             e(ind, f"const {I} {var} = {expr};")
 
-    strides = [_strides(v, fast) for v, fast in ((f.k, f.depth_var), (f.v, f.out_var))]
+    strides = [key_strides(v, fast) for v, fast in ((f.k, f.depth_var), (f.v, f.out_var))]
     affine = bool(cfg.get("affine")) and D == DV and all(strides)
     def lane_offsets():
         if not affine:
@@ -328,8 +337,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     head, tail = w.lines[:load_first], w.lines[load_first:]
     w.lines = head
     for i in range(S - 1):
-        e(1, f"if (warp_ + {i * W} < ntk_) {{")
-        load_tile(f"warp_ + {i * W}", str(i), 2)
+        e(1, f"if ({first_tile(steal, i, C, W)} < ntk_) {{")
+        load_tile(first_tile(steal, i, C, W), str(i), 2)
         e(1, "}")
         e(1, "em_cp_commit();")
     w.lines += tail
@@ -347,9 +356,15 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         emit_scores_kt(w, D, BN, ty, 2, chains=chains, pitch=pk, declare=False)
         e(1, "}")
     e(1, "int it_ = 0;")
-    e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, ++it_) {{")
-    e(2, f"if (t_ + {(S - 1) * W} < ntk_) {{")
-    load_tile(f"t_ + {(S - 1) * W}", f"(it_ + {S - 1}) % {S}", 3)
+    if steal:
+        emit_steal_loop_head(w, S, C, W)
+        e(1, "for (; t_ < ntk_; ++it_) {")
+        emit_steal_next(w, 2)
+    else:
+        e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, ++it_) {{")
+    nxt = "nt_" if steal else f"t_ + {(S - 1) * W}"
+    e(2, f"if ({nxt} < ntk_) {{")
+    load_tile(nxt, f"(it_ + {S - 1}) % {S}", 3)
     e(2, "}" if late != 3 else "} else { EM_PDL_TRIGGER(); }  /* (pdl_late 3: this warp's last tiles are in flight) */")
     if mbar:
         emit_bulk_wait(w, S, 2)
@@ -410,6 +425,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         e(2, "#pragma unroll")
         e(2, f"for (int m = 0; m < {BN // 16}; ++m) {{ s_[m][0] = sn_[m][0]; s_[m][1] = sn_[m][1]; "
              "s_[m][2] = sn_[m][2]; s_[m][3] = sn_[m][3]; }")
+    if steal:
+        emit_steal_shift(w, S, 2)
     e(2, "__syncwarp();  /* this slot is refilled next */")
     e(1, "}")
     e(1, "em_cp_wait_all();")
@@ -455,7 +472,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "}")
     stamp(4)
     if gather:
-        emit_gather_combine(w, f, at_row, _store_output, C, R, DV, c, 32 * W, g_off, stamp)
+        emit_gather_combine(w, f, at_row, _store_output, C, R, DV, c, 32 * W, g_off, stamp, waited=steal)
         stamp(6)
         w.T = 32 * W
         return sm.prod([x for _, x in groups]) * P * C
@@ -491,51 +508,6 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     stamp(6)
     w.T = 32 * W
     return sm.prod([x for _, x in groups]) * P * C
-
-
-def _strides(v: ir.Val, fast: str) -> tuple[int, int] | None:
-    """(elements from one key to the next, from one column to the next) of operand `v` when its
-    index is affine in both with constant strides (the other variables fixed), else None."""
-    x, y = sm.var("x_", 0, None), sm.var("y_", 0, None)
-    at = lambda a, b: sm.substitute(v.args[1], {KEY: a, fast: b})  # noqa: E731
-    step, along = at(x + 1, y) - at(x, y), at(x, y + 1) - at(x, y)
-    second = at(x + 2, y + 3) - at(x, y)  # (affine: no product of the two, nothing nonlinear)
-    if not (step.is_const and along.is_const and second.is_const) or second.value != 2 * step.value + 3 * along.value:
-        return None
-    return int(step.value), int(along.value)
-
-
-def _contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:
-    """Whether operand `v` (over KEY and `fast`) stores its key rows back to back: consecutive along
-    `fast`, `width` elements from one key to the next."""
-    return _strides(v, fast) == (width, 1)
-
-
-def _prefetch_keys_before_wait(w, f: OnlineForm, part: str, parts: int, BN: int) -> None:
-    """Knob `kv_prefetch` (1: the block's whole span; n > 1: its first n bytes of K and of V): while
-    this kernel waits for the one before it (programmatic dependent
-    launch, codegen/cuda_pdl.py), each block asks L2 for the K and V rows its split will read, so
-    the cache streams from HBM across the launch gap and the kernel before's tail. The rows are
-    the split's from key 0 (exact when no mask floors the keys; a hint otherwise); only the host's
-    dims and the block's indices are read before `EM_PDL_WAIT()`. An L2 prefetch is safe even of a
-    row an earlier kernel is still writing: L2 is where writes land, so later loads see them."""
-    I, e = w.IDX, w.emit
-    rowwise = {v for v, _ in query_vars(f)}  # (not declared yet: a span must not depend on them)
-    spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
-             if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
-             and _contiguous_rows(v, fast, width)]
-    e(1, "{  /* this block's K / V rows into L2 before the wait */")
-    e(2, f"const {I} pc_ = (kend_ + {parts * BN - 1}) / {parts * BN} * {BN};")
-    e(2, f"const {I} p0_ = {part} * pc_, p1_ = (p0_ + pc_ < kend_ ? p0_ + pc_ : kend_);")
-    e(2, "if (p1_ > p0_) {")
-    cap = int(w.cfg.get("kv_prefetch", 1))  # (1: the whole span; more: at most that many bytes of each)
-    for v, fast, width in spans:
-        at = w.idx(sm.substitute(v.args[1], {KEY: sm.var("p0_", 0, None), fast: 0}))
-        n = f"(unsigned long long)(p1_ - p0_) * {width * v.dtype.itemsize}ull"
-        e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), {n if cap <= 1 else f'({n} < {cap}ull ? {n} : {cap}ull)'});")
-    e(2, "}")
-    e(1, "}")
-    e(1, wait_line(w.cfg, trigger_here=int(w.cfg.get("pdl_late", 0) or 0) not in (2, 3)))
 
 
 def _store_output(w, f: OnlineForm, at_row, value: str, ind: int) -> None:

@@ -13,12 +13,16 @@ K nor V. The CUDA Target's program pass (backends/cuda_target.py `_with_early_ke
 buffer name over the launch order and sets the two knobs together; the renderer alone cannot know.
 
 Also here: which decode schedules place the wait themselves (`owns_wait`): the trace's stamps around
-it, the L2 prefetch before it, the gather's mbarrier initialised before it, the early keys.
+it, the L2 prefetch before it (knob `kv_prefetch`, `prefetch_keys_before_wait`), the gather's
+mbarrier initialised before it, the early keys; and the K / V operands' layout (`key_strides`,
+`contiguous_rows`) those copies rely on.
 """
 from __future__ import annotations
 
+from .. import symbolic as sm
 from ..kernel import ir
-from ..kernel.online import OnlineForm, key_floor
+from ..kernel.online import KEY, OnlineForm, key_floor
+from .cuda_pdl import wait_line
 
 
 def owns_wait(cfg: dict) -> bool:
@@ -37,3 +41,48 @@ def early_keys_applicable(f: OnlineForm, cfg: dict) -> bool:
     if key_floor(f) is not None:
         return False
     return all(not isinstance(v.args[1], ir.Val) for v in (f.k, f.v))
+
+
+def contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:
+    """Whether operand `v` (over KEY and `fast`) stores its key rows back to back: consecutive along
+    `fast`, `width` elements from one key to the next."""
+    return key_strides(v, fast) == (width, 1)
+
+
+def prefetch_keys_before_wait(w, f: OnlineForm, qv: list, part: str, parts: int, BN: int) -> None:
+    """Knob `kv_prefetch` (1: the block's whole span; n > 1: its first n bytes of K and of V): while
+    this kernel waits for the one before it (programmatic dependent
+    launch, codegen/cuda_pdl.py), each block asks L2 for the K and V rows its split will read, so
+    the cache streams from HBM across the launch gap and the kernel before's tail. The rows are
+    the split's from key 0 (exact when no mask floors the keys; a hint otherwise); only the host's
+    dims and the block's indices are read before `EM_PDL_WAIT()`. An L2 prefetch is safe even of a
+    row an earlier kernel is still writing: L2 is where writes land, so later loads see them."""
+    I, e = w.IDX, w.emit
+    rowwise = {v for v, _ in qv}  # (not declared yet: a span must not depend on them)
+    spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
+             if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
+             and contiguous_rows(v, fast, width)]
+    e(1, "{  /* this block's K / V rows into L2 before the wait */")
+    e(2, f"const {I} pc_ = (kend_ + {parts * BN - 1}) / {parts * BN} * {BN};")
+    e(2, f"const {I} p0_ = {part} * pc_, p1_ = (p0_ + pc_ < kend_ ? p0_ + pc_ : kend_);")
+    e(2, "if (p1_ > p0_) {")
+    cap = int(w.cfg.get("kv_prefetch", 1))  # (1: the whole span; more: at most that many bytes of each)
+    for v, fast, width in spans:
+        at = w.idx(sm.substitute(v.args[1], {KEY: sm.var("p0_", 0, None), fast: 0}))
+        n = f"(unsigned long long)(p1_ - p0_) * {width * v.dtype.itemsize}ull"
+        e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), {n if cap <= 1 else f'({n} < {cap}ull ? {n} : {cap}ull)'});")
+    e(2, "}")
+    e(1, "}")
+    e(1, wait_line(w.cfg, trigger_here=int(w.cfg.get("pdl_late", 0) or 0) not in (2, 3)))
+
+
+def key_strides(v: ir.Val, fast: str) -> tuple[int, int] | None:
+    """(elements from one key to the next, from one column to the next) of operand `v` when its
+    index is affine in both with constant strides (the other variables fixed), else None."""
+    x, y = sm.var("x_", 0, None), sm.var("y_", 0, None)
+    at = lambda a, b: sm.substitute(v.args[1], {KEY: a, fast: b})  # noqa: E731
+    step, along = at(x + 1, y) - at(x, y), at(x, y + 1) - at(x, y)
+    second = at(x + 2, y + 3) - at(x, y)  # (affine: no product of the two, nothing nonlinear)
+    if not (step.is_const and along.is_const and second.is_const) or second.value != 2 * step.value + 3 * along.value:
+        return None
+    return int(step.value), int(along.value)

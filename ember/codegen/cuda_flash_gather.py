@@ -21,7 +21,7 @@ def gather_bytes(C: int, R: int, DV: int) -> int:
     return C * R * (DV + 2) * 4
 
 
-def emit_gather_init(w, C: int, T: int, ind: int = 1, arrivals: int | None = None) -> None:
+def emit_gather_init(w, C: int, T: int, ind: int = 1, arrivals: int | None = None, release: bool = False) -> None:
     """Rank 0's mbarrier (one arrival per thread of the other blocks, or `arrivals`), then the split
     cluster barrier's arrive (its wait comes before the triples are written: emit_gather_combine)."""
     e = w.emit
@@ -32,16 +32,21 @@ def emit_gather_init(w, C: int, T: int, ind: int = 1, arrivals: int | None = Non
     e(ind + 1, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     e(ind, "}")
     # relaxed: the fence above releases rank 0's initialisation; the other blocks release nothing here
-    e(ind, 'asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  /* (waited before the gather) */')
+    # (`release`: rank 0's other shared writes before it, knob `steal`'s counter, are published too)
+    e(ind, f'asm volatile("barrier.cluster.arrive.{"release" if release else "relaxed"}.aligned;" ::: "memory");'
+           '  /* (waited before the gather) */')
 
 
-def emit_gather_combine(w, f, at_row, store, C: int, R: int, DV: int, c: str, T: int, g_off: int, stamp) -> None:
+def emit_gather_combine(w, f, at_row, store, C: int, R: int, DV: int, c: str, T: int, g_off: int, stamp,
+                        waited: bool = False) -> None:
     """After the block's triple is in bm_ / bl_ / bo_: the other blocks send it to rank 0 and exit;
-    rank 0 combines the C triples and stores the outputs through `store(w, f, at_row, value, ind)`."""
+    rank 0 combines the C triples and stores the outputs through `store(w, f, at_row, value, ind)`.
+    `waited`: the split cluster barrier was already waited for (knob `steal`, before the loop)."""
     e, I = w.emit, w.IDX
     n = R * (DV + 2)
     e(1, "__syncthreads();  /* the block's triple is complete */")
-    e(1, 'asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  /* rank 0\'s mbarrier is initialised */')
+    if not waited:
+        e(1, 'asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  /* rank 0\'s mbarrier is initialised */')
     e(1, f"float* gs_ = reinterpret_cast<float*>(em_dyn_smem + {g_off});  /* rank 0: block q's triple at q * {n} */")
     e(1, "if (rank_ != 0u) {")
     e(2, f"const unsigned dst_ = em_cluster_addr(gs_ + rank_ * {n}, 0u);")
