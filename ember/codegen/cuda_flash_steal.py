@@ -13,6 +13,10 @@ warps over whatever tiles they took; the online softmax does not care about the 
 Only with the gathered combine (`gather`, a cluster without splits), keys-major products and the
 `cp.async` ring: the counter is initialised by rank 0 before the split cluster barrier's arrive
 (with release) and first used after its wait, which moves from the gather to before the loop.
+
+Measured on the H100 (bench/results/gpu-session32-2026-11-27/j/): correct, and slower — the B 1 x 8K
+key loop 10.2 -> 13.4 us at head dim 128 (16 layers 79 -> 64% of copy bandwidth), 32K 96 -> 76%:
+the counter's atomics and the scattered tiles cost more than the blocks' imbalance saves. Off.
 """
 from __future__ import annotations
 
