@@ -159,7 +159,7 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
                         for bu in gr.get("bulk", [0]) for ga in gr.get("gather", [0]) for ea in gr.get("early_keys", [None]) for pp in gr.get("pipe", [0]) for sl in gr.get("steal", [0])]:
                 name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}_p{cfg['splits']}" + \
                     (f"_kt{cfg['kt']}" if cfg["kt"] else "") + ("_af" if cfg["affine"] else "") + ("_bulk" if cfg["bulk"] else "") + ("_tma" if cfg["tma"] else "") + \
-                    (("_gather" + ("2" if cfg["gather"] == 2 else "")) if cfg["gather"] else "") + (f"_e{cfg['early_keys']}" if "early_keys" in cfg else "") + ("_pipe" if cfg["pipe"] else "") + ("_steal" if cfg["steal"] else "")
+                    (("_gather" + ("2" if cfg["gather"] == 2 else "")) if cfg["gather"] else "") + (f"_e{cfg['early_keys']}" if "early_keys" in cfg else "") + ("_pipe" if cfg["pipe"] else "") + (f"_steal{'' if cfg['steal'] == 1 else cfg['steal']}" if cfg["steal"] else "")
                 try:
                     p2 = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
                     e2 = layers_error(p2(**feed), qs, ks, vs)  # (every layer: all but the first may load keys early)

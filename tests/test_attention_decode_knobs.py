@@ -285,12 +285,18 @@ def test_decode_steal_takes_the_clusters_tiles_from_a_counter():
         assert f"steal_ = {(S - 1) * C * W}u;" in body and "barrier.cluster.arrive.release" in body
         assert body.index("barrier.cluster.wait") < body.index("for (; t_ < ntk_; ++it_)")
     assert "steal_" not in cg.render_kernel(k, dict(cfg, gather=0), t)[0].split("__global__")[-1]
+    # "static": the same interleave of the cluster's tiles, no counter
+    st = dict(cfg, steal="static")
+    _compiles(_decode_graph(1, 8, 4, 3001, 128), [st])
+    sbody = cg.render_kernel(k, st, t)[0].split("__global__")[-1]
+    assert "steal_" not in sbody and f"t_ += {cfg['cluster'] * cfg['warps']}" in sbody and "gw_ + " in sbody
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("G,D,W,BN,S,kt,cluster", [(4, 128, 4, 16, 4, 1, 8), (3, 64, 8, 16, 3, 2, 8), (8, 128, 4, 32, 2, 1, 4),
-                                                   (1, 64, 4, 32, 5, 2, 2)])
-def test_cuda_decode_steal_equals_torch(G, D, W, BN, S, kt, cluster):
+@pytest.mark.parametrize("G,D,W,BN,S,kt,cluster,steal", [(4, 128, 4, 16, 4, 1, 8, 1), (3, 64, 8, 16, 3, 2, 8, 1),
+                                                         (8, 128, 4, 32, 2, 1, 4, 1), (1, 64, 4, 32, 5, 2, 2, 1),
+                                                         (4, 128, 4, 16, 4, 1, 8, "static"), (3, 64, 8, 16, 3, 2, 4, "static")])
+def test_cuda_decode_steal_equals_torch(G, D, W, BN, S, kt, cluster, steal):
     """Knob `steal` against float64 attention on odd key counts and several seeds, alone and as the
     later layers of a 3-layer program with early keys."""
     import torch
@@ -298,9 +304,9 @@ def test_cuda_decode_steal_equals_torch(G, D, W, BN, S, kt, cluster):
     B, Hkv, Sk = 2, 4, 3001
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([_decode_graph(B, Hkv, G, Sk, D).node], None, target)
-    cfg = {"mode": "decode", "warps": W, "BN": BN, "stages": S, "cluster": cluster, "kt": kt, "gather": 1, "steal": 1}
+    cfg = {"mode": "decode", "warps": W, "BN": BN, "stages": S, "cluster": cluster, "kt": kt, "gather": 1, "steal": steal}
     p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
-    assert "steal_" in p.source
+    assert ("steal_" in p.source) == (steal == 1) and "gw_" in p.source
     for seed in range(3):
         torch.manual_seed(seed)
         q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()

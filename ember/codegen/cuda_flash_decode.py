@@ -191,6 +191,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
     # knob `steal` (codegen/cuda_flash_steal.py): the cluster's tiles taken in turn from rank 0's counter
     steal = steal_applicable(cfg, C, P, kt, mbar) and not direct
+    # `steal` "static": the same cluster-wide interleave of tiles (warp g: g, g + C*W, ...), no counter
+    static = steal and cfg.get("steal") == "static"
+    steal = steal and not static
     if steal:
         emit_steal_counter(w, C, W, S)
     if gather:  # (shared memory only: before the wait, off the layer's path)
@@ -228,7 +231,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     # keys [kbeg_, kend_) split evenly over the cluster, from the rows' first key (a left-padding
     # mask's start): the same split and tiles wherever the sequence starts in the cache
     emit_key_floor(w, f, _row_decomposition(qv, "r_"), R, "true", 1)
-    if steal:
+    if steal or static:
         emit_steal_range(w, C, W, BN)
     else:
         e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * P * BN - 1}) / {C * P * BN} * {BN};")
@@ -337,8 +340,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     head, tail = w.lines[:load_first], w.lines[load_first:]
     w.lines = head
     for i in range(S - 1):
-        e(1, f"if ({first_tile(steal, i, C, W)} < ntk_) {{")
-        load_tile(first_tile(steal, i, C, W), str(i), 2)
+        e(1, f"if ({first_tile(steal or static, i, C, W)} < ntk_) {{")
+        load_tile(first_tile(steal or static, i, C, W), str(i), 2)
         e(1, "}")
         e(1, "em_cp_commit();")
     w.lines += tail
@@ -360,9 +363,9 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         emit_steal_loop_head(w, S, C, W)
         e(1, "for (; t_ < ntk_; ++it_) {")
         emit_steal_next(w, 2)
-    else:
-        e(1, f"for ({I} t_ = warp_; t_ < ntk_; t_ += {W}, ++it_) {{")
-    nxt = "nt_" if steal else f"t_ + {(S - 1) * W}"
+    else:  # (static: the warp's tiles C * W apart over the cluster's pool)
+        e(1, f"for ({I} t_ = {'gw_' if static else 'warp_'}; t_ < ntk_; t_ += {C * W if static else W}, ++it_) {{")
+    nxt = "nt_" if steal else f"t_ + {(S - 1) * (C * W if static else W)}"
     e(2, f"if ({nxt} < ntk_) {{")
     load_tile(nxt, f"(it_ + {S - 1}) % {S}", 3)
     e(2, "}" if late != 3 else "} else { EM_PDL_TRIGGER(); }  /* (pdl_late 3: this warp's last tiles are in flight) */")

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Thirty-second session, run m: knob `steal` "static" — the cluster's tiles interleaved over its
+# warps (warp g: g, g + C*W, ...) with no counter: is the steal's slower loop its atomics or the
+# interleaved access pattern, and does an even spread of tiles shrink the blocks' imbalance?
+set -u
+. bench/gpu_env.sh
+export OUT
+timeout 100 python3 -m pytest -m cuda tests/test_attention_decode_knobs.py -k "steal" -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/cuda_tests.log" 2>&1
+echo "cuda tests rc=$? $(grep -o '\.' "$OUT/cuda_tests.log" | wc -l) dots, $(grep -c '^FAILED' "$OUT/cuda_tests.log") FAILED"; grep '^FAILED' "$OUT/cuda_tests.log" | head
+timeout 80 python3 bench/decode_trace.py --out "$OUT/decode-trace.json" --cases "1,8,4,8192,128" \
+  --extra '[{}, {"steal": "static"}]' 2>&1 | grep -v -i warn | grep '"layer": 8' | cut -c1-700
+timeout 120 python3 bench/attention.py --decode-layers 16 --variants --decode-cases "1,8,4,8192,128;1,8,4,8192,64;4,8,4,8192,128" \
+  --decode-grid '{"warps": [4], "BN": [16], "stages": [4], "cluster_splits": [[8, 1], [4, 1]], "kt": [1], "gather": [1], "steal": [0, "static"]}' \
+  --out "$OUT/attention-decode-static.json" 2>&1 | grep -v -i warn | tail -1
+python3 - "$OUT/attention-decode-static.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["decode_layers"]:
+    v = sorted(((k, x) for k, x in r.items() if isinstance(x, dict) and "pct" in x), key=lambda kx: -kx[1]["pct"])
+    print(r["B"], r["S"], r["D"], "default", r["ember_us"], r["ember_pct_copy_bw"], "sdpa", r["sdpa_pct_copy_bw"], "ok", r["ok"])
+    for k, x in v[:6]: print("  ", k, x)
+PY
