@@ -16,7 +16,9 @@ Only with the gathered combine (`gather`, a cluster without splits), keys-major 
 
 Measured on the H100 (bench/results/gpu-session32-2026-11-27/j/): correct, and slower — the B 1 x 8K
 key loop 10.2 -> 13.4 us at head dim 128 (16 layers 79 -> 64% of copy bandwidth), 32K 96 -> 76%:
-the counter's atomics and the scattered tiles cost more than the blocks' imbalance saves. Off.
+the counter's atomics cost more than the blocks' imbalance saves. `steal` "static" keeps the
+interleave without the counter (warp g: tiles g, g + C*W, ...): the loop as fast as the default's
+(10.4 us against 10.2, m/), so the atomics were the cost; D 64 +1.7 points, D 128 -0.8 (m/, n/). Off.
 """
 from __future__ import annotations
 
