@@ -153,13 +153,14 @@ def bench_decode_layers(out: dict, N: int = 16, variants: bool = False, prefetch
         if variants:  # the decode schedule's knobs under the same protocol
             gr = DECODE_GRID
             for cfg in [{"mode": "decode", "warps": w, "BN": bn, "stages": st, "cluster": c, "splits": p, "kt": kt, "affine": af,
-                         "bulk": int(bu == 1), "tma": int(bu == "tma"), "gather": ga, "pipe": pp, "steal": sl, **({} if ea is None else {"early_keys": ea})}
+                         "bulk": int(bu == 1), "tma": int(bu == "tma"), "gather": ga, "pipe": pp, "steal": sl, "l2_ahead": l2, **({} if ea is None else {"early_keys": ea})}
                         for w in gr["warps"] for bn in gr["BN"] for st in gr["stages"]
                         for c, p in gr["cluster_splits"] for kt in gr.get("kt", [0]) for af in gr.get("affine", [0])
-                        for bu in gr.get("bulk", [0]) for ga in gr.get("gather", [0]) for ea in gr.get("early_keys", [None]) for pp in gr.get("pipe", [0]) for sl in gr.get("steal", [0])]:
+                        for bu in gr.get("bulk", [0]) for ga in gr.get("gather", [0]) for ea in gr.get("early_keys", [None]) for pp in gr.get("pipe", [0]) for sl in gr.get("steal", [0]) for l2 in gr.get("l2_ahead", [0])]:
                 name = f"w{cfg['warps']}_bn{cfg['BN']}_s{cfg['stages']}_c{cfg['cluster']}_p{cfg['splits']}" + \
                     (f"_kt{cfg['kt']}" if cfg["kt"] else "") + ("_af" if cfg["affine"] else "") + ("_bulk" if cfg["bulk"] else "") + ("_tma" if cfg["tma"] else "") + \
-                    (("_gather" + ("2" if cfg["gather"] == 2 else "")) if cfg["gather"] else "") + (f"_e{cfg['early_keys']}" if "early_keys" in cfg else "") + ("_pipe" if cfg["pipe"] else "") + (f"_steal{'' if cfg['steal'] == 1 else cfg['steal']}" if cfg["steal"] else "")
+                    (("_gather" + ("2" if cfg["gather"] == 2 else "")) if cfg["gather"] else "") + (f"_e{cfg['early_keys']}" if "early_keys" in cfg else "") + ("_pipe" if cfg["pipe"] else "") + (f"_steal{'' if cfg['steal'] == 1 else cfg['steal']}" if cfg["steal"] else "") + \
+                    (f"_l2{cfg['l2_ahead'] // 1024}k" if cfg["l2_ahead"] else "")
                 try:
                     p2 = ember_decode_layers(N, B, Hkv, G, S, D, cfg)
                     e2 = layers_error(p2(**feed), qs, ks, vs)  # (every layer: all but the first may load keys early)

@@ -93,6 +93,19 @@ def test_no_early_keys_where_the_kernel_before_writes_the_cache():
         < first.index("every warp is done with the ring") + 200
 
 
+def test_l2_ahead_asks_for_the_rows_past_the_ring_before_the_wait():
+    """Knob `l2_ahead` (with the early keys): each block's next rows of K and V, past its ring's first
+    tiles, asked of L2 before the wait; not on a kernel without the early keys."""
+    from ember.codegen.cuda import split_program
+    t = get_target("h100")
+    outs = _layers(3, 3001, 128)
+    lowered = pipeline.lower([o.node for o in outs], None, t)
+    _, src, _ = _cfgs(outs, t, [dict(t.default_config(k, t), l2_ahead=65536) for k, _ in lowered.kernels])
+    first, second, _ = [b.split("__global__")[-1] for b in split_program(src)[1].values()]
+    assert "em_prefetch_l2_span" not in first and second.count("em_prefetch_l2_span") == 2
+    assert second.index("em_prefetch_l2_span") < second.index("EM_PDL_WAIT();") and "65536ull" in second
+
+
 def test_early_keys_kernels_compile_for_sm90():
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_cuda
@@ -109,11 +122,11 @@ def test_early_keys_kernels_compile_for_sm90():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("D,chain,mode,stages,cluster,gather,steal", [
-    (128, False, 1, 4, 8, 1, 0), (128, True, 2, 4, 8, 1, 0), (64, True, 1, 6, 8, 0, 0), (128, True, 2, 2, 4, 1, 0),
-    (64, False, 2, 4, 2, 1, 0), (128, False, 3, 6, 8, 1, 0), (64, True, 3, 2, 4, 0, 0), (128, True, 2, 4, 8, 1, 1),
-    (64, False, 3, 3, 4, 1, 1)])
-def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gather, steal):
+@pytest.mark.parametrize("D,chain,mode,stages,cluster,gather,steal,l2", [
+    (128, False, 1, 4, 8, 1, 0, 0), (128, True, 2, 4, 8, 1, 0, 65536), (64, True, 1, 6, 8, 0, 0, 0),
+    (128, True, 2, 2, 4, 1, 0, 0), (64, False, 2, 4, 2, 1, 0, 32768), (128, False, 3, 6, 8, 1, 0, 0),
+    (64, True, 3, 2, 4, 0, 0, 0), (128, True, 2, 4, 8, 1, 1, 0), (64, False, 3, 3, 4, 1, 1, 0)])
+def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gather, steal, l2):
     """Three decode attentions in one graph replay with early keys (and each layer's q from the layer
     before, where `chain`) against float64 attention of each layer's actual inputs, odd key counts,
     several seeds and replays."""
@@ -123,7 +136,7 @@ def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gat
     outs = _layers(N, S, D, B=B, Hkv=Hkv, G=G, chain=chain)
     lowered = pipeline.lower([o.node for o in outs], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": 16 if D == 128 else 32, "stages": stages, "cluster": cluster, "kt": 1,
-           "gather": gather, "early_keys": mode, "steal": steal}
+           "gather": gather, "early_keys": mode, "steal": steal, "l2_ahead": l2}
     p = pipeline.build_program(lowered, target, None, "tuple", configs=[dict(cfg) for _ in lowered.kernels])
     assert [l.config["cfg"].get("early_keys") for l in p.launches] == [None, 1, 1]
     for seed in range(3):

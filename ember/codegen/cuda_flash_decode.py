@@ -26,7 +26,8 @@ from ..kernel import ir
 from ..kernel.online import KEY, OnlineForm, key_limit, replace
 from ..kernel.structure import UnsupportedKernel
 from .cuda_pdl import has_pdl, wait_line
-from .cuda_flash_early import contiguous_rows, early_keys_applicable, key_strides, owns_wait, prefetch_keys_before_wait
+from .cuda_flash_early import (contiguous_rows, early_keys_applicable, emit_l2_ahead, key_strides, owns_wait,
+                               prefetch_keys_before_wait)
 from .cuda_wgmma import WGMMA_HELPERS
 from .cuda_flash_direct import direct_bytes, emit_direct_combine
 from .cuda_flash_gather import emit_gather_combine, emit_gather_init, gather_bytes
@@ -268,6 +269,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
             emit_bulk_setup(w, W, S, slot, 1, zero=bulk, maps=len(specs or []))
         early_loads = len(w.lines)
         if early:  # (the tiles are inserted at early_loads: before this wait)
+            if int(cfg.get("l2_ahead", 0) or 0) > 0 and not (steal or static):  # (the block's rows past its first tiles)
+                emit_l2_ahead(w, f, qv, f"k0_ + {(S - 1) * W * BN}", int(cfg["l2_ahead"]))
             place_wait()
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
     e(1, f"for (int c_ = tid_; c_ < {16 * D // 8}; c_ += {32 * W}) {{")

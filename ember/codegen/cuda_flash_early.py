@@ -86,3 +86,24 @@ def key_strides(v: ir.Val, fast: str) -> tuple[int, int] | None:
     if not (step.is_const and along.is_const and second.is_const) or second.value != 2 * step.value + 3 * along.value:
         return None
     return int(step.value), int(along.value)
+
+
+def emit_l2_ahead(w, f: OnlineForm, qv: list, first: str, ahead: int) -> None:
+    """Knob `l2_ahead` (bytes, with `early_keys`): after the ring's first tiles, before the wait, the
+    next `ahead` bytes of the block's K and V rows (from key `first`, to k1_) asked of L2 — the cache
+    keeps HBM busy across the kernel before's combine and the launch gap, past what the ring holds.
+    A hint: safe whoever writes those rows."""
+    I, e = w.IDX, w.emit
+    rowwise = {v for v, _ in qv}
+    spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
+             if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
+             and contiguous_rows(v, fast, width)]
+    e(1, "{  /* the block's next K / V rows into L2 before the wait */")
+    e(2, f"const {I} a0_ = {first};")
+    e(2, "if (a0_ < k1_) {")
+    for v, fast, width in spans:
+        at = w.idx(sm.substitute(v.args[1], {KEY: sm.var("a0_", 0, None), fast: 0}))
+        n = f"(unsigned long long)(k1_ - a0_) * {width * v.dtype.itemsize}ull"
+        e(3, f"em_prefetch_l2_span({v.args[0]} + ({at}), ({n} < {int(ahead)}ull ? {n} : {int(ahead)}ull));")
+    e(2, "}")
+    e(1, "}")
