@@ -92,7 +92,8 @@ def emit_l2_ahead(w, f: OnlineForm, qv: list, first: str, ahead: int) -> None:
     """Knob `l2_ahead` (bytes, with `early_keys`): after the ring's first tiles, before the wait, the
     next `ahead` bytes of the block's K and V rows (from key `first`, to k1_) asked of L2 — the cache
     keeps HBM busy across the kernel before's combine and the launch gap, past what the ring holds.
-    A hint: safe whoever writes those rows."""
+    A hint: safe whoever writes those rows. Measured slower at every size (gpu-session32-2026-11-27/o/:
+    B 1 x 8K D 128 77.7% -> 72.0-61.8 at 32-256 KB), like `kv_prefetch`: off."""
     I, e = w.IDX, w.emit
     rowwise = {v for v, _ in qv}
     spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
