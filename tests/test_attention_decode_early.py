@@ -154,3 +154,16 @@ def test_cuda_decode_early_keys_equal_torch(D, chain, mode, stages, cluster, gat
                 want = s.softmax(-1) @ vs[i].double().unsqueeze(2)
                 assert float((got[i].double() - want).abs().max()) < 2e-2, (seed, i)
                 prev = got[i]
+
+
+def test_megakernel_tasks_drop_the_early_keys_and_the_pdl_macros():
+    """A megakernel's decode tasks wait for their counters before their bodies run: the program pass's
+    `early_keys` / `pdl_late` are dropped and no grid-dependency macro is left in the task code."""
+    import ember as em
+    p = em.compile(tuple(_layers(3, 1000, 64)), device="h100", megakernel=True)
+    assert len(p.launches) == 1
+    code = p.source  # (the prelude defines the macros; a call ends in ";")
+    assert "cp.async.wait_group" in code
+    assert not any(m in code for m in ("EM_PDL_WAIT();", "EM_GRID_DEPENDENCY_LATE();", "EM_PDL_TRIGGER();", "EM_GRID_DEPENDENCY();"))
+    kernels = em.compile(tuple(_layers(3, 1000, 64)), device="h100")  # (the kernels: the calls are there)
+    assert "EM_PDL_WAIT();" in kernels.source and "EM_PDL_TRIGGER();" in kernels.source
