@@ -13,6 +13,27 @@ from ember.kernel.online import online_form
 from tests.test_attention import _compiles, _decode_graph
 
 
+def _float64_check(cfg: dict, G: int, D: int, replays: int = 1) -> str:
+    """Build one decode attention (B 2, 4 kv heads, 3001 keys: a partial last tile) with schedule
+    `cfg` on the GPU, check it against float64 attention over three seeds (each `replays` times);
+    returns the program's source."""
+    import torch
+    from ember import pipeline
+    B, Hkv, Sk = 2, 4, 3001
+    target = pipeline.get_target("cuda")
+    lowered = pipeline.lower([_decode_graph(B, Hkv, G, Sk, D).node], None, target)
+    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
+    for seed in range(3):
+        torch.manual_seed(seed)
+        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
+        k, v = (torch.randn(B, Hkv, Sk, D, device="cuda").bfloat16() for _ in range(2))
+        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
+        want = s.softmax(-1) @ v.double().unsqueeze(2)
+        for _ in range(replays):
+            assert float((p(q=q, k=k, v=v).double() - want).abs().max()) < 2e-2, seed
+    return p.source
+
+
 def test_decode_keys_major_products_compile_and_fall_back_over_8_rows():
     """Knob `kt` (codegen/cuda_flash_kt.py): the keys as the product's 16 rows, the group's at most 8
     query rows its columns (P^T transposed in registers by movmatrix); compiles for sm_90a at head
@@ -125,23 +146,9 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
     """Knob `kt` (2: two chains of score products), `affine` (each lane's chunk offsets computed
     once) and `bulk` (a bulk copy per key row on an mbarrier per slot) against float64 attention on odd key counts, several seeds and group sizes (rows of the
     8-column tile past G are padding)."""
-    import torch
-    from ember import pipeline
-    B, Hkv, S = 2, 4, 3001
-    target = pipeline.get_target("cuda")
-    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
     cfg = {"mode": "decode", "warps": 4, "BN": BN, "stages": 2, "cluster": cluster, "splits": splits, "kt": kt,
            "affine": affine, "bulk": int(bulk == 1), "tma": int(bulk == "tma")}
-    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
-    assert "p0_ = em_movt(" in p.source
-    for seed in range(3):
-        torch.manual_seed(seed)
-        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
-        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
-        got = p(q=q, k=k, v=v).double()
-        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
-        want = s.softmax(-1) @ v.double().unsqueeze(2)
-        assert float((got - want).abs().max()) < 2e-2, seed
+    assert "p0_ = em_movt(" in _float64_check(cfg, G, D)
 
 
 @pytest.mark.cuda
@@ -151,22 +158,8 @@ def test_cuda_decode_keys_major_equals_torch(G, D, BN, cluster, splits, kt, affi
 def test_cuda_decode_gather_equals_torch(G, D, cluster, kt, gather, warps):
     """Knob `gather` (2: each warp's partial straight to rank 0, codegen/cuda_flash_direct.py) against
     float64 attention on odd key counts and several seeds."""
-    import torch
-    from ember import pipeline
-    B, Hkv, S = 2, 4, 3001
-    target = pipeline.get_target("cuda")
-    lowered = pipeline.lower([_decode_graph(B, Hkv, G, S, D).node], None, target)
     cfg = {"mode": "decode", "warps": warps, "BN": 16, "stages": 2, "cluster": cluster, "kt": kt, "gather": gather}
-    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
-    assert "gbar_" in p.source
-    for seed in range(3):
-        torch.manual_seed(seed)
-        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
-        k, v = (torch.randn(B, Hkv, S, D, device="cuda").bfloat16() for _ in range(2))
-        got = p(q=q, k=k, v=v).double()
-        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
-        want = s.softmax(-1) @ v.double().unsqueeze(2)
-        assert float((got - want).abs().max()) < 2e-2, seed
+    assert "gbar_" in _float64_check(cfg, G, D)
 
 
 @pytest.mark.cuda
@@ -254,21 +247,8 @@ def test_decode_pipe_issues_the_next_tiles_scores_first():
 def test_cuda_decode_pipe_equals_torch(G, D, W, BN, S, kt, cluster):
     """Knob `pipe` against float64 attention on odd key counts (a warp's last tile partial, warps
     without tiles), several seeds."""
-    import torch
-    from ember import pipeline
-    B, Hkv, Sk = 2, 4, 3001
-    target = pipeline.get_target("cuda")
-    lowered = pipeline.lower([_decode_graph(B, Hkv, G, Sk, D).node], None, target)
     cfg = {"mode": "decode", "warps": W, "BN": BN, "stages": S, "cluster": cluster, "kt": kt, "gather": 1, "pipe": 1}
-    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
-    assert "sn_" in p.source
-    for seed in range(3):
-        torch.manual_seed(seed)
-        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
-        k, v = (torch.randn(B, Hkv, Sk, D, device="cuda").bfloat16() for _ in range(2))
-        got = p(q=q, k=k, v=v).double()
-        s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
-        assert float((got - s.softmax(-1) @ v.double().unsqueeze(2)).abs().max()) < 2e-2, seed
+    assert "sn_" in _float64_check(cfg, G, D)
 
 
 def test_decode_steal_takes_the_clusters_tiles_from_a_counter():
@@ -297,21 +277,8 @@ def test_decode_steal_takes_the_clusters_tiles_from_a_counter():
                                                          (8, 128, 4, 32, 2, 1, 4, 1), (1, 64, 4, 32, 5, 2, 2, 1),
                                                          (4, 128, 4, 16, 4, 1, 8, "static"), (3, 64, 8, 16, 3, 2, 4, "static")])
 def test_cuda_decode_steal_equals_torch(G, D, W, BN, S, kt, cluster, steal):
-    """Knob `steal` against float64 attention on odd key counts and several seeds, alone and as the
-    later layers of a 3-layer program with early keys."""
-    import torch
-    from ember import pipeline
-    B, Hkv, Sk = 2, 4, 3001
-    target = pipeline.get_target("cuda")
-    lowered = pipeline.lower([_decode_graph(B, Hkv, G, Sk, D).node], None, target)
+    """Knob `steal` (and its counter-free "static" interleave) against float64 attention on odd key
+    counts and several seeds, replayed (with early keys: tests/test_attention_decode_early.py)."""
     cfg = {"mode": "decode", "warps": W, "BN": BN, "stages": S, "cluster": cluster, "kt": kt, "gather": 1, "steal": steal}
-    p = pipeline.build_program(lowered, target, None, "single", configs=[cfg])
-    assert ("steal_" in p.source) == (steal == 1) and "gw_" in p.source
-    for seed in range(3):
-        torch.manual_seed(seed)
-        q = torch.randn(B, Hkv, G, 1, D, device="cuda").bfloat16()
-        k, v = (torch.randn(B, Hkv, Sk, D, device="cuda").bfloat16() for _ in range(2))
-        for _ in range(2):
-            got = p(q=q, k=k, v=v).double()
-            s = (q.double() @ k.double().unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)
-            assert float((got - s.softmax(-1) @ v.double().unsqueeze(2)).abs().max()) < 2e-2, seed
+    src = _float64_check(cfg, G, D, replays=2)  # (a replay after the first: rank 0's counter starts afresh)
+    assert ("steal_" in src) == (steal == 1) and "gw_" in src

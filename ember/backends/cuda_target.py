@@ -108,31 +108,26 @@ def _with_early_keys(kernels, configs, target) -> list | None:
     from ..codegen.cuda_pdl import has_pdl
     from ..kernel.online import online_form
     full = [dict(c or default_config(k, target)) for (k, _), c in zip(kernels, list(configs or [None] * len(kernels)))]
-    changed = False
-    for i in range(len(kernels)):
-        cfg = full[i]
+    if not any(c.get("mode") == "decode" for c in full):
+        return configs
+    for i, cfg in enumerate(full):
         if cfg.get("mode") != "decode":
             continue
-        if i == 0 or not has_pdl(target):
-            changed |= cfg.pop("early_keys", None) is not None
+        how = int(cfg.pop("early_keys", _early_keys_default()) or 0)  # (set again below where it holds)
+        if i == 0 or not how or not has_pdl(target):
             continue
-        how = int(cfg.get("early_keys", _early_keys_default()) or 0)
-        cfg.pop("early_keys", None)
         (k, args), (pk, pargs) = kernels[i], kernels[i - 1]
         form = online_form(k)
-        if not how or form is None or not early_keys_applicable(form, cfg):
-            changed = True
+        if form is None or not early_keys_applicable(form, cfg):
             continue
         cache = {args.get(form.k.args[0]), args.get(form.v.args[0])}
         written = {pargs.get(b.name) for b in pk.buffers if b.role == "out"}
         if None in cache or cache & written:
-            changed = True
             continue
         cfg["early_keys"] = 1
         late = how if how in (2, 3) and full[i - 1].get("mode") == "decode" else 1
         full[i - 1]["pdl_late"] = max(int(full[i - 1].get("pdl_late", 0) or 0), late)
-        changed = True
-    return full if changed else configs
+    return full
 
 
 def _render_kernel(k, cfg, target):

@@ -190,11 +190,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     e(1, "float* bo_ = bl_ + 16;")
     e(1, "const int tid_ = threadIdx.x, warp_ = tid_ >> 5, lane_ = tid_ & 31;")
     e(1, f"const unsigned rank_ = {'em_cluster_rank()' if C > 1 else '0u'};")
-    # knob `steal` (codegen/cuda_flash_steal.py): the cluster's tiles taken in turn from rank 0's counter
-    steal = steal_applicable(cfg, C, P, kt, mbar) and not direct
-    # `steal` "static": the same cluster-wide interleave of tiles (warp g: g, g + C*W, ...), no counter
-    static = steal and cfg.get("steal") == "static"
-    steal = steal and not static
+    # knob `steal` (codegen/cuda_flash_steal.py): the cluster's tiles one pool interleaved over its
+    # warps (warp g: g, g + C*W, ...; "static": all of them so), later tiles from rank 0's counter
+    pooled = steal_applicable(cfg, C, P, kt, mbar) and not direct
+    steal = pooled and cfg.get("steal") != "static"
     if steal:
         emit_steal_counter(w, C, W, S)
     if gather:  # (shared memory only: before the wait, off the layer's path)
@@ -232,7 +231,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     # keys [kbeg_, kend_) split evenly over the cluster, from the rows' first key (a left-padding
     # mask's start): the same split and tiles wherever the sequence starts in the cache
     emit_key_floor(w, f, _row_decomposition(qv, "r_"), R, "true", 1)
-    if steal or static:
+    if pooled:
         emit_steal_range(w, C, W, BN)
     else:
         e(1, f"const {I} chunk_ = (kend_ - kbeg_ + {C * P * BN - 1}) / {C * P * BN} * {BN};")
@@ -269,7 +268,7 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
             emit_bulk_setup(w, W, S, slot, 1, zero=bulk, maps=len(specs or []))
         early_loads = len(w.lines)
         if early:  # (the tiles are inserted at early_loads: before this wait)
-            if int(cfg.get("l2_ahead", 0) or 0) > 0 and not (steal or static):  # (the block's rows past its first tiles)
+            if int(cfg.get("l2_ahead", 0) or 0) > 0 and not pooled:  # (the block's rows past its first tiles)
                 emit_l2_ahead(w, f, qv, f"k0_ + {(S - 1) * W * BN}", int(cfg["l2_ahead"]))
             place_wait()
     # q: R rows of 16-byte chunks into a 16-row tile (padding rows zero), then A fragments per warp
@@ -343,8 +342,8 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
     head, tail = w.lines[:load_first], w.lines[load_first:]
     w.lines = head
     for i in range(S - 1):
-        e(1, f"if ({first_tile(steal or static, i, C, W)} < ntk_) {{")
-        load_tile(first_tile(steal or static, i, C, W), str(i), 2)
+        e(1, f"if ({first_tile(pooled, i, C, W)} < ntk_) {{")
+        load_tile(first_tile(pooled, i, C, W), str(i), 2)
         e(1, "}")
         e(1, "em_cp_commit();")
     w.lines += tail
@@ -366,9 +365,10 @@ def render_decode(w, f: OnlineForm) -> sm.Expr:
         emit_steal_loop_head(w, S, C, W)
         e(1, "for (; t_ < ntk_; ++it_) {")
         emit_steal_next(w, 2)
-    else:  # (static: the warp's tiles C * W apart over the cluster's pool)
-        e(1, f"for ({I} t_ = {'gw_' if static else 'warp_'}; t_ < ntk_; t_ += {C * W if static else W}, ++it_) {{")
-    nxt = "nt_" if steal else f"t_ + {(S - 1) * (C * W if static else W)}"
+    else:  # ("static": the warp's tiles C * W apart over the cluster's pool)
+        step = C * W if pooled else W
+        e(1, f"for ({I} t_ = {'gw_' if pooled else 'warp_'}; t_ < ntk_; t_ += {step}, ++it_) {{")
+    nxt = "nt_" if steal else f"t_ + {(S - 1) * (C * W if pooled else W)}"
     e(2, f"if ({nxt} < ntk_) {{")
     load_tile(nxt, f"(it_ + {S - 1}) % {S}", 3)
     e(2, "}" if late != 3 else "} else { EM_PDL_TRIGGER(); }  /* (pdl_late 3: this warp's last tiles are in flight) */")

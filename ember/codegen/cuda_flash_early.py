@@ -49,6 +49,16 @@ def contiguous_rows(v: ir.Val, fast: str, width: int) -> bool:
     return key_strides(v, fast) == (width, 1)
 
 
+def _row_spans(f: OnlineForm, qv: list) -> list:
+    """[(operand, column var, row width)] of K and V whose key rows lie back to back at indices that
+    depend on neither a load nor the query rows `qv` (not declared before the wait): the spans an L2
+    prefetch can ask for from the block's indices and the host's dims alone."""
+    rowwise = {v for v, _ in qv}
+    return [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
+            if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
+            and contiguous_rows(v, fast, width)]
+
+
 def prefetch_keys_before_wait(w, f: OnlineForm, qv: list, part: str, parts: int, BN: int) -> None:
     """Knob `kv_prefetch` (1: the block's whole span; n > 1: its first n bytes of K and of V): while
     this kernel waits for the one before it (programmatic dependent
@@ -58,10 +68,7 @@ def prefetch_keys_before_wait(w, f: OnlineForm, qv: list, part: str, parts: int,
     dims and the block's indices are read before `EM_PDL_WAIT()`. An L2 prefetch is safe even of a
     row an earlier kernel is still writing: L2 is where writes land, so later loads see them."""
     I, e = w.IDX, w.emit
-    rowwise = {v for v, _ in qv}  # (not declared yet: a span must not depend on them)
-    spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
-             if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
-             and contiguous_rows(v, fast, width)]
+    spans = _row_spans(f, qv)
     e(1, "{  /* this block's K / V rows into L2 before the wait */")
     e(2, f"const {I} pc_ = (kend_ + {parts * BN - 1}) / {parts * BN} * {BN};")
     e(2, f"const {I} p0_ = {part} * pc_, p1_ = (p0_ + pc_ < kend_ ? p0_ + pc_ : kend_);")
@@ -95,10 +102,7 @@ def emit_l2_ahead(w, f: OnlineForm, qv: list, first: str, ahead: int) -> None:
     A hint: safe whoever writes those rows. Measured slower at every size (gpu-session32-2026-11-27/o/:
     B 1 x 8K D 128 77.7% -> 72.0-61.8 at 32-256 KB), like `kv_prefetch`: off."""
     I, e = w.IDX, w.emit
-    rowwise = {v for v, _ in qv}
-    spans = [(v, fast, width) for v, fast, width in ((f.k, f.depth_var, f.depth.value), (f.v, f.out_var, f.out_extent.value))
-             if not isinstance(v.args[1], ir.Val) and not (sm.free_vars(v.args[1]) & rowwise)
-             and contiguous_rows(v, fast, width)]
+    spans = _row_spans(f, qv)
     e(1, "{  /* the block's next K / V rows into L2 before the wait */")
     e(2, f"const {I} a0_ = {first};")
     e(2, "if (a0_ < k1_) {")
