@@ -32,6 +32,7 @@ from .cuda_flash import FLASH_PRELUDE, render_flash
 from .cuda_flash_decode import render_decode
 from .cuda_scores import SCORES_PRELUDE, render_scores
 from .cuda_guarded import render_guarded
+from .cuda_scan import render_scan
 from ..kernel.online import online_form
 from ..kernel.scores import score_forms
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
@@ -417,6 +418,8 @@ class _KernelWriter(RowMappings):
             grid = self._cols(c, T)
         elif mode == "guarded":  # an embedding's gradient (codegen/cuda_guarded.py)
             grid = render_guarded(self, c, T)
+        elif mode == "scan":  # a prefix sum (codegen/cuda_scan.py)
+            grid = render_scan(self, c, T, int(self.cfg.get("unroll", 4)))
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")

@@ -22,6 +22,7 @@ from ..kernel.structure import (
 )
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
 from ..kernel.guarded import applicable as guarded_applicable
+from ..kernel.scan import applicable as scan_applicable
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applicable
 
@@ -377,6 +378,8 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     c = canonical(k)
     if not c.stages:
         return {"mode": "elementwise", "threads": 256, "vec": 8}
+    if scan_applicable(c):  # a prefix sum (cumsum's blocks): a warp's shuffle scan (codegen/cuda_scan.py)
+        return {"mode": "scan", "threads": 256, "unroll": 4}
     if guarded_applicable(c):  # an embedding's gradient: the condition tested once per row and term
         return {"mode": "guarded", "threads": 128}
     g = contraction_of(c)

@@ -287,8 +287,11 @@ def _scan_last(xm: Tensor) -> Tensor:
         from .movement import pad_axes
         xm = pad_axes(xm, [(0, 0)] * len(lead) + [(0, m * b - n.value)])
     blocks = xm.reshape(lead + [m, b])
-    local = _masked_scan_last(blocks)  # (..., m, b)
-    totals = local[..., b - 1]  # each block's sum: the last of its inclusive scan
+    # the block totals summed from the input, not read off the local scan's last column: then the
+    # local scan's one reader is the add below, and the two fuse into one kernel that reads the
+    # input and writes the output once (a renderer that knows the masked sum is a scan runs it as
+    # one, codegen/cuda_scan.py)
+    totals = sum(blocks, -1)
     before = _scan_last(totals) - totals  # exclusive scan of the block totals
-    out = (local + before.unsqueeze(-1)).reshape(lead + [m * b])
+    out = (_masked_scan_last(blocks) + before.unsqueeze(-1)).reshape(lead + [m * b])
     return out[..., :n.value] if m * b != n.value else out

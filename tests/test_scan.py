@@ -1,0 +1,105 @@
+"""Prefix sums as scans (kernel/scan.py, codegen/cuda_scan.py): the masked sums cumsum is built from
+are recognised as inclusive scans and rendered as warp shuffle scans on CUDA; masked sums that are
+not prefix sums are left to the other forms. The CUDA cases run on the GPU (mark cuda); the
+renderer's source is compiled with NVRTC in CI by tests/test_cuda_compile.py (the op suite's
+cumsum cases take the scan mode by default)."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember.codegen import cuda as cg
+from ember.kernel.lower import lower
+from ember.kernel.scan import scan_form
+from ember.kernel.structure import canonical
+from tests.conftest import assert_close
+
+
+def _modes(y):
+    return [cg.default_config(k)["mode"] for k, _ in lower([y.node]).kernels]
+
+
+@pytest.mark.parametrize("shape,axis", [((4096, 8192), 1), ((3, 1111), -1), ((5, 100, 7), 1), ((7, 5), 0),
+                                        ((13,), 0), ((33 * 32 + 5,), 0), ((2, 3, 64), 2)])
+def test_cumsum_runs_its_masked_sums_as_scans(shape, axis):
+    x = em.input("x", shape, "float32")
+    modes = _modes(x.cumsum(axis))
+    # every kernel is a scan but the block totals' plain sums; the output's kernel is one
+    assert modes[-1] == "scan" and "scan" in modes
+    assert all(m == "scan" or m in ("warp", "block", "thread", "cols") for m in modes)
+    assert modes.count("scan") == (len(modes) + 1) // 2  # a level: its totals summed, its scan
+
+
+def _masked(x, mask_of, term_of=None):
+    """sum_j where(mask(j, i), term(x[j], i), 0) over the last axis."""
+    n = x.node.shape[-1].value
+    sq = list(x.node.shape) + [n]
+    xj = x.unsqueeze(-2).broadcast_to(sq)
+    i, j = em.iota(sq, -2), em.iota(sq, -1)
+    term = xj if term_of is None else term_of(xj, i)
+    return em.where(mask_of(i, j), term, 0).sum(-1)
+
+
+@pytest.mark.parametrize("name,mask_of,term_of,is_scan", [
+    ("inclusive", lambda i, j: j <= i, None, True),
+    ("exclusive", lambda i, j: j < i, None, False),  # r < l: the prefix before, not a scan of this form
+    ("suffix", lambda i, j: j >= i, None, False),
+    ("term_reads_position", lambda i, j: j <= i, lambda xj, i: xj * i.cast("float32"), False),
+    ("band", lambda i, j: (j <= i) & (j + 4 > i), None, False),
+])
+def test_scan_form_only_takes_prefix_sums(name, mask_of, term_of, is_scan):
+    x = em.input("x", (6, 24), "float32")
+    y = _masked(x, mask_of, term_of)
+    (k, _), = lower([y.node]).kernels
+    assert (scan_form(canonical(k)) is not None) == is_scan, name
+    # and whatever form it takes, the CPU agrees with the reference
+    xs = np.random.default_rng(0).standard_normal((6, 24)).astype(np.float32)
+    out = em.compile(y, device="cpu")(x=xs)
+    assert_close(out, em.reference([y], x=xs)[0], "float32", what=name)
+
+
+def test_a_flipped_cumsum_scans_too():
+    from ember.ops.movement import flip
+    x = em.input("x", (64, 4000), "float32")
+    (k, _) = lower([flip(flip(x, [1]).cumsum(1), [1]).node]).kernels[-1]
+    f = scan_form(canonical(k))
+    assert f is not None and f.reverse
+
+
+def _graph(x, axis, kind):
+    from ember.ops.movement import flip
+    if kind == "reverse":  # the real KernelBench's 91_cumsum_reverse
+        return flip(flip(x, [axis]).cumsum(axis), [axis])
+    return x.cumsum(axis)
+
+
+def _ref(xs, axis, kind):
+    xs = xs.astype(np.float64)
+    if kind == "reverse":
+        return np.flip(np.cumsum(np.flip(xs, axis), axis), axis)
+    return np.cumsum(xs, axis=axis)
+
+
+CUDA_CASES = [((37, 8191), -1, "float32", "cumsum"), ((4096, 8192), 1, "float32", "cumsum"),
+              ((5, 1000, 7), 1, "float32", "cumsum"), ((3, 40), 0, "float32", "cumsum"),
+              ((9, 4099), 1, "bfloat16", "cumsum"), ((11, 777), -1, "int32", "cumsum"), ((2, 31), 1, "float32", "cumsum"),
+              ((33, 4096), 1, "float32", "reverse"), ((6, 1000), 1, "float32", "reverse")]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape,axis,dtype,kind", CUDA_CASES, ids=[f"{k}-{s}-{a}-{d}" for s, a, d, k in CUDA_CASES])
+def test_cuda_cumsum_scans_equal_the_reference(shape, axis, dtype, kind):
+    x = em.input("x", shape, dtype)
+    fn = em.compile(_graph(x, axis, kind), device="cuda")
+    fn.executor.poison = True
+    assert any(l.config.get("mode") == "scan" for l in fn.launches)
+    for seed in (0, 1, 2):
+        rng = np.random.default_rng(seed)
+        xs = rng.integers(-9, 10, shape).astype(np.int32) if dtype == "int32" else \
+            rng.standard_normal(shape).astype(em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float32)
+        ref = _ref(xs, axis, kind)
+        out = np.asarray(fn(x=xs))
+        if dtype == "int32":
+            assert np.array_equal(out, ref.astype(np.int64)), f"{shape} seed {seed}"
+        else:
+            # a prefix of n terms: its rounding grows with sqrt(n) at most like a tree's
+            assert_close(out, ref, dtype, what=f"{kind} {shape} seed {seed}", scale=max(1.0, np.sqrt(shape[axis]) / 8))
