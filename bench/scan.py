@@ -17,20 +17,28 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from contractions import graph_timed  # noqa: E402
 
 CASES = [("cumsum 4096x8192 (project KB 31)", (4096, 8192), "cumsum"),
+         ("exclusive cumsum 32768x32768 (real KB 92)", (32768, 32768), "exclusive"),
          ("cumsum 32768x32768 (real KB 89)", (32768, 32768), "cumsum"),
          ("reverse cumsum 32768x32768 (real KB 91)", (32768, 32768), "reverse"),
          ("cumsum 64x4096", (64, 4096), "cumsum")]
-CONFIGS = [None, {"mode": "scan", "threads": 256, "unroll": 1}, {"mode": "scan", "threads": 256, "unroll": 2},
-           {"mode": "scan", "threads": 256, "unroll": 8}, {"mode": "scan", "threads": 128, "unroll": 4},
-           {"mode": "scan", "threads": 512, "unroll": 4}, "loops"]
+# (scan kernels' config, the block totals' config): None keeps the default
+CONFIGS = [(None, None), ({"mode": "scan", "threads": 256, "unroll": 1}, None), ({"mode": "scan", "threads": 256, "unroll": 8}, None),
+           ({"mode": "scan", "threads": 128, "unroll": 8}, None), ({"mode": "scan", "threads": 512, "unroll": 16}, None),
+           (None, {"mode": "thread", "threads": 128, "vec": 1}), (None, {"mode": "thread", "threads": 256, "vec": 1}),
+           (None, {"mode": "warp", "threads": 256, "vec": 4}), (None, {"mode": "warp", "threads": 512, "vec": 1}),
+           ({"mode": "scan", "threads": 256, "unroll": 8}, {"mode": "thread", "threads": 128, "vec": 1}),
+           ("loops", None)]
 
 
 def graph(x, kind):
+    import ember as em
     from ember.ops.movement import flip
+    if kind == "exclusive":  # the real KernelBench's: the scan of x[:, :-1] after a column of zeros
+        return em.concat([x[:, :1] * 0, x[:, :-1].cumsum(1)], 1)
     return flip(flip(x, [1]).cumsum(1), [1]) if kind == "reverse" else x.cumsum(1)
 
 
-def program(y, cfg):
+def program(y, cfg, totals=None):
     from ember import pipeline
     from ember.codegen import cuda as cg
     target = pipeline.get_target("cuda")
@@ -41,6 +49,8 @@ def program(y, cfg):
         if d.get("mode") == "scan" and cfg is not None:
             # "loops": the block / warp loops the masked sums took before the scan mode
             d = {"mode": "warp", "threads": 256, "vec": 8} if cfg == "loops" else dict(cfg)
+        elif totals is not None and d.get("mode") in ("warp", "thread", "block"):
+            d = dict(totals)
         cfgs.append(d)
     return pipeline.build_program(lowered, target, None, "single", configs=cfgs), cfgs
 
@@ -59,12 +69,16 @@ def main():
         x = torch.randn(shape, device="cuda")
         if kind == "reverse":
             tfn = lambda: torch.cumsum(x.flip(1), 1).flip(1)  # noqa: E731
+        elif kind == "exclusive":
+            tfn = lambda: torch.cat([torch.zeros_like(x[:, :1]), torch.cumsum(x[:, :-1], 1)], 1)  # noqa: E731
         else:
             tfn = lambda: torch.cumsum(x, 1)  # noqa: E731
         ref = tfn().double() if shape[0] * shape[1] <= 1 << 27 else None
         if ref is None:  # the 4 GB cases: checked in float64 on the first 256 rows
             xd = x[:256].double()
-            ref = (torch.cumsum(xd.flip(1), 1).flip(1) if kind == "reverse" else torch.cumsum(xd, 1))
+            ref = (torch.cumsum(xd.flip(1), 1).flip(1) if kind == "reverse" else
+                   torch.cat([torch.zeros_like(xd[:, :1]), torch.cumsum(xd[:, :-1], 1)], 1) if kind == "exclusive" else
+                   torch.cumsum(xd, 1))
         nbytes = 2 * x.numel() * 4
         eager = graph_timed(tfn)
         comp = torch.compile(tfn)
@@ -73,28 +87,29 @@ def main():
         row = {"case": name, "shape": list(shape), "eager_graph_us": eager, "compile_graph_us": compiled,
                "eager_TBps": nbytes / eager / 1e6, "variants": []}
         y = graph(em.input("x", shape, "float32"), kind)
-        for cfg in CONFIGS:
-            label = json.dumps(cfg) if cfg is not None else "default"
+        for cfg, totals in CONFIGS:
+            label = "default" if cfg is None and totals is None else f"scan {json.dumps(cfg)} totals {json.dumps(totals)}"
             try:
-                prog, cfgs = program(y, cfg)
+                prog, cfgs = program(y, cfg, totals)
                 out = prog(x=x)
                 err = float((out[:ref.shape[0]].double() - ref).abs().max() / ref.abs().max())
                 us = prog.benchmark(reps=7, x=x)
+                per_kernel = [round(t, 1) for t in prog.profile(reps=5, x=x)]
             except Exception as e:  # noqa: BLE001 - a variant that fails is reported
                 row["variants"].append({"label": label, "error": f"{type(e).__name__}: {str(e)[:300]}"})
                 print(label, "ERROR", str(e)[:300], flush=True)
                 continue
             v = {"label": label, "us": us, "TBps": nbytes / us / 1e6, "rel_err": err, "ok": err < 1e-5,
-                 "kernels": len(prog.launches), "modes": [c.get("mode") for c in cfgs],
+                 "kernels": len(prog.launches), "modes": [c.get("mode") for c in cfgs], "per_kernel_us": per_kernel,
                  "vs_eager": eager / us, "vs_compile": compiled / us}
             row["variants"].append(v)
         print(json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items() if k != "variants"}), flush=True)
         for v in row["variants"]:
             if "us" in v:
                 print(f"   {v['us']:9.1f} us {v['TBps']:.2f} TB/s x{v['vs_eager']:.2f} eager x{v['vs_compile']:.2f} compile "
-                      f"err {v['rel_err']:.1e} {v['modes']} {v['label']}", flush=True)
+                      f"err {v['rel_err']:.1e} {v['modes']} {v['per_kernel_us']} {v['label']}", flush=True)
         res["rows"].append(row)
-        del x
+        x = None  # (the 4 GB cases: freed before the next)
         torch.cuda.empty_cache()
     if a.out:
         with open(a.out, "w") as f:

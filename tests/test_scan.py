@@ -65,10 +65,21 @@ def test_a_flipped_cumsum_scans_too():
     assert f is not None and f.reverse
 
 
+@pytest.mark.parametrize("kind,shift,reverse", [("exclusive", 1, False), ("reverse", 4001 % 32, True), ("cumsum", 0, False)])
+def test_the_real_kernelbench_cumsums_end_in_a_scan(kind, shift, reverse):
+    # (a ragged axis: the flipped one's blocks start 4001 % 32 in; half precision widened in the sum)
+    x = em.input("x", (64, 4001), "bfloat16")
+    (k, _) = lower([_graph(x, 1, kind).node]).kernels[-1]
+    f = scan_form(canonical(k))
+    assert f is not None and (f.shift, f.reverse) == (shift, reverse)
+
+
 def _graph(x, axis, kind):
     from ember.ops.movement import flip
     if kind == "reverse":  # the real KernelBench's 91_cumsum_reverse
         return flip(flip(x, [axis]).cumsum(axis), [axis])
+    if kind == "exclusive":  # its 92_cumsum_exclusive (axis 1): zeros, then the scan of x[:, :-1]
+        return em.concat([x[:, :1] * 0, x[:, :-1].cumsum(1)], 1)
     return x.cumsum(axis)
 
 
@@ -76,13 +87,16 @@ def _ref(xs, axis, kind):
     xs = xs.astype(np.float64)
     if kind == "reverse":
         return np.flip(np.cumsum(np.flip(xs, axis), axis), axis)
+    if kind == "exclusive":
+        return np.concatenate([xs[:, :1] * 0, np.cumsum(xs[:, :-1], 1)], 1)
     return np.cumsum(xs, axis=axis)
 
 
 CUDA_CASES = [((37, 8191), -1, "float32", "cumsum"), ((4096, 8192), 1, "float32", "cumsum"),
               ((5, 1000, 7), 1, "float32", "cumsum"), ((3, 40), 0, "float32", "cumsum"),
               ((9, 4099), 1, "bfloat16", "cumsum"), ((11, 777), -1, "int32", "cumsum"), ((2, 31), 1, "float32", "cumsum"),
-              ((33, 4096), 1, "float32", "reverse"), ((6, 1000), 1, "float32", "reverse")]
+              ((33, 4096), 1, "float32", "reverse"), ((6, 1000), 1, "float32", "reverse"), ((5, 4001), 1, "bfloat16", "reverse"),
+              ((33, 4096), 1, "float32", "exclusive"), ((7, 1001), 1, "float32", "exclusive")]
 
 
 @pytest.mark.cuda

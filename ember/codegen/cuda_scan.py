@@ -20,8 +20,10 @@ def render_scan(r, c: Canon, T: int, U: int):
     n = f.n
     warps = T // 32
     # the blocks: every output variable but the position's, which splits as n * s + l
-    q = -(-f.extent.value // n)
-    ragged = q * n != f.extent.value  # the last block partial: its positions past the extent not stored
+    ext, shift = f.extent.value, f.shift
+    first = -1 if shift else 0  # a shifted axis: block -1 holds its positions before the shift
+    q = (ext - 1 - shift) // n - first + 1
+    ragged = shift or (q * n != ext)  # blocks past either end: those positions are not stored
     loops = [("scan_s_", sm.const(q)) if v == f.var else (v, e) for v, e in c.outer]
     nseg = sm.prod(e for _, e in loops)
     I = r.IDX
@@ -36,7 +38,8 @@ def render_scan(r, c: Canon, T: int, U: int):
     e(3, "v_[u_] = 0;")
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
-    e(4, f"const {I} {f.var} = scan_s_ * {n} + lane_;")
+    # (the term is the same at every position of a block: read it at one inside the axis)
+    e(4, f"const {I} {f.var} = min(max(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0), ({I}){ext - 1});")
     e(4, f"const {I} {f.r} = lane_;")
     r.emitted_groups, r._ind = {}, 4
     env = r.vr.vals([f.x], 4)
@@ -58,10 +61,11 @@ def render_scan(r, c: Canon, T: int, U: int):
     e(2, f"for (int u_ = 0; u_ < {U}; ++u_) {{")
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
-    e(4, f"const {I} {f.var} = scan_s_ * {n} + {f'{n - 1} - lane_' if f.reverse else 'lane_'};")
+    pos = f"{n - 1} - lane_" if f.reverse else "lane_"
+    e(4, f"const {I} {f.var} = ({I})(scan_s_ + {first}) * {n} + {shift} + {pos};")
     e(4, f"const {ct} {f.acc.name} = v_[u_];")
     if ragged:
-        e(4, f"if ({f.var} < {f.extent.value}) {{")
+        e(4, f"if ({f.var} >= 0 && {f.var} < {ext}) {{")
     r.store(c.store, None, 1, 5 if ragged else 4)
     if ragged:
         e(4, "}")

@@ -27,6 +27,7 @@ class ScanForm:
     x: ir.Val  # the summed term, a function of r and of the outputs other than the position
     acc: ir.Acc
     reverse: bool = False  # output position l holds the prefix up to n - 1 - l
+    shift: int = 0  # block b holds positions n * b + shift + l (b from -1 when shift > 0)
 
 
 def _is_const(v: ir.Val, value) -> bool:
@@ -51,10 +52,24 @@ def _bound(cond: ir.Val, r: str):
     return None
 
 
-def _split(e: sm.Expr, var: str, ext: int, n: int):
-    """`e` with `var` = n * s + l (s < ext / n, l < n)."""
-    s, l = sm.var("scan_s_", 0, ext // n - 1), sm.var("scan_l_", 0, n - 1)
-    return sm.substitute(e, {var: s * n + l}), {var: s * n + l}
+def _split(e: sm.Expr, var: str, ext: int, n: int, shift: int):
+    """`e` with `var` = n * s + l + shift over the blocks that start inside the axis."""
+    s, l = sm.var("scan_s_", 0, max(0, (ext - 1 - shift) // n)), sm.var("scan_l_", 0, n - 1)
+    return sm.substitute(e, {var: s * n + l + shift}), {var: s * n + l + shift}
+
+
+def _first_block_ok(bound: sm.Expr, x: ir.Val, var: str, ext: int, n: int, shift: int, reverse: bool) -> bool:
+    """Block -1's positions o < shift: lane l = o + n - shift must see the bound it would (l, or
+    n - 1 - l reversed) and the same terms as position 0 (the renderer reads them there)."""
+    x0 = ir.substitute(x, {var: sm.const(0)})
+    for o in range(min(shift, ext)):
+        l = o + n - shift
+        e = sm.substitute(bound, {var: sm.const(o)})
+        if not e.is_const or e.value != (n - 1 - l if reverse else l):
+            return False
+        if ir.substitute(x, {var: sm.const(o)}) is not x0:
+            return False
+    return True
 
 
 def scan_form(c: Canon | None) -> ScanForm | None:
@@ -68,6 +83,9 @@ def scan_form(c: Canon | None) -> ScanForm | None:
         return None
     n = n_e.value
     v = st.update.value
+    cast = None
+    if v.op == "cast":  # a half-precision term widened to the accumulator's type
+        cast, v = v.dtype, v.args[0]
     if v.op != "where":
         return None
     cond, a, b = v.args
@@ -80,19 +98,29 @@ def scan_form(c: Canon | None) -> ScanForm | None:
         return None
     if bound is None or r in sm.free_vars(bound) or r not in _val_vars(x):
         return None
+    if cast is not None:
+        x = ir.Val("cast", (x,), cast)
     for var, ext in c.outer:
         if not ext.is_const or var not in sm.free_vars(bound):
             continue
-        e, mapping = _split(bound, var, -(-ext.value // n) * n, n)
-        if _is_var(e, "scan_l_"):
-            reverse = False
-        elif (sm.var("scan_l_", 0, n - 1) + e).is_const and (sm.var("scan_l_", 0, n - 1) + e).value == n - 1:
-            reverse = True  # the bound is n - 1 - l: a flipped axis (a suffix sum read forwards)
-        else:
-            continue
-        if "scan_l_" in _val_vars(ir.substitute(x, mapping)):
-            return None  # the term moves with the position: not a prefix sum
-        return ScanForm(var, ext, n, r, x, st.acc, reverse)
+        # blocks may start `shift` positions in (an exclusive cumsum: the scan of x[:-1] written
+        # from position 1; a flipped axis padded to whole blocks): block -1 then holds positions
+        # 0..shift-1, which the symbolic split (over the blocks that start inside) does not cover,
+        # so each is checked on its own
+        for shift in range(n):
+            e, mapping = _split(bound, var, ext.value, n, shift)
+            l = sm.var("scan_l_", 0, n - 1)
+            if _is_var(e, "scan_l_"):
+                reverse = False
+            elif (l + e).is_const and (l + e).value == n - 1:
+                reverse = True  # the bound is n - 1 - l: a flipped axis (a suffix sum read forwards)
+            else:
+                continue
+            if "scan_l_" in _val_vars(ir.substitute(x, mapping)):
+                return None  # the term moves with the position: not a prefix sum
+            if not _first_block_ok(bound, x, var, ext.value, n, shift, reverse):
+                continue
+            return ScanForm(var, ext, n, r, x, st.acc, reverse, shift)
     return None
 
 
