@@ -22,11 +22,11 @@ def _modes(y):
                                         ((13,), 0), ((33 * 32 + 5,), 0), ((2, 3, 64), 2)])
 def test_cumsum_runs_its_masked_sums_as_scans(shape, axis):
     x = em.input("x", shape, "float32")
-    modes = _modes(x.cumsum(axis))
-    # every kernel is a scan but the block totals' plain sums; the output's kernel is one
-    assert modes[-1] == "scan" and "scan" in modes
-    assert all(m == "scan" or m in ("warp", "block", "thread", "cols") for m in modes)
-    assert modes.count("scan") == (len(modes) + 1) // 2  # a level: its totals summed, its scan
+    kernels = [k for k, _ in lower([x.cumsum(axis).node]).kernels]
+    scans = [scan_form(canonical(k)) is not None for k in kernels]
+    # a level: its block totals summed, its masked sums a scan; the output's kernel is one
+    assert scans[-1] and sum(scans) == (len(kernels) + 1) // 2
+    assert all(cg.default_config(k)["mode"] == "scan" for k, s in zip(kernels, scans) if s)
 
 
 def _masked(x, mask_of, term_of=None):
@@ -117,3 +117,37 @@ def test_cuda_cumsum_scans_equal_the_reference(shape, axis, dtype, kind):
         else:
             # a prefix of n terms: its rounding grows with sqrt(n) at most like a tree's
             assert_close(out, ref, dtype, what=f"{kind} {shape} seed {seed}", scale=max(1.0, np.sqrt(shape[axis]) / 8))
+
+
+def test_short_contiguous_row_sums_take_the_warp_layout():
+    from ember.kernel.scan import short_sum_form
+    assert _modes(em.input("x", (70000, 20), "float32").sum(-1)) == ["scan"]
+    assert _modes(em.input("x", (70000, 64), "float32").sum(-1)) != ["scan"]  # (rows longer than a warp)
+    x = em.input("x", (24, 70000), "float32")
+    (k, _), = lower([x.sum(0).node]).kernels
+    assert short_sum_form(canonical(k)) is None  # read across rows: not along the lanes
+    (k, _), = lower([em.input("x", (9, 32), "float32").sum(-1).node]).kernels
+    assert short_sum_form(canonical(k)) is not None
+
+
+SUM_CASES = [((70000, 20), "float32"), ((65537, 32), "bfloat16"), ((66000, 17), "int32")]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape,dtype", SUM_CASES, ids=[f"{s}-{d}" for s, d in SUM_CASES])
+def test_cuda_short_sums_equal_the_reference(shape, dtype):
+    x = em.input("x", shape, dtype)
+    y = x.sum(-1) * 2
+    fn = em.compile(y, device="cuda")
+    fn.executor.poison = True
+    assert [l.config.get("mode") for l in fn.launches] == ["scan"]
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        xs = rng.integers(-9, 10, shape).astype(np.int32) if dtype == "int32" else \
+            rng.standard_normal(shape).astype(em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float32)
+        ref = xs.astype(np.float64).sum(-1) * 2
+        out = np.asarray(fn(x=xs))
+        if dtype == "int32":
+            assert np.array_equal(out, ref.astype(np.int64))
+        else:
+            assert_close(out, ref, dtype, what=f"{shape} seed {seed}")

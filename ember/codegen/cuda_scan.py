@@ -8,23 +8,31 @@ over 4096 x 8192: 0.48 ms against eager's 0.24, bench/results/kernelbench-cuda-t
 from __future__ import annotations
 
 from .. import symbolic as sm
-from ..kernel.scan import scan_form
+from ..kernel.scan import scan_form, short_sum_form
 from ..kernel.structure import Canon
 from .clike import compute_type
 
 
 def render_scan(r, c: Canon, T: int, U: int):
-    """The kernel body into CUDA renderer `r`; returns the grid."""
-    f = scan_form(c)
+    """The kernel body into CUDA renderer `r`; returns the grid. A short sum (kernel/scan.py
+    short_sum_form) runs the same way and stores its last lane's prefix: the total."""
+    f = scan_form(c) or short_sum_form(c)
     ct = compute_type(f.acc.dtype)
     n = f.n
     warps = T // 32
+    if f.var is None:
+        return _render(r, c, f, ct, n, warps, U, c.outer, 0, 0, False)
     # the blocks: every output variable but the position's, which splits as n * s + l
     ext, shift = f.extent.value, f.shift
     first = -1 if shift else 0  # a shifted axis: block -1 holds its positions before the shift
     q = (ext - 1 - shift) // n - first + 1
-    ragged = shift or (q * n != ext)  # blocks past either end: those positions are not stored
+    ragged = bool(shift) or (q * n != ext)  # blocks past either end: those positions are not stored
     loops = [("scan_s_", sm.const(q)) if v == f.var else (v, e) for v, e in c.outer]
+    return _render(r, c, f, ct, n, warps, U, loops, first, ext, ragged)
+
+
+def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: int, ext: int, ragged: bool):
+    shift = f.shift
     nseg = sm.prod(e for _, e in loops)
     I = r.IDX
     e = r.emit
@@ -38,8 +46,8 @@ def render_scan(r, c: Canon, T: int, U: int):
     e(3, "v_[u_] = 0;")
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
-    # (the term is the same at every position of a block: read it at one inside the axis)
-    e(4, f"const {I} {f.var} = min(max(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0), ({I}){ext - 1});")
+    if f.var is not None:  # (the term is the same at every position of a block: read it at one inside the axis)
+        e(4, f"const {I} {f.var} = min(max(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0), ({I}){ext - 1});")
     e(4, f"const {I} {f.r} = lane_;")
     r.emitted_groups, r._ind = {}, 4
     env = r.vr.vals([f.x], 4)
@@ -59,6 +67,15 @@ def render_scan(r, c: Canon, T: int, U: int):
     e(2, "}")
     e(2, "#pragma unroll")
     e(2, f"for (int u_ = 0; u_ < {U}; ++u_) {{")
+    if f.var is None:  # a short sum: the last lane's prefix is the total
+        e(3, f"if (s0_ + u_ < nseg_ && lane_ == {n - 1}) {{")
+        r.decompose("s0_ + u_", loops, 4)
+        e(4, f"const {ct} {f.acc.name} = v_[u_];")
+        r.store(c.store, None, 1, 4)
+        e(3, "}")
+        e(2, "}")
+        e(1, "}")
+        return sm.minimum((nseg + (warps * U - 1)) // (warps * U), 2 ** 31 - 1)
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
     pos = f"{n - 1} - lane_" if f.reverse else "lane_"

@@ -23,6 +23,7 @@ from ..kernel.structure import (
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
+from ..kernel.scan import short_sum_form
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applicable
 
@@ -379,7 +380,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     if not c.stages:
         return {"mode": "elementwise", "threads": 256, "vec": 8}
     if scan_applicable(c):  # a prefix sum (cumsum's blocks): a warp's shuffle scan (codegen/cuda_scan.py)
-        return {"mode": "scan", "threads": 256, "unroll": 4}
+        return {"mode": "scan", "threads": 256, "unroll": 8}
     if guarded_applicable(c):  # an embedding's gradient: the condition tested once per row and term
         return {"mode": "guarded", "threads": 128}
     g = contraction_of(c)
@@ -450,6 +451,11 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # a thread per row: a row its stages read more than once kept in registers (read once)
         cached = row_cache_plan(k, c, 1, 1, max_regs=THREAD_CACHE_MAX, scalar=True, target=target) is not None
         return {"mode": "thread", "threads": 128, "vec": 1, **({"cache": "regs"} if cached else {})}
+    if 16 <= r <= 32 and nrows >= (1 << 16) and short_sum_form(c) is not None:
+        # many short contiguous row sums (cumsum's block totals): a warp's lanes the terms, several
+        # rows in flight a warp (codegen/cuda_scan.py); warp mode read 4096 x 8192 in 318 us, this
+        # form's sibling scan read and wrote it in 103 (H100, bench/scan.py)
+        return {"mode": "scan", "threads": 256, "unroll": 8}
     if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
         return {"mode": "thread", "threads": 128, "vec": 1}
     if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
