@@ -22,11 +22,9 @@ CASES = [("cumsum 4096x8192 (project KB 31)", (4096, 8192), "cumsum"),
          ("reverse cumsum 32768x32768 (real KB 91)", (32768, 32768), "reverse"),
          ("cumsum 64x4096", (64, 4096), "cumsum")]
 # (scan kernels' config, the block totals' config): None keeps the default
-CONFIGS = [(None, None), ({"mode": "scan", "threads": 256, "unroll": 1}, None), ({"mode": "scan", "threads": 256, "unroll": 8}, None),
-           ({"mode": "scan", "threads": 128, "unroll": 8}, None), ({"mode": "scan", "threads": 512, "unroll": 16}, None),
-           (None, {"mode": "thread", "threads": 128, "vec": 1}), (None, {"mode": "thread", "threads": 256, "vec": 1}),
-           (None, {"mode": "warp", "threads": 256, "vec": 4}), (None, {"mode": "warp", "threads": 512, "vec": 1}),
-           ({"mode": "scan", "threads": 256, "unroll": 8}, {"mode": "thread", "threads": 128, "vec": 1}),
+CONFIGS = [(None, None), ({"mode": "scan", "threads": 256, "unroll": 4}, None), ({"mode": "scan", "threads": 128, "unroll": 8}, None),
+           (None, {"mode": "scan", "threads": 256, "unroll": 4}), (None, {"mode": "scan", "threads": 512, "unroll": 8}),
+           (None, {"mode": "warp", "threads": 512, "vec": 1}), (None, {"mode": "warp", "threads": 128, "vec": 8}),
            ("loops", None)]
 
 
@@ -43,14 +41,16 @@ def program(y, cfg, totals=None):
     from ember.codegen import cuda as cg
     target = pipeline.get_target("cuda")
     lowered = pipeline.lower([y.node], None, target)
+    from ember.kernel.scan import scan_form
     cfgs = []
     for k, _ in lowered.kernels:
         d = cg.default_config(k, target)
-        if d.get("mode") == "scan" and cfg is not None:
-            # "loops": the block / warp loops the masked sums took before the scan mode
-            d = {"mode": "warp", "threads": 256, "vec": 8} if cfg == "loops" else dict(cfg)
-        elif totals is not None and d.get("mode") in ("warp", "thread", "block"):
-            d = dict(totals)
+        if scan_form(cg.canonical(k)) is not None:  # a masked sum (the scans)
+            if cfg is not None:
+                # "loops": the warp loops the masked sums took before the scan mode
+                d = {"mode": "warp", "threads": 256, "vec": 8} if cfg == "loops" else dict(cfg)
+        elif totals is not None and d.get("mode") in ("warp", "thread", "block", "scan"):
+            d = dict(totals)  # the block totals (plain short sums)
         cfgs.append(d)
     return pipeline.build_program(lowered, target, None, "single", configs=cfgs), cfgs
 
