@@ -128,6 +128,9 @@ def test_short_contiguous_row_sums_take_the_warp_layout():
     assert short_sum_form(canonical(k)) is None  # read across rows: not along the lanes
     (k, _), = lower([em.input("x", (9, 32), "float32").sum(-1).node]).kernels
     assert short_sum_form(canonical(k)) is not None
+    from ember.ops.movement import flip  # a flipped axis reads downwards: still one line a warp
+    (k, _), = lower([flip(em.input("x", (9, 32), "float32"), [1]).sum(-1).node]).kernels
+    assert short_sum_form(canonical(k)) is not None
 
 
 SUM_CASES = [((70000, 20), "float32"), ((65537, 32), "bfloat16"), ((66000, 17), "int32")]

@@ -150,6 +150,8 @@ def short_sum_form(c: Canon | None) -> ScanForm | None:
         if r in sm.free_vars(idx):
             at = [sm.substitute(idx, {r: sm.const(i)}) for i in (0, 1, n_e.value - 1)]
             steps = (at[1] - at[0], at[2] - at[0])
-            if not all(d.is_const for d in steps) or (steps[0].value, steps[1].value) != (1, n_e.value - 1):
+            # (or by minus one: a flipped axis, its lanes reading one line downwards)
+            if not all(d.is_const for d in steps) or abs(steps[0].value) != 1 \
+                    or steps[1].value != steps[0].value * (n_e.value - 1):
                 return None
     return ScanForm(None, sm.const(n_e.value), n_e.value, r, x, st.acc)
