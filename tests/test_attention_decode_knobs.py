@@ -194,11 +194,12 @@ def test_cuda_decode_trace_stamps_are_ordered_and_outputs_unchanged():
 
 def test_decode_default_schedule_by_head_dim_and_cache_length(tmp_path):
     """The default decode schedule (codegen/cuda_schedule.py): a known 8K cache at head dim 64 runs 8
-    warps of 16-key tiles with two score chains, a cache whose length is a named dim (a decode step
+    warps of 16-key tiles with two score chains interleaved over the cluster, a cache whose length is a named dim (a decode step
     serving every position) and head dim 128 keep 4 warps; clusters without splits gather."""
     t = get_target("h100")
     (k64, _), = lower([_decode_graph(1, 8, 4, 8192, 64).node], target=t).kernels
-    assert t.default_config(k64, t) == {"mode": "decode", "warps": 8, "BN": 16, "stages": 3, "cluster": 8, "kt": 2, "gather": 1}
+    assert t.default_config(k64, t) == {"mode": "decode", "warps": 8, "BN": 16, "stages": 3, "cluster": 8, "kt": 2, "gather": 1,
+                                        "steal": "static"}
     (k128, _), = lower([_decode_graph(1, 8, 4, 8192, 128).node], target=t).kernels
     assert t.default_config(k128, t) == {"mode": "decode", "warps": 4, "BN": 16, "stages": 4, "cluster": 8, "kt": 1, "gather": 1}
     from ember.search.space import cuda_space  # (the search: the default first, its knobs carried over, the gather off)

@@ -35,6 +35,7 @@ SMEM_CACHE_MAX = 200 * 1024  # bytes of dynamic shared memory a cached row may u
 KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
 DECODE_NARROW_WARPS = os.environ.get("EMBER_DECODE_NARROW_WARPS", "1") == "1"  # head dim 64: 8 warps (0: 4; A/B runs)
+DECODE_STATIC_STEAL = os.environ.get("EMBER_DECODE_STATIC_STEAL", "1") == "1"  # those 8 warps interleaved (0: off; A/B runs)
 DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"
 DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)  # the cluster's combine in rank 0 (0: off; A/B runs)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
@@ -553,6 +554,11 @@ def flash_config(k: ir.Kernel, target=None) -> dict | None:
         # of copy bandwidth at head dim 128, 56.2 -> 57.5 at 64, batch 4 x 8K 81.9 -> 83.4
         if DECODE_GATHER and int(cfg.get("cluster", 1)) > 1 and int(cfg.get("splits", 1)) == 1:
             cfg["gather"] = 2 if DECODE_DIRECT and cfg.get("kt") else 1  # (2: codegen/cuda_flash_direct.py)
+        # head dim 64's 8 warps: the cluster's tiles one pool interleaved over its warps (knob `steal`
+        # "static", no counter): 67.4 -> 68.6% of copy bandwidth at 8K keys and 50.4 -> 51.6 at 4K, in
+        # each of three interleaved repetitions (gpu-session33-2026-11-27/a/, 16 layers, H100)
+        if narrow and cfg.get("gather") == 1 and DECODE_STATIC_STEAL:
+            cfg["steal"] = "static"
         if KV_PREFETCH:  # each block's K / V rows asked of L2 before the grid-dependency wait
             cfg["kv_prefetch"] = 1
         return cfg
