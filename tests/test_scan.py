@@ -154,3 +154,28 @@ def test_cuda_short_sums_equal_the_reference(shape, dtype):
             assert np.array_equal(out, ref.astype(np.int64))
         else:
             assert_close(out, ref, dtype, what=f"{shape} seed {seed}")
+
+
+CPU_CASES = [((37, 1111), 1, "float32", "cumsum"), ((5, 100, 7), 1, "float32", "cumsum"), ((6, 1001), 1, "float32", "reverse"),
+             ((6, 1001), 1, "float32", "exclusive"), ((11, 777), -1, "int32", "cumsum"), ((3, 40), 0, "float32", "cumsum"),
+             ((4, 300), 1, "bfloat16", "reverse")]
+
+
+@pytest.mark.parametrize("shape,axis,dtype,kind", CPU_CASES, ids=[f"{k}-{s}-{a}-{d}" for s, a, d, k in CPU_CASES])
+def test_cpu_scan_form_equals_the_reference(shape, axis, dtype, kind):
+    from ember.codegen import c as cc
+    x = em.input("x", shape, dtype)
+    y = _graph(x, axis, kind)
+    forms = [cc.default_config(k)["form"] for k, _ in lower([y.node]).kernels]
+    assert forms[-1] == "scan"  # a running sum a block (codegen/c_scan.py)
+    fn = em.compile(y, device="cpu")
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        xs = rng.integers(-9, 10, shape).astype(np.int32) if dtype == "int32" else \
+            rng.standard_normal(shape).astype(em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float32)
+        out = np.asarray(fn(x=xs))
+        ref = em.reference([y], x=xs)[0]
+        if dtype == "int32":
+            assert np.array_equal(out, ref)
+        else:
+            assert_close(out, ref, dtype, what=f"{kind} {shape} seed {seed}")

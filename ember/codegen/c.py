@@ -17,7 +17,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import online_form
 from ..kernel.structure import has_locals
-from . import c_gemm, c_guarded, c_online, c_rowcache, c_window
+from . import c_gemm, c_guarded, c_online, c_rowcache, c_scan, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -234,6 +234,8 @@ class _Renderer:
             c_window.render(self, _canon(k), self.cfg, OMP_MIN_WORK)
         elif form == "guarded" and c_guarded.applicable(_canon(k)):
             c_guarded.render(self, _canon(k), OMP_MIN_WORK)
+        elif form == "scan" and c_scan.applicable(_canon(k)):  # a prefix sum (kernel/scan.py)
+            c_scan.render(self, _canon(k), OMP_MIN_WORK)
         elif g is not None:
             self.contraction(g)
         else:
@@ -322,6 +324,8 @@ def default_config(k: ir.Kernel, wide: bool = False, bf16: bool = False) -> dict
     vectorise better."""
     if has_locals(k) and c_online.applicable(online_form(k)):  # a streamed kernel (kernel/online.py)
         return {"form": "online"}
+    if not has_locals(k) and c_scan.applicable(_canon(k)):  # a prefix sum: a running sum a block
+        return {"form": "scan"}
     g = _contraction(k)
     if wide and c_gemm.supports(g):
         work, N = sm.prod(e for _, e in g.batch + g.m + g.n + g.k), sm.prod(e for _, e in g.n)
@@ -368,7 +372,8 @@ def space(k: ir.Kernel, bf16: bool = False) -> list:
     if g is None:
         window = [{"form": "window", "vb": vb} for vb in (16, 64, 256)] if c_window.applicable(_canon(k)) else []
         guarded = [{"form": "guarded"}] if c_guarded.applicable(_canon(k)) else []
-        return [{"form": "loops"}] + window + guarded
+        scan = [{"form": "scan"}] if c_scan.applicable(_canon(k)) else []
+        return [{"form": "loops"}] + window + guarded + scan
     out = [{"form": "loops"}] + [{"form": "blocked", "nb": nb} for nb in (8, 16, 32, 64)]
     if c_gemm.supports(g):
         out += [dict(c_gemm.DEFAULT, mr=mr, nr=nr, kc=kc) for mr, nr in ((8, 32), (6, 32), (12, 32), (4, 64))
