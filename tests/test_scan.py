@@ -42,7 +42,8 @@ def _masked(x, mask_of, term_of=None):
 @pytest.mark.parametrize("name,mask_of,term_of,is_scan", [
     ("inclusive", lambda i, j: j <= i, None, True),
     ("exclusive", lambda i, j: j < i, None, False),  # r < l: the prefix before, not a scan of this form
-    ("suffix", lambda i, j: j >= i, None, False),
+    ("suffix", lambda i, j: j >= i, None, True),  # cumsum's gradient
+    ("strict_suffix", lambda i, j: j > i, None, False),
     ("term_reads_position", lambda i, j: j <= i, lambda xj, i: xj * i.cast("float32"), False),
     ("band", lambda i, j: (j <= i) & (j + 4 > i), None, False),
 ])
@@ -179,3 +180,43 @@ def test_cpu_scan_form_equals_the_reference(shape, axis, dtype, kind):
             assert np.array_equal(out, ref)
         else:
             assert_close(out, ref, dtype, what=f"{kind} {shape} seed {seed}")
+
+
+def _torch_graph(xt, kind):
+    import torch
+    if kind == "reverse":
+        return xt.flip(1).cumsum(1).flip(1)
+    if kind == "exclusive":
+        return torch.cat([xt[:, :1] * 0, xt[:, :-1].cumsum(1)], 1)
+    return xt.cumsum(1)
+
+
+def _gradient_case(shape, kind, device):
+    """x's gradient of sum(cumsum-kind(x) * w): suffix sums (kernel/scan.py), against torch's."""
+    torch = pytest.importorskip("torch")
+    x, w = em.input("x", shape, "float32"), em.input("w", shape, "float32")
+    gx, = em.grad((_graph(x, 1, kind) * w).sum(), [x])
+    kernels = [k for k, _ in lower([gx.node]).kernels]
+    assert any(getattr(scan_form(canonical(k)), "suffix", False) for k in kernels)
+    fn = em.compile(gx, device=device)
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        xs, ws = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+        xt = torch.from_numpy(xs).double().requires_grad_()
+        (_torch_graph(xt, kind) * torch.from_numpy(ws).double()).sum().backward()
+        assert_close(np.asarray(fn(w=ws)), xt.grad.numpy(), "float32", what=f"{kind} {shape} seed {seed}",
+                     scale=max(1.0, np.sqrt(shape[1]) / 8))
+
+
+GRAD_CASES = [((6, 1001), "cumsum"), ((6, 1001), "reverse"), ((5, 4096), "exclusive"), ((3, 40), "reverse")]
+
+
+@pytest.mark.parametrize("shape,kind", GRAD_CASES, ids=[f"{k}-{s}" for s, k in GRAD_CASES])
+def test_cpu_cumsum_gradients_run_suffix_scans(shape, kind):
+    _gradient_case(shape, kind, "cpu")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape,kind", GRAD_CASES + [((64, 8192), "cumsum")], ids=[f"{k}-{s}" for s, k in GRAD_CASES + [((64, 8192), "cumsum")]])
+def test_cuda_cumsum_gradients_run_suffix_scans(shape, kind):
+    _gradient_case(shape, kind, "cuda")

@@ -39,11 +39,11 @@ def render(r, c: Canon, omp_min_work: int) -> None:
     e(3, "{")  # the term: read at a position inside the axis (the same at every position of the block)
     e(4, f"long long {f.var} = (scan_s_ + {first}) * {n} + {shift} + p_;")
     e(4, f"{f.var} = {f.var} < 0 ? 0 : ({f.var} > {ext - 1} ? {ext - 1} : {f.var});")
-    e(4, f"const long long {f.r} = p_;")
+    e(4, f"const long long {f.r} = {f'{n - 1} - p_' if f.suffix else 'p_'};")
     env = r.vr.vals([f.x], 4)
     e(4, f"run_ += {env[f.x]};")
     e(3, "}")
-    pos = f"{n - 1} - p_" if f.reverse else "p_"
+    pos = f"{n - 1} - p_" if f.reverse != f.suffix else "p_"  # (a suffix sum reads its terms backwards)
     e(3, f"const long long {f.var} = (scan_s_ + {first}) * {n} + {shift} + {pos};")
     e(3, f"if ({f.var} >= 0 && {f.var} < {ext}) {{")
     e(4, f"const {ct} {f.acc.name} = run_;")

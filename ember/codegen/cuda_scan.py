@@ -48,7 +48,7 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
     r.decompose("s0_ + u_", loops, 4)
     if f.var is not None:  # (the term is the same at every position of a block: read it at one inside the axis)
         e(4, f"const {I} {f.var} = min(max(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0), ({I}){ext - 1});")
-    e(4, f"const {I} {f.r} = lane_;")
+    e(4, f"const {I} {f.r} = {f'{n - 1} - lane_' if f.suffix else 'lane_'};")
     r.emitted_groups, r._ind = {}, 4
     env = r.vr.vals([f.x], 4)
     e(4, f"v_[u_] = ({ct})({env[f.x]});")
@@ -78,7 +78,9 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
         return sm.minimum((nseg + (warps * U - 1)) // (warps * U), 2 ** 31 - 1)
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
-    pos = f"{n - 1} - lane_" if f.reverse else "lane_"
+    # lane p holds the sum from the block's first term read: position p, or n - 1 - p when the
+    # lanes read the terms backwards (a suffix sum) or the bound runs backwards (a flipped axis)
+    pos = f"{n - 1} - lane_" if f.reverse != f.suffix else "lane_"
     e(4, f"const {I} {f.var} = ({I})(scan_s_ + {first}) * {n} + {shift} + {pos};")
     e(4, f"const {ct} {f.acc.name} = v_[u_];")
     if ragged:

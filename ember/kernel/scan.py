@@ -1,4 +1,5 @@
-"""Prefix sums: a reduction `acc[.., l] = sum_r where(r <= l, x(r), 0)` whose bound `l` is an output
+"""Prefix sums: a reduction `acc[.., l] = sum_r where(r <= l, x(r), 0)` (or `r >= l`: a suffix sum,
+cumsum's gradient) whose bound `l` is an output
 index running over the same extent as `r`, with `x` blind to `l`, is an inclusive scan of `x`
 evaluated at `l`: out[l] = out[l - 1] + x(l). `cumsum` (ops/reduce.py) is built from such masked
 sums over blocks of 32; a renderer that knows the form (codegen/cuda_scan.py: a warp's lanes are the
@@ -28,6 +29,7 @@ class ScanForm:
     acc: ir.Acc
     reverse: bool = False  # output position l holds the prefix up to n - 1 - l
     shift: int = 0  # block b holds positions n * b + shift + l (b from -1 when shift > 0)
+    suffix: bool = False  # the sum runs over r >= the bound (cumsum's gradient): lanes read r = n - 1 - lane
 
 
 def _is_const(v: ir.Val, value) -> bool:
@@ -38,18 +40,30 @@ def _is_var(e: sm.Expr, name: str) -> bool:
     return e.op == "var" and e.args[0] == name
 
 
-def _bound(cond: ir.Val, r: str):
-    """The expression E when `cond` reads `r <= E` (as `not (E < r)` or `r < E + 1`), else None."""
-    if cond.op == "where" and _is_const(cond.args[1], False) and _is_const(cond.args[2], True):
-        a = cond.args[0]
-        if a.op == "lt" and a.args[0].op == "index" and a.args[1].op == "index" \
-                and _is_var(a.args[1].args[0], r):
-            return a.args[0].args[0]
+def _lt_sides(v: ir.Val, r: str):
+    """For `v` = lt(a, b) between index values, ("r<", E) when a is r, (">r", E) when b is r."""
+    if v.op != "lt" or v.args[0].op != "index" or v.args[1].op != "index":
         return None
-    if cond.op == "lt" and cond.args[0].op == "index" and cond.args[1].op == "index" \
-            and _is_var(cond.args[0].args[0], r):
-        return cond.args[1].args[0] - 1
+    a, b = v.args[0].args[0], v.args[1].args[0]
+    if _is_var(a, r):
+        return "r<", b
+    if _is_var(b, r):
+        return ">r", a
     return None
+
+
+def _bound(cond: ir.Val, r: str, negate: bool = False):
+    """(E, suffix) when `cond` (negated: the term is taken where it fails) reads `r <= E` (suffix
+    False: a prefix sum) or `r >= E` (suffix True: cumsum's gradient), else None."""
+    if cond.op == "where" and _is_const(cond.args[1], False) and _is_const(cond.args[2], True):
+        return _bound(cond.args[0], r, not negate)
+    sides = _lt_sides(cond, r)
+    if sides is None:
+        return None
+    side, e = sides
+    if not negate:  # r < E: r <= E - 1;  E < r: r >= E + 1
+        return (e - 1, False) if side == "r<" else (e + 1, True)
+    return (e, True) if side == "r<" else (e, False)  # not (r < E): r >= E;  not (E < r): r <= E
 
 
 def _split(e: sm.Expr, var: str, ext: int, n: int, shift: int):
@@ -90,13 +104,15 @@ def scan_form(c: Canon | None) -> ScanForm | None:
         return None
     cond, a, b = v.args
     if _is_const(b, 0) or _is_const(b, 0.0):
-        x, bound = a, _bound(cond, r)
-    elif (_is_const(a, 0) or _is_const(a, 0.0)) and cond.op == "lt" and cond.args[1].op == "index" \
-            and _is_var(cond.args[1].args[0], r) and cond.args[0].op == "index":
-        x, bound = b, cond.args[0].args[0]  # where(E < r, 0, x)
+        x, found = a, _bound(cond, r)
+    elif _is_const(a, 0) or _is_const(a, 0.0):
+        x, found = b, _bound(cond, r, negate=True)  # where(c, 0, x): x where c fails
     else:
         return None
-    if bound is None or r in sm.free_vars(bound) or r not in _val_vars(x):
+    if found is None:
+        return None
+    bound, suffix = found
+    if r in sm.free_vars(bound) or r not in _val_vars(x):
         return None
     if cast is not None:
         x = ir.Val("cast", (x,), cast)
@@ -120,7 +136,7 @@ def scan_form(c: Canon | None) -> ScanForm | None:
                 return None  # the term moves with the position: not a prefix sum
             if not _first_block_ok(bound, x, var, ext.value, n, shift, reverse):
                 continue
-            return ScanForm(var, ext, n, r, x, st.acc, reverse, shift)
+            return ScanForm(var, ext, n, r, x, st.acc, reverse, shift, suffix)
     return None
 
 
