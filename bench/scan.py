@@ -20,7 +20,8 @@ CASES = [("cumsum 4096x8192 (project KB 31)", (4096, 8192), "cumsum"),
          ("exclusive cumsum 32768x32768 (real KB 92)", (32768, 32768), "exclusive"),
          ("cumsum 32768x32768 (real KB 89)", (32768, 32768), "cumsum"),
          ("reverse cumsum 32768x32768 (real KB 91)", (32768, 32768), "reverse"),
-         ("cumsum 64x4096", (64, 4096), "cumsum")]
+         ("cumsum 64x4096", (64, 4096), "cumsum"),
+         ("cumsum's gradient 4096x8192 (suffix sums)", (4096, 8192), "grad")]
 # (scan kernels' config, the block totals' config): None keeps the default
 CONFIGS = [(None, None), ({"mode": "scan", "threads": 256, "unroll": 4}, None), ({"mode": "scan", "threads": 128, "unroll": 8}, None),
            (None, {"mode": "scan", "threads": 256, "unroll": 4}), (None, {"mode": "scan", "threads": 512, "unroll": 8}),
@@ -31,6 +32,9 @@ CONFIGS = [(None, None), ({"mode": "scan", "threads": 256, "unroll": 4}, None), 
 def graph(x, kind):
     import ember as em
     from ember.ops.movement import flip
+    if kind == "grad":  # d/dv sum(cumsum(v) * x): the suffix sums of x (kernel/scan.py `suffix`)
+        v = em.input("v", x.node.shape, "float32")
+        return em.grad((v.cumsum(1) * x).sum(), [v])[0]
     if kind == "exclusive":  # the real KernelBench's: the scan of x[:, :-1] after a column of zeros
         return em.concat([x[:, :1] * 0, x[:, :-1].cumsum(1)], 1)
     return flip(flip(x, [1]).cumsum(1), [1]) if kind == "reverse" else x.cumsum(1)
@@ -67,7 +71,7 @@ def main():
     todo = [CASES[int(i)] for i in a.cases.split(",")] if a.cases else CASES
     for name, shape, kind in todo:
         x = torch.randn(shape, device="cuda")
-        if kind == "reverse":
+        if kind in ("reverse", "grad"):
             tfn = lambda: torch.cumsum(x.flip(1), 1).flip(1)  # noqa: E731
         elif kind == "exclusive":
             tfn = lambda: torch.cat([torch.zeros_like(x[:, :1]), torch.cumsum(x[:, :-1], 1)], 1)  # noqa: E731
@@ -76,7 +80,7 @@ def main():
         ref = tfn().double() if shape[0] * shape[1] <= 1 << 27 else None
         if ref is None:  # the 4 GB cases: checked in float64 on the first 256 rows
             xd = x[:256].double()
-            ref = (torch.cumsum(xd.flip(1), 1).flip(1) if kind == "reverse" else
+            ref = (torch.cumsum(xd.flip(1), 1).flip(1) if kind in ("reverse", "grad") else
                    torch.cat([torch.zeros_like(xd[:, :1]), torch.cumsum(xd[:, :-1], 1)], 1) if kind == "exclusive" else
                    torch.cumsum(xd, 1))
         nbytes = 2 * x.numel() * 4
