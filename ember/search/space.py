@@ -97,6 +97,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
                 out += [dict(d, b_kfast=f) for f in (False, True)]  # the input tile's walk (one is the default)
                 if level == "full":
                     out += [dict(d, kslice=True, stages=st) for st in (1, 2)]
+    from ..kernel.scan import scan_form, short_sum_form
+    if scan_form(c) is not None or short_sum_form(c) is not None:  # warps of scans / short sums (codegen/cuda_scan.py)
+        out += [{"mode": "scan", "threads": t, "unroll": u} for t in (128, 256, 512) for u in (4, 8)]
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:
