@@ -452,11 +452,12 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # a thread per row: a row its stages read more than once kept in registers (read once)
         cached = row_cache_plan(k, c, 1, 1, max_regs=THREAD_CACHE_MAX, scalar=True, target=target) is not None
         return {"mode": "thread", "threads": 128, "vec": 1, **({"cache": "regs"} if cached else {})}
-    if 16 <= r <= 32 and nrows >= (1 << 16) and short_sum_form(c) is not None:
+    if 16 <= r <= 32 and nrows >= (1 << 15) and short_sum_form(c) is not None:
         # many short contiguous row sums (cumsum's block totals): a warp's lanes the terms, several
-        # rows in flight a warp (codegen/cuda_scan.py); warp mode read 4096 x 8192 in 318 us, this
-        # form's sibling scan read and wrote it in 103 (H100, bench/scan.py)
-        return {"mode": "scan", "threads": 256, "unroll": 8}
+        # rows in flight a warp (codegen/cuda_scan.py). H100, bench/scan.py (gpu-session33-2026-11-27/d/):
+        # 1M rows of 32 318 -> 50 us against warp mode (8 rows a warp; 4 rows 54), 32K rows 12.5 -> 8.5
+        # (4 rows a warp; 8 rows 9.5)
+        return {"mode": "scan", "threads": 256, "unroll": 8 if nrows >= (1 << 18) else 4}
     if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
         return {"mode": "thread", "threads": 128, "vec": 1}
     if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
