@@ -97,7 +97,8 @@ CUDA_CASES = [((37, 8191), -1, "float32", "cumsum"), ((4096, 8192), 1, "float32"
               ((5, 1000, 7), 1, "float32", "cumsum"), ((3, 40), 0, "float32", "cumsum"),
               ((9, 4099), 1, "bfloat16", "cumsum"), ((11, 777), -1, "int32", "cumsum"), ((2, 31), 1, "float32", "cumsum"),
               ((33, 4096), 1, "float32", "reverse"), ((6, 1000), 1, "float32", "reverse"), ((5, 4001), 1, "bfloat16", "reverse"),
-              ((33, 4096), 1, "float32", "exclusive"), ((7, 1001), 1, "float32", "exclusive")]
+              ((33, 4096), 1, "float32", "exclusive"), ((7, 1001), 1, "float32", "exclusive"),
+              ((7, 31), 1, "float32", "exclusive")]
 
 
 @pytest.mark.cuda
@@ -220,3 +221,39 @@ def test_cpu_cumsum_gradients_run_suffix_scans(shape, kind):
 @pytest.mark.parametrize("shape,kind", GRAD_CASES + [((64, 8192), "cumsum")], ids=[f"{k}-{s}" for s, k in GRAD_CASES + [((64, 8192), "cumsum")]])
 def test_cuda_cumsum_gradients_run_suffix_scans(shape, kind):
     _gradient_case(shape, kind, "cuda")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_scan_forms_fuzzed_on_the_cpu(seed):
+    """Random shapes, axes, flips, exclusive forms and dtypes: every kernel the recognizer takes
+    runs as a running sum (codegen/c_scan.py) and the program equals the float64 reference."""
+    from ember.ops.movement import flip
+    rng = np.random.default_rng(100 + seed)
+    nd = int(rng.integers(1, 4))
+    shape = tuple(int(rng.integers(1, 9)) for _ in range(nd))
+    axis = int(rng.integers(0, nd))
+    shape = shape[:axis] + (int(rng.choice([2, 31, 32, 33, 65, 100, 1000, 1025])),) + shape[axis + 1:]
+    dtype = str(rng.choice(["float32", "int32", "bfloat16"]))
+    kind = str(rng.choice(["cumsum", "reverse", "exclusive", "flip_in"]))
+    x = em.input("x", shape, dtype)
+    if kind == "reverse":
+        y = flip(flip(x, [axis]).cumsum(axis), [axis])
+    elif kind == "exclusive":
+        n = shape[axis]
+        y = em.concat([x.narrow(axis, 0, 1) * 0, x.narrow(axis, 0, n - 1).cumsum(axis)], axis)
+    elif kind == "flip_in":
+        y = flip(x, [axis]).cumsum(axis)
+    else:
+        y = x.cumsum(axis)
+    from ember.codegen import c as cc
+    what = f"{kind} {shape} axis {axis} {dtype}"
+    if shape[axis] > 2 or kind != "exclusive":  # (an exclusive scan of one term is no masked sum)
+        assert any(cc.default_config(k)["form"] == "scan" for k, _ in lower([y.node]).kernels), what
+    fn = em.compile(y, device="cpu")
+    xs = rng.integers(-9, 10, shape).astype(np.int32) if dtype == "int32" else \
+        rng.standard_normal(shape).astype(em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float32)
+    out, ref = np.asarray(fn(x=xs)), em.reference([y], x=xs)[0]
+    if dtype == "int32":
+        assert np.array_equal(out, ref), what
+    else:
+        assert_close(out, ref, dtype, what=what, scale=max(1.0, np.sqrt(shape[axis]) / 8))

@@ -36,6 +36,12 @@ def _is_const(v: ir.Val, value) -> bool:
     return v.op == "const" and v.args[0] == value
 
 
+def _is_zero(v: ir.Val) -> bool:
+    """A term that is 0 wherever it is read: a zero constant or a load whose guard is false."""
+    v = v.args[0] if v.op == "cast" else v
+    return _is_const(v, 0) or _is_const(v, 0.0) or (v.op == "load" and v.args[2] is sm.ZERO)
+
+
 def _is_var(e: sm.Expr, name: str) -> bool:
     return e.op == "var" and e.args[0] == name
 
@@ -74,8 +80,11 @@ def _split(e: sm.Expr, var: str, ext: int, n: int, shift: int):
 
 def _first_block_ok(bound: sm.Expr, x: ir.Val, var: str, ext: int, n: int, shift: int, reverse: bool) -> bool:
     """Block -1's positions o < shift: lane l = o + n - shift must see the bound it would (l, or
-    n - 1 - l reversed) and the same terms as position 0 (the renderer reads them there)."""
+    n - 1 - l reversed) and the same terms as position 0 (the renderer reads them there) — or
+    every term of theirs is zero."""
     x0 = ir.substitute(x, {var: sm.const(0)})
+    if all(_is_zero(ir.substitute(x, {var: sm.const(o)})) for o in range(min(shift, ext))):
+        return True  # their terms all guarded off (a shifted axis's first positions): sums of zeros
     for o in range(min(shift, ext)):
         l = o + n - shift
         e = sm.substitute(bound, {var: sm.const(o)})
