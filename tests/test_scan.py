@@ -257,3 +257,26 @@ def test_scan_forms_fuzzed_on_the_cpu(seed):
         assert np.array_equal(out, ref), what
     else:
         assert_close(out, ref, dtype, what=what, scale=max(1.0, np.sqrt(shape[axis]) / 8))
+
+
+def test_scans_compile_as_megakernel_tasks():
+    """The scan and short-sum kernels as tasks of one persistent kernel (docs/megakernel.md): the
+    source compiles with NVRTC for sm_90a (their output is checked on the GPU below)."""
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_cuda
+    x = em.input("x", (64, 4096), "float32")
+    p = em.compile((x.cumsum(1) * 2.0).exp(), device="h100", megakernel=True)
+    assert len(p.launches) == 1 and p.meta["megakernel"]["launches"] >= 3
+    assert len(compile_cuda(p.source, "sm_90a")) > 0
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kind", ["cumsum", "exclusive", "reverse"])
+def test_cuda_megakernel_scans_equal_the_kernels(kind):
+    x = em.input("x", (37, 4099), "float32")
+    y = _graph(x, 1, kind) * 2.0
+    xs = np.random.default_rng(3).standard_normal((37, 4099)).astype(np.float32)
+    kernels = np.asarray(em.compile(y, device="cuda")(x=xs))
+    mega = np.asarray(em.compile(y, device="cuda", megakernel=True)(x=xs))
+    assert_close(mega, kernels, "float32", what=kind)
+    assert_close(mega, _ref(xs, 1, kind) * 2.0, "float32", what=kind, scale=8.0)
