@@ -10,6 +10,10 @@ export OUT
 timeout 300 python3 -m pytest -m cuda tests/ -p no:cacheprovider -p no:warnings -n 14 -rf -q > "$OUT/cuda_tests.log" 2>&1
 echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/cuda_tests.log") FAILED"; grep '^FAILED' "$OUT/cuda_tests.log" | head; tail -1 "$OUT/cuda_tests.log"
 timeout 120 python3 bench/scan.py --cases 0,2,5 --out "$OUT/scan.json" 2>&1 | grep -v -i warn | grep -v loops
+for tool in memcheck racecheck; do  # the scan kernels (their shuffles and guarded lanes)
+  timeout 150 compute-sanitizer --tool $tool python3 bench/sanitize_scan.py > "$OUT/sanitize-scan-$tool.log" 2>&1
+  echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|wrong' "$OUT/sanitize-scan-$tool.log" | tr '\n' ' ')"
+done
 timeout 150 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 3 --ember-precision torch --only masked_cumsum \
     --out "$OUT/kb-93.json" 2>&1 | grep -v -i warn | tail -1
 python3 -c "
