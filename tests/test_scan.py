@@ -280,3 +280,75 @@ def test_cuda_megakernel_scans_equal_the_kernels(kind):
     mega = np.asarray(em.compile(y, device="cuda", megakernel=True)(x=xs))
     assert_close(mega, kernels, "float32", what=kind)
     assert_close(mega, _ref(xs, 1, kind) * 2.0, "float32", what=kind, scale=8.0)
+
+
+def _nonfinite_case(device):
+    """An infinity or NaN inside a block: positions before it keep their sums, it and those after
+    follow IEEE (the block's running total before it is the inclusive scan shifted, not a
+    difference that turned inf into NaN for the whole block)."""
+    x = em.input("x", (3, 2000), "float32")
+    fn = em.compile(x.cumsum(1), device=device)
+    xs = np.random.default_rng(0).standard_normal((3, 2000)).astype(np.float32)
+    xs[0, 40], xs[1, 1000], xs[2, 5], xs[2, 1500] = np.inf, np.nan, -np.inf, np.inf
+    ref = np.cumsum(xs.astype(np.float64), 1)
+    out = np.asarray(fn(x=xs))
+    assert np.array_equal(np.isnan(out), np.isnan(ref)) and np.array_equal(np.isinf(out), np.isinf(ref))
+    assert np.array_equal(np.sign(out[np.isinf(out)]), np.sign(ref[np.isinf(ref)]))
+    fin = np.isfinite(ref)
+    assert_close(out[fin], ref[fin], "float32", scale=4.0)
+
+
+def test_cpu_cumsum_keeps_ieee_infinities_and_nans():
+    _nonfinite_case("cpu")
+
+
+@pytest.mark.cuda
+def test_cuda_cumsum_keeps_ieee_infinities_and_nans():
+    _nonfinite_case("cuda")
+
+
+def _cumprod_case(device, shape, axis, dtype):
+    torch = pytest.importorskip("torch")
+    x = em.input("x", shape, dtype)
+    fn = em.compile(x.cumprod(axis), device=device)
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        xs = (1 + 0.3 * rng.standard_normal(shape)).astype(np.float32)
+        xs.flat[rng.integers(0, xs.size, 3)] = [0.0, -2.0, np.inf]
+        xs = xs.astype(em.dtypes.bfloat16.np) if dtype == "bfloat16" else xs
+        ref = torch.cumprod(torch.from_numpy(xs.astype(np.float64)), axis).numpy()
+        out = np.asarray(fn(x=xs)).astype(np.float64)
+        assert np.array_equal(np.isnan(out), np.isnan(ref)) and np.array_equal(np.isinf(out), np.isinf(ref))
+        fin = np.isfinite(ref)
+        assert_close(out[fin], ref[fin], dtype, what=f"{shape} seed {seed}")
+
+
+CUMPROD_CASES = [((5, 1000), 1, "float32"), ((4, 3, 70), 1, "float32"), ((6, 300), 1, "bfloat16")]
+
+
+@pytest.mark.parametrize("shape,axis,dtype", CUMPROD_CASES, ids=[f"{s}-{a}-{d}" for s, a, d in CUMPROD_CASES])
+def test_cpu_cumprod_equals_torch(shape, axis, dtype):
+    _cumprod_case("cpu", shape, axis, dtype)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape,axis,dtype", CUMPROD_CASES, ids=[f"{s}-{a}-{d}" for s, a, d in CUMPROD_CASES])
+def test_cuda_cumprod_equals_torch(shape, axis, dtype):
+    _cumprod_case("cuda", shape, axis, dtype)
+
+
+def test_cumprod_of_integers_is_refused_with_a_clear_error():
+    with pytest.raises(TypeError, match="cumprod of .*int32.*floating-point"):
+        em.input("x", (4, 5), "int32").cumprod(1)
+
+
+def test_torch_cumprod_imports():
+    torch = pytest.importorskip("torch")
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumprod(x, dim=1) + torch.cumsum(x, 1)
+
+    xs = torch.rand(4, 300) + 0.5
+    fn = em.from_torch(M(), (xs,), device="cpu")
+    assert_close(np.asarray(fn(xs)), (torch.cumprod(xs.double(), 1) + torch.cumsum(xs.double(), 1)).numpy(), "float32")

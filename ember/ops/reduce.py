@@ -8,7 +8,7 @@ from .. import symbolic as sm
 from ..tensor import _HALF, ShapeError, Tensor, _float, iota, opmath, tensor_method, where
 
 __all__ = ["sum", "max", "min", "mean", "var", "std", "prod", "argmax", "argmin", "logsumexp", "softmax",
-           "log_softmax", "cumsum", "amax", "amin", "all", "any"]
+           "log_softmax", "cumsum", "cumprod", "amax", "amin", "all", "any"]
 
 _builtin_sum, _builtin_max, _builtin_min, _builtin_all, _builtin_any = sum, max, min, all, any
 
@@ -262,6 +262,28 @@ def cumsum(x: Tensor, axis: int = 0, *, dim=None, dtype=None) -> Tensor:
     return _scan_last(x.movedim(a, -1)).movedim(-1, a)
 
 
+@tensor_method
+def cumprod(x: Tensor, axis: int = 0, *, dim=None, dtype=None) -> Tensor:
+    """Inclusive prefix product, from two prefix sums (the graph has no product reduction): the
+    magnitude 2^cumsum(log2|x|) — a zero's -inf makes every later magnitude 0, an infinity after it
+    NaN, as the products do — and the sign from the parity of the negatives seen. Float only (an
+    integer product is exact in torch, not through logarithms). Its error against float64
+    (tests/test_scan.py): as float32's own sequential product relative to the largest output; per
+    element up to ~n * eps * |log2 x| relative over a prefix of n terms (the sequential product's is
+    ~n * eps)."""
+    if dtype is not None:
+        x = x.cast(dtype)
+    if not x.dtype.is_float:
+        raise TypeError(f"cumprod of {x.dtype}: only floating-point inputs are supported (an integer product "
+                        f"through logarithms would not be exact)")
+    a = _axes(x, dim if dim is not None else axis)[0]
+    out = x.dtype
+    xf = x.cast(dt.float32) if out in _HALF else x
+    mag = xf.abs().log2().cumsum(a).exp2()
+    negative = (xf < 0).cast(dt.int32).cumsum(a) % 2 == 1
+    return where(negative, -mag, mag).cast(out)
+
+
 def _masked_scan_last(xm: Tensor) -> Tensor:
     """out[i] = sum_j x[j] * (j <= i) over the last axis: n*n work, for short axes."""
     n = xm.node.shape[-1]
@@ -274,7 +296,8 @@ def _masked_scan_last(xm: Tensor) -> Tensor:
 def _scan_last(xm: Tensor) -> Tensor:
     """Inclusive prefix sum over the last axis. An axis longer than CUMSUM_BLOCK is cut into blocks
     (zero-padded to a whole number of them): a masked scan inside each block, the block totals
-    scanned recursively (exclusive: the running total before the block), then added. Work per
+    scanned recursively (exclusive: the running total before the block, the inclusive scan shifted
+    one block), then added. Work per
     element is about CUMSUM_BLOCK per level instead of n, and the summation order is a tree, which
     is no less accurate than torch's."""
     n = xm.node.shape[-1]
@@ -292,6 +315,9 @@ def _scan_last(xm: Tensor) -> Tensor:
     # input and writes the output once (a renderer that knows the masked sum is a scan runs it as
     # one, codegen/cuda_scan.py)
     totals = sum(blocks, -1)
-    before = _scan_last(totals) - totals  # exclusive scan of the block totals
+    # the exclusive scan of the block totals: the inclusive one shifted by a block (a view), not the
+    # inclusive one minus the totals — an infinite total made that NaN for the block's own positions
+    from .movement import pad_axes
+    before = pad_axes(_scan_last(totals)[..., :m - 1], [(0, 0)] * len(lead) + [(1, 0)])
     out = (_masked_scan_last(blocks) + before.unsqueeze(-1)).reshape(lead + [m * b])
     return out[..., :n.value] if m * b != n.value else out

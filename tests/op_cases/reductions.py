@@ -1,4 +1,4 @@
-"""Op cases: reductions over any axes (keepdim, negative axes), the softmax family and cumsum."""
+"""Op cases: reductions over any axes (keepdim, negative axes), the softmax family, cumsum and cumprod."""
 from __future__ import annotations
 
 import math
@@ -101,3 +101,6 @@ _add("cumsum_blocked_exact", {"x": S(2, 64)}, lambda x: x.cumsum(1), lambda x: x
 _add("cumsum_blocked_three_levels", {"x": S(33 * 32 + 5)}, lambda x: x.cumsum(0), lambda x: x.cumsum(0))
 _add("cumsum_blocked_int", {"x": S(2, 1057, dtype="int32", kind="int:-9:9")}, lambda x: x.cumsum(1),
      lambda x: x.cumsum(1), grad=False)
+# cumprod: a magnitude scan of log2|x| and a sign scan (ops/reduce.py)
+_add("cumprod_last", {"x": S(3, 40)}, lambda x: x.cumprod(-1), lambda x: x.cumprod(-1))
+_add("cumprod_blocked_middle", {"x": S(2, 70, 3)}, lambda x: (x * 0.5 + 1).cumprod(1), lambda x: (x * 0.5 + 1).cumprod(1))

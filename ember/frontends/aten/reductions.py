@@ -146,6 +146,13 @@ def _cumsum(x, dim, *, dtype=None):
     return x.cumsum(dim)
 
 
+@aten("cumprod.default")
+def _cumprod(x, dim, *, dtype=None):
+    if dtype is not None:
+        x = x.cast(_dtype(dtype))
+    return x.cumprod(dim)
+
+
 @aten("linalg_vector_norm.default", "norm.Scalar", "norm.ScalarOpt_dim")
 def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
