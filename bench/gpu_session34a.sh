@@ -14,7 +14,7 @@ for tool in memcheck racecheck; do  # the scan kernels (their shuffles and guard
   timeout 150 compute-sanitizer --tool $tool python3 bench/sanitize_scan.py > "$OUT/sanitize-scan-$tool.log" 2>&1
   echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|wrong' "$OUT/sanitize-scan-$tool.log" | tr '\n' ' ')"
 done
-timeout 150 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 3 --ember-precision torch --only masked_cumsum \
+timeout 150 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 3 --ember-precision torch --only masked_cumsum,cumprod \
     --out "$OUT/kb-93.json" 2>&1 | grep -v -i warn | tail -1
 python3 -c "
 import json; d = json.load(open('$OUT/kb-93.json'))
