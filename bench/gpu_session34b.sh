@@ -16,3 +16,7 @@ import json; d = json.load(open('$OUT/kb.json')); print('partial', d['partial'],
 for k, v in d['summary'].items(): print(k, {x: round(y, 3) if isinstance(y, float) else y for x, y in v.items()})"
 timeout 300 python3 bench/kernelbench.py kernelbench --device cuda --seeds 3 --ember-precision torch --only conv2d_pointwise,matmul_irregular \
   --search fast --search-time 120 --out "$OUT/kb-35-search.json" 2>&1 | grep -v -i warn | tail -2
+# issue 19's seed-000 conv at float32 accuracy (TF32 off; target 2x eager): last measured before the
+# float32 channels-last layouts (f32-conv-h100-2026-11-26.json: 1356 us, 0.72x eager); now a C = 4
+# channels-last copy of the input and wgmma tf32x3 with the input gathered in 16-byte chunks
+timeout 200 python3 bench/f32_conv.py --out "$OUT/f32-conv.json" 2>&1 | grep -v -i warn | tail -8
