@@ -32,13 +32,17 @@ def one(path: str) -> dict:
     import torch
     from ember.frontends.function import export, import_graph
     mod = _load(path)
-    with torch.device("meta"):  # (built without initialising multi-GB weights and inputs ...)
+    try:
+        with torch.device("meta"):  # (built without initialising multi-GB weights and inputs ...)
+            model = mod.Model(*mod.get_init_inputs())
+            ins = mod.get_inputs()
+        # ... then given uninitialised CPU memory (untouched pages cost nothing): the importer reads
+        # the weights' values as constants, and nothing here looks at them
+        model = model.to_empty(device="cpu")
+        ins = [torch.empty_like(x, device="cpu") if isinstance(x, torch.Tensor) else x for x in ins]
+    except RuntimeError:  # a model that reads values while it is built (Swin's .item()): built for real
         model = mod.Model(*mod.get_init_inputs())
         ins = mod.get_inputs()
-    # ... then given uninitialised CPU memory (untouched pages cost nothing): the importer reads the
-    # weights' values as constants, and nothing here looks at them
-    model = model.to_empty(device="cpu")
-    ins = [torch.empty_like(x, device="cpu") if isinstance(x, torch.Tensor) else x for x in ins]
     with torch.no_grad():
         ep = export(model, tuple(ins), {})
     ops = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})
