@@ -95,7 +95,9 @@ def _first_block_ok(bound: sm.Expr, x: ir.Val, var: str, ext: int, n: int, shift
     return True
 
 
-def scan_form(c: Canon | None) -> ScanForm | None:
+def _short_sum(c: Canon | None):
+    """(stage, reduce variable, its extent n) of a kernel that is one sum over one loop of
+    2 <= n <= MAX_LEN terms, else None."""
     if c is None or len(c.stages) != 1 or c.inner:
         return None
     st = c.stages[0]
@@ -104,7 +106,14 @@ def scan_form(c: Canon | None) -> ScanForm | None:
     r, n_e = st.loops[0]
     if not n_e.is_const or not 2 <= n_e.value <= MAX_LEN:
         return None
-    n = n_e.value
+    return st, r, n_e.value
+
+
+def scan_form(c: Canon | None) -> ScanForm | None:
+    found = _short_sum(c)
+    if found is None:
+        return None
+    st, r, n = found
     v = st.update.value
     cast = None
     if v.op == "cast":  # a half-precision term widened to the accumulator's type
@@ -158,14 +167,10 @@ def short_sum_form(c: Canon | None) -> ScanForm | None:
     any short row sum): the same warp layout, its lanes the terms, the total the scan's last lane.
     A warp per row (warp mode) reads 128 bytes and waits; here a warp keeps U rows' loads in
     flight (the H100, 4096 x 8192 summed in blocks of 32: 318 us in warp mode, bench/scan.py)."""
-    if c is None or len(c.stages) != 1 or c.inner:
+    found = _short_sum(c)
+    if found is None:
         return None
-    st = c.stages[0]
-    if st.acc.op != "sum" or len(st.loops) != 1:
-        return None
-    r, n_e = st.loops[0]
-    if not n_e.is_const or not 2 <= n_e.value <= MAX_LEN:
-        return None
+    st, r, n = found
     x = st.update.value
     loads = [v for v in ir.val_toposort([x]) if v.op == "load" and not isinstance(v.args[1], ir.Val)]
     if not any(r in sm.free_vars(v.args[1]) for v in loads):
@@ -173,10 +178,10 @@ def short_sum_form(c: Canon | None) -> ScanForm | None:
     for v in loads:  # every load that moves with r moves by one element (the lanes coalesce)
         idx = v.args[1]
         if r in sm.free_vars(idx):
-            at = [sm.substitute(idx, {r: sm.const(i)}) for i in (0, 1, n_e.value - 1)]
+            at = [sm.substitute(idx, {r: sm.const(i)}) for i in (0, 1, n - 1)]
             steps = (at[1] - at[0], at[2] - at[0])
             # (or by minus one: a flipped axis, its lanes reading one line downwards)
             if not all(d.is_const for d in steps) or abs(steps[0].value) != 1 \
-                    or steps[1].value != steps[0].value * (n_e.value - 1):
+                    or steps[1].value != steps[0].value * (n - 1):
                 return None
-    return ScanForm(None, sm.const(n_e.value), n_e.value, r, x, st.acc)
+    return ScanForm(None, sm.const(n), n, r, x, st.acc)
