@@ -129,10 +129,8 @@ CUDA = CudaDialect()
 
 
 def index_type(k: ir.Kernel) -> str:
-    sizes = [b.size for b in k.buffers]
-    if all(s.is_const and s.value < 2 ** 31 - 1024 for s in sizes) and not k.dims:
-        return "int"
-    return "long long"
+    small = all(b.size.is_const and b.size.value < 2 ** 31 - 1024 for b in k.buffers) and not k.dims
+    return "int" if small else "long long"
 
 
 class _KernelWriter(RowMappings):
@@ -416,10 +414,8 @@ class _KernelWriter(RowMappings):
             grid = self._rows(c, mode, T, max_vec)
         elif mode == "cols":
             grid = self._cols(c, T)
-        elif mode == "guarded":  # an embedding's gradient (codegen/cuda_guarded.py)
-            grid = render_guarded(self, c, T)
-        elif mode == "scan":  # a prefix sum (codegen/cuda_scan.py)
-            grid = render_scan(self, c, T, int(self.cfg.get("unroll", 4)))
+        elif mode in ("guarded", "scan"):  # an embedding's gradient, a prefix sum (codegen/cuda_guarded.py, cuda_scan.py)
+            grid = (render_guarded if mode == "guarded" else render_scan)(self, c, T)
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")

@@ -13,10 +13,11 @@ from ..kernel.structure import Canon
 from .clike import compute_type
 
 
-def render_scan(r, c: Canon, T: int, U: int):
+def render_scan(r, c: Canon, T: int):
     """The kernel body into CUDA renderer `r`; returns the grid. A short sum (kernel/scan.py
     short_sum_form) runs the same way and stores its last lane's prefix: the total."""
     f = scan_form(c) or short_sum_form(c)
+    U = int(r.cfg.get("unroll", 4))
     ct = compute_type(f.acc.dtype)
     n = f.n
     warps = T // 32
@@ -47,7 +48,7 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
     if f.var is not None:  # (the term is the same at every position of a block: read it at one inside the axis)
-        e(4, f"const {I} {f.var} = min(max(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0), ({I}){ext - 1});")
+        e(4, f"const {I} {f.var} = EM_CLAMP(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0, ({I}){ext - 1});")
     e(4, f"const {I} {f.r} = {f'{n - 1} - lane_' if f.suffix else 'lane_'};")
     r.emitted_groups, r._ind = {}, 4
     env = r.vr.vals([f.x], 4)
