@@ -111,7 +111,7 @@ def _short_sum(c: Canon | None):
 
 def scan_form(c: Canon | None) -> ScanForm | None:
     found = _short_sum(c)
-    if found is None:
+    if found is None or c is None:
         return None
     st, r, n = found
     v = st.update.value
