@@ -247,6 +247,17 @@ class Region:
                         cost[c], best[c] = s, nd
                         changed = True
         rng = np.random.default_rng(seed)
+        # per class, the nodes whose class arguments all have a finite cost, with those arguments as a
+        # set: a sample filters them by its path (cycle safety) with one set test a node — classes a
+        # wrong or expansive rule merges can hold tens of thousands of nodes
+        finite: dict = {}
+
+        def finite_nodes(c) -> list:
+            hit = finite.get(c)
+            if hit is None:
+                hit = finite[c] = [(nd, frozenset(a[1] for a in nd[1] if a[0] == "cls")) for nd in classes[c]
+                                   if all(a[0] == "lit" or cost[a[1]] < math.inf for a in nd[1])]
+            return hit
 
         def sample(all_greedy: bool):
             """One extraction as a DAG: each e-class decoded once per sample (one choice per class,
@@ -260,14 +271,13 @@ class Region:
                 hit = memo.get(c)
                 if hit is not None:
                     return hit
-                opts = [nd for nd in classes[c] if all(a[0] == "lit" or (cost[a[1]] < math.inf and a[1] not in path)
-                                                       for a in nd[1])]
-                if greedy or depth > MAX_DEPTH or not opts:
+                opts = [] if greedy or depth > MAX_DEPTH else [nd for nd, args in finite_nodes(c) if path.isdisjoint(args)]
+                if not opts:
                     nd = best[c]
                 else:
                     nd = opts[rng.integers(len(opts))] if rng.random() < 0.35 else best[c]
-                    if nd not in opts:
-                        nd = opts[0]
+                    if nd is best[c] and not path.isdisjoint(a[1] for a in nd[1] if a[0] == "cls"):
+                        nd = opts[0]  # the cheapest node closes a cycle through this sample's path
                 p2 = path | {c}
                 key = (nd[0],) + tuple(a[1] if a[0] == "lit" else term(a[1], greedy or a[1] in p2, p2, depth + 1)
                                        for a in nd[1])
