@@ -99,9 +99,14 @@ def discover(path: str, level: int | None = None) -> list:
     return out
 
 
-def load(path: str, scale: float, overrides: dict | None = None):
-    """Import a problem file as a fresh module; apply --scale to its SCALABLE sizes and --set's
-    overrides to the size constants it defines (a recurrent problem at fewer steps)."""
+SHRINK_FROM = 64  # --shrink divides the problem's integer constants from this size up (kernel sizes stay)
+
+
+def load(path: str, scale: float, overrides: dict | None = None, shrink: float = 1.0):
+    """Import a problem file as a fresh module; apply --scale to its SCALABLE sizes, --shrink to every
+    integer constant it defines from SHRINK_FROM up (a GPU-sized suite made CPU-sized without
+    per-problem lists: batch, channels, widths and lengths shrink, kernel sizes and strides stay), and
+    --set's overrides to the size constants it defines (a recurrent problem at fewer steps)."""
     name = "kb_" + re.sub(r"\W", "_", os.path.abspath(path))
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -117,6 +122,11 @@ def load(path: str, scale: float, overrides: dict | None = None):
                 v = max(int(lo), int(round(getattr(mod, k) * scale)))
                 setattr(mod, k, v)
                 sizes[k] = v
+    if shrink != 1.0:
+        for k, v in list(vars(mod).items()):
+            if type(v) is int and v >= SHRINK_FROM and not k.startswith("_") and k not in sizes:
+                sizes[k] = max(8, int(round(v / shrink)))
+                setattr(mod, k, sizes[k])
     for k, v in (overrides or {}).items():
         if isinstance(getattr(mod, k, None), int):
             setattr(mod, k, v)
@@ -314,7 +324,7 @@ def run_problem(prob: dict, args, timer: Timer) -> dict:
     tol = TOL[str(precision).split(".")[1]]
     rec["tolerance"] = tol
     try:
-        mod, sizes = load(prob["path"], args.scale, dict(args.set or []))
+        mod, sizes = load(prob["path"], args.scale, dict(args.set or []), args.shrink)
         if sizes:
             rec["scaled_sizes"] = sizes
         torch.manual_seed(42)
@@ -473,6 +483,8 @@ def main(argv=None) -> int:
     p.add_argument("--level", type=int, default=None)
     p.add_argument("--only", default=None, help="run problems whose name contains this (comma-separated: any of these)")
     p.add_argument("--scale", type=float, default=1.0, help="multiply SCALABLE sizes (for CPU runs)")
+    p.add_argument("--shrink", type=float, default=1.0, help="divide every integer size constant of a problem "
+                   f"from {SHRINK_FROM} up by this (a correctness survey of a GPU-sized suite on a CPU)")
     p.add_argument("--set", action="append", type=_size_override, metavar="NAME=INT",
                    help="set a size constant the problems define (e.g. seq_len=64); recorded as scaled_sizes")
     p.add_argument("--precision", default="fp32", choices=sorted(PRECISIONS))

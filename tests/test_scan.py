@@ -352,3 +352,18 @@ def test_torch_cumprod_imports():
     xs = torch.rand(4, 300) + 0.5
     fn = em.from_torch(M(), (xs,), device="cpu")
     assert_close(np.asarray(fn(xs)), (torch.cumprod(xs.double(), 1) + torch.cumsum(xs.double(), 1)).numpy(), "float32")
+
+
+def test_cpu_bf16_cumsum_is_rounded_once():
+    """bf16 cumsum sums in float32 and rounds each output once (as torch's kernels): its block totals
+    were stored in bf16, an extra rounding a level (thousands of ulps near zero crossings)."""
+    shape = (4, 8192)  # three levels of blocks
+    x = em.input("x", shape, "bfloat16")
+    fn = em.compile(x.cumsum(1), device="cpu")
+    for seed in (0, 1):
+        xs = np.random.default_rng(seed).standard_normal(shape).astype(em.dtypes.bfloat16.np)
+        out = np.asarray(fn(x=xs)).astype(np.float64)
+        ref = np.cumsum(xs.astype(np.float64), 1)
+        ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(ref), 1e-30))) - 7)
+        bound = ulp + 1e-5 * np.abs(ref).max()  # one rounding, and float32's own summation error
+        assert np.all(np.abs(out - ref) <= bound), f"seed {seed}: {np.max(np.abs(out - ref) / bound):.1f}x the bound"

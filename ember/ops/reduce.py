@@ -259,6 +259,9 @@ def cumsum(x: Tensor, axis: int = 0, *, dim=None, dtype=None) -> Tensor:
     elif x.dtype.is_bool:
         x = x.cast(dt.int32)
     a = _axes(x, dim if dim is not None else axis)[0]
+    if x.dtype in _HALF:  # summed in float32 and rounded once, as torch's kernels do: the block totals
+        # and their scan would otherwise be stored (rounded) in the half type, one rounding more a level
+        return _scan_last(x.cast(dt.float32).movedim(a, -1)).movedim(-1, a).cast(x.dtype)
     return _scan_last(x.movedim(a, -1)).movedim(-1, a)
 
 
