@@ -113,3 +113,17 @@ def test_malformed_rule_text_is_a_clear_error(text, what):
     from ember.search.terms import egglog_sort
     with pytest.raises(RuleSyntaxError, match=what):
         rl.Rule("bad", text).egglog(*egglog_sort())
+
+
+def test_a_spent_search_clock_stops_the_rules_and_the_sampling():
+    """Under a search's time limit the e-graph stage stops between rule iterations and between
+    samples (egraph.SATURATE_SHARE / SAMPLE_SHARE), keeping what it found."""
+    x = em.input("x", (4, 33))
+    y = ((x * 3.0) * 2.0).exp() + (x * 6.0) * 1.0
+    region = Region([y.node])
+    region.saturate(until=lambda: True)
+    assert region.iterations == 1
+    assert len(region.candidates(8, until=lambda: True)) == 1  # the greedy extraction, then stop
+    free = Region([y.node])
+    free.saturate()
+    assert free.iterations > 1 and len(free.candidates(8)) > 1

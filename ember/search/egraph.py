@@ -9,8 +9,10 @@ egglog rules; the shape of a reduction's result is a table function `reduced(sha
 Python. `mat(x)` marks x as materialised (its own kernel's output): it is equal to x, so choosing it or
 not is an extraction choice — kernel boundaries are searched like any other rewrite.
 
-Budgets (stated here, enforced in `saturate`): at most MAX_ITERS rule iterations and MAX_ENODES
-e-nodes per region; extraction samples at most `n` distinct candidates.
+Budgets (stated here, enforced in `saturate` and `candidates`): at most MAX_ITERS rule iterations and
+MAX_ENODES e-nodes per region; extraction samples at most `n` distinct candidates. Under a search's
+time limit the rules stop iterating once SATURATE_SHARE of it is spent and sampling stops at
+SAMPLE_SHARE, so the candidates found by then still get their time to be lowered, verified and timed.
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ from .terms import egglog_sort
 MAX_ITERS = 6
 MAX_ENODES = 20000
 MAX_DEPTH = 400
+SATURATE_SHARE = 0.4  # of a search's time limit, at most, before the rules stop iterating
+SAMPLE_SHARE = 0.6  # ... and before extraction stops sampling
 
 
 class Tables:
@@ -194,7 +198,9 @@ class Region:
     def size(self) -> int:
         return sum(n for _, n in self.egraph.all_function_sizes())
 
-    def saturate(self, max_iters: int = MAX_ITERS, max_enodes: int = MAX_ENODES) -> int:
+    def saturate(self, max_iters: int = MAX_ITERS, max_enodes: int = MAX_ENODES, until=None) -> int:
+        """Run the rules until nothing changes or a budget is spent; `until()` true stops it
+        between iterations (a search's clock)."""
         from egglog import ruleset
         cmds = [c for r in self.rules if r.egglog is not None for c in r.egglog(*egglog_sort())]
         if not cmds:
@@ -203,7 +209,7 @@ class Region:
         for _ in range(max_iters):
             report = self.egraph.run(rs * 1)
             self.iterations += 1
-            if self.size() > max_enodes or not report.updated:
+            if self.size() > max_enodes or not report.updated or (until is not None and until()):
                 break
         return self.size()
 
@@ -229,9 +235,10 @@ class Region:
                 classes[r.output].append((op, args))
         return classes, roots
 
-    def candidates(self, n: int, seed: int = 0) -> list:
+    def candidates(self, n: int, seed: int = 0, until=None) -> list:
         """Up to n distinct (outputs, forced-materialised nodes) decoded from the e-graph: the
-        smallest term first, then random samples (cost-guided, cycle-safe)."""
+        smallest term first, then random samples (cost-guided, cycle-safe); `until()` true stops
+        the sampling with what it has."""
         classes, roots = self._table()
         cost = {c: math.inf for c in classes}
         best: dict = {}
@@ -291,7 +298,7 @@ class Region:
 
         out, seen = [], set()
         for i in range(n * 4):
-            if len(out) >= n:
+            if len(out) >= n or (i and until is not None and until()):
                 break
             try:
                 tids, terms = sample(i == 0)
@@ -340,6 +347,8 @@ def structure_candidates(outputs: list, n: int, budget=None, split_policy=None) 
         region = Region(outputs, split_policy=split_policy)
     except ImportError:
         return first
-    region.saturate()
-    cands = [c for c in region.candidates(n) if list(c) != list(outputs) or c.forced]
+    def spent(share: float):
+        return None if budget is None else (lambda: budget.left() < budget.seconds * (1.0 - share))
+    region.saturate(until=spent(SATURATE_SHARE))
+    cands = [c for c in region.candidates(n, until=spent(SAMPLE_SHARE)) if list(c) != list(outputs) or c.forced]
     return first + cands[: max(n - len(first), 0)]
