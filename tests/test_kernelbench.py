@@ -232,3 +232,33 @@ def test_the_vendored_kernelbench_is_whole():
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "third_party", "KernelBench")
     probs = kb.discover(root)
     assert {lv: sum(p["level"] == lv for p in probs) for lv in (1, 2, 3)} == {1: 100, 2: 100, 3: 50}
+
+
+def test_dropout_problems_draw_alike_and_shrink_divides_sizes(tmp_path):
+    """A model that draws (dropout in training mode) is checked with the same draws in the
+    reference, Ember and eager (the generator state replayed), flagged stochastic, and timed without
+    the post-timing replay check; --shrink divides integer sizes (and tuples of them) from 64 up."""
+    src = '''
+        import torch, torch.nn as nn
+        batch_size, features, input_shape, kernel = 128, 96, (64, 3), 3
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(features, features)
+                self.drop = nn.Dropout(0.3)
+            def forward(self, x):
+                return torch.softmax(self.drop(self.lin(x)), dim=1) * kernel
+        def get_inputs():
+            return [torch.randn(batch_size, features)]
+        def get_init_inputs():
+            return []
+        '''
+    (tmp_path / "level2").mkdir()
+    (tmp_path / "level2" / "1_drop.py").write_text(textwrap.dedent(src))
+    out = tmp_path / "res.json"
+    assert kb.main([str(tmp_path), "--device", "cpu", "--seeds", "2", "--trials", "2", "--warmup", "1", "--no-compile",
+                    "--shrink", "4", "--out", str(out)]) == 0
+    r = json.loads(out.read_text())["problems"][0]
+    assert r["scaled_sizes"] == {"batch_size": 32, "features": 24, "input_shape": [16, 3]}
+    assert r["status"] == "correct" and r["stochastic"] is True and r["max_abs_err"] < 1e-6, r
+    assert r["ember_ms"] > 0
