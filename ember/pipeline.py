@@ -119,6 +119,9 @@ def compile(y, device=None, search: str = "none", debug: int = 0, **options) -> 
     debug: 1 prints the graph, 2 also the kernels (IR), 3 also the source."""
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be one of {SEARCH_MODES}, got {search!r}")
+    limit = options.get("time_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {limit!r}")
     if search != "none" and any(n.op == "collective" for n in _graph_nodes(y)):
         raise ValueError("search over a program with collectives (em.all_reduce / em.all_gather) is not supported "
                          "yet (its candidates would have to be timed on every rank at once): compile with search='none'")

@@ -60,6 +60,9 @@ def test_bad_search_mode_is_a_clear_error():
     x = em.input("x", (3,))
     with pytest.raises(ValueError, match="search must be one of"):
         em.compile(x + 1, device="cpu", search="fastest")
+    for bad in (-1, 0, "10", float("nan"), True):
+        with pytest.raises(ValueError, match="time_limit must be a positive number of seconds"):
+            em.compile(x + 1, device="cpu", search="fast", time_limit=bad)
 
 
 def test_cpu_schedule_knobs_are_searched(cache_dir):
