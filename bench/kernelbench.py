@@ -38,7 +38,7 @@ problem:
 JSON goes to bench/results/kernelbench-<device>-<date>.json (or --out) and a table is printed.
 `--scale s` multiplies a problem's size constants listed in its optional `SCALABLE` dict
 ({name: minimum}, default {"batch_size": 1}) by s, for running a GPU-sized suite on a CPU.
-`--shrink f` divides every integer size constant (and tuple of them) a problem defines from 64 up
+`--shrink f` divides every integer size constant (and tuple or list of them) a problem defines from 64 up
 by f: a CPU correctness survey of the real KernelBench (`--no-timing`); a problem the smaller sizes
 break in PyTorch itself (a hard-coded classifier width) reports a load or import error.
 """

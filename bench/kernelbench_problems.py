@@ -57,8 +57,8 @@ def load(path: str, scale: float, overrides: dict | None = None, shrink: float =
                 continue
             if type(v) is int and v >= SHRINK_FROM:
                 sizes[k] = shrunk(v)
-            elif type(v) is tuple and v and all(type(e) is int for e in v) and max(v) >= SHRINK_FROM:
-                sizes[k] = tuple(shrunk(e) for e in v)  # an input_shape
+            elif type(v) in (tuple, list) and v and all(type(e) is int for e in v) and max(v) >= SHRINK_FROM:
+                sizes[k] = type(v)(shrunk(e) for e in v)  # an input_shape, a list of layer widths
             else:
                 continue
             setattr(mod, k, sizes[k])
