@@ -17,7 +17,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import online_form
 from ..kernel.structure import has_locals
-from . import c_gemm, c_guarded, c_online, c_rowcache, c_scan, c_window
+from . import c_cascade, c_gemm, c_guarded, c_online, c_rowcache, c_scan, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -115,6 +115,7 @@ class _Renderer:
         self.row_fills: dict = {}  # c_rowcache: Update / Store statements that write / read a row cache
         self.row_uses: dict = {}
         self._loop_var = ""
+        self.cascaded: set = set()  # float sums flushed into doubles a chunk at a time (c_cascade)
 
     def idx(self, e) -> str:
         return sm.render_c(e, self.names)
@@ -138,14 +139,21 @@ class _Renderer:
         decl, fills, uses = c_rowcache.plan(body, len(self.row_fills))
         self.row_fills.update(fills)
         self.row_uses.update(uses)
-        for s in body:
+        casc = c_cascade.plan(body, self.work) if any(isinstance(s, ir.Acc) for s in body) else {}
+        for i, s in enumerate(body):
             if id(s) in decl:  # a per-row array for a value the row's later loop reads again
                 rc = decl[id(s)]
                 self.emit(ind, f"{compute_type(rc.fill.dtype)} {rc.name}[{rc.extent}];")
             if isinstance(s, ir.Loop):
                 self.loop(s, ind, top, accs_here)
+                for name in [n for n, last in casc.items() if last == i]:
+                    self.emit(ind, c_cascade.finish(name))
+                    self.cascaded.discard(name)
             elif isinstance(s, ir.Acc):
                 self.emit(ind, f"{compute_type(s.dtype)} {s.name} = {acc_identity(s.op, s.dtype)};")
+                if s.name in casc:
+                    self.emit(ind, f"double {c_cascade.hi(s.name)} = 0.0;")
+                    self.cascaded.add(s.name)
             elif isinstance(s, ir.Local):
                 self.vr.locals[s.name] = s.dtype
                 self.emit(ind, f"{compute_type(s.dtype)} {s.name}[{s.size}];")
@@ -196,11 +204,24 @@ class _Renderer:
         if s.kind == "reduce":
             clause = self._reduction_clause(s, accs)
             innermost = not any(isinstance(x, ir.Loop) for x in s.body)
+            flushed = c_cascade.updated(s, self.cascaded) if innermost else []
+            if flushed and (not s.extent.is_const or s.extent.value > c_cascade.CHUNK):
+                self._chunked(s, ind, top, accs, clause, flushed)
+                return
             if top and clause:
                 work = self.idx(self.work([s]))
+                highs = sorted({u.name for u in ir.walk_stmts([s]) if isinstance(u, ir.Update) and u.name in self.cascaded})
+                clause = " ".join([clause] + [f"reduction(+:{c_cascade.hi(x)})" for x in highs])
                 self.emit(ind, f"#pragma omp parallel for {clause} schedule(static) if(({work}) >= {OMP_MIN_WORK})")
             elif innermost and clause:
                 self.emit(ind, f"#pragma omp simd {clause}")
+            if flushed:
+                self.emit(ind, f"for (long long {v} = 0; {v} < {self.idx(s.extent)}; {v}++) {{")
+                self._loop_var = v
+                self.stmts(s.body, ind + 1, accs=accs)
+                self.emit(ind, "}")
+                self.emit(ind, c_cascade.flush(flushed))
+                return
         elif s.kind == "parallel" and not any(isinstance(x, ir.Loop) for x in s.body):
             # an innermost parallel loop (its iterations independent by construction): gcc left a
             # softmax's normalising store over a symbolic row (P + T keys) scalar without it
@@ -208,6 +229,23 @@ class _Renderer:
         self.emit(ind, f"for (long long {v} = 0; {v} < {self.idx(s.extent)}; {v}++) {{")
         self._loop_var = v  # (the row caches index by the innermost loop's variable)
         self.stmts(s.body, ind + 1, accs=accs)
+        self.emit(ind, "}")
+
+    def _chunked(self, s: ir.Loop, ind: int, top: bool, accs: dict, clause: str, flushed: list) -> None:
+        """An innermost reduce loop of cascaded sums, CHUNK iterations at a time: a float simd loop
+        per chunk, its partial flushed into the double after it (c_cascade)."""
+        v, n, b = s.var, self.idx(s.extent), c_cascade.CHUNK
+        if top:  # a whole-kernel reduction: the chunks shared out, each thread with its own float and double
+            highs = " ".join(f"reduction(+:{c_cascade.hi(x)})" for x in flushed)
+            self.emit(ind, f"#pragma omp parallel for {clause} {highs} schedule(static) if(({n}) >= {OMP_MIN_WORK})")
+        self.emit(ind, f"for (long long {v}_c = 0; {v}_c < {n}; {v}_c += {b}) {{")
+        self.emit(ind + 1, f"const long long {v}_e = EM_MIN({v}_c + {b}, {n});")
+        self.emit(ind + 1, f"#pragma omp simd {clause}")
+        self.emit(ind + 1, f"for (long long {v} = {v}_c; {v} < {v}_e; {v}++) {{")
+        self._loop_var = v
+        self.stmts(s.body, ind + 2, accs=accs)
+        self.emit(ind + 1, "}")
+        self.emit(ind + 1, c_cascade.flush(flushed))
         self.emit(ind, "}")
 
     def render(self) -> str:
