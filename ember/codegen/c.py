@@ -17,7 +17,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.online import online_form
 from ..kernel.structure import has_locals
-from . import c_cascade, c_gemm, c_guarded, c_online, c_rowcache, c_scan, c_window
+from . import c_cascade, c_columns, c_gemm, c_guarded, c_online, c_rowcache, c_scan, c_window
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
 
 PRELUDE = r"""
@@ -274,6 +274,8 @@ class _Renderer:
             c_guarded.render(self, _canon(k), OMP_MIN_WORK)
         elif form == "scan" and c_scan.applicable(_canon(k)):  # a prefix sum (kernel/scan.py)
             c_scan.render(self, _canon(k), OMP_MIN_WORK)
+        elif form == "columns" and not has_locals(k) and c_columns.applicable(_canon(k)):  # a sum down columns
+            c_columns.render(self, _canon(k), OMP_MIN_WORK)
         elif g is not None:
             self.contraction(g)
         else:
@@ -394,6 +396,8 @@ def default_config(k: ir.Kernel, wide: bool = False, bf16: bool = False) -> dict
         return {"form": "guarded"}
     if g is None and c_window.applicable(_canon(k)):  # a depthwise conv, a pooling window
         return {"form": "window", "vb": c_window.VB}
+    if g is None and not has_locals(k) and c_columns.applicable(_canon(k)):  # a sum down columns
+        return {"form": "columns"}
     if g is None or g.b_k_fastest:
         return {"form": "loops"}
     N = sm.prod(e for _, e in g.n)
@@ -411,7 +415,8 @@ def space(k: ir.Kernel, bf16: bool = False) -> list:
         window = [{"form": "window", "vb": vb} for vb in (16, 64, 256)] if c_window.applicable(_canon(k)) else []
         guarded = [{"form": "guarded"}] if c_guarded.applicable(_canon(k)) else []
         scan = [{"form": "scan"}] if c_scan.applicable(_canon(k)) else []
-        return [{"form": "loops"}] + window + guarded + scan
+        columns = [{"form": "columns"}] if not has_locals(k) and c_columns.applicable(_canon(k)) else []
+        return [{"form": "loops"}] + window + guarded + scan + columns
     out = [{"form": "loops"}] + [{"form": "blocked", "nb": nb} for nb in (8, 16, 32, 64)]
     if c_gemm.supports(g):
         out += [dict(c_gemm.DEFAULT, mr=mr, nr=nr, kc=kc) for mr, nr in ((8, 32), (6, 32), (12, 32), (4, 64))
