@@ -28,7 +28,7 @@ def test_group_statistics_over_78k_elements_are_accurate(seed):
     x64 = xs.astype(np.float64).reshape(4, 8, -1)
     mr = x64.mean(-1)
     vr = ((x64 - mr[..., None]) ** 2).mean(-1)
-    # a float32 result rounded once, give or take the chunks' own float sums (1024 terms over lanes)
+    # a float32 result rounded once, give or take the chunks' own float sums
     assert np.max(np.abs(m - mr) / mr) < 2e-6
     assert np.max(np.abs(v - vr) / vr) < 2e-6, np.max(np.abs(v - vr) / vr)
 

@@ -116,6 +116,8 @@ class _Renderer:
         self.row_uses: dict = {}
         self._loop_var = ""
         self.cascaded: set = set()  # float sums flushed into doubles a chunk at a time (c_cascade)
+        self.flush_after: dict = {}  # id(loop) -> the cascaded sums to flush after it
+        self.chunk_loops: dict = {}  # id(innermost reduce loop) -> the cascaded sums it runs in chunks
 
     def idx(self, e) -> str:
         return sm.render_c(e, self.names)
@@ -139,7 +141,9 @@ class _Renderer:
         decl, fills, uses = c_rowcache.plan(body, len(self.row_fills))
         self.row_fills.update(fills)
         self.row_uses.update(uses)
-        casc = c_cascade.plan(body, self.work) if any(isinstance(s, ir.Acc) for s in body) else {}
+        casc, after, chunked = c_cascade.plan(body, self.work) if any(isinstance(s, ir.Acc) for s in body) else ({}, {}, {})
+        self.flush_after.update(after)
+        self.chunk_loops.update(chunked)
         for i, s in enumerate(body):
             if id(s) in decl:  # a per-row array for a value the row's later loop reads again
                 rc = decl[id(s)]
@@ -204,9 +208,9 @@ class _Renderer:
         if s.kind == "reduce":
             clause = self._reduction_clause(s, accs)
             innermost = not any(isinstance(x, ir.Loop) for x in s.body)
-            flushed = c_cascade.updated(s, self.cascaded) if innermost else []
-            if flushed and (not s.extent.is_const or s.extent.value > c_cascade.CHUNK):
-                self._chunked(s, ind, top, accs, clause, flushed)
+            chunked = self.chunk_loops.get(id(s), [])
+            if chunked:
+                self._chunked(s, ind, top, accs, clause, chunked)
                 return
             if top and clause:
                 work = self.idx(self.work([s]))
@@ -215,13 +219,6 @@ class _Renderer:
                 self.emit(ind, f"#pragma omp parallel for {clause} schedule(static) if(({work}) >= {OMP_MIN_WORK})")
             elif innermost and clause:
                 self.emit(ind, f"#pragma omp simd {clause}")
-            if flushed:
-                self.emit(ind, f"for (long long {v} = 0; {v} < {self.idx(s.extent)}; {v}++) {{")
-                self._loop_var = v
-                self.stmts(s.body, ind + 1, accs=accs)
-                self.emit(ind, "}")
-                self.emit(ind, c_cascade.flush(flushed))
-                return
         elif s.kind == "parallel" and not any(isinstance(x, ir.Loop) for x in s.body):
             # an innermost parallel loop (its iterations independent by construction): gcc left a
             # softmax's normalising store over a symbolic row (P + T keys) scalar without it
@@ -230,6 +227,8 @@ class _Renderer:
         self._loop_var = v  # (the row caches index by the innermost loop's variable)
         self.stmts(s.body, ind + 1, accs=accs)
         self.emit(ind, "}")
+        if id(s) in self.flush_after:
+            self.emit(ind, c_cascade.flush(self.flush_after[id(s)]))
 
     def _chunked(self, s: ir.Loop, ind: int, top: bool, accs: dict, clause: str, flushed: list) -> None:
         """An innermost reduce loop of cascaded sums, CHUNK iterations at a time: a float simd loop
