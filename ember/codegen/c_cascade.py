@@ -31,12 +31,6 @@ def hi(name: str) -> str:
     return f"{name}_hi"
 
 
-def _reads(v: ir.Val, name: str) -> bool:
-    if v.op == "acc":
-        return v.args[0] == name
-    return any(isinstance(a, ir.Val) and _reads(a, name) for a in v.args)
-
-
 def _eligible(acc: ir.Acc, loops: list, work) -> bool:
     if acc.op != "sum" or compute_type(acc.dtype) != "float" or not loops:
         return False
@@ -48,7 +42,7 @@ def _eligible(acc: ir.Acc, loops: list, work) -> bool:
             if isinstance(s, ir.Loop) and any(isinstance(u, ir.Update) and u.name == acc.name for u in s.body):
                 if s.kind != "reduce" or any(isinstance(x, ir.Loop) for x in s.body):
                     return False  # an update outside an innermost reduce loop
-            if any(_reads(v, acc.name) for v in ir.stmt_vals(s)):
+            if any(ir.reads_acc(v, acc.name) for v in ir.stmt_vals(s)):
                 return False  # read while it is being summed
     return True
 
@@ -61,7 +55,8 @@ def plan(body, work) -> tuple:
     """For the float sums declared in `body` that cascade: ({acc: index in `body` of the last loop
     that updates it}, {id(loop): accs to flush after that loop}, {id(innermost loop): accs it runs
     a chunk at a time}). A sum is flushed after the outermost loop of its nest that runs at most
-    NEST updates; an innermost loop longer than that runs in chunks of CHUNK, flushed after each.
+    NEST updates, or after an innermost loop of at most CHUNK; a longer innermost loop runs in
+    chunks of CHUNK, flushed after each.
     `work(loops)` counts the updates a loop nest runs (the renderer's)."""
     last: dict = {}
     after: dict = {}
@@ -73,8 +68,8 @@ def plan(body, work) -> tuple:
             after.setdefault(id(loop), []).append(name)
             return
         subs = [x for x in loop.body if isinstance(x, ir.Loop) and _updates(x, name)]
-        if not subs:
-            chunked.setdefault(id(loop), []).append(name)
+        if not subs:  # innermost: flushed after it when it is short enough, else strip-mined
+            (after if w.is_const and w.value <= CHUNK else chunked).setdefault(id(loop), []).append(name)
         for x in subs:
             place(x, name)
 

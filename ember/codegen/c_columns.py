@@ -31,8 +31,7 @@ CHUNK = 64  # terms a column adds in float between flushes into its double: a co
 
 def _stride(e: sm.Expr, var: str):
     """e(var + 1) - e(var) when it is a constant, else None."""
-    x = sm.var(var, 0, None)
-    d = sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x})
+    d = sm.step(e, var)
     return d.value if d.is_const else None
 
 

@@ -36,7 +36,7 @@ def plan(body, start: int = 0) -> tuple[dict, dict, dict]:
             continue
         upd = a.body[0]
         costly = [v for v in ir.val_toposort([upd.value]) if _costly(v) and _uses(v, a.var)
-                  and not _reads_acc(v, upd.name)]
+                  and not ir.reads_acc(v, upd.name)]
         for b in body[i + 1:]:
             if not (_innermost(b, "parallel", ir.Store) and b.extent is a.extent):
                 continue
@@ -63,10 +63,6 @@ def _costly(v: ir.Val) -> bool:
 
 def _uses(v: ir.Val, var: str) -> bool:
     return ir.substitute(v, {var: sm.const(0)}) is not v
-
-
-def _reads_acc(v: ir.Val, name: str) -> bool:
-    return any(x.op == "acc" and x.args[0] == name for x in ir.val_toposort([v]))
 
 
 def _updated_between(body, i: int, later, v: ir.Val) -> bool:

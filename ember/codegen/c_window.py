@@ -40,10 +40,9 @@ def _walks_outputs(val, o: str) -> bool:
     along the outputs, stride 1 or 2), so a vector of outputs reads nearby memory; a reduction over
     a row's last axis (outputs a row apart) keeps the loops, which vectorise along the row."""
     from ..kernel import ir
-    x = sm.var(o, 0, None)
     for v in ir.val_toposort([val]):
         if v.op == "load" and not isinstance(v.args[1], ir.Val):
-            step = sm.substitute(v.args[1], {o: x + 1}) - sm.substitute(v.args[1], {o: x})
+            step = sm.step(v.args[1], o)
             if step.is_const and step.value in (1, 2):
                 return True
     return False

@@ -213,6 +213,11 @@ def val_toposort(roots: Iterable[Val]) -> list[Val]:
     return cast("list[Val]", toposort(cast("Iterable[Node]", roots)))
 
 
+def reads_acc(v: Val, name: str) -> bool:
+    """Whether value v reads accumulator `name`."""
+    return any(x.op == "acc" and x.args[0] == name for x in val_toposort([v]))
+
+
 def substitute(v: Val, mapping: dict, memo: dict | None = None) -> Val:
     """`v` with the index variables named in `mapping` replaced by expressions, in every load index,
     load guard and index value (`memo` shares the work across calls on one mapping)."""

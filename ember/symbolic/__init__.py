@@ -44,7 +44,7 @@ from .arith import add, mul, prod, sub, sum_of
 from .division import floordiv, mod
 from .logic import all_of, eq, ge, gt, le, logical_and, logical_not, lt, maximum, minimum
 from .bounds import lower_bound, prove_le, prove_lt, upper_bound
-from .walk import evaluate, fold, free_vars, substitute
+from .walk import evaluate, fold, free_vars, step, substitute
 from .assume import assume
 from .render import C_HELPERS, from_json, render_c, shape_str, to_json
 
@@ -53,6 +53,6 @@ __all__ = [
     "add", "mul", "prod", "sub", "sum_of", "floordiv", "mod",
     "all_of", "eq", "ge", "gt", "le", "logical_and", "logical_not", "lt", "maximum", "minimum",
     "lower_bound", "prove_le", "prove_lt", "upper_bound",
-    "evaluate", "fold", "free_vars", "substitute", "assume",
+    "evaluate", "fold", "free_vars", "step", "substitute", "assume",
     "C_HELPERS", "from_json", "render_c", "shape_str", "to_json",
 ]

@@ -94,6 +94,13 @@ def substitute(e: IntLike, mapping: Mapping[str, IntLike]) -> Expr:
     return r
 
 
+def step(e: IntLike, name: str) -> Expr:
+    """e(name + 1) - e(name): how far one step of loop variable `name` moves index e (a constant when
+    e is affine in it). The variable is taken unbounded, so no bound simplifies the difference away."""
+    x = var(name, 0, None)
+    return substitute(e, {name: x + 1}) - substitute(e, {name: x})
+
+
 def _visit_args(x: Expr, go: Go, out: set) -> None:
     for a in x.args:
         go(a)
