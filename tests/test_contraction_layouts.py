@@ -285,6 +285,30 @@ def test_a_three_channel_stem_is_padded_to_a_chunk_and_takes_wgmma(seed):
         assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[0], cg.default_config(ks[0]))[0], "sm_90a")) > 0
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_a_stem_with_input_weights_stores_its_padded_weights_channels_last(seed):
+    """The seed-000 conv's form (3 -> 4 channels, an 11 x 11 window, stride 4) with its weights a
+    graph input (a training step's, a benchmark's): the padded weight copy is stored [O, kh, kw, C]
+    (its k row one run), so both operands are 16-byte rows and the float32 default takes `wgmma`.
+    Left [O, C, kh, kw], the weights were gathered one element at a time and the default fell back to
+    `mma` over the relaid input (the H100: 2.39 ms against eager's 0.97, gpu-session35-2026-11-28/c)."""
+    rng = np.random.default_rng(seed)
+    n, hw = 2, int(rng.integers(30, 40))
+    x, w = em.input("x", (n, 3, hw, hw)), em.input("w", (32, 3, 11, 11))
+    y = em.conv2d(x, w, stride=4, padding=2)
+    roots, new = _relaid_graph(y)
+    feed = {"x": rng.standard_normal((n, 3, hw, hw)).astype(np.float32),
+            "w": rng.standard_normal((32, 3, 11, 11)).astype(np.float32)}
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+    big = em.conv2d(em.input("x", (100, 3, 224, 224)), em.input("w", (96, 3, 11, 11)), stride=4, padding=2)
+    ks = _conv_kernels(big)
+    plan = cg.wgmma_applicable(cg.canonical(ks[-1]))
+    assert not any(type(f).__name__ == "GatherOperand" and f.vector is None for f in plan[1:]), plan
+    assert cg.default_config(ks[-1])["mode"] == "wgmma"
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("precision", ["torch", "float32"])
 @pytest.mark.parametrize("make, shape", [

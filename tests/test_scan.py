@@ -337,6 +337,35 @@ def test_cuda_cumprod_equals_torch(shape, axis, dtype):
     _cumprod_case("cuda", shape, axis, dtype)
 
 
+@pytest.mark.parametrize("shape", [(32768, 32768), (5, 1000), (4, 3, 70)])
+def test_cumprod_scans_both_terms_in_one_kernel(shape):
+    """cumprod's output kernel holds two masked sums (log-magnitudes and negatives): both run as
+    scans in the same lanes. As plain loops (warp mode) the real KernelBench's 90_cumprod took 329 ms
+    on the H100, eager 4.7 (bench/results/gpu-session35-2026-11-28/a/)."""
+    x = em.input("x", shape, "float32")
+    kernels = [k for k, _ in lower([x.cumprod(1).node]).kernels]
+    f = scan_form(canonical(kernels[-1]))
+    assert f is not None and len(f.terms()) == 2
+    assert cg.default_config(kernels[-1])["mode"] == "scan"
+    assert all(cg.default_config(k)["mode"] in ("scan", "elementwise", "warp") for k in kernels)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cpu_two_scans_in_one_kernel_equal_the_reference(seed):
+    """Two cumsums over the same axis meet in one output kernel: a two-term scan (the C form keeps
+    a running sum each)."""
+    rng = np.random.default_rng(seed)
+    x = em.input("x", (5, 1000 + seed * 37), "float32")
+    y = x.cumsum(1) * 2 + (x * 3).exp().cumsum(1)
+    kernels = [k for k, _ in lower([y.node]).kernels]
+    assert len(scan_form(canonical(kernels[-1])).terms()) == 2
+    a = rng.standard_normal((5, 1000 + seed * 37))
+    a = (a * 0.3).astype(np.float32)
+    out = np.asarray(em.compile(y, device="cpu")(x=a))
+    ref = np.cumsum(a.astype(np.float64), 1) * 2 + np.cumsum(np.exp(3 * a.astype(np.float64)), 1)
+    assert_close(out, ref, "float32")
+
+
 def test_cumprod_of_integers_is_refused_with_a_clear_error():
     with pytest.raises(TypeError, match="cumprod of .*int32.*floating-point"):
         em.input("x", (4, 5), "int32").cumprod(1)

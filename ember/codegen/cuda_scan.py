@@ -18,7 +18,7 @@ def render_scan(r, c: Canon, T: int):
     short_sum_form) runs the same way and stores its last lane's prefix: the total."""
     f = scan_form(c) or short_sum_form(c)
     U = int(r.cfg.get("unroll", 4))
-    ct = compute_type(f.acc.dtype)
+    ct = [compute_type(acc.dtype) for _, _, acc in f.terms()]  # a register array a stage
     n = f.n
     warps = T // 32
     if f.var is None:
@@ -32,7 +32,7 @@ def render_scan(r, c: Canon, T: int):
     return _render(r, c, f, ct, n, warps, U, loops, first, ext, ragged)
 
 
-def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: int, ext: int, ragged: bool):
+def _render(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, first: int, ext: int, ragged: bool):
     shift = f.shift
     nseg = sm.prod(e for _, e in loops)
     I = r.IDX
@@ -41,18 +41,23 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
     e(1, f"const {I} nseg_ = {r.idx(nseg)};")
     e(1, f"const {I} step_ = ({I})gridDim.x * {warps * U};")
     e(1, f"for ({I} s0_ = (({I})blockIdx.x * {warps} + (threadIdx.x >> 5)) * {U}; s0_ < nseg_; s0_ += step_) {{")
-    e(2, f"{ct} v_[{U}];")
+    terms = f.terms()
+    for k, t in enumerate(ct):
+        e(2, f"{t} v{k}_[{U}];")
     e(2, "#pragma unroll")
     e(2, f"for (int u_ = 0; u_ < {U}; ++u_) {{")
-    e(3, "v_[u_] = 0;")
+    for k in range(len(ct)):
+        e(3, f"v{k}_[u_] = 0;")
     e(3, f"if (s0_ + u_ < nseg_ && lane_ < {n}) {{")
     r.decompose("s0_ + u_", loops, 4)
     if f.var is not None:  # (the term is the same at every position of a block: read it at one inside the axis)
         e(4, f"const {I} {f.var} = EM_CLAMP(({I})(scan_s_ + {first}) * {n} + {shift} + lane_, ({I})0, ({I}){ext - 1});")
-    e(4, f"const {I} {f.r} = {f'{n - 1} - lane_' if f.suffix else 'lane_'};")
+    for rv in dict.fromkeys(rv for rv, _, _ in terms):  # (stages may share their reduce variable's name)
+        e(4, f"const {I} {rv} = {f'{n - 1} - lane_' if f.suffix else 'lane_'};")
     r.emitted_groups, r._ind = {}, 4
-    env = r.vr.vals([f.x], 4)
-    e(4, f"v_[u_] = ({ct})({env[f.x]});")
+    env = r.vr.vals([x for _, x, _ in terms], 4)
+    for k, (_, x, _) in enumerate(terms):
+        e(4, f"v{k}_[u_] = ({ct[k]})({env[x]});")
     e(3, "}")
     e(2, "}")
     # Hillis-Steele over the lanes: after the step of distance d every lane holds the sum of the 2d
@@ -62,8 +67,9 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
     e(2, f"for (int d_ = 1; d_ < {width}; d_ <<= 1) {{")
     e(3, "#pragma unroll")
     e(3, f"for (int u_ = 0; u_ < {U}; ++u_) {{")
-    e(4, f"const {ct} t_ = __shfl_up_sync(0xffffffffu, v_[u_], d_);")
-    e(4, "if (lane_ >= d_) v_[u_] += t_;")
+    for k, t in enumerate(ct):
+        e(4, f"const {t} t{k}_ = __shfl_up_sync(0xffffffffu, v{k}_[u_], d_);")
+        e(4, f"if (lane_ >= d_) v{k}_[u_] += t{k}_;")
     e(3, "}")
     e(2, "}")
     e(2, "#pragma unroll")
@@ -71,7 +77,8 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
     if f.var is None:  # a short sum: the last lane's prefix is the total
         e(3, f"if (s0_ + u_ < nseg_ && lane_ == {n - 1}) {{")
         r.decompose("s0_ + u_", loops, 4)
-        e(4, f"const {ct} {f.acc.name} = v_[u_];")
+        for k, (_, _, acc) in enumerate(terms):
+            e(4, f"const {ct[k]} {acc.name} = v{k}_[u_];")
         r.store(c.store, None, 1, 4)
         e(3, "}")
         e(2, "}")
@@ -83,7 +90,8 @@ def _render(r, c, f, ct: str, n: int, warps: int, U: int, loops: list, first: in
     # lanes read the terms backwards (a suffix sum) or the bound runs backwards (a flipped axis)
     pos = f"{n - 1} - lane_" if f.reverse != f.suffix else "lane_"
     e(4, f"const {I} {f.var} = ({I})(scan_s_ + {first}) * {n} + {shift} + {pos};")
-    e(4, f"const {ct} {f.acc.name} = v_[u_];")
+    for k, (_, _, acc) in enumerate(terms):
+        e(4, f"const {ct[k]} {acc.name} = v{k}_[u_];")
     if ragged:
         e(4, f"if ({f.var} >= 0 && {f.var} < {ext}) {{")
     r.store(c.store, None, 1, 5 if ragged else 4)

@@ -357,7 +357,8 @@ def _layout_requests(order: list, outputs: set) -> dict:
                 continue
             x, v = view
             L = _order_for(v, kv, x)
-            if L is None or (x.op != g.DATA and not _rows_around(n, v, _source_view(other), x, L[-1])):
+            if L is None or (x.op != g.DATA and not _rows_around(n, v, _source_view(other), x, L[-1])
+                             and not _sums_inside(n, v, x, L[-1])):
                 continue
             asked.setdefault(x, set()).add(tuple(L))
     out = {x: list(next(iter(ls))) for x, ls in asked.items() if len(ls) == 1 and _relayable(x)}
@@ -442,6 +443,17 @@ def _row_vars(n: g.Node, v: View, other) -> list:
 def _rows_around(n: g.Node, v: View, other, x: g.Node, d: int) -> bool:
     axes = [_axis_of_step(_step(v, r), x) for r in _row_vars(n, v, other)]
     return any(a is not None and a < d for a in axes) and any(a is not None and a > d for a in axes)
+
+
+def _sums_inside(n: g.Node, v: View, x: g.Node, d: int) -> bool:
+    """Whether every axis of x inside d is walked by a summed variable of n (a conv's weights copied
+    from an input, [O, C, kh, kw] summed over C, kh, kw): stored with d last, the operand's k row is
+    one contiguous run, a plain GEMM operand. Not a transposed GEMM operand or attention's V, whose
+    inner axes are rows."""
+    axes = set(reduce_axes(n))
+    summed = {_axis_of_step(_step(v, index_name(a)), x) for a in axes if index_name(a) in sm.free_vars(v.index)}
+    inside = [a for a in range(d + 1, x.ndim) if x.shape[a].value > 1]
+    return bool(inside) and all(a in summed for a in inside)
 
 
 def _windowed(op: g.Node, n: g.Node) -> bool:

@@ -7,7 +7,12 @@ block's positions, a shuffle scan) does n work per block where the loops do n^2 
 n times. The bound may be one output variable (`o2` of extent n) or that variable's residue in a
 merged axis (`o1 % n`, the block index then `o1 // n`; the axis may end in a partial block): the matcher splits
 each candidate output variable as `n * s + l` and asks the symbolic simplifier whether the bound
-becomes `l` and `x` loses it."""
+becomes `l` and `x` loses it.
+
+A kernel may hold several such sums side by side (cumprod's log-magnitude and negative-count scans,
+fused into the one kernel that writes the output): each stage is a scan of its own term over the
+same positions, none reading another's total, and the renderers run them in the same lanes.
+Likewise several short sums over the same rows."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +35,11 @@ class ScanForm:
     reverse: bool = False  # output position l holds the prefix up to n - 1 - l
     shift: int = 0  # block b holds positions n * b + shift + l (b from -1 when shift > 0)
     suffix: bool = False  # the sum runs over r >= the bound (cumsum's gradient): lanes read r = n - 1 - lane
+    rest: tuple = ()  # (r, x, acc) of the kernel's further stages, scanned alongside in the same lanes
+
+    def terms(self) -> list:
+        """(reduce variable, term, accumulator) of every stage, in the kernel's order."""
+        return [(self.r, self.x, self.acc), *self.rest]
 
 
 def _is_const(v: ir.Val, value) -> bool:
@@ -95,25 +105,42 @@ def _first_block_ok(bound: sm.Expr, x: ir.Val, var: str, ext: int, n: int, shift
     return True
 
 
-def _short_sum(c: Canon | None):
-    """(stage, reduce variable, its extent n) of a kernel that is one sum over one loop of
-    2 <= n <= MAX_LEN terms, else None."""
-    if c is None or len(c.stages) != 1 or c.inner:
+def _short_sums(c: Canon | None):
+    """[(stage, reduce variable)] and the common extent n of a kernel whose stages are each one sum
+    over one loop of the same 2 <= n <= MAX_LEN terms, none reading another's total, else None."""
+    if c is None or not c.stages or c.inner:
         return None
-    st = c.stages[0]
-    if st.acc.op != "sum" or len(st.loops) != 1:
-        return None
-    r, n_e = st.loops[0]
-    if not n_e.is_const or not 2 <= n_e.value <= MAX_LEN:
-        return None
-    return st, r, n_e.value
+    accs = {st.acc.name for st in c.stages}
+    out, n = [], None
+    for st in c.stages:
+        if st.acc.op != "sum" or len(st.loops) != 1 or any(ir.reads_acc(st.update.value, a) for a in accs):
+            return None
+        r, n_e = st.loops[0]
+        if not n_e.is_const or not 2 <= n_e.value <= MAX_LEN or n not in (None, n_e.value):
+            return None
+        out.append((st, r))
+        n = n_e.value
+    return out, n
 
 
 def scan_form(c: Canon | None) -> ScanForm | None:
-    found = _short_sum(c)
+    found = _short_sums(c)
     if found is None or c is None:
         return None
-    st, r, n = found
+    stages, n = found
+    forms = [_stage_scan(c, st, r, n) for st, r in stages]
+    if any(f is None for f in forms):
+        return None
+    f = forms[0]
+    layout = (f.var, f.reverse, f.shift, f.suffix)
+    if any((o.var, o.reverse, o.shift, o.suffix) != layout for o in forms[1:]):
+        return None  # the stages scan different positions: not one set of lanes
+    f.rest = tuple((o.r, o.x, o.acc) for o in forms[1:])
+    return f
+
+
+def _stage_scan(c: Canon, st, r: str, n: int) -> ScanForm | None:
+    """The scan one stage's masked sum is, or None."""
     v = st.update.value
     cast = None
     if v.op == "cast":  # a half-precision term widened to the accumulator's type
@@ -167,15 +194,24 @@ def short_sum_form(c: Canon | None) -> ScanForm | None:
     any short row sum): the same warp layout, its lanes the terms, the total the scan's last lane.
     A warp per row (warp mode) reads 128 bytes and waits; here a warp keeps U rows' loads in
     flight (the H100, 4096 x 8192 summed in blocks of 32: 318 us in warp mode, bench/scan.py)."""
-    found = _short_sum(c)
+    found = _short_sums(c)
     if found is None:
         return None
-    st, r, n = found
-    x = st.update.value
+    stages, n = found
+    for st, r in stages:
+        if not _contiguous_terms(st.update.value, r, n):
+            return None
+    (st, r), rest = stages[0], stages[1:]
+    return ScanForm(None, sm.const(n), n, r, st.update.value, st.acc,
+                    rest=tuple((r2, st2.update.value, st2.acc) for st2, r2 in rest))
+
+
+def _contiguous_terms(x: ir.Val, r: str, n: int) -> bool:
+    """Some load of x moves with r, and every one that does moves by one element (the lanes coalesce)."""
     loads = [v for v in ir.val_toposort([x]) if v.op == "load" and not isinstance(v.args[1], ir.Val)]
     if not any(r in sm.free_vars(v.args[1]) for v in loads):
-        return None
-    for v in loads:  # every load that moves with r moves by one element (the lanes coalesce)
+        return False
+    for v in loads:
         idx = v.args[1]
         if r in sm.free_vars(idx):
             at = [sm.substitute(idx, {r: sm.const(i)}) for i in (0, 1, n - 1)]
@@ -183,5 +219,5 @@ def short_sum_form(c: Canon | None) -> ScanForm | None:
             # (or by minus one: a flipped axis, its lanes reading one line downwards)
             if not all(d.is_const for d in steps) or abs(steps[0].value) != 1 \
                     or steps[1].value != steps[0].value * (n - 1):
-                return None
-    return ScanForm(None, sm.const(n), n, r, x, st.acc)
+                return False
+    return True
