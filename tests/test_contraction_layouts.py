@@ -309,6 +309,23 @@ def test_a_stem_with_input_weights_stores_its_padded_weights_channels_last(seed)
     assert cg.default_config(ks[-1])["mode"] == "wgmma"
 
 
+@pytest.mark.parametrize("copy_weights", ["0", "1"])
+def test_input_weights_are_copied_channels_last_only_when_asked(monkeypatch, copy_weights):
+    """A 3x3 conv whose input and weights are both graph inputs: by default nothing is copied (mma
+    over NCHW measured faster in float32); EMBER_COPY_INPUT_WEIGHTS=1 copies both channels-last and
+    the rewritten graph evaluates like the original."""
+    monkeypatch.setattr(layout, "COPY_WEIGHTS", copy_weights)
+    rng = np.random.default_rng(3)
+    x, w = em.input("x", (8, 32, 37, 41)), em.input("w", (64, 32, 3, 3))
+    roots, new = _relaid_graph(em.conv2d(x, w, padding=1))
+    copies = [nd for nd in g.toposort(new) if nd.op == g.CAST and nd.dtype == nd.srcs[0].dtype]
+    assert len(copies) == (2 if copy_weights == "1" else 0)
+    feed = {"x": rng.standard_normal((8, 32, 37, 41)).astype(np.float32), "w": rng.standard_normal((64, 32, 3, 3)).astype(np.float32)}
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("precision", ["torch", "float32"])
 @pytest.mark.parametrize("make, shape", [

@@ -167,6 +167,7 @@ def _padded_operand(op: g.Node, var: str, C: int, Cp: int):
 # ---------------------------------------------------------------- rewrite 0b
 COPY_REUSE = 32  # products per element of the copied source that pay for the copy's two passes
 COPY_MIN_PRODUCTS = 1 << 22  # below this the copy's launch costs more than the layout saves
+COPY_WEIGHTS = os.environ.get("EMBER_COPY_INPUT_WEIGHTS", "0")  # "1": copy graph-input weights too (see below)
 
 
 def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
@@ -206,9 +207,26 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
             leaf = leaf.srcs[0]
         copy = g.Node(g.CAST, (x,), None, x.dtype, x.shape)
         copied[leaf] = (op, g.view_node(copy, v))
-    # the copy pays only if the other operand can be read along the channels too (a constant)
-    if not copied or not all(_can_walk(op, kv) for op in ops if all(op is not o for o, _ in copied.values())):
+    if not copied:
         return n
+    # the copy pays only if the other operand can be read along the channels too: a constant, or
+    # (EMBER_COPY_INPUT_WEIGHTS=1) a graph input small beside the products, a training step's
+    # weights, copied the same way. Off by default: on the H100 a float32 3x3 conv (32 x 64 x 56^2,
+    # weights an input) took wgmma tf32x3 at 230 us against mma's 161 over the NCHW input
+    # (bench/f32_conv.py, gpu-session35-2026-11-28/e); bf16 not measured
+    for op in ops:
+        if any(op is o for o, _ in copied.values()) or _can_walk(op, kv):
+            continue
+        view = _source_view(op)
+        if view is None or COPY_WEIGHTS != "1" or products < COPY_REUSE * int(np.prod([s.value for s in view[0].shape])):
+            return n
+        x, v = view
+        if _order_for(v, kv, x) is None:
+            return n
+        leaf = op
+        while leaf.op == g.CAST:
+            leaf = leaf.srcs[0]
+        copied[leaf] = (op, g.view_node(g.Node(g.CAST, (x,), None, x.dtype, x.shape), v))
     leaves = {leaf: view for leaf, (_, view) in copied.items()}
     return g.reduce_node(g.SUM, _with_leaves(prod, leaves), reduce_axes(n), tf32=g.is_tf32(n))
 
