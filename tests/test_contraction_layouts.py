@@ -326,6 +326,33 @@ def test_input_weights_are_copied_channels_last_only_when_asked(monkeypatch, cop
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
 
 
+@pytest.mark.parametrize("copy_mn", ["0", "1"])
+def test_a_tf32_pointwise_conv_over_an_input_copies_it_only_when_asked(monkeypatch, copy_mn):
+    """KernelBench's pointwise conv (TF32, the caller's NCHW input): with EMBER_COPY_MN_INPUTS=1 the
+    input is copied channels-last and both wgmma operands are TMA copies (TF32 wgmma has no
+    transposed form: the NCHW input was gathered a float at a time); the graph evaluates the same."""
+    monkeypatch.setattr(layout, "COPY_MN", copy_mn)
+    rng = np.random.default_rng(5)
+    with em.allow_tf32():
+        x = em.input("x", (4, 64, 33, 35))
+        y = em.conv2d(x, em.tensor(rng.standard_normal((128, 64, 1, 1)).astype(np.float32)))
+        roots, new = _relaid_graph(y)
+        copies = [nd for nd in g.toposort(new) if nd.op == g.CAST and nd.dtype == nd.srcs[0].dtype]
+        assert len(copies) == (1 if copy_mn == "1" else 0)
+        feed = {"x": rng.standard_normal((4, 64, 33, 35)).astype(np.float32)}
+        want, = evaluate(roots, feed, {})
+        got, = evaluate(new, feed, {})
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+        if copy_mn == "1":
+            ks = _conv_kernels(y)
+            plan = cg.wgmma_applicable(cg.canonical(ks[-1]))
+            assert plan[0] == "tf32" and all(type(f).__name__ == "TmaOperand" for f in plan[1:]), plan
+            assert cg.default_config(ks[-1])["mode"] == "wgmma"
+            pytest.importorskip("cuda.core")
+            from ember.backends.cuda import compile_cuda
+            assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[-1], cg.default_config(ks[-1]))[0], "sm_90a")) > 0
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("precision", ["torch", "float32"])
 @pytest.mark.parametrize("make, shape", [

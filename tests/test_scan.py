@@ -347,7 +347,9 @@ def test_cumprod_scans_both_terms_in_one_kernel(shape):
     f = scan_form(canonical(kernels[-1]))
     assert f is not None and len(f.terms()) == 2
     assert cg.default_config(kernels[-1])["mode"] == "scan"
-    assert all(cg.default_config(k)["mode"] in ("scan", "elementwise", "warp") for k in kernels)
+    assert all(cg.default_config(k)["mode"] in ("scan", "warp") for k in kernels)
+    # log2|x| is recomputed where the sums read it, not stored (rule 4's scan exception)
+    assert not any(k.name.endswith("log2") for k in kernels)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -17,11 +17,13 @@ from .contraction import is_contraction
 from .node_args import expands, iota_expr, reduce_axes, view_of
 from .operand_order import ordered
 from .recompute import ENABLED as RECOMPUTE, few_row_recompute, inline_cost, reads_reduction, split_invariant_factor
+from .scan import masked_short_sum
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
 # the kernel's parallel points (its coordinates coarser than the kernel's loops)
 REDUNDANT_MIN = 2
-RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer may cost before rule 4 materialises it
+RECOMPUTE_LIMIT = 4  # ALU ops an inlined producer read through a broadcast (a view >= 2x its size, not a pad) may cost
+SCAN_INLINE_MAX = 32  # ... or, read by a masked short sum (a scan), before it is stored
 # rule 8: an inlined expression nested deeper than this (a chain of thousands of elementwise ops,
 # each read once) is cut there: the lowering walks expressions recursively, ~4 Python frames a level,
 # and such a chain raised RecursionError (Python's default limit is 1000 frames)
@@ -238,8 +240,8 @@ class KernelBuilder:
             return ir.load(self.buffer_of(src), flat, guard, src.dtype)
         scoords = unflatten(flat, src.shape)
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
-            expands = not (v.numel.is_const and src.numel.is_const and v.numel.value <= src.numel.value)
-            if expands and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT:
+            expands = not (v.numel.is_const and src.numel.is_const and v.numel.value < 2 * src.numel.value)
+            if expands and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT and not self._scan_term(src):
                 cut = few_row_recompute(self, v.numel, src, scoords, RECOMPUTE_LIMIT)
                 if cut is not None:  # a few-row contraction recomputes its operand (kernel/recompute.py)
                     self.materialize |= cut
@@ -270,6 +272,13 @@ class KernelBuilder:
         if vvalid is sm.ONE:
             return inner
         return ir.alu("where", n.dtype, ir.index(vvalid, dt.bool_), inner, ir.const(0, n.dtype))
+
+    def _scan_term(self, src: Node) -> bool:
+        """Whether src is the term of a masked short sum (cumsum's, kernel/scan.py) at the kernel's one
+        reduction level, cheap enough (SCAN_INLINE_MAX operations) to recompute: inlined, not stored
+        by rule 4 (cumprod's log2|x|: 8.6 GB of the real KernelBench's 90 written and read back)."""
+        return self.in_reduce == 1 and bool(self.stage_nodes) and masked_short_sum(self.stage_nodes[-1]) \
+            and inline_cost(self, src, SCAN_INLINE_MAX) <= SCAN_INLINE_MAX
 
     def _reduce(self, n: Node, coords: tuple, valid: Expr) -> ir.Val:
         axes = reduce_axes(n)

@@ -166,6 +166,8 @@ def _padded_operand(op: g.Node, var: str, C: int, Cp: int):
 
 # ---------------------------------------------------------------- rewrite 0b
 COPY_REUSE = 32  # products per element of the copied source that pay for the copy's two passes
+COPY_REUSE_MN = 128  # the same for an unwindowed TF32 operand (NetVLAD's input, read 32 times, is not copied)
+COPY_MN = os.environ.get("EMBER_COPY_MN_INPUTS", "0")
 COPY_MIN_PRODUCTS = 1 << 22  # below this the copy's launch costs more than the layout saves
 COPY_WEIGHTS = os.environ.get("EMBER_COPY_INPUT_WEIGHTS", "0")  # "1": copy graph-input weights too (see below)
 
@@ -177,9 +179,19 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
     rewrite 2 then stores channels-last: one transposing pass (cuDNN makes the same NCHW -> NHWC
     copy) buys a `wgmma` conv with whole-chunk rows. Only where every element is read at least
     COPY_REUSE times (a conv with a kernel window and enough output channels) and the conv is not
-    tiny (COPY_MIN_PRODUCTS)."""
+    tiny (COPY_MIN_PRODUCTS).
+
+    Also a TF32 contraction (torch's precision for float32) reading a graph input with the summed
+    axis between its rows (a 1x1 conv over the caller's NCHW tensor: n outside the channels, h, w
+    inside) where each element is read COPY_REUSE_MN times: TF32 `wgmma` has no transposed form,
+    so that operand was gathered a float at a time (KernelBench's pointwise conv, 0.46x eager on
+    the H100); copied channels-last, both operands are TMA copies. Not yet timed on a GPU, so off
+    unless EMBER_COPY_MN_INPUTS=1 (the copy is an elementwise transpose, its reads strided)."""
     ops = _chunked_contraction(n)
-    if ops is None or not any(_windowed(op, n) for op in ops):
+    if ops is None:
+        return n
+    windowed = any(_windowed(op, n) for op in ops)
+    if not windowed and not (COPY_MN == "1" and g.is_tf32(n) and {_operand_type(op) for op in ops} == {dt.float32}):
         return n
     prod = n.srcs[0]
     shape = prod.shape
@@ -195,10 +207,15 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
         view = _source_view(op)
         # only the window's own operand: NetVLAD's batched product has a flattened b * N + n axis that
         # passes for a window, and its other operand, the input, was copied unchanged
-        if view is None or not _windowed(op, n):
+        if view is None or (windowed and not _windowed(op, n)):
             continue
         x, v = view
-        if _relayable(x) or products < COPY_REUSE * int(np.prod([s.value for s in x.shape])):
+        reuse = COPY_REUSE if windowed else COPY_REUSE_MN
+        if _relayable(x) or products < reuse * int(np.prod([s.value for s in x.shape])):
+            continue
+        other = next(o for o in ops if o is not op)
+        d = _axis_walked(v, kv, x)
+        if not windowed and (d is None or not _rows_around(n, v, _source_view(other), x, d)):
             continue
         if _order_for(v, kv, x) is None:
             continue

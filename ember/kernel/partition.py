@@ -22,7 +22,9 @@ A node is materialised when (rules applied to a fixpoint):
    recomputing it per point of a larger O would multiply its cost;
 4. it is a non-trivial elementwise computation read through a broadcasting view inside a reduction
    loop (recomputing it per broadcast copy would multiply its cost) — the rule that materialises a
-   conv's input activation instead of recomputing it kh·kw·C_out times.
+   conv's input activation instead of recomputing it kh·kw·C_out times. Not a term of up to 32
+   operations read by a masked short sum (cumsum's blocks, kernel/scan.py `masked_short_sum`): run
+   as a scan, the sum reads each term once.
 5. it is a contraction (a sum of a product) read at coordinates that divide or take remainders of
    the consumer's loop variables (an interleaving or merging view: a transposed conv's phases, a
    pixel shuffle, a flatten): inlined, its rows and columns would be hidden behind that arithmetic

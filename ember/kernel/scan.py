@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import graph as g
 from .. import symbolic as sm
 from . import ir
+from .node_args import reduce_axes
 from .structure import Canon, _val_vars
 
 MAX_LEN = 32  # positions a scan may have: a warp's lanes
@@ -40,6 +42,39 @@ class ScanForm:
     def terms(self) -> list:
         """(reduce variable, term, accumulator) of every stage, in the kernel's order."""
         return [(self.r, self.x, self.acc), *self.rest]
+
+
+def masked_short_sum(n: g.Node) -> bool:
+    """Whether graph node n is a sum over one axis of at most MAX_LEN terms of where(mask, t, 0)
+    with the mask computed from positions alone (iotas): the shape of cumsum's masked sums, before
+    any kernel exists. The partition (kernel/builder.py, rule 4) inlines a costly term into such a
+    sum instead of materialising it: as a scan each term is read once (at most MAX_LEN times if the
+    kernel falls back to loops), where a stored term costs a write and a read of its own."""
+    if n.op != g.SUM:
+        return False
+    axes = reduce_axes(n)
+    src = n.srcs[0]
+    if len(axes) != 1 or not src.shape[axes[0]].is_const or src.shape[axes[0]].value > MAX_LEN or src.op != g.WHERE:
+        return False
+    cond, a, b = src.srcs
+    if not any(_zero_node(x) for x in (a, b)):
+        return False
+    return _positions_only(cond, 0)
+
+
+def _zero_node(n: g.Node) -> bool:
+    while n.op in (g.VIEW, g.CAST):
+        n = n.srcs[0]
+    return n.op == g.CONST and n.arg == 0
+
+
+def _positions_only(n: g.Node, depth: int) -> bool:
+    """Whether n is computed from iotas and constants alone (through views, casts, compares)."""
+    if n.op in (g.IOTA, g.CONST):
+        return True
+    if depth > 8 or n.op in (g.INPUT, g.DATA) or n.op in g.REDUCE or not n.srcs:
+        return False
+    return all(_positions_only(s, depth + 1) for s in n.srcs)
 
 
 def _is_const(v: ir.Val, value) -> bool:
