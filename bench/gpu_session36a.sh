@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# For the thirty-sixth session (prepared in the thirty-fifth; not run): the thirty-fifth session's
+# last CPU-side changes on the GPU — cumprod with log2|x| recomputed inside its masked sums (rule 4's
+# scan exception; 12.6 ms with it stored), the real KernelBench's other scans beside it, and
+# KernelBench's pointwise conv (TF32 over the caller's NCHW input: 0.46x eager) with its input
+# copied channels-last (EMBER_COPY_MN_INPUTS=1, both wgmma operands TMA copies) against without.
+set -u
+. bench/gpu_env.sh
+export OUT
+timeout 200 python3 -m pytest -m cuda tests/test_scan.py tests/test_contraction_layouts.py tests/test_lowering.py -p no:cacheprovider \
+  -p no:warnings -n 8 -rf -q > "$OUT/cuda_tests.log" 2>&1
+echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/cuda_tests.log") FAILED"; grep '^FAILED' "$OUT/cuda_tests.log" | head; tail -1 "$OUT/cuda_tests.log"
+show() { python3 -c "
+import json, sys; d = json.load(open(sys.argv[1]))
+for r in d['problems']: print(r['name'], r['status'], r.get('kernels'), r.get('ember_ms'), r.get('eager_ms'), r.get('compile_ms'), r.get('speedup_vs_eager'), r.get('speedup_vs_compile'), r.get('max_abs_err'))" "$1"; }
+timeout 200 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 2 --ember-precision torch --only cumprod,masked_cumsum \
+    --out "$OUT/kb-scans.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-scans.json"
+for flag in 0 1; do
+  EMBER_COPY_MN_INPUTS=$flag timeout 120 python3 bench/kernelbench.py kernelbench --device cuda --seeds 3 --ember-precision torch \
+    --only conv2d_pointwise,conv2d_mish_mish --out "$OUT/kb-pointwise-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-pointwise-$flag.json"
+done
+# KernelBench 14 (3x3 conv 64 -> 64 over 32 x 128^2, then mish twice): 1.375 ms against 32's 0.888 for
+# twice the products (64 -> 128) — which part is slow: the conv's schedule (every wgmma config,
+# the gather knobs `producers` / `gunroll` included), or the mish epilogue (with and without)
+timeout 200 python3 bench/f32_conv.py --cases 3 --tf32 --const-weights --configs 0 --out "$OUT/kb14-conv.json" 2>&1 | grep -v -i warn | head -40
+timeout 150 python3 bench/f32_conv.py --cases 3,2 --tf32 --const-weights --mish --configs 6 --out "$OUT/kb14-mish.json" 2>&1 | grep -v -i warn | head -20
+# the seed-000 conv (issue 19: 2x eager at float32 accuracy; 1.36x, 721 us): the whole wgmma space,
+# the gather knobs too (`--configs 14` stopped before them)
+timeout 200 python3 bench/f32_conv.py --cases 0 --configs 0 --out "$OUT/seed-conv.json" 2>&1 | grep -v -i warn | head -40
