@@ -19,11 +19,13 @@ for flag in 0 1; do
   EMBER_COPY_MN_INPUTS=$flag timeout 120 python3 bench/kernelbench.py kernelbench --device cuda --seeds 3 --ember-precision torch \
     --only conv2d_pointwise,conv2d_mish_mish --out "$OUT/kb-pointwise-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-pointwise-$flag.json"
 done
-# KernelBench 14 (3x3 conv 64 -> 64 over 32 x 128^2, then mish twice): 1.375 ms against 32's 0.888 for
-# twice the products (64 -> 128) — which part is slow: the conv's schedule (every wgmma config,
-# the gather knobs `producers` / `gunroll` included), or the mish epilogue (with and without)
-timeout 200 python3 bench/f32_conv.py --cases 3 --tf32 --const-weights --configs 0 --out "$OUT/kb14-conv.json" 2>&1 | grep -v -i warn | head -40
-timeout 150 python3 bench/f32_conv.py --cases 3,2 --tf32 --const-weights --mish --configs 6 --out "$OUT/kb14-mish.json" 2>&1 | grep -v -i warn | head -20
-# the seed-000 conv (issue 19: 2x eager at float32 accuracy; 1.36x, 721 us): the whole wgmma space,
-# the gather knobs too (`--configs 14` stopped before them)
-timeout 200 python3 bench/f32_conv.py --cases 0 --configs 0 --out "$OUT/seed-conv.json" 2>&1 | grep -v -i warn | head -40
+# GEMM operands TMA cannot take (kernel/layout_gemm.py, EMBER_COPY_GEMM_OPERANDS=1): ragged rows
+# (04: 1031 x 3079 x 2053, 0.70x eager; real 8: 8205 x 2949 x 5921) and float32 [K, N] operands in
+# TF32 (real 1 and 16: B or A.T stored MN-major, so `mma` today) read from padded K-major copies
+for flag in 0 1; do
+  EMBER_COPY_GEMM_OPERANDS=$flag timeout 100 python3 bench/kernelbench.py kernelbench --device cuda --seeds 2 --ember-precision torch \
+    --only matmul_irregular --out "$OUT/kb-gemm-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-gemm-$flag.json"
+  EMBER_COPY_GEMM_OPERANDS=$flag timeout 150 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 1 --ember-precision torch \
+    --only 1_Square_matrix,8_Matmul_with_irregular,16_Matmul_with_transposed_A --out "$OUT/real-gemm-$flag.json" 2>&1 | grep -v -i warn | tail -1
+  show "$OUT/real-gemm-$flag.json"
+done

@@ -163,9 +163,12 @@ def scan_form(c: Canon | None) -> ScanForm | None:
     if found is None or c is None:
         return None
     stages, n = found
-    forms = [_stage_scan(c, st, r, n) for st, r in stages]
-    if any(f is None for f in forms):
-        return None
+    forms = []
+    for st, r in stages:
+        one = _stage_scan(c, st, r, n)
+        if one is None:
+            return None
+        forms.append(one)
     f = forms[0]
     layout = (f.var, f.reverse, f.shift, f.suffix)
     if any((o.var, o.reverse, o.shift, o.suffix) != layout for o in forms[1:]):

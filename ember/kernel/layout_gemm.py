@@ -1,0 +1,104 @@
+"""Rewrite 0d of the contraction layouts (kernel/layout.py): a GEMM's operands copied into rows the
+copy engine takes.
+
+TMA copies a tile only where every stride it walks is a multiple of 16 bytes, and TF32 `wgmma`
+reads float32 operands K-major only (it has no transposed form). A GEMM over ragged sizes (1031 x
+3079 x 2053: no row of either operand starts on a 16-byte boundary) or over a float32 operand stored
+[K, N] (`x @ W` in TF32) therefore had its operands gathered a float at a time by the producer, or
+fell back to `mma` (KernelBench's 04_matmul_irregular: 0.70x eager on the H100). Here each such
+operand is read instead from a copy that is K-major with its summed axis padded with zeros to whole
+16-byte chunks (both operands padded alike, so the added products are zeros: exact):
+
+    sum_k a[m, k] * b[k, n]  ==  sum_{k < Kp} a'[m, k] * b'[n, k],   a' = pad(a), b' = pad(b).T
+
+A constant is padded and transposed at compile time; anything else by one copy (a same-type cast,
+materialised where the GEMM reads it, kernel/prologue.py). Only plain (unwindowed) GEMMs whose
+products number at least COPY_MIN_PRODUCTS, reading each copied element at least COPY_REUSE times.
+Not yet timed on a GPU: on only with EMBER_COPY_GEMM_OPERANDS=1.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import graph as g
+from ..view import index_name
+from .node_args import reduce_axes
+
+ENABLED = os.environ.get("EMBER_COPY_GEMM_OPERANDS", "0")
+
+
+def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
+    """n with its operands read from padded K-major copies where the copy engine could not take
+    them (see the module docstring); n itself where nothing needs one or a copy would not pay."""
+    from . import layout as L
+    if ENABLED != "1":
+        return n
+    ops = L._chunked_contraction(n)
+    if ops is None or any(L._windowed(op, n) for op in ops):
+        return n
+    prod = n.srcs[0]
+    axes = reduce_axes(n)
+    long = [a for a in axes if prod.shape[a].value > 1]
+    if len(long) != 1:
+        return n
+    ka = long[0]
+    kv, K = index_name(ka), prod.shape[ka].value
+    es = L._element_bytes(ops)
+    chunk = L.CHUNK_BYTES // es
+    products = int(np.prod([s.value for s in prod.shape]))
+    if products < L.COPY_MIN_PRODUCTS:
+        return n
+    f32 = {L._operand_type(op) for op in ops} == {dt.float32}
+    views = [L._source_view(op) for op in ops]
+    if any(v is None for v in views):
+        return n
+    if not any(_needs_copy(x, v, kv, f32 and g.is_tf32(n), es) for x, v in views):
+        return n
+    for x, _ in views:
+        if products < L.COPY_REUSE * int(np.prod([s.value for s in x.shape])):
+            return n
+    Kp = -(-K // chunk) * chunk
+    leaves = {}
+    for op, (x, v) in zip(ops, views):
+        leaf = op
+        while leaf.op == g.CAST:
+            leaf = leaf.srcs[0]
+        if Kp != K:
+            padded = L._padded_operand(op, kv, K, Kp)
+            if padded is None:
+                return n
+            view_node = padded[1]
+        else:
+            view_node = leaf
+        xp, vp = L._source_view(view_node)
+        order = L._order_for(vp, kv, xp)
+        if xp.op != g.DATA and xp.op != g.CAST:
+            if order is None and not _misaligned(xp, es):
+                leaves[leaf] = view_node
+                continue
+            xp = g.Node(g.CAST, (xp,), None, xp.dtype, xp.shape)  # a copy of a source kept as it is
+        if order is not None:
+            relaid = L._relaid(xp, order)
+            view_node = g.view_node(relaid.srcs[0], L.compose(L.view_of(relaid), vp))
+        else:
+            view_node = g.view_node(xp, vp)
+        leaves[leaf] = view_node
+    return g.reduce_node(g.SUM, L._with_leaves(prod, leaves), axes, tf32=g.is_tf32(n))
+
+
+def _misaligned(x: g.Node, es: int) -> bool:
+    """Whether a row of x (its innermost axis) is not a whole number of 16-byte chunks."""
+    return x.ndim >= 2 and (x.shape[-1].value * es) % 16 != 0
+
+
+def _needs_copy(x: g.Node, v, kv: str, tf32: bool, es: int) -> bool:
+    """Whether the copy engine cannot take this operand as it is stored: its rows are not whole
+    16-byte chunks, or (TF32) its summed axis is not innermost."""
+    from . import layout as L
+    d = L._axis_walked(v, kv, x)
+    if d is None:
+        return False  # (not a plain axis: the gather's business)
+    return _misaligned(x, es) or (tf32 and d != x.ndim - 1)

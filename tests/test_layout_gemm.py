@@ -1,0 +1,112 @@
+"""Rewrite 0d of the contraction layouts (kernel/layout_gemm.py): a GEMM's operands read from padded
+K-major copies where TMA cannot take them (ragged rows; a float32 [K, N] operand in TF32). The
+rewritten graph evaluates like the original on random inputs (several shapes and seeds); on the H100
+target both operands become TMA copies and the wgmma kernel compiles."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import graph as g
+from ember.backends.target import get_target
+from ember.codegen import cuda as cg
+from ember.kernel import layout, layout_gemm
+from ember.kernel.lower import lower
+from ember.reference import evaluate
+
+H100 = get_target("h100")
+
+
+@pytest.fixture(autouse=True)
+def _enabled(monkeypatch):
+    monkeypatch.setattr(layout_gemm, "ENABLED", "1")
+
+
+def _gemm_kernel(y):
+    return next(k for k, _ in lower([y.node], target=H100).kernels if cg.contraction_of(cg.canonical(k)) is not None)
+
+
+def _check(y, feed, rtol=1e-5):
+    roots = [y.node]
+    new = layout.contraction_layouts(roots, H100)
+    assert new != roots
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    want, got = np.asarray(want, np.float64), np.asarray(got, np.float64)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * float(np.abs(want).max()))
+    return new
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_ragged_tf32_gemm_reads_padded_k_major_copies(seed):
+    rng = np.random.default_rng(seed)
+    # odd sizes: no row is whole chunks (M x N large enough not to be split over k: a split GEMM's
+    # copies are inlined back into its chunks, which keep the gather)
+    M, K, N = (int(v) | 1 for v in (rng.integers(1000, 1400), rng.integers(300, 700), rng.integers(1000, 1400)))
+    with em.allow_tf32():
+        a, b = em.input("a", (M, K)), em.input("b", (K, N))
+        y = a @ b
+        new = _check(y, {"a": rng.standard_normal((M, K)).astype(np.float32),
+                         "b": rng.standard_normal((K, N)).astype(np.float32)})
+        copies = [nd for nd in g.toposort(new) if nd.op == g.CAST and nd.dtype == nd.srcs[0].dtype]
+        assert len(copies) == 2
+        k = _gemm_kernel(y)
+    plan = cg.wgmma_applicable(cg.canonical(k))
+    assert plan[0] == "tf32" and all(type(f).__name__ == "TmaOperand" and f.kmajor for f in plan[1:]), plan
+    assert cg.default_config(k)["mode"] == "wgmma"
+    if seed == 0:
+        pytest.importorskip("cuda.core")
+        from ember.backends.cuda import compile_cuda
+        assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(k, cg.default_config(k))[0], "sm_90a")) > 0
+
+
+def test_an_aligned_tf32_x_at_w_copies_only_the_transposed_operand():
+    rng = np.random.default_rng(4)
+    with em.allow_tf32():
+        a, w = em.input("a", (256, 512)), em.input("w", (512, 384))
+        new = _check(a @ w, {"a": rng.standard_normal((256, 512)).astype(np.float32),
+                             "w": rng.standard_normal((512, 384)).astype(np.float32)})
+    copies = [nd for nd in g.toposort(new) if nd.op == g.CAST and nd.dtype == nd.srcs[0].dtype]
+    assert len(copies) == 1 and copies[0].shape[-1].value == 512  # w stored [N, K]
+
+
+def test_constant_weights_are_padded_and_transposed_at_compile_time():
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((515, 301)).astype(np.float32)
+    with em.allow_tf32():
+        x = em.input("x", (1027, 515))
+        new = _check((x @ em.tensor(W)).relu(), {"x": rng.standard_normal((1027, 515)).astype(np.float32)})
+    data = [nd for nd in g.toposort(new) if nd.op == g.DATA]
+    assert any(tuple(s.value for s in nd.shape) == (301, 516) for nd in data)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_ragged_bf16_batched_gemm_over_computed_operands(seed):
+    rng = np.random.default_rng(seed)
+    B, M, K, N = 3, 129 + 2 * seed, 203, 517
+    a, b = em.input("a", (B, M, K), "bfloat16"), em.input("b", (B, K, N), "bfloat16")
+    y = a.relu() @ (b * 2)
+    _check(y, {"a": rng.standard_normal((B, M, K)).astype(np.float32).astype(em.bfloat16.np),
+               "b": rng.standard_normal((B, K, N)).astype(np.float32).astype(em.bfloat16.np)}, rtol=2e-2)
+
+
+def test_aligned_gemms_and_the_flag_off_are_left_alone(monkeypatch):
+    a, b = em.input("a", (256, 512), "bfloat16"), em.input("b", (512, 384), "bfloat16")
+    roots = [(a @ b).node]
+    assert layout.contraction_layouts(roots, H100) == roots  # bf16 reads [K, N] rows through TMA as they are
+    monkeypatch.setattr(layout_gemm, "ENABLED", "0")
+    with em.allow_tf32():
+        roots = [(em.input("a", (301, 203)) @ em.input("b", (203, 517))).node]
+    assert layout.contraction_layouts(roots, H100) == roots
+
+
+def test_ragged_gemm_runs_on_the_cpu_with_the_rewrite(monkeypatch):
+    """The rewritten graph through the whole CPU pipeline (lowering, copies, C), against float64."""
+    monkeypatch.setenv("EMBER_CONTRACTION_LAYOUTS", "1")
+    rng = np.random.default_rng(9)
+    with em.allow_tf32():
+        a, b = em.input("a", (67, 203)), em.input("b", (203, 131))
+        y = (a @ b).relu()
+        prog = em.compile(y, device="cpu")
+    A, Bm = rng.standard_normal((67, 203)).astype(np.float32), rng.standard_normal((203, 131)).astype(np.float32)
+    want = np.maximum(A.astype(np.float64) @ Bm.astype(np.float64), 0)
+    np.testing.assert_allclose(np.asarray(prog(a=A, b=Bm)), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
