@@ -25,9 +25,13 @@ def _gemm_kernel(y):
     return next(k for k, _ in lower([y.node], target=H100).kernels if cg.contraction_of(cg.canonical(k)) is not None)
 
 
+def _relaid(roots):
+    return layout_gemm.aligned_gemm_layouts(layout.contraction_layouts(roots, H100), H100)
+
+
 def _check(y, feed, rtol=1e-5):
     roots = [y.node]
-    new = layout.contraction_layouts(roots, H100)
+    new = _relaid(roots)
     assert new != roots
     want, = evaluate(roots, feed, {})
     got, = evaluate(new, feed, {})
@@ -76,7 +80,9 @@ def test_constant_weights_are_padded_and_transposed_at_compile_time():
         x = em.input("x", (1027, 515))
         new = _check((x @ em.tensor(W)).relu(), {"x": rng.standard_normal((1027, 515)).astype(np.float32)})
     data = [nd for nd in g.toposort(new) if nd.op == g.DATA]
-    assert any(tuple(s.value for s in nd.shape) == (301, 516) for nd in data)
+    # [N, Kp]: k padded to whole chunks in every part of a split (KPAD of them)
+    Kp = -(-515 // (4 * layout_gemm.KPAD)) * 4 * layout_gemm.KPAD
+    assert any(tuple(s.value for s in nd.shape) == (301, Kp) for nd in data)
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -92,11 +98,23 @@ def test_a_ragged_bf16_batched_gemm_over_computed_operands(seed):
 def test_aligned_gemms_and_the_flag_off_are_left_alone(monkeypatch):
     a, b = em.input("a", (256, 512), "bfloat16"), em.input("b", (512, 384), "bfloat16")
     roots = [(a @ b).node]
-    assert layout.contraction_layouts(roots, H100) == roots  # bf16 reads [K, N] rows through TMA as they are
+    assert _relaid(roots) == roots  # bf16 reads [K, N] rows through TMA as they are
     monkeypatch.setattr(layout_gemm, "ENABLED", "0")
     with em.allow_tf32():
         roots = [(em.input("a", (301, 203)) @ em.input("b", (203, 517))).node]
-    assert layout.contraction_layouts(roots, H100) == roots
+    assert _relaid(roots) == roots
+
+
+def test_a_gemm_split_over_k_keeps_its_copies():
+    """A ragged TF32 GEMM with few tiles is split over k: its copies are still stored (kernel/
+    prologue.py stages every explicit copy), each part a whole number of chunks, so TMA takes both."""
+    with em.allow_tf32():
+        y = em.input("a", (641, 555)) @ em.input("b", (555, 505))
+        ks = [k for k, _ in lower([y.node], target=H100).kernels]
+    gemm = next(k for k in ks if cg.contraction_of(cg.canonical(k)) is not None)
+    plan = cg.wgmma_applicable(cg.canonical(gemm))
+    assert len(cg.contraction_of(cg.canonical(gemm)).batch) == 1  # (the parts of the split)
+    assert all(type(f).__name__ == "TmaOperand" for f in plan[1:]), plan
 
 
 def test_ragged_gemm_runs_on_the_cpu_with_the_rewrite(monkeypatch):

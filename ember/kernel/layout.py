@@ -66,8 +66,6 @@ def contraction_layouts(roots: list, target) -> list:
     roots = _rebuild(roots, _padded_channels)
     roots = _rebuild(roots, _copied_inputs)
     roots = _rebuild(roots, _flipped_constants)
-    from .layout_gemm import aligned_gemm_operands  # (rewrite 0d; it uses this module's helpers)
-    roots = _rebuild(roots, aligned_gemm_operands)
     roots = _rebuild(roots, _reordered_sum)
     order = g.toposort(roots)
     requests = _layout_requests(order, set(roots))

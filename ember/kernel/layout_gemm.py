@@ -25,17 +25,24 @@ import numpy as np
 from .. import dtypes as dt
 from .. import graph as g
 from ..view import index_name
+from . import layout as L
 from .node_args import reduce_axes
 
 ENABLED = os.environ.get("EMBER_COPY_GEMM_OPERANDS", "0")
+KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
+# parts of at least 128) still cuts it into whole chunks, which the copy engine takes
+
+
+def aligned_gemm_layouts(roots: list, target) -> list:
+    """The graph with rewrite 0d applied (after kernel/layout.py's rewrites, on the same targets)."""
+    if ENABLED != "1" or not L.enabled(target):
+        return roots
+    return L._rebuild(roots, aligned_gemm_operands)
 
 
 def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     """n with its operands read from padded K-major copies where the copy engine could not take
     them (see the module docstring); n itself where nothing needs one or a copy would not pay."""
-    from . import layout as L
-    if ENABLED != "1":
-        return n
     ops = L._chunked_contraction(n)
     if ops is None or any(L._windowed(op, n) for op in ops):
         return n
@@ -60,7 +67,7 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     for x, _ in views:
         if products < L.COPY_REUSE * int(np.prod([s.value for s in x.shape])):
             return n
-    Kp = -(-K // chunk) * chunk
+    Kp = -(-K // (KPAD * chunk)) * KPAD * chunk  # (whole chunks in each part of a split over k too)
     leaves = {}
     for op, (x, v) in zip(ops, views):
         leaf = op
@@ -97,7 +104,6 @@ def _misaligned(x: g.Node, es: int) -> bool:
 def _needs_copy(x: g.Node, v, kv: str, tf32: bool, es: int) -> bool:
     """Whether the copy engine cannot take this operand as it is stored: its rows are not whole
     16-byte chunks, or (TF32) its summed axis is not innermost."""
-    from . import layout as L
     d = L._axis_walked(v, kv, x)
     if d is None:
         return False  # (not a plain axis: the gather's business)

@@ -36,6 +36,11 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
         return frozenset()
     out = set()
     for n in g.toposort(roots):
+        # an explicit copy (a same-type cast: only kernel/layout.py makes one) exists for a GEMM to
+        # read it through TMA, whatever became of that GEMM: split over k, its product is a view of
+        # the chunks and no longer reads as GEMM-shaped, and the copy was inlined back into it
+        if n.op == g.CAST and n.dtype == n.srcs[0].dtype and n not in M and n not in streamed and n.numel.is_const:
+            out.add(n)
         if n in streamed or not is_gemm_shaped(n) or not n.numel.is_const:
             continue
         for op in product_operands(n) or ():
