@@ -21,7 +21,8 @@ for flag in 0 1; do
 done
 # GEMM operands TMA cannot take (kernel/layout_gemm.py, EMBER_COPY_GEMM_OPERANDS=1): ragged rows
 # (04: 1031 x 3079 x 2053, 0.70x eager; real 8: 8205 x 2949 x 5921) and float32 [K, N] operands in
-# TF32 (real 1 and 16: B or A.T stored MN-major, so `mma` today) read from padded K-major copies
+# TF32, read from padded K-major copies; real 1 and 16 (aligned, tf32x3 through the staging ring:
+# torch's precision keeps matmuls float32) are the controls the flag must leave alone
 for flag in 0 1; do
   EMBER_COPY_GEMM_OPERANDS=$flag timeout 100 python3 bench/kernelbench.py kernelbench --device cuda --seeds 2 --ember-precision torch \
     --only matmul_irregular --out "$OUT/kb-gemm-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-gemm-$flag.json"
