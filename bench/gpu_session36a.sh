@@ -17,16 +17,7 @@ timeout 200 python3 bench/kernelbench.py third_party/KernelBench --device cuda -
     --out "$OUT/kb-scans.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-scans.json"
 for flag in 0 1; do
   EMBER_COPY_MN_INPUTS=$flag timeout 120 python3 bench/kernelbench.py kernelbench --device cuda --seeds 3 --ember-precision torch \
-    --only conv2d_pointwise,conv2d_mish_mish --out "$OUT/kb-pointwise-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-pointwise-$flag.json"
-done
-# GEMM operands TMA cannot take (kernel/layout_gemm.py, EMBER_COPY_GEMM_OPERANDS=1): ragged rows
-# (04: 1031 x 3079 x 2053, 0.70x eager; real 8: 8205 x 2949 x 5921) and float32 [K, N] operands in
-# TF32, read from padded K-major copies; real 1 and 16 (aligned, tf32x3 through the staging ring:
-# torch's precision keeps matmuls float32) are the controls the flag must leave alone
-for flag in 0 1; do
-  EMBER_COPY_GEMM_OPERANDS=$flag timeout 100 python3 bench/kernelbench.py kernelbench --device cuda --seeds 2 --ember-precision torch \
-    --only matmul_irregular --out "$OUT/kb-gemm-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-gemm-$flag.json"
-  EMBER_COPY_GEMM_OPERANDS=$flag timeout 150 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 1 --ember-precision torch \
-    --only 1_Square_matrix,8_Matmul_with_irregular,16_Matmul_with_transposed_A --out "$OUT/real-gemm-$flag.json" 2>&1 | grep -v -i warn | tail -1
-  show "$OUT/real-gemm-$flag.json"
+    --only conv2d_pointwise --out "$OUT/kb-pointwise-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-pointwise-$flag.json"
+  EMBER_COPY_MN_INPUTS=$flag timeout 120 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 1 --ember-precision torch \
+    --only 87_conv_pointwise_2D --out "$OUT/real-pointwise-$flag.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/real-pointwise-$flag.json"
 done

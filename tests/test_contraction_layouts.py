@@ -353,6 +353,24 @@ def test_a_tf32_pointwise_conv_over_an_input_copies_it_only_when_asked(monkeypat
             assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[-1], cg.default_config(ks[-1]))[0], "sm_90a")) > 0
 
 
+@pytest.mark.parametrize("min_m", [64, 32])
+def test_a_32_channel_conv_takes_wgmma_only_below_the_row_threshold(monkeypatch, min_m):
+    """The real KernelBench's 78 in form (32 -> 32 channels, 3 x 7): `mma` by default (a 64-row wgmma
+    tile half full); with EMBER_WGMMA_MIN_M=32 the default takes wgmma, and its kernel compiles."""
+    from ember.codegen import cuda_schedule
+    monkeypatch.setattr(cuda_schedule, "WGMMA_MIN_M", min_m)
+    rng = np.random.default_rng(2)
+    with em.allow_tf32():
+        x = em.input("x", (2, 32, 67, 131))
+        ks = _conv_kernels(em.conv2d(x, em.tensor(rng.standard_normal((32, 32, 3, 7)).astype(np.float32))))
+    cfg = cg.default_config(ks[-1])
+    assert cfg["mode"] == ("wgmma" if min_m == 32 else "mma")
+    if min_m == 32:
+        pytest.importorskip("cuda.core")
+        from ember.backends.cuda import compile_cuda
+        assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[-1], cfg)[0], "sm_90a")) > 0
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("precision", ["torch", "float32"])
 @pytest.mark.parametrize("make, shape", [

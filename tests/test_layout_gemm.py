@@ -99,6 +99,9 @@ def test_aligned_gemms_and_the_flag_off_are_left_alone(monkeypatch):
     a, b = em.input("a", (256, 512), "bfloat16"), em.input("b", (512, 384), "bfloat16")
     roots = [(a @ b).node]
     assert _relaid(roots) == roots  # bf16 reads [K, N] rows through TMA as they are
+    a, b = em.input("a", (512, 1024)), em.input("b", (1024, 768))  # float32 products (torch's precision):
+    roots = [(a @ b).node]  # tf32x3 copies the [K, N] operand through its staging ring as it is
+    assert _relaid(roots) == roots
     monkeypatch.setattr(layout_gemm, "ENABLED", "0")
     with em.allow_tf32():
         roots = [(em.input("a", (301, 203)) @ em.input("b", (203, 517))).node]

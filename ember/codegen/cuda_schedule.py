@@ -372,6 +372,12 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
     return cfg
 
 
+# the fewest rows (M) a contraction needs for the default to take wgmma: its tiles are 64 rows a
+# consumer warpgroup, so a conv with 32 output channels (the real KernelBench's 71, 78) fills half of
+# one; `mma` takes 32-row tiles. EMBER_WGMMA_MIN_M=32 lets such convs take wgmma (not yet timed)
+WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "64"))
+
+
 def default_config(k: ir.Kernel, target=None) -> dict:
     """The unsearched schedule for `target`: elementwise for maps; block/warp/thread by reduction length."""
     from ..kernel.structure import has_locals
@@ -396,7 +402,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         big = lambda e, n: (not e.is_const) or e.value >= n
         if big(M, 32) and big(N, 32) and big(K, 8):
             # (operands the producer must gather, a conv's input, are a search candidate only)
-            if has_wgmma(target) and default_takes_wgmma(c) and big(M, 64) and big(N, 64) and big(K, 64):
+            if has_wgmma(target) and default_takes_wgmma(c) and big(M, WGMMA_MIN_M) and big(N, 64) and big(K, 64):
                 return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
             if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
