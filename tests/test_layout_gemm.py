@@ -131,3 +131,19 @@ def test_ragged_gemm_runs_on_the_cpu_with_the_rewrite(monkeypatch):
     A, Bm = rng.standard_normal((67, 203)).astype(np.float32), rng.standard_normal((203, 131)).astype(np.float32)
     want = np.maximum(A.astype(np.float64) @ Bm.astype(np.float64), 0)
     np.testing.assert_allclose(np.asarray(prog(a=A, b=Bm)), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("flag", ["0", "1"])
+def test_a_split_gemm_stages_its_computed_operand_only_when_asked(monkeypatch, flag):
+    """An MLP's last layer (relu(h) @ W.T, few tiles: split over k): EMBER_STAGE_SPLIT_PROLOGUES=1
+    stores relu(h) for TMA (kernel/prologue.py); otherwise the split kernel gathers it."""
+    from ember.kernel import prologue
+    monkeypatch.setattr(prologue, "SPLIT", flag)
+    rng = np.random.default_rng(1)
+    h = em.input("h", (1024, 4096))
+    W = em.tensor(rng.standard_normal((1000, 4096)).astype(np.float32))
+    k = _gemm_kernel(h.relu() @ W.T)
+    plan = cg.wgmma_applicable(cg.canonical(k))
+    assert len(cg.contraction_of(cg.canonical(k)).batch) == 1  # (split over k)
+    tma = [type(f).__name__ == "TmaOperand" for f in plan[1:]]
+    assert all(tma) == (flag == "1"), plan

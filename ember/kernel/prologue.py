@@ -21,7 +21,10 @@ from __future__ import annotations
 import os
 
 from .. import graph as g
+from .. import symbolic as sm
+from ..view import index_name
 from .contraction import is_gemm_shaped, product_operands
+from .node_args import view_of
 
 MIN_OPERAND = 1 << 18  # elements an operand must hold (a decode step's rows are far below)
 
@@ -41,9 +44,10 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
         # the chunks and no longer reads as GEMM-shaped, and the copy was inlined back into it
         if n.op == g.CAST and n.dtype == n.srcs[0].dtype and n not in M and n not in streamed and n.numel.is_const:
             out.add(n)
-        if n in streamed or not is_gemm_shaped(n) or not n.numel.is_const:
+        if n in streamed or not n.numel.is_const:
             continue
-        for op in product_operands(n) or ():
+        ops = product_operands(n) if is_gemm_shaped(n) else _split_gemm_operands(n)
+        for op in ops or ():
             while op.op == g.VIEW:
                 op = op.srcs[0]
             base = op
@@ -60,3 +64,32 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
             if op not in M and computed and op.numel.is_const and (copy or op.numel.value >= MIN_OPERAND):
                 out.add(op)
     return frozenset(out)
+
+
+SPLIT = os.environ.get("EMBER_STAGE_SPLIT_PROLOGUES", "0")
+
+
+def _split_gemm_operands(n: g.Node) -> tuple | None:
+    """The operands of a GEMM split over k (kernel/split.py: the sum reads its product through a view
+    cutting k into parts, so it no longer reads as GEMM-shaped): a product of two operands each
+    broadcast along some axis of the product, along different axes. With EMBER_STAGE_SPLIT_PROLOGUES=1
+    only (not yet timed: an MLP's last layer, 1024 x 1000 over 4096 split in parts, gathers its
+    ReLU'd input a float at a time in `mma`)."""
+    if SPLIT != "1" or n.op != g.SUM or n.srcs[0].op != g.VIEW:
+        return None
+    x = n.srcs[0].srcs[0]
+    while x.op == g.CAST:
+        x = x.srcs[0]
+    if x.op != g.MUL or x.srcs[0] is x.srcs[1]:
+        return None
+
+    def broadcast(op: g.Node) -> frozenset:
+        while op.op == g.CAST:
+            op = op.srcs[0]
+        if op.op != g.VIEW:
+            return frozenset()
+        used = sm.free_vars(view_of(op).index)
+        return frozenset(d for d in range(x.ndim) if index_name(d) not in used
+                         and not (x.shape[d].is_const and x.shape[d].value == 1))
+    a, b = broadcast(x.srcs[0]), broadcast(x.srcs[1])
+    return (x.srcs[0], x.srcs[1]) if a and b and a != b else None
