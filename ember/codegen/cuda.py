@@ -15,8 +15,7 @@ kernel/ir.py) maps onto the GPU in one of four *modes*, a schedule knob:
                  outer points are adjacent in memory: reductions over a non-innermost axis); the
                  block's warps split the reduction and combine through shared memory.
 
-float16/bfloat16 are stored as 16-bit integers and converted with PTX ``cvt`` (round to nearest
-even); arithmetic runs in float; MAX propagates NaN like the primitive.
+float16/bfloat16: 16-bit integers converted with PTX ``cvt`` (round to nearest even); math in float; MAX keeps NaN.
 """
 from __future__ import annotations
 
@@ -33,6 +32,7 @@ from .cuda_flash_decode import render_decode
 from .cuda_scores import SCORES_PRELUDE, render_scores
 from .cuda_guarded import render_guarded
 from .cuda_scan import render_scan
+from .cuda_transpose import render_transpose
 from ..kernel.online import online_form
 from ..kernel.scores import score_forms
 from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa: F401 (re-exported)
@@ -414,8 +414,8 @@ class _KernelWriter(RowMappings):
             grid = self._rows(c, mode, T, max_vec)
         elif mode == "cols":
             grid = self._cols(c, T)
-        elif mode in ("guarded", "scan"):  # an embedding's gradient, a prefix sum (codegen/cuda_guarded.py, cuda_scan.py)
-            grid = (render_guarded if mode == "guarded" else render_scan)(self, c, T)
+        elif mode in ("guarded", "scan", "transpose"):  # an embedding's gradient, a prefix sum, a transposing copy
+            grid = {"guarded": render_guarded, "scan": render_scan, "transpose": render_transpose}[mode](self, c, T)
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")

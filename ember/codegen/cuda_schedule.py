@@ -24,6 +24,7 @@ from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
+from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applicable
 
@@ -372,9 +373,8 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
     return cfg
 
 
-# the fewest rows (M) a contraction needs for the default to take wgmma: its tiles are 64 rows a
-# consumer warpgroup, so a conv with 32 output channels (the real KernelBench's 71, 78) fills half of
-# one; `mma` takes 32-row tiles. EMBER_WGMMA_MIN_M=32 lets such convs take wgmma (not yet timed)
+# the fewest rows (M) for the default to take wgmma, whose tiles are 64 rows a warpgroup: 32 output channels
+# (the real KernelBench's 71, 78) fill half (`mma` takes 32-row tiles); EMBER_WGMMA_MIN_M=32: wgmma (untimed)
 WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "64"))
 
 
@@ -385,7 +385,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         return flash_config(k, target) or {"mode": "rowlocal", "threads": 256}
     c = canonical(k)
     if not c.stages:
-        return {"mode": "elementwise", "threads": 256, "vec": 8}
+        return elementwise_config(c)
     if scan_applicable(c):  # a prefix sum (cumsum's blocks): a warp's shuffle scan (codegen/cuda_scan.py)
         return {"mode": "scan", "threads": 256, "unroll": 8}
     if guarded_applicable(c):  # an embedding's gradient: the condition tested once per row and term

@@ -80,6 +80,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
         for t in (128, 256, 512):
             for v in (8, 4, 2, 1):
                 out.append({"mode": "elementwise", "threads": t, "vec": v})
+        from ..codegen.cuda_transpose import transpose_form
+        if transpose_form(c) is not None:  # a transposing copy: tiles through shared memory
+            out.append({"mode": "transpose", "threads": 256})
         return out
     if cg.contraction_of(c) is not None:
         tiles = GEMM_TILES if level == "full" else GEMM_TILES[:9]
