@@ -1,8 +1,7 @@
 """The transpose mode (codegen/cuda_transpose.py): elementwise kernels whose store and one load are
 contiguous along different loop variables, tiled through shared memory. Which kernels take the form
-(CPU), their sources compiled by NVRTC for sm_90a (CI), and their results against numpy on ragged
+(CPU), their sources compiled by NVRTC for sm_90a (CI), and their results against torch on ragged
 shapes on the H100 (mark cuda)."""
-import numpy as np
 import pytest
 
 import ember as em
