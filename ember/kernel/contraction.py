@@ -36,8 +36,13 @@ def is_gemm_shaped(n: g.Node) -> bool:
     times log-probabilities) has no such axes."""
     if product_operands(n) is None:
         return False
-    x = _through_casts(n.srcs[0])
-    axes = reduce_axes(n)
+    return broadcast_product(_through_casts(n.srcs[0]), reduce_axes(n))
+
+
+def broadcast_product(x: g.Node, axes=()) -> bool:
+    """Whether product x's two operands are each broadcast along some of its axes outside `axes`
+    (and of extent > 1), along different ones: a GEMM's product (also one split over k into parts,
+    kernel/prologue.py, where the summed axes are not known and none is left out)."""
     kept = [d for d in range(x.ndim) if d not in axes and not (x.shape[d].is_const and x.shape[d].value == 1)]
 
     def broadcast_axes(op: g.Node) -> set:

@@ -78,6 +78,18 @@ def _static(shape) -> bool:
     return all(s.is_const for s in shape)
 
 
+def _leaf(op: g.Node) -> g.Node:
+    """A contraction operand under its casts: the view node the rewrites replace."""
+    while op.op == g.CAST:
+        op = op.srcs[0]
+    return op
+
+
+def _copy(x: g.Node) -> g.Node:
+    """An explicit copy of x (a same-type cast), materialised where a GEMM reads it (kernel/prologue.py)."""
+    return g.Node(g.CAST, (x,), None, x.dtype, x.shape)
+
+
 def _operand_type(op: g.Node):
     while op.op == g.CAST:
         op = op.srcs[0]
@@ -133,9 +145,7 @@ def _padded_operand(op: g.Node, var: str, C: int, Cp: int):
     """(the operand's view node, the same view over its source padded to Cp along the axis var
     walks, widened to Cp), or None: var must walk one plain axis of length C one element at a
     time, no other variable may walk it, nor may the view's guard mention var."""
-    leaf = op
-    while leaf.op == g.CAST:
-        leaf = leaf.srcs[0]
+    leaf = _leaf(op)
     view = _source_view(op)
     if view is None:
         return None
@@ -156,7 +166,7 @@ def _padded_operand(op: g.Node, var: str, C: int, Cp: int):
         xp = g.data_node(np.pad(data.array, pads), f"{data.name}.pad{Cp}", x.dtype)
     else:  # an explicit copy (a same-type cast), materialised where a GEMM reads it (kernel/prologue.py)
         pv = g.apply_view(x, lambda vw: vw.pad(pads))
-        xp = g.Node(g.CAST, (pv,), None, x.dtype, pv.shape)
+        xp = _copy(pv)
     strides = row_major_strides(xp.shape)
     index = sm.sum_of([c * st for c, st in zip(coords, strides)])
     shape = list(v.shape)
@@ -213,17 +223,13 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
         reuse = COPY_REUSE if windowed else COPY_REUSE_MN
         if _relayable(x) or products < reuse * int(np.prod([s.value for s in x.shape])):
             continue
-        other = next(o for o in ops if o is not op)
-        d = _axis_walked(v, kv, x)
-        if not windowed and (d is None or not _rows_around(n, v, _source_view(other), x, d)):
-            continue
+        if not windowed:  # (a 1x1 conv's input: its rows on both sides of the channels)
+            d = _axis_walked(v, kv, x)
+            if d is None or not _rows_around(n, v, _source_view(next(o for o in ops if o is not op)), x, d):
+                continue
         if _order_for(v, kv, x) is None:
             continue
-        leaf = op
-        while leaf.op == g.CAST:
-            leaf = leaf.srcs[0]
-        copy = g.Node(g.CAST, (x,), None, x.dtype, x.shape)
-        copied[leaf] = (op, g.view_node(copy, v))
+        copied[_leaf(op)] = (op, g.view_node(_copy(x), v))
     if not copied:
         return n
     # the copy pays only if the other operand can be read along the channels too: a constant, or
@@ -240,10 +246,7 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
         x, v = view
         if _order_for(v, kv, x) is None:
             return n
-        leaf = op
-        while leaf.op == g.CAST:
-            leaf = leaf.srcs[0]
-        copied[leaf] = (op, g.view_node(g.Node(g.CAST, (x,), None, x.dtype, x.shape), v))
+        copied[_leaf(op)] = (op, g.view_node(_copy(x), v))
     leaves = {leaf: view for leaf, (_, view) in copied.items()}
     return g.reduce_node(g.SUM, _with_leaves(prod, leaves), reduce_axes(n), tf32=g.is_tf32(n))
 
@@ -275,10 +278,7 @@ def _flipped_constants(old: g.Node, n: g.Node) -> g.Node:
                          x.dtype)
         flipped = [(x.shape[d].value - 1) - c if d in back else c for d, c in enumerate(coords)]
         index = sm.sum_of([c * st for c, st in zip(flipped, row_major_strides(x.shape))])
-        leaf = op
-        while leaf.op == g.CAST:
-            leaf = leaf.srcs[0]
-        leaves[leaf] = g.view_node(xf, View(v.shape, index, v.valid))
+        leaves[_leaf(op)] = g.view_node(xf, View(v.shape, index, v.valid))
     if not leaves:
         return n
     return g.reduce_node(g.SUM, _with_leaves(n.srcs[0], leaves), reduce_axes(n), tf32=g.is_tf32(n))

@@ -70,9 +70,7 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     Kp = -(-K // (KPAD * chunk)) * KPAD * chunk  # (whole chunks in each part of a split over k too)
     leaves = {}
     for op, (x, v) in zip(ops, views):
-        leaf = op
-        while leaf.op == g.CAST:
-            leaf = leaf.srcs[0]
+        leaf = L._leaf(op)
         if Kp != K:
             padded = L._padded_operand(op, kv, K, Kp)
             if padded is None:
@@ -82,11 +80,11 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
             view_node = leaf
         xp, vp = L._source_view(view_node)
         order = L._order_for(vp, kv, xp)
-        if xp.op != g.DATA and xp.op != g.CAST:
+        if xp.op != g.DATA and not (xp.op == g.CAST and xp.dtype == xp.srcs[0].dtype):  # (not already a copy)
             if order is None and not _misaligned(xp, es):
                 leaves[leaf] = view_node
                 continue
-            xp = g.Node(g.CAST, (xp,), None, xp.dtype, xp.shape)  # a copy of a source kept as it is
+            xp = L._copy(xp)
         if order is not None:
             relaid = L._relaid(xp, order)
             view_node = g.view_node(relaid.srcs[0], L.compose(L.view_of(relaid), vp))

@@ -21,10 +21,7 @@ from __future__ import annotations
 import os
 
 from .. import graph as g
-from .. import symbolic as sm
-from ..view import index_name
-from .contraction import is_gemm_shaped, product_operands
-from .node_args import view_of
+from .contraction import broadcast_product, is_gemm_shaped, product_operands
 
 MIN_OPERAND = 1 << 18  # elements an operand must hold (a decode step's rows are far below)
 
@@ -80,16 +77,6 @@ def _split_gemm_operands(n: g.Node) -> tuple | None:
     x = n.srcs[0].srcs[0]
     while x.op == g.CAST:
         x = x.srcs[0]
-    if x.op != g.MUL or x.srcs[0] is x.srcs[1]:
+    if x.op != g.MUL or x.srcs[0] is x.srcs[1] or not broadcast_product(x):
         return None
-
-    def broadcast(op: g.Node) -> frozenset:
-        while op.op == g.CAST:
-            op = op.srcs[0]
-        if op.op != g.VIEW:
-            return frozenset()
-        used = sm.free_vars(view_of(op).index)
-        return frozenset(d for d in range(x.ndim) if index_name(d) not in used
-                         and not (x.shape[d].is_const and x.shape[d].value == 1))
-    a, b = broadcast(x.srcs[0]), broadcast(x.srcs[1])
-    return (x.srcs[0], x.srcs[1]) if a and b and a != b else None
+    return x.srcs[0], x.srcs[1]

@@ -13,6 +13,7 @@ candidate. The CPU renderer has no knobs yet; its search is over structure only.
 from __future__ import annotations
 
 from ..codegen import cuda as cg
+from ..codegen.cuda_transpose import transpose_form
 from ..codegen.cuda_wgmma import wgmma_configs
 from ..kernel import ir
 
@@ -80,7 +81,6 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
         for t in (128, 256, 512):
             for v in (8, 4, 2, 1):
                 out.append({"mode": "elementwise", "threads": t, "vec": v})
-        from ..codegen.cuda_transpose import transpose_form
         if transpose_form(c) is not None:  # a transposing copy: tiles through shared memory
             out.append({"mode": "transpose", "threads": 256})
         return out
