@@ -147,3 +147,14 @@ def test_a_split_gemm_stages_its_computed_operand_only_when_asked(monkeypatch, f
     assert len(cg.contraction_of(cg.canonical(k)).batch) == 1  # (split over k)
     tma = [type(f).__name__ == "TmaOperand" for f in plan[1:]]
     assert all(tma) == (flag == "1"), plan
+
+
+def test_an_operand_computed_from_a_reduction_is_not_copied():
+    """Attention's probabilities (softmax over 300 keys: rows of 600 bytes) stream through the flash
+    kernel unstored; a copy of them would split it, so only the GEMM's other operands may be copied."""
+    s = em.input("s", (4, 300, 300), "bfloat16")
+    v = em.input("v", (4, 300, 64), "bfloat16")
+    roots = [(s.softmax(-1) @ v).node]
+    assert _relaid(roots) == roots
+    roots = [(s.relu() @ v).node]  # (an elementwise operand of the same shape is copied)
+    assert _relaid(roots) != roots

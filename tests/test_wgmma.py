@@ -12,6 +12,14 @@ from ember.codegen.cuda_wgmma_feed import GatherOperand
 from ember.graph import inputs_of
 from ember.kernel.lower import lower
 
+
+@pytest.fixture(autouse=True)
+def _gathered_operands_stay_gathered(monkeypatch):
+    """These tests cover the kernel forms themselves, the producer's gathers included (odd k, a
+    prologue): kept off the copies that layout_gemm makes of operands TMA cannot take by default
+    (tests/test_layout_gemm.py covers those)."""
+    monkeypatch.setattr("ember.kernel.layout_gemm.ENABLED", "0")
+
 BF = "bfloat16"
 
 
@@ -286,6 +294,7 @@ def _cases():
         "conv_gather": lambda: (em.conv2d(em.input("x", (2, 24, 17, 19), BF), em.input("w", (72, 24, 3, 3), BF),
                                           stride=2, padding=1) + em.input("c", (72, 1, 1), BF)).relu(),
         "prologue_gather": lambda: em.input("x", (100, 136), BF).relu() @ em.input("w", (136, 80), BF),
+        "conv_chunk_gather": _conv_chunk_gather,
         "odd_k_gather": lambda: em.input("x", (70, 1001), "float16") @ em.input("w", (1001, 66), "float16"),
         # k over batch x sequence of a [batch, feature, sequence] tensor: two runs, a map dimension each
         # rows over tokens x batch, k over heads x head_dim: attention's output into its projection
@@ -297,6 +306,16 @@ def _cases():
         "two_run_k": lambda: em.input("a", (3, 72, 128), BF).permute(0, 2, 1).reshape(384, 72).T
         @ em.input("g", (3, 128, 80), BF).reshape(384, 80),
     }
+
+
+def _conv_chunk_gather():
+    """A 3x3 conv over a computed activation (stored channels-last: its input gathered as 16-byte
+    chunks, `vector`), odd spatial extents, constant weights as a model's."""
+    rng = np.random.default_rng(5)
+    w1 = em.tensor(rng.standard_normal((64, 40, 1, 1)).astype(np.float32) / 6).cast(BF)
+    w3 = em.tensor(rng.standard_normal((72, 64, 3, 3)).astype(np.float32) / 24).cast(BF)
+    y = em.conv2d(em.input("x", (8, 40, 27, 29), BF), w1).relu()  # (smaller ones stay NCHW: not worth a layout)
+    return em.conv2d(y, w3, padding=1).relu()
 
 
 def _tf32_cases():
@@ -328,7 +347,9 @@ def _all_configs():
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "occupancy": 2},
         {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 3, "occupancy": 2, "persistent": True},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2, "gather": True},
-        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4}]
+        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cpasync": True},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True}]
 
 
 def _build(y, cfg, device):
@@ -346,6 +367,8 @@ def test_every_wgmma_config_compiles_for_sm90a():
         for cfg in _configs(y):
             prog = _build(y, cfg, "h100")
             assert "wgmma.mma_async" in prog.source and "cp.async.bulk.tensor" in prog.source
+            if cfg.get("cpasync") and name == "conv_chunk_gather":  # (its input gathered as whole chunks)
+                assert "cp.async.mbarrier.arrive.noinc" in prog.source and "em_cp_async16(" in prog.source
             from ember.backends.cuda import compile_kernels
             assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values()), name
 
@@ -364,7 +387,7 @@ def test_gathered_and_tf32_configs_compile_for_sm90a():
     for make in _tf32_cases().values():
         with em.allow_tf32():
             y = make()
-            for cfg in _configs(y)[:3]:
+            for cfg in _configs(y)[:3] + [c for c in _configs(y) if c.get("cpasync")]:
                 assert all(len(c) > 0 for c in compile_kernels(_build(y, cfg, "h100").source, "sm_90a").values())
 
 
@@ -374,7 +397,7 @@ def test_tf32_wgmma_is_within_tf32_tolerance_on_the_gpu(name):
     from ember.precision import TF32_TOL
     with em.allow_tf32():
         y = _tf32_cases()[name]()
-        for cfg in _configs(y)[:4]:
+        for cfg in _configs(y)[:4] + [c for c in _configs(y) if c.get("cpasync")]:
             prog = _build(y, cfg, "cuda")
             rng = np.random.default_rng(3)
             ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32) for n in inputs_of([y.node])}
@@ -428,3 +451,25 @@ def test_a_misaligned_operand_pointer_is_refused_in_one_line():
         encode(spec, 0x10008)
     with pytest.raises(TmaError, match="not 16-byte aligned"):
         encode(dict(spec, offset=3), 0x10000)
+
+
+def test_a_heavy_epilogue_gets_persistent_tiles_at_most_128_wide():
+    """An epilogue of many exp2/log2/recip (mish twice: KernelBench 14) runs long after the k loop; its
+    default tile is persistent so the producer loads the next tile meanwhile, and at most 128 wide.
+    A light one (ReLU) and one mish (4 of them) keep the 128 x 256 tile."""
+    from ember.backends.target import get_target
+    from ember.codegen.cuda_wgmma import HEAVY_EPILOGUE_TRANSCENDENTALS, transcendental_ops
+    h100 = get_target("h100")
+
+    def config(act):
+        y = act(em.input("x", (4096, 1024), BF) @ em.input("w", (1024, 4096), BF))
+        k = _kernel(y)
+        return transcendental_ops(cg.canonical(k)), cg.default_config(k, h100)
+
+    n, heavy = config(lambda t: t.mish().mish())
+    assert n >= HEAVY_EPILOGUE_TRANSCENDENTALS
+    assert heavy.get("persistent") and heavy["BN"] <= 128 and heavy["stages"] >= 4, heavy
+    for act in (lambda t: t.relu(), lambda t: t.mish()):
+        n, light = config(act)
+        assert n < HEAVY_EPILOGUE_TRANSCENDENTALS
+        assert not light.get("persistent") and (light["BM"], light["BN"]) == (128, 256), light

@@ -373,9 +373,9 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
     return cfg
 
 
-# the fewest rows (M) for the default to take wgmma, whose tiles are 64 rows a warpgroup: 32 output channels
-# (the real KernelBench's 71, 78) fill half (`mma` takes 32-row tiles); EMBER_WGMMA_MIN_M=32: wgmma (untimed)
-WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "64"))
+# the fewest rows (M) for the default to take wgmma (64-row tiles): 32 output channels fill half. H100
+# (gpu-session36-2026-11-28/b/): the real KB's 71 7.29 -> 3.21 ms, 78 (3 x 7 kernel) 4.24 -> 5.56 (left)
+WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "32"))
 
 
 def default_config(k: ir.Kernel, target=None) -> dict:

@@ -30,10 +30,11 @@ from __future__ import annotations
 import os
 
 from .. import symbolic as sm
+from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns
-from .cuda_wgmma_feed import GatherOperand, emit_producer, full_count, wgmma_plan
+from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
@@ -266,6 +267,11 @@ def render_wgmma(w, c: Canon):
     fname, fsrc = wgmma_fn(kind, BN, 0 if ka else 1, 0 if kb else 1)
     w.lines.insert(0, fsrc)
     w.lines.insert(0, WGMMA_HELPERS)
+    # whole-chunk gathers as cp.async copies (codegen/cuda_wgmma_feed.py, CPASYNC_HELPER's comment)
+    cpasync = bool(cfg.get("cpasync", os.environ.get("EMBER_WGMMA_CPASYNC", "0") == "1")) and not x3 and \
+        any(isinstance(p, GatherOperand) and p.vector is not None for p in (pa, pb))
+    if cpasync:
+        w.lines.insert(1, CPASYNC_HELPER)
     params = {b.name: i for i, b in enumerate(w.k.buffers)}
 
     def box(p: TmaOperand, R: int) -> list:
@@ -321,7 +327,8 @@ def render_wgmma(w, c: Canon):
     if ring_staged:
         emit_staged_producer(w, g, feeds, maps, stages, sdepth, BK, slot_bytes, group, _tile_origin, lo_off)
     else:
-        emit_producer(w, g, feeds, maps, stages, BK, slot_bytes, group, _tile_origin, P, int(cfg.get("gunroll", 1)), lo_off, lag)
+        emit_producer(w, g, feeds, maps, stages, BK, slot_bytes, group, _tile_origin, P, int(cfg.get("gunroll", 1)), lo_off, lag,
+                      cpasync)
     # ---- consumers
     w.emit(1, "} else {")
     if NC == 2 and single_thread:
@@ -341,6 +348,8 @@ def render_wgmma(w, c: Canon):
     w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
     w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
+    if cpasync:  # (the copies' generic-proxy writes, ordered before this thread's wgmma reads)
+        w.emit(3, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
     w.emit(3, f"const em_u32 sA_ = ring_ + s * {slot_bytes}, sB_ = sA_ + {A_BYTES};")
     w.emit(3, "em_wg_fence();")
     w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
@@ -449,6 +458,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                 st = max((s for s in range(2, cf["stages"] + 1) if _fit(plan, cf["BM"], cf["BN"], s, smem_max)), default=0)
                 if st:
                     out.append(dict(cf, stages=st))
+            if cp != 2 and any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):
+                out += [dict(out[0], cpasync=True), dict(out[0], cpasync=True, persistent=True)]
         if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
             out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
             st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)
@@ -469,6 +480,21 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
 
 
 SYMBOLIC_M_GUESS = 512  # rows a symbolic M (a prompt) is planned for when choosing the tile
+
+
+# An epilogue with this many exp2 / log2 / recip / sqrt / sin per output runs long after the k loop,
+# with one block per SM and its loads idle: KernelBench's 14 (a TF32 3x3 conv 64 -> 64 then mish
+# twice: 8) took 1333 us in the 64 x 256 tile against 707 without the mish. Measured on the H100
+# over the whole space (bench/results/gpu-session36-2026-11-28/d/): tiles at most 128 wide and
+# persistent (the producer fills the ring with the next tile while the consumers run the
+# epilogue), as many stages as fit: 64 x 128 850 us, and 1762 -> 1073 us for 64 -> 128 channels
+# (128 x 128); two blocks per SM did as well at 64 rows (796) and worse at 128 (1448)
+HEAVY_EPILOGUE_TRANSCENDENTALS = 6
+
+
+def transcendental_ops(c: Canon) -> int:
+    """The multi-function-unit operations (exp2, log2, recip, sqrt, sin) per output of a contraction's epilogue."""
+    return sum(1 for v in ir.val_toposort([c.store.value]) if v.op in ("exp2", "log2", "recip", "sqrt", "sin"))
 
 
 def default_wgmma_config(c: Canon, target=None) -> dict:
@@ -499,8 +525,13 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
     wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
     rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max) and t[1] <= wide}
+    heavy = not x3 and transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS
+    if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
+        rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
     BM, BN = min(rates, key=cost)
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
+    if heavy:
+        cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max)))
     if x3:
         cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:

@@ -152,12 +152,13 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
                   group: int, tile_origin, producers: int = 1, unroll: int = 1, lo_off: int = 0,
-                  lag: int = 0) -> None:
+                  lag: int = 0, cpasync: bool = False) -> None:
     """The producer warpgroups' loop over this block's tiles and k slices. feeds: [(operand, smem
     offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index.
     producers: warpgroups that gather (128 threads each); unroll: gathered chunks per thread in
     flight (their loads issued together). lo_off > 0: tf32x3, the lo tiles that far after the hi
-    ones; TMA tiles are split `lag` slices after their copies were issued."""
+    ones; TMA tiles are split `lag` slices after their copies were issued. cpasync: whole-chunk
+    gathers issue `cp.async` copies (see CPASYNC)."""
     I = w.IDX
     gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
     tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
@@ -189,11 +190,21 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
             _emit_tma(w, p, f"slot_ + {staging.get(id(p), off)}", f"map{maps[id(p)]}_", R, origin, BK, 6,
                       "landed_" if split else "full_")
         w.emit(5, "}")
+    cpasync = cpasync and not lo_off and any(p.vector is not None for p, _, _, _ in gathers)
+    if cpasync:  # which way this thread filled the slot: asynchronous copies, ordinary stores, or both
+        w.emit(5, "bool ca_ = false, st_ = false;")
     for p, off, R, origin in gathers:
-        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off)
+        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off, cpasync)
     if split:
         w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
         _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 6, staging, BK)
+        w.emit(5, "}")
+    elif cpasync:  # copies only: the barrier counts this thread's arrival once they have landed
+        w.emit(5, 'if (ca_ && !st_) asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(full_) : "memory");')
+        w.emit(5, "else {")  # (stores too, an operand's pointer misaligned: wait for the copies, then as below)
+        w.emit(6, 'if (ca_) asm volatile("cp.async.wait_all;" ::: "memory");')
+        w.emit(6, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
+        w.emit(6, "em_mbar_arrive(full_);")
         w.emit(5, "}")
     elif gathers:  # the threads' ordinary stores, made visible to the tensor cores' async reads
         w.emit(5, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
@@ -290,7 +301,7 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
 
 
 def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
-                 threads: int = 128, unroll: int = 1, lo_off: int = 0) -> None:
+                 threads: int = 128, unroll: int = 1, lo_off: int = 0, cpasync: bool = False) -> None:
     """The producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
     of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end (tf32x3:
     the hi tile and the lo tile lo_off bytes after it). An operand read as whole chunks loads each
@@ -300,8 +311,13 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
         _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind, threads, unroll, lo_off, EPC)
         return
     w.emit(ind, f"if ((((em_u64){p.vector.args[0]}) & 15) == 0) {{")
-    _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC, lo_off)
+    if cpasync:
+        _emit_cpasync_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, EPC)
+    else:
+        _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC, lo_off)
     w.emit(ind, "} else {")
+    if cpasync:
+        w.emit(ind + 1, "st_ = true;")
     _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, lo_off, EPC)
     w.emit(ind, "}")
 
@@ -391,4 +407,39 @@ def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
     else:  # 16-bit, or float32 raw (TF32 wgmma reads the top 19 bits, as of a TMA-landed tile)
         w.emit(ind + 2, f"em_st_shared_v4({at}, x_.x, x_.y, x_.z, x_.w);")
     w.emit(ind + 1, "}")
+    w.emit(ind, "}")
+
+
+# Knob `cpasync` (whole-chunk gathers, not tf32x3, whose chunks are split in registers): each chunk
+# is one `cp.async.cg` of 16 bytes straight into the swizzled slot (zero-filled where its guard
+# fails: src-size 0), and the thread's arrival on `full` is `cp.async.mbarrier.arrive.noinc`,
+# made when its copies land. The producer then moves on to the next slot at once, so several
+# slices' loads are in flight per thread where the register gather waits out each slice's
+# latency before its stores. The consumers fence the async proxy after their wait (the copies are
+# generic-proxy writes that wgmma reads through the async proxy). Off by default until timed
+# (EMBER_WGMMA_CPASYNC=1: on wherever it applies).
+CPASYNC_HELPER = r"""__device__ __forceinline__ void em_cp_async16(em_u32 dst, const void* src, bool ok) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+"""
+
+
+def _emit_cpasync_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
+                         threads: int, EPC: int) -> None:
+    """The tile's chunks as asynchronous 16-byte copies, zero-filled past the rows' or k's end and
+    where the guard fails (the source pointer then the buffer's start: nothing is read)."""
+    buf, index, valid = p.vector.args
+    I = w.IDX
+    w.emit(ind, "ca_ = true;")
+    _chunk_loop(w, R, BK, EPC, origin, threads, 1, ind)
+    w.emit(ind + 1, f"const {I} gk_ = ({I})it * {BK} + cc_ * {EPC};")
+    w.emit(ind + 1, f"const void* src_ = {buf};")
+    w.emit(ind + 1, "bool ok_ = false;")
+    w.emit(ind + 1, f"if (gr_ < {p.extent} && gk_ < K_) {{")
+    w.decompose("gr_", p.rows, ind + 2)
+    w.decompose("gk_", g.k, ind + 2)
+    w.emit(ind + 2, "ok_ = true;" if valid is sm.ONE else f"ok_ = ({w.idx(valid)});")
+    w.emit(ind + 2, f"if (ok_) src_ = {buf} + ({w.idx(index)});")
+    w.emit(ind + 1, "}")
+    w.emit(ind + 1, f"em_cp_async16({dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4), src_, ok_);")
     w.emit(ind, "}")

@@ -63,15 +63,16 @@ def staged_operands(roots: list, target, M: set, streamed=frozenset()) -> frozen
     return frozenset(out)
 
 
-SPLIT = os.environ.get("EMBER_STAGE_SPLIT_PROLOGUES", "0")
+SPLIT = os.environ.get("EMBER_STAGE_SPLIT_PROLOGUES", "1")
 
 
 def _split_gemm_operands(n: g.Node) -> tuple | None:
     """The operands of a GEMM split over k (kernel/split.py: the sum reads its product through a view
     cutting k into parts, so it no longer reads as GEMM-shaped): a product of two operands each
-    broadcast along some axis of the product, along different axes. With EMBER_STAGE_SPLIT_PROLOGUES=1
-    only (not yet timed: an MLP's last layer, 1024 x 1000 over 4096 split in parts, gathers its
-    ReLU'd input a float at a time in `mma`)."""
+    broadcast along some axis of the product, along different axes. On by default
+    (EMBER_STAGE_SPLIT_PROLOGUES=0: off): an MLP's last layer, 1024 x 1000 over 4096 split in parts,
+    had gathered its ReLU'd input a float at a time in `mma`; the project's 01_mlp 1.46 -> 1.59x eager
+    on the H100 (bench/results/gpu-session36-2026-11-28/b/)."""
     if SPLIT != "1" or n.op != g.SUM or n.srcs[0].op != g.VIEW:
         return None
     x = n.srcs[0].srcs[0]
