@@ -158,3 +158,14 @@ def test_an_operand_computed_from_a_reduction_is_not_copied():
     assert _relaid(roots) == roots
     roots = [(s.relu() @ v).node]  # (an elementwise operand of the same shape is copied)
     assert _relaid(roots) != roots
+
+
+def test_a_memory_bound_gemm_keeps_its_operands():
+    """A TF32 [K, N] operand is copied K-major only where the GEMM does enough work per byte it moves
+    (layout_gemm.MIN_INTENSITY): a 1x1 conv's 64 -> 128 channels streams its input once either way
+    (KernelBench 87: the copy measured 10% slower), 256 -> 256 is copied."""
+    with em.allow_tf32():
+        thin = [(em.input("w", (128, 64)) @ em.input("x", (64, 65536))).node]
+        wide = [(em.input("w", (256, 256)) @ em.input("x", (256, 16384))).node]
+    assert _relaid(thin) == thin
+    assert _relaid(wide) != wide

@@ -373,9 +373,9 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
     return cfg
 
 
-# the fewest rows (M) for the default to take wgmma (64-row tiles): 32 output channels fill half. H100
-# (gpu-session36-2026-11-28/b/): the real KB's 71 7.29 -> 3.21 ms, 78 (3 x 7 kernel) 4.24 -> 5.56 (left)
-WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "32"))
+# the fewest rows (M) for the default to take wgmma (64-row tiles; 32 fill half). At 32, H100 (gpu-session36-2026-11-28/
+# b/, d/): real KB 71 7.29 -> 3.21 ms (its `mma` plan is slow: 514 x 1026 outputs), 78 4.24 -> 5.56, project 38 0.75 -> 1.14
+WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "64"))
 
 
 def default_config(k: ir.Kernel, target=None) -> dict:

@@ -33,6 +33,11 @@ from . import layout as L
 from .node_args import reduce_axes
 
 ENABLED = os.environ.get("EMBER_COPY_GEMM_OPERANDS", "1")
+# FLOPs per byte the GEMM moves (operands once, its output) below which it is memory-bound enough that
+# a copy's two passes over an operand cost more than the layout saves. H100, TF32 1x1 convs over NCHW
+# (bench/results/gpu-session36-2026-11-28/a/, the same copy): KernelBench's 87 (64 -> 128 channels, 21
+# FLOP/B) 11.19 -> 12.29 ms, the project's 35 (256 -> 256, 64 FLOP/B) 0.292 -> 0.273
+MIN_INTENSITY = 32
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
 
@@ -74,6 +79,9 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     for x, _ in views:
         if products < L.COPY_REUSE * int(np.prod([s.value for s in x.shape])):
             return n
+    traffic = sum(int(np.prod([s.value for s in x.shape])) * x.dtype.itemsize for x, _ in views)
+    if 2 * products < MIN_INTENSITY * (traffic + n.numel.value * n.dtype.itemsize):
+        return n
     Kp = -(-K // (KPAD * chunk)) * KPAD * chunk  # (whole chunks in each part of a split over k too)
     leaves = {}
     for op, (x, v) in zip(ops, views):
