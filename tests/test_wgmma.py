@@ -153,15 +153,27 @@ def _f32_cases():
         "f32_two_run_k": lambda: em.input("a", (3, 40, 64)).permute(0, 2, 1).reshape(192, 40).T
         @ em.input("g", (3, 64, 48)).reshape(192, 48),
         "f32_long_k_folds": lambda: em.input("x", (70, 4100)) @ em.input("w", (90, 4100)).T,
+        "f32_conv_chunk_gather": _f32_conv_chunk_gather,
     }
 
 
+def _f32_conv_chunk_gather():
+    """A float32 3x3 conv over a computed activation (channels-last: gathered as whole chunks, split
+    into hi and lo by the gathering threads)."""
+    rng = np.random.default_rng(6)
+    w1 = em.tensor(rng.standard_normal((64, 40, 1, 1)).astype(np.float32) / 6)
+    w3 = em.tensor(rng.standard_normal((72, 64, 3, 3)).astype(np.float32) / 24)
+    return em.conv2d(em.conv2d(em.input("x", (8, 40, 27, 29)), w1).relu(), w3, padding=1)
+
+
 def _f32_configs(y):
-    k = _kernel(y)
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))  # (as _build lowers it)
+    k = [k for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None][-1]  # (a conv's last)
     cfgs = wgmma_configs(cg.canonical(k), "full")
     lags = [c for c in cfgs if "lag" in c or "sdepth" in c or c.get("staged") is False]
     return cfgs[:6] + [c for c in cfgs if c.get("producers") == 2][:1] + lags + \
-        [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1]
+        [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1] + \
+        [c for c in cfgs if c.get("hoist")]
 
 
 def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
@@ -349,7 +361,9 @@ def _all_configs():
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2, "gather": True},
         {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cpasync": True},
-        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True}]
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": True},
+        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True}]
 
 
 def _build(y, cfg, device):
@@ -369,6 +383,8 @@ def test_every_wgmma_config_compiles_for_sm90a():
             assert "wgmma.mma_async" in prog.source and "cp.async.bulk.tensor" in prog.source
             if cfg.get("cpasync") and name == "conv_chunk_gather":  # (its input gathered as whole chunks)
                 assert "cp.async.mbarrier.arrive.noinc" in prog.source and "em_cp_async16(" in prog.source
+            if cfg.get("hoist") and name == "conv_chunk_gather":  # (its rows split once a tile)
+                assert "hv0_[j_]" in prog.source or "hv1_[j_]" in prog.source
             from ember.backends.cuda import compile_kernels
             assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values()), name
 
@@ -387,7 +403,7 @@ def test_gathered_and_tf32_configs_compile_for_sm90a():
     for make in _tf32_cases().values():
         with em.allow_tf32():
             y = make()
-            for cfg in _configs(y)[:3] + [c for c in _configs(y) if c.get("cpasync")]:
+            for cfg in _configs(y)[:3] + [c for c in _configs(y) if c.get("cpasync") or c.get("hoist")]:
                 assert all(len(c) > 0 for c in compile_kernels(_build(y, cfg, "h100").source, "sm_90a").values())
 
 
@@ -397,7 +413,7 @@ def test_tf32_wgmma_is_within_tf32_tolerance_on_the_gpu(name):
     from ember.precision import TF32_TOL
     with em.allow_tf32():
         y = _tf32_cases()[name]()
-        for cfg in _configs(y)[:4] + [c for c in _configs(y) if c.get("cpasync")]:
+        for cfg in _configs(y)[:4] + [c for c in _configs(y) if c.get("cpasync") or c.get("hoist")]:
             prog = _build(y, cfg, "cuda")
             rng = np.random.default_rng(3)
             ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32) for n in inputs_of([y.node])}

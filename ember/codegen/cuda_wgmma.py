@@ -327,8 +327,9 @@ def render_wgmma(w, c: Canon):
     if ring_staged:
         emit_staged_producer(w, g, feeds, maps, stages, sdepth, BK, slot_bytes, group, _tile_origin, lo_off)
     else:
+        hoist = bool(cfg.get("hoist", os.environ.get("EMBER_WGMMA_HOIST", "0") == "1"))  # (codegen/cuda_wgmma_gather.py)
         emit_producer(w, g, feeds, maps, stages, BK, slot_bytes, group, _tile_origin, P, int(cfg.get("gunroll", 1)), lo_off, lag,
-                      cpasync)
+                      cpasync, hoist)
     # ---- consumers
     w.emit(1, "} else {")
     if NC == 2 and single_thread:
@@ -460,6 +461,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                     out.append(dict(cf, stages=st))
             if cp != 2 and any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):
                 out += [dict(out[0], cpasync=True), dict(out[0], cpasync=True, persistent=True)]
+            if any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):  # (split rows once a tile)
+                out += [dict(out[0], hoist=True)] + ([dict(out[0], hoist=True, cpasync=True)] if cp != 2 else [])
         if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
             out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
             st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)

@@ -37,6 +37,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
+from .cuda_wgmma_gather import emit_hoisted_gather, emit_row_table, hoistable
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
 LOAD_BATCH = 16  # chunks whose loads a gathering thread has in flight at once (vector gather; 16 beat 8, 4 and 2
@@ -152,13 +153,14 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
                   group: int, tile_origin, producers: int = 1, unroll: int = 1, lo_off: int = 0,
-                  lag: int = 0, cpasync: bool = False) -> None:
+                  lag: int = 0, cpasync: bool = False, hoist: bool = False) -> None:
     """The producer warpgroups' loop over this block's tiles and k slices. feeds: [(operand, smem
     offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index.
     producers: warpgroups that gather (128 threads each); unroll: gathered chunks per thread in
     flight (their loads issued together). lo_off > 0: tf32x3, the lo tiles that far after the hi
     ones; TMA tiles are split `lag` slices after their copies were issued. cpasync: whole-chunk
-    gathers issue `cp.async` copies (see CPASYNC)."""
+    gathers issue `cp.async` copies (see CPASYNC). hoist: whole-chunk gathers split their rows
+    once a tile (codegen/cuda_wgmma_gather.py)."""
     I = w.IDX
     gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
     tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
@@ -175,6 +177,10 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         w.emit(3, "int ksp_ = 0;  // slices split so far")
     w.emit(3, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
     tile_origin(w, g, group, 4)
+    tables = {id(p): i for i, (p, _, R, _) in enumerate(gathers) if hoist and hoistable(p, R, threads)}
+    for p, _, R, origin in gathers:
+        if id(p) in tables:
+            emit_row_table(w, p, tables[id(p)], R, origin, threads, 4)
     w.emit(4, "for (int it = 0; it < KT_; ++it, ++kit_) {")
     w.emit(5, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(5, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
@@ -194,7 +200,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     if cpasync:  # which way this thread filled the slot: asynchronous copies, ordinary stores, or both
         w.emit(5, "bool ca_ = false, st_ = false;")
     for p, off, R, origin in gathers:
-        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off, cpasync)
+        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off, cpasync, tables.get(id(p)))
     if split:
         w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
         _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 6, staging, BK)
@@ -301,7 +307,8 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
 
 
 def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,
-                 threads: int = 128, unroll: int = 1, lo_off: int = 0, cpasync: bool = False) -> None:
+                 threads: int = 128, unroll: int = 1, lo_off: int = 0, cpasync: bool = False,
+                 table: int | None = None) -> None:
     """The producer threads fill one operand's R x BK tile: 16-byte chunks of EPC consecutive k
     of one row, consecutive threads on consecutive rows; zeros past the rows' or k's end (tf32x3:
     the hi tile and the lo tile lo_off bytes after it). An operand read as whole chunks loads each
@@ -311,7 +318,9 @@ def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: 
         _emit_scalar_gather(w, g, p, dst, R, origin, BK, ind, threads, unroll, lo_off, EPC)
         return
     w.emit(ind, f"if ((((em_u64){p.vector.args[0]}) & 15) == 0) {{")
-    if cpasync:
+    if table is not None:  # (its rows split once a tile: codegen/cuda_wgmma_gather.py)
+        emit_hoisted_gather(w, g, p, table, dst, R, BK, ind + 1, threads, EPC, lo_off, cpasync)
+    elif cpasync:
         _emit_cpasync_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, EPC)
     else:
         _emit_vector_gather(w, g, p, dst, R, origin, BK, ind + 1, threads, unroll, EPC, lo_off)
