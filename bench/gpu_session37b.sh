@@ -19,3 +19,11 @@ for hc in 00 11; do
 done
 timeout 60 python3 bench/kernelbench.py kernelbench --device cuda --seeds 3 --ember-precision torch --only 35_conv2d_pointwise,38_conv3d \
   --out "$OUT/kb-35-38.json" 2>&1 | grep -v -i warn | tail -1; show "$OUT/kb-35-38.json"
+# the mma mode's vector loads over ragged rows (knob `rvec`, EMBER_MMA_RAGGED_VECTOR=1): the real
+# KernelBench's 71 (514 x 1026 outputs: scalar loads, 7.29 ms) beside 78 (512 x 1024: vectors, 4.24)
+for rv in 0 1; do
+  EMBER_MMA_RAGGED_VECTOR=$rv timeout 120 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 1 --ember-precision torch \
+    --no-compile --only 71_conv_transposed_2D__asym,78_conv_transposed_2D_asym --out "$OUT/real-rvec-$rv.json" 2>&1 | grep -v -i warn | tail -1
+  show "$OUT/real-rvec-$rv.json"
+done
+timeout 120 python3 -m pytest -m cuda tests/test_cuda.py -k "rvec or ragged" -p no:cacheprovider -p no:warnings -n 8 -q 2>&1 | tail -2

@@ -17,6 +17,8 @@ banks. The accumulator fragment of lane l holds rows l/4 and l/4 + 8, columns 2*
 """
 from __future__ import annotations
 
+import os
+
 from .. import dtypes as dt
 from .. import symbolic as sm
 from ..kernel import ir
@@ -188,6 +190,11 @@ def render_mma(w, c: Canon):
 
     def aligned(R, BR: int) -> bool:
         return k_whole and R.is_const and R.value % BR == 0
+    # knob `rvec`: a vector along k is one row's, so ragged rows (a tile past the last row: the real
+    # KernelBench's 71, 514 x 1026 outputs a image) still take vector loads, the whole vector under
+    # the row's guard (scalar loads otherwise: 7.29 ms there against 4.24 for 78's 512 x 1024 with
+    # 2.3x the k). Off by default until timed (EMBER_MMA_RAGGED_VECTOR=1: on).
+    rvec = bool(cfg.get("rvec", os.environ.get("EMBER_MMA_RAGGED_VECTOR", "0") == "1"))
     # `kslice`: walk k with one k variable (`cvar`, whose extent BK divides) fastest, the others fixed
     # over a slice. The sum's order changes, not its terms. A slice's other k variables are then one
     # division per slice instead of a split per element (a 3x3 conv: the channel inner, the filter
@@ -210,7 +217,8 @@ def render_mma(w, c: Canon):
         """The loop the lanes of a vector load run along, and the vector width (1: scalar loads)."""
         lane_loops = ([kv for kv in g.k if kv[0] == cvar] if cvar else k_loops) if kfast else rows
         inner_ext = lane_loops[-1][1] if lane_loops else sm.ONE
-        VL = 4 if (aligned(_size(rows), BR) and (BK if kfast else BR) % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
+        whole = aligned(_size(rows), BR) or (rvec and kfast and k_whole)  # (rvec: guarded per row)
+        VL = 4 if (whole and (BK if kfast else BR) % 4 == 0 and inner_ext.is_const and inner_ext.value % 4 == 0
                    and (BR * BK) % (NT * 4) == 0) else 1
         return lane_loops, VL
 
@@ -273,14 +281,23 @@ def render_mma(w, c: Canon):
             w.emit(ind, f"#pragma unroll\n{'  ' * ind}for (int i_ = 0; i_ < {BR * BK // (NT * VL)}; ++i_) {{")
             index_math(name, BR, kfast, VL, bidx, ind + 1, k0)
             if VL > 1:
-                split_rows(name, rows, ind + 1)
-                split_k(name, ind + 1)
+                guard = not aligned(_size(rows), BR)  # (rvec: a ragged tile's rows past the last read as zeros)
+                j = ind + 1
+                if guard:
+                    for l in range(VL):
+                        w.emit(ind + 1, f"r{name}_[i_ * {VL} + {l}] = 0.f;")
+                    w.emit(ind + 1, f"if (gr_ < {lim}) {{")
+                    j = ind + 2
+                split_rows(name, rows, j)
+                split_k(name, j)
                 w.emitted_groups = {}
                 lanes = w.lanes([val], lane_loops[-1][0], VL)
-                w._ind = ind + 1
-                env = w.vr.vals([v for lane in lanes for v in lane], ind + 1)
+                w._ind = j
+                env = w.vr.vals([v for lane in lanes for v in lane], j)
                 for l, lane in enumerate(lanes):
-                    w.emit(ind + 1, f"r{name}_[i_ * {VL} + {l}] = (float){env[lane[0]]};")
+                    w.emit(j, f"r{name}_[i_ * {VL} + {l}] = (float){env[lane[0]]};")
+                if guard:
+                    w.emit(ind + 1, "}")
             else:
                 w.emit(ind + 1, "float x_ = 0.f;")
                 w.emit(ind + 1, f"if (gr_ < {lim} && gk_ < K_) {{")
