@@ -169,3 +169,18 @@ def test_a_memory_bound_gemm_keeps_its_operands():
         wide = [(em.input("w", (256, 256)) @ em.input("x", (256, 16384))).node]
     assert _relaid(thin) == thin
     assert _relaid(wide) != wide
+
+
+def test_unit_trailing_axes_are_not_rows_and_short_k_pads_to_whole_chunks():
+    """A 1x1 conv's [O, C, 1, 1] weights have rows of C (64 bf16: whole chunks), not of 1: nothing to
+    copy (ResNet-50's 1x1 convs had been copied with k padded 64 -> 128). A ragged k too short for a
+    split over k pads to whole chunks only (70 -> 72, not 128)."""
+    from ember.kernel.split import reduced_length
+    w = em.input("w", (256, 64, 1, 1), "bfloat16")
+    roots = [em.conv2d(em.input("x", (32, 64, 56, 56), "bfloat16").relu(), w).node]
+    lowered_roots = layout.contraction_layouts(roots, H100)
+    assert layout_gemm.aligned_gemm_layouts(lowered_roots, H100) == lowered_roots
+    a, b = em.input("a", (1031, 70), "bfloat16"), em.input("b", (70, 3079), "bfloat16")
+    new = _relaid([(a @ b).node])
+    sums = [n for n in g.toposort(new) if n.op == g.SUM]
+    assert [reduced_length(n) for n in sums] == [72]

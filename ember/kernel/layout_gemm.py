@@ -31,6 +31,7 @@ from .. import graph as g
 from ..view import index_name
 from . import layout as L
 from .node_args import reduce_axes
+from .split import DEFAULT_POLICY as SPLIT_POLICY
 
 ENABLED = os.environ.get("EMBER_COPY_GEMM_OPERANDS", "1")
 # FLOPs per byte the GEMM moves (operands once, its output) below which it is memory-bound enough that
@@ -82,7 +83,10 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     traffic = sum(int(np.prod([s.value for s in x.shape])) * x.dtype.itemsize for x, _ in views)
     if 2 * products < MIN_INTENSITY * (traffic + n.numel.value * n.dtype.itemsize):
         return n
-    Kp = -(-K // (KPAD * chunk)) * KPAD * chunk  # (whole chunks in each part of a split over k too)
+    # whole chunks; from the length kernel/split.py may cut into parts (up to 16 of 128 or more) whole
+    # groups of KPAD chunks, so each part is whole chunks too (K = 64 had been padded to 128: twice the products)
+    step = chunk if K < SPLIT_POLICY.k_min else KPAD * chunk
+    Kp = -(-K // step) * step
     leaves = {}
     for op, (x, v) in zip(ops, views):
         leaf = L._leaf(op)
@@ -124,8 +128,12 @@ def _reads_reduction(x: g.Node) -> bool:
 
 
 def _misaligned(x: g.Node, es: int) -> bool:
-    """Whether a row of x (its innermost axis) is not a whole number of 16-byte chunks."""
-    return x.ndim >= 2 and (x.shape[-1].value * es) % 16 != 0
+    """Whether a row of x (its innermost axis of more than one element: a 1x1 conv's [O, C, 1, 1]
+    weights' rows are their C) is not a whole number of 16-byte chunks."""
+    dims = [d.value for d in x.shape]
+    while len(dims) > 1 and dims[-1] == 1:
+        dims.pop()
+    return len(dims) >= 2 and (dims[-1] * es) % 16 != 0
 
 
 def _needs_copy(x: g.Node, v, kv: str, tf32: bool, es: int) -> bool:
