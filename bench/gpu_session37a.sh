@@ -21,6 +21,9 @@ print('rel err', np.abs(out - ref).max() / np.abs(ref).max())" > "$OUT/sanitize-
   echo "$tool rc=$?"; grep -E "ERROR SUMMARY|rel err|RACECHECK SUMMARY" "$OUT/sanitize-$tool.log"
 done
 timeout 150 python3 bench/f32_conv.py --cases 3 --tf32 --const-weights --configs 0 --out "$OUT/kb14-conv-space.json" 2>&1 | grep -v -i warn | grep -E "default|hoist|cpasync|eager" | head -20
+# the seed-000 conv at float32 accuracy (tf32x3: `hoist` only; 722 us, 1.35x eager, target 2x): a chunk
+# is one filter tap of its 4 channels, so its rows' divisions (55 x 55 outputs) are most of a chunk's work
+timeout 150 python3 bench/f32_conv.py --cases 0 --configs 0 --out "$OUT/seed-conv-space.json" 2>&1 | grep -v -i warn | grep -E "default|hoist|eager" | head -8
 show() { python3 -c "
 import json, sys; d = json.load(open(sys.argv[1]))
 for r in d['problems']: print(r['name'], r['status'], r.get('kernels'), r.get('ember_ms'), r.get('eager_ms'), r.get('speedup_vs_eager'))" "$1"; }

@@ -459,10 +459,12 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                 st = max((s for s in range(2, cf["stages"] + 1) if _fit(plan, cf["BM"], cf["BN"], s, smem_max)), default=0)
                 if st:
                     out.append(dict(cf, stages=st))
-            if cp != 2 and any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):
-                out += [dict(out[0], cpasync=True), dict(out[0], cpasync=True, persistent=True)]
-            if any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):  # (split rows once a tile)
-                out += [dict(out[0], hoist=True)] + ([dict(out[0], hoist=True, cpasync=True)] if cp != 2 else [])
+            if any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):  # whole chunks: on the
+                # first tile and on the default's: cp.async copies, rows split once a tile, both
+                d = default_wgmma_config(c, target)
+                for base in [out[0]] + ([d] if d != out[0] else []):
+                    out += [dict(base, hoist=True)] + ([dict(base, cpasync=True), dict(base, cpasync=True, persistent=True),
+                                                        dict(base, hoist=True, cpasync=True)] if cp != 2 else [])
         if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
             out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
             st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)
