@@ -221,6 +221,8 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         w.emit(3, "while (ksp_ < kit_) {")
         _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 4, staging, BK)
         w.emit(3, "}")
+    if cpasync:  # (no thread leaves with its copies still in flight)
+        w.emit(3, 'asm volatile("cp.async.wait_all;" ::: "memory");')
     w.emit(2, "}")
 
 
