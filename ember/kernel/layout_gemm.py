@@ -114,16 +114,16 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
 
 
 def _reads_reduction(x: g.Node) -> bool:
-    """Whether x is computed from a reduction (a sum or max anywhere below it)."""
+    """Whether x is computed from a reduction anywhere below it (recompute.reads_reduction's walk, over
+    the whole graph: no builder has materialised anything yet)."""
     seen, todo = set(), [x]
     while todo:
         y = todo.pop()
-        if id(y) in seen:
-            continue
-        seen.add(id(y))
-        if y.op in (g.SUM, g.MAX):
-            return True
-        todo.extend(y.srcs)
+        if y not in seen and y.op not in g.LEAVES:
+            seen.add(y)
+            if y.op in g.REDUCE:
+                return True
+            todo.extend(y.srcs)
     return False
 
 
