@@ -297,7 +297,7 @@ _CONV_GRAPHS = {  # name -> (inputs, builder): ragged sizes, the k-split table a
     "conv2d_aligned": ({"x": (2, 16, 8, 16), "w": (64, 16, 3, 3)}, lambda x, w: em.conv2d(x, w, padding=1)),
     # a GEMM over a (6, 10) block of k: both operands through the flat k index, no k table
     # a channels-last input over ragged rows (3 x 13 x 17 pixels): 16-byte loads along the channels
-    # under each row's guard with `rvec`
+    # under each row's guard (`rvec`, the default; scalar loads with it off)
     "conv2d_nhwc_ragged": ({"x": (3, 13, 17, 32), "w": (40, 32, 3, 3)},
                            lambda x, w: em.conv2d(x.permute(0, 3, 1, 2), w, padding=1)),
     "gemm_two_k": ({"x": (37, 6, 10), "w": (6, 10, 45)},
@@ -314,11 +314,11 @@ _MMA64 = {"mode": "mma", "BM": 64, "BN": 64, "BK": 16, "WM": 2, "WN": 2}
                                    "ktab": False, "packrows": True}, None,
                                   dict(_MMA64, stages=2), dict(_MMA64, pf=True),
                                   dict(_MMA64, kslice=True, pf=True, stages=2), dict(_MMA64, flatk=False),
-                                  dict(_MMA64, a_kfast=True, b_kfast=True), dict(_MMA64, rvec=True),
+                                  dict(_MMA64, a_kfast=True, b_kfast=True), dict(_MMA64, rvec=False),
                                   {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4, "stages": 2, "rvec": True}],
                          ids=["mma64", "mma128x256", "mma32x128-table-packed", "mma64-packed", "default",
                               "mma64-2stages", "mma64-prefetch", "mma64-kslice-pf-2stages", "mma64-no-flatk",
-                              "mma64-k-walks", "mma64-rvec", "mma32x128-rvec-2stages"])
+                              "mma64-k-walks", "mma64-scalar-ragged", "mma32x128-rvec-2stages"])
 @pytest.mark.parametrize("graph", sorted(_CONV_GRAPHS))
 def test_convs_as_implicit_gemm_on_cuda(graph, tile):
     """Convolutions (and transposed ones, as one conv over phases) through the tensor-core implicit
@@ -342,8 +342,8 @@ def test_convs_as_implicit_gemm_on_cuda(graph, tile):
         assert_close(fn(**ins), em.reference(y, **ins), what=f"{graph} seed {seed}")
 
 
-@pytest.mark.parametrize("knobs", [{"pf": True}, {"stages": 2}, {"pf": True, "stages": 2}, {"rvec": True}],
-                         ids=["prefetch", "2stages", "prefetch-2stages", "ragged-vector"])
+@pytest.mark.parametrize("knobs", [{"pf": True}, {"stages": 2}, {"pf": True, "stages": 2}, {"rvec": False}],
+                         ids=["prefetch", "2stages", "prefetch-2stages", "ragged-scalar"])
 @pytest.mark.parametrize("shape", [(128, 256, 64), (131, 257, 75), (131, 257, 64)], ids=["aligned", "ragged", "ragged-rows"])
 def test_matmul_pipeline_knobs_on_cuda(shape, knobs):
     """The mma k loop's pipeline knobs on a plain GEMM, with tiles that divide it (the unguarded,

@@ -158,15 +158,16 @@ def test_many_small_batched_products_take_tensor_cores():
 
 def test_ragged_rows_keep_vector_loads_along_k_with_rvec():
     """A channels-last conv over ragged rows (3 x 13 x 17 pixels, no multiple of the 128-row tile):
-    scalar loads by default; knob `rvec` loads each row's 4 channels as one 16-byte vector under the
-    row's guard, and the kernel compiles for the H100 (tests/test_cuda.py checks it there)."""
+    knob `rvec` (the default) loads each row's 4 channels as one 16-byte vector under the row's guard;
+    rvec off, scalar loads; both compile for the H100 (tests/test_cuda.py checks them there)."""
     y = em.conv2d(em.input("x", (3, 13, 17, 32)).permute(0, 3, 1, 2), em.input("w", (40, 32, 3, 3)), padding=1)
     k = _mma_kernel(y)
     tile = {"mode": "mma", "BM": 32, "BN": 128, "BK": 16, "WM": 1, "WN": 4, "stages": 2}
-    plain, _ = cg.render_kernel(k, tile)
-    vec, _ = cg.render_kernel(k, dict(tile, rvec=True))
+    plain, _ = cg.render_kernel(k, dict(tile, rvec=False))
+    vec, _ = cg.render_kernel(k, tile)
     assert vec.count("uint4") > plain.count("uint4")  # (the weights' loads are vectors in both)
     assert "if (gr_ < M_) {" in vec and "if (gr_ < M_) {" not in plain  # (the pixels' rows: the whole vector guarded)
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_kernels
     assert all(len(c) > 0 for c in compile_kernels(cg.PRELUDE + vec, "sm_90a").values())
+    assert all(len(c) > 0 for c in compile_kernels(cg.PRELUDE + plain, "sm_90a").values())

@@ -173,7 +173,7 @@ def _f32_configs(y):
     lags = [c for c in cfgs if "lag" in c or "sdepth" in c or c.get("staged") is False]
     return cfgs[:6] + [c for c in cfgs if c.get("producers") == 2][:1] + lags + \
         [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1] + \
-        [c for c in cfgs if c.get("hoist")]
+        [c for c in cfgs if "hoist" in c]
 
 
 def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
@@ -362,7 +362,7 @@ def _all_configs():
         {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cpasync": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True},
-        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": True},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": False},
         {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True}]
 
 
@@ -383,8 +383,9 @@ def test_every_wgmma_config_compiles_for_sm90a():
             assert "wgmma.mma_async" in prog.source and "cp.async.bulk.tensor" in prog.source
             if cfg.get("cpasync") and name == "conv_chunk_gather":  # (its input gathered as whole chunks)
                 assert "cp.async.mbarrier.arrive.noinc" in prog.source and "em_cp_async16(" in prog.source
-            if cfg.get("hoist") and name == "conv_chunk_gather":  # (its rows split once a tile)
-                assert "hv0_[j_]" in prog.source or "hv1_[j_]" in prog.source
+            if "hoist" in cfg and name == "conv_chunk_gather":  # (its rows split once a tile: the default where
+                # the producer threads divide the tile's rows, as in the configs that name it)
+                assert ("hv0_[j_]" in prog.source or "hv1_[j_]" in prog.source) == cfg["hoist"]
             from ember.backends.cuda import compile_kernels
             assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values()), name
 
@@ -403,7 +404,7 @@ def test_gathered_and_tf32_configs_compile_for_sm90a():
     for make in _tf32_cases().values():
         with em.allow_tf32():
             y = make()
-            for cfg in _configs(y)[:3] + [c for c in _configs(y) if c.get("cpasync") or c.get("hoist")]:
+            for cfg in _configs(y)[:3] + [c for c in _configs(y) if c.get("cpasync") or "hoist" in c]:
                 assert all(len(c) > 0 for c in compile_kernels(_build(y, cfg, "h100").source, "sm_90a").values())
 
 
@@ -413,7 +414,7 @@ def test_tf32_wgmma_is_within_tf32_tolerance_on_the_gpu(name):
     from ember.precision import TF32_TOL
     with em.allow_tf32():
         y = _tf32_cases()[name]()
-        for cfg in _configs(y)[:4] + [c for c in _configs(y) if c.get("cpasync") or c.get("hoist")]:
+        for cfg in _configs(y)[:4] + [c for c in _configs(y) if c.get("cpasync") or "hoist" in c]:
             prog = _build(y, cfg, "cuda")
             rng = np.random.default_rng(3)
             ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32) for n in inputs_of([y.node])}
