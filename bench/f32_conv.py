@@ -41,6 +41,7 @@ def main():
     ap.add_argument("--mish", action="store_true", help="mish(mish(conv)) as KernelBench's 14 (its epilogue)")
     ap.add_argument("--const-weights", action="store_true", help="weights as constants (a model's parameters)")
     ap.add_argument("--configs", type=int, default=14, help="wgmma configs to try (0: all of the full space)")
+    ap.add_argument("--knob", default=None, help="also each config (and the default) with this knob on, e.g. im2col")
     args = ap.parse_args()
     rows = []
     target = pipeline.get_target("cuda")
@@ -77,6 +78,9 @@ def main():
         conv = next(i for i, kk in enumerate(ks) if cg.contraction_of(cg.canonical(kk)) is not None)
         space = wgmma_configs(cg.canonical(ks[conv]), "full", target)
         todo = [None] + (space if args.configs == 0 else space[:args.configs])
+        if args.knob:  # (the default's wgmma config, then each listed one, with the knob on)
+            d = cg.default_config(ks[conv], target)
+            todo += [dict(c, **{args.knob: True}) for c in [d] + todo[1:] if c.get("mode") == "wgmma"]
         for cfg in todo:
             cfgs = [cfg if (i == conv and cfg is not None) else cg.default_config(kk, target) for i, kk in enumerate(ks)]
             label = "default" if cfg is None else json.dumps({a: b for a, b in cfg.items() if a != "mode"}, sort_keys=True)

@@ -173,7 +173,7 @@ def _f32_configs(y):
     lags = [c for c in cfgs if "lag" in c or "sdepth" in c or c.get("staged") is False]
     return cfgs[:6] + [c for c in cfgs if c.get("producers") == 2][:1] + lags + \
         [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1] + \
-        [c for c in cfgs if "hoist" in c]
+        [c for c in cfgs if "hoist" in c or c.get("im2col")]
 
 
 def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
@@ -363,7 +363,9 @@ def _all_configs():
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cpasync": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": False},
-        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True}]
+        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "im2col": True},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "producers": 2, "im2col": True, "persistent": True}]
 
 
 def _build(y, cfg, device):

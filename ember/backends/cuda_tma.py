@@ -42,6 +42,8 @@ def encode(spec: dict, base_ptr: int, env: dict | None = None) -> bytes:
     if addr % 16:
         raise TmaError(f"a tensor-core operand's device address {addr:#x} is not 16-byte aligned "
                        f"(pass tensors whose data starts on a 16-byte boundary, e.g. .clone())")
+    if "im2col" in spec:  # a conv's input walked by the copy engine (codegen/cuda_wgmma_im2col.py)
+        return _encode_im2col(spec, addr, dims, es)
     err, tmap = driver.cuTensorMapEncodeTiled(
         getattr(driver.CUtensorMapDataType, TMA_DTYPE[spec["dtype"]]), len(dims), addr,
         [driver.cuuint64_t(max(int(d), 1)) for d in dims], [driver.cuuint64_t(int(s) * es) for s in spec["strides"]],
@@ -51,6 +53,22 @@ def encode(spec: dict, base_ptr: int, env: dict | None = None) -> bytes:
         driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if int(err) != 0:
         raise TmaError(f"cuTensorMapEncodeTiled failed ({err}) for {spec}")
+    return ctypes.string_at(tmap.getPtr(), 128)
+
+
+def _encode_im2col(spec: dict, addr: int, dims: list, es: int) -> bytes:
+    from cuda.bindings import driver
+    ic = spec["im2col"]
+    err, tmap = driver.cuTensorMapEncodeIm2col(
+        getattr(driver.CUtensorMapDataType, TMA_DTYPE[spec["dtype"]]), len(dims), addr,
+        [driver.cuuint64_t(max(int(d), 1)) for d in dims], [driver.cuuint64_t(int(s) * es) for s in spec["strides"]],
+        [int(x) for x in ic["lower"]], [int(x) for x in ic["upper"]], int(ic["channels"]), int(ic["pixels"]),
+        [driver.cuuint32_t(int(s)) for s in ic["estrides"]],
+        driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, getattr(driver.CUtensorMapSwizzle, SWIZZLE[128]),
+        driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if int(err) != 0:
+        raise TmaError(f"cuTensorMapEncodeIm2col failed ({err}) for {spec}")
     return ctypes.string_at(tmap.getPtr(), 128)
 
 

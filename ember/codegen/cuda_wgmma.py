@@ -35,6 +35,8 @@ from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
+from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand
+from .cuda_wgmma_im2col import launch_entry as im2col_entry
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
@@ -168,6 +170,19 @@ def default_takes_wgmma(c: Canon) -> bool:
     return all(not isinstance(f, GatherOperand) or (chunks and f.vector is not None) for f in plan[1:])
 
 
+def _as_im2col(w, g, kind: str, p):
+    """Gathered operand p as an im2col copy where it is one (else p itself)."""
+    if not isinstance(p, GatherOperand):
+        return p
+    q = im2col_operand(g, p, SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2),
+                       {b.name: _int_size(b.size) for b in w.k.buffers})
+    return p if isinstance(q, str) else q
+
+
+def _int_size(e):
+    return e if isinstance(e, int) else int(e.value) if getattr(e, "is_const", False) else None
+
+
 def _sizes(w, g, BM: int, BN: int) -> None:
     I = w.IDX
     M, N, K, B = _size(g.m), _size(g.n), _size(g.k), _size(g.batch)
@@ -226,12 +241,17 @@ def render_wgmma(w, c: Canon):
     kind, pa, pb = plan
     g = contraction_of(c)
     cfg = w.cfg
+    im2col = bool(cfg.get("im2col", os.environ.get("EMBER_WGMMA_IM2COL", "0") == "1"))  # (codegen/cuda_wgmma_im2col.py)
+    if im2col:
+        pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
     BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
     overlap = bool(cfg.get("overlap", True))
     if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
     NC = BM // 64  # consumer warpgroups
     P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)
+    if P == 2 and im2col and not any(isinstance(p, GatherOperand) for p in (pa, pb)):
+        P = 1  # (the gather a second warpgroup was for is the copy engine's now)
     T = 128 * (NC + P)
     if P not in (1, 2) or (T > 384 and BN > 128):  # 512 threads: 128 registers, 64 accumulators at most
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
@@ -272,6 +292,10 @@ def render_wgmma(w, c: Canon):
         any(isinstance(p, GatherOperand) and p.vector is not None for p in (pa, pb))
     if cpasync:
         w.lines.insert(1, CPASYNC_HELPER)
+    if any(isinstance(p, Im2colOperand) for p in (pa, pb)):
+        if ring_staged:
+            raise UnsupportedKernel("an im2col copy into the tf32x3 staging ring")
+        w.lines.insert(1, IM2COL_HELPER)
     params = {b.name: i for i, b in enumerate(w.k.buffers)}
 
     def box(p: TmaOperand, R: int) -> list:
@@ -289,6 +313,8 @@ def render_wgmma(w, c: Canon):
         if isinstance(p, TmaOperand):
             maps[id(p)] = len(w.tma)
             w.tma.append(launch_spec(p, params[p.buffer], box(p, R), raw=kind == "tf32x3"))
+            if isinstance(p, Im2colOperand):
+                w.tma[-1]["im2col"] = im2col_entry(p, R, BK)
     # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
     # block per SM: two blocks share the register file, and 85 per thread is all there is)
     # (tf32x3: every producer thread splits what TMA copied)
@@ -464,9 +490,12 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                 # first tile and on the default's: rows split per element instead of once a tile (hoist is the
                 # default), cp.async copies, both
                 d = default_wgmma_config(c, target)
+                walks = [p for p in plan[1:] if isinstance(p, GatherOperand) and
+                         not isinstance(im2col_operand(contraction_of(c), p, SWIZZLE_BYTES // (4 if cp == 2 or plan[0] == "tf32" else 2), None), str)]
                 for base in [out[0]] + ([d] if d != out[0] else []):
                     out += [dict(base, hoist=False)] + ([dict(base, cpasync=True), dict(base, cpasync=True, persistent=True),
                                                          dict(base, hoist=False, cpasync=True)] if cp != 2 else [])
+                    out += [dict(base, im2col=True)] if walks else []  # (the copy engine walks the conv's input)
         if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
             out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
             st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)

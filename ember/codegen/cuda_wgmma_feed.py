@@ -38,6 +38,7 @@ from ..kernel import ir
 from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 from .cuda_wgmma_gather import emit_hoisted_gather, emit_row_table, hoistable
+from .cuda_wgmma_im2col import Im2colOperand, emit_im2col_copy
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
 LOAD_BATCH = 16  # chunks whose loads a gathering thread has in flight at once (vector gather; 16 beat 8, 4 and 2
@@ -194,7 +195,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         w.emit(6, f"em_mbar_expect_tx({'landed_' if split else 'full_'}, {nbytes});")
         for p, off, R, origin in tmas:
             _emit_tma(w, p, f"slot_ + {staging.get(id(p), off)}", f"map{maps[id(p)]}_", R, origin, BK, 6,
-                      "landed_" if split else "full_")
+                      "landed_" if split else "full_", g)
         w.emit(5, "}")
     cpasync = cpasync and not lo_off and any(p.vector is not None for p, _, _, _ in gathers)
     if cpasync:  # which way this thread filled the slot: asynchronous copies, ordinary stores, or both
@@ -288,7 +289,10 @@ def full_count(feeds: list, producers: int = 1, split: bool = False) -> int:
 
 
 def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int,
-              bar: str = "full_") -> None:
+              bar: str = "full_", g: Contraction | None = None) -> None:
+    if isinstance(p, Im2colOperand):  # (a conv's input: codegen/cuda_wgmma_im2col.py)
+        emit_im2col_copy(w, g, p, dst, mp, R, origin, BK, ind, bar)
+        return
     bc = [f"(int){v}" for v in p.batch_vars]
     fn = f"em_tma{p.rank}"
     kc = [f"it * {BK}"]

@@ -1,0 +1,171 @@
+"""The wgmma producer's im2col copies (codegen/cuda_wgmma_im2col.py).
+
+The copy engine's im2col walk is emulated here as the PTX ISA describes it (5.5.4: a filter base
+stepping by the traversal stride inside the bounding box, wrapping to the next row of pixels and the
+next image, each pixel read at base + offsets, zero outside the tensor) and compared, element by
+element, with what the gather it replaces reads (the load's index under its guard) for every row of
+several tiles and every k slice: convs with padding, strides, dilation, no padding, a ragged last
+tile, a kernel whose filter rows are a split batch. The GPU runs them in test_wgmma.py's CUDA cases
+(`im2col` configs) and tests/test_cuda.py-style checks against the reference.
+"""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import pipeline
+from ember import symbolic as sm
+from ember.codegen import cuda as cg
+from ember.codegen.cuda_wgmma_feed import GatherOperand, wgmma_plan
+from ember.codegen.cuda_wgmma_im2col import Im2colOperand, im2col_operand
+
+
+BF = em.bfloat16
+
+
+def _convs():
+    rng = np.random.default_rng(1)
+
+    def chain(cin, cout, shape, k=(3, 3), **kw):  # the second conv reads the first's channels-last output
+        w1 = em.tensor(rng.standard_normal((cin, shape[1], 1, 1)).astype(np.float32) / 6).cast(BF)
+        w3 = em.tensor(rng.standard_normal((cout, cin) + k).astype(np.float32) / 24).cast(BF)
+        return em.conv2d(em.conv2d(em.input("x", shape, BF), w1).relu(), w3, **kw)
+    return {
+        "pad1": lambda: chain(64, 72, (8, 40, 27, 29), padding=1),
+        "stride2": lambda: chain(64, 64, (8, 40, 29, 31), padding=1, stride=2),
+        "dilation2": lambda: chain(128, 64, (4, 40, 25, 24), padding=2, dilation=2),
+        "valid": lambda: chain(64, 64, (8, 40, 26, 27)),
+        "asymmetric": lambda: chain(64, 64, (8, 40, 27, 22), k=(5, 3), padding=(2, 0)),
+    }
+
+
+def _gathers(y, dtype):
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
+    for k, _ in lowered.kernels:
+        g = cg.contraction_of(cg.canonical(k))
+        if g is None:
+            continue
+        plan = wgmma_plan(g)
+        if isinstance(plan, str):
+            continue
+        for p in plan[1:]:
+            if isinstance(p, GatherOperand) and p.vector is not None:
+                yield k, g, p
+
+
+def _walk(op: Im2colOperand, first: int, R: int, ow: int, oh: int):
+    """The element offsets (or None: zero-filled) the copy engine reads for pixels first..first+R of
+    a tile at channel 0, emulated: (w, h, n) from the tile's first row, stepping as PTX describes."""
+    C, W, H, N = op.dims
+    Q = (W - 1 + op.upper[0] + op.pad[0]) // op.tstride[0] + 1
+    P = (H - 1 + op.upper[1] + op.pad[1]) // op.tstride[1] + 1
+    n, rem = divmod(first, P * Q)
+    w = (rem % Q) * op.tstride[0] - op.pad[0]
+    h = (rem // Q) * op.tstride[1] - op.pad[1]
+    out = []
+    for _ in range(R):
+        x, yy = w + ow, h + oh
+        out.append(op.offset + n * H * W * C + yy * W * C + x * C if 0 <= x < W and 0 <= yy < H and n < N else None)
+        w += op.tstride[0]
+        if w > W - 1 + op.upper[0]:
+            w, h = -op.pad[0], h + op.tstride[1]
+            if h > H - 1 + op.upper[1]:
+                h, n = -op.pad[1], n + 1
+    return out
+
+
+def _split(flat: int, loops: list) -> dict:
+    env = {}
+    for v, e in reversed(loops):
+        flat, env[v] = divmod(flat, int(e.value) if hasattr(e, "value") else int(e))
+    return env
+
+
+@pytest.mark.parametrize("name", sorted(_convs()))
+def test_im2col_walk_reads_what_the_gather_reads(name):
+    y = _convs()[name]()
+    seen = 0
+    for k, g, p in _gathers(y, "bf16"):
+        BK = 64
+        op = im2col_operand(g, p, BK, {b.name: int(b.size) for b in k.buffers})
+        assert isinstance(op, Im2colOperand), (name, op)
+        seen += 1
+        buf, index, valid = p.vector.args
+        M = int(np.prod([int(e.value) if hasattr(e, "value") else e for _, e in p.rows]))
+        K = int(np.prod([int(e.value) if hasattr(e, "value") else e for _, e in g.k]))
+        batches = [dict()] if not g.batch else [_split(b, g.batch) for b in
+                                                range(int(np.prod([int(e.value) if hasattr(e, "value") else e for _, e in g.batch])))]
+        R = 128
+        for env_b in batches:
+            for tile in sorted({0, 1, (M - 1) // R}):
+                for it in range(K // BK):
+                    envk = dict(env_b, **_split(it * BK, g.k))
+                    ow = sum(c * envk[v] for v, c in op.taps[0].items())
+                    oh = sum(c * envk[v] for v, c in op.taps[1].items())
+                    walk = _walk(op, tile * R, R, ow, oh)
+                    for r in range(R):
+                        m = tile * R + r
+                        if m >= M:
+                            break
+                        env = dict(envk, **_split(m, p.rows))
+                        ok = bool(sm.evaluate(valid, env))
+                        want = int(sm.evaluate(index, env)) - envk[g.k[-1][0]] if ok else None
+                        assert walk[r] == want, (name, env_b, tile, it, r, walk[r], want)
+    assert seen
+
+
+def test_im2col_refuses_what_it_cannot_walk():
+    """A conv over 40 channels (not a whole 64-element slice of bf16 k): stays a gather."""
+    rng = np.random.default_rng(2)
+    w3 = em.tensor(rng.standard_normal((64, 40, 3, 3)).astype(np.float32) / 24).cast(BF)
+    w1 = em.tensor(rng.standard_normal((40, 24, 1, 1)).astype(np.float32) / 6).cast(BF)
+    y = em.conv2d(em.conv2d(em.input("x", (8, 24, 27, 29), BF), w1).relu(), w3, padding=1)
+    for k, g, p in _gathers(y, "bf16"):
+        assert isinstance(im2col_operand(g, p, 64, {b.name: int(b.size) for b in k.buffers}), str)
+
+
+@pytest.mark.parametrize("name", ["pad1", "stride2"])
+def test_im2col_configs_compile_for_sm90a(name):
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    y = _convs()[name]()
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
+    for cfg in ({"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "im2col": True},
+                {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4, "im2col": True, "persistent": True}):
+        cfgs = [cfg if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k)
+                for k, _ in lowered.kernels]
+        prog = pipeline.build_program(lowered, "h100", None, "single", configs=cfgs)
+        assert "em_tma_im2col4(" in prog.source and ".im2col.mbarrier" in prog.source
+        assert any("im2col" in (s or {}) for l in prog.launches for s in (l.config.get("tma") or ()))
+        assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values())
+
+
+def _build(y, cfg, device):
+    lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
+    cfgs = [cfg if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k)
+            for k, _ in lowered.kernels]
+    return pipeline.build_program(lowered, device, None, "single", configs=cfgs)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(_convs()))
+def test_im2col_conv_equals_the_gather_on_the_gpu(name):
+    """The same tile fed by the copy engine's walk and by the producer's gather: the same bytes in the
+    slots, so the same outputs bit for bit; and both near the reference (bf16 products)."""
+    from ember.graph import inputs_of
+    y = _convs()[name]()
+    base = {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4}
+    gather = _build(y, dict(base, im2col=False), "cuda")
+    for cfg in (dict(base, im2col=True), {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "im2col": True, "persistent": True}):
+        prog = _build(y, cfg, "cuda")
+        assert "em_tma_im2col4(" in prog.source
+        prog.executor.poison = True
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            ins = {n.arg: rng.standard_normal([s.value for s in n.shape]).astype(np.float32).astype(BF.np)
+                   for n in inputs_of([y.node])}
+            out = np.asarray(prog(**ins), np.float32)
+            ref = np.asarray(em.reference([y], **ins)[0], np.float32)
+            err = np.abs(out - ref).max() / np.abs(ref).max()
+            assert err < 2e-2, f"{name} {cfg} seed {seed}: {err}"
+            if cfg["BM"] == base["BM"]:
+                assert np.array_equal(out, np.asarray(gather(**ins), np.float32)), f"{name} {cfg} seed {seed}"
