@@ -253,6 +253,9 @@ def render_wgmma(w, c: Canon):
     if P == 2 and im2col and not any(isinstance(p, GatherOperand) for p in (pa, pb)):
         P = 1  # (the gather a second warpgroup was for is the copy engine's now)
     T = 128 * (NC + P)
+    if P != int(cfg.get("producers", 1)):  # (the kernel's launch bounds were written for the config's count)
+        head = f"__launch_bounds__({128 * (NC + int(cfg['producers']))}, "
+        w.lines = [ln.replace(head, f"__launch_bounds__({T}, ") for ln in w.lines]
     if P not in (1, 2) or (T > 384 and BN > 128):  # 512 threads: 128 registers, 64 accumulators at most
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
