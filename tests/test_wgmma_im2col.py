@@ -29,12 +29,23 @@ def _convs():
         w1 = em.tensor(rng.standard_normal((cin, shape[1], 1, 1)).astype(np.float32) / 6).cast(BF)
         w3 = em.tensor(rng.standard_normal((cout, cin) + k).astype(np.float32) / 24).cast(BF)
         return em.conv2d(em.conv2d(em.input("x", shape, BF), w1).relu(), w3, **kw)
+    def chain3d(cin, cout, shape, **kw):  # (3-D convs stay NCDHW in kernel/layout.py: a channels-last input given)
+        w3 = em.tensor(rng.standard_normal((cout, cin, 3, 3, 3)).astype(np.float32) / 24).cast(BF)
+        return em.conv3d(em.input("x", shape[:1] + shape[2:] + (cin,), BF).permute(0, 4, 1, 2, 3), w3, **kw)
+
+    def chain1d(cin, cout, shape, **kw):
+        w1 = em.tensor(rng.standard_normal((cin, shape[1], 1)).astype(np.float32) / 6).cast(BF)
+        w3 = em.tensor(rng.standard_normal((cout, cin, 3)).astype(np.float32) / 24).cast(BF)
+        return em.conv1d(em.conv1d(em.input("x", shape, BF), w1).relu(), w3, **kw)
     return {
         "pad1": lambda: chain(64, 72, (8, 40, 27, 29), padding=1),
         "stride2": lambda: chain(64, 64, (8, 40, 29, 31), padding=1, stride=2),
         "dilation2": lambda: chain(128, 64, (4, 40, 25, 24), padding=2, dilation=2),
         "valid": lambda: chain(64, 64, (8, 40, 26, 27)),
         "asymmetric": lambda: chain(64, 64, (8, 40, 27, 22), k=(5, 3), padding=(2, 0)),
+        "conv3d": lambda: chain3d(64, 48, (2, 24, 9, 12, 13), padding=1),
+        "conv3d_stride2": lambda: chain3d(64, 64, (2, 24, 11, 12, 13), padding=(1, 0, 1), stride=2),
+        "conv1d": lambda: chain1d(128, 64, (8, 40, 301), padding=2, dilation=2),
     }
 
 
@@ -52,24 +63,29 @@ def _gathers(y, dtype):
                 yield k, g, p
 
 
-def _walk(op: Im2colOperand, first: int, R: int, ow: int, oh: int):
+def _walk(op: Im2colOperand, first: int, R: int, offs: list):
     """The element offsets (or None: zero-filled) the copy engine reads for pixels first..first+R of
-    a tile at channel 0, emulated: (w, h, n) from the tile's first row, stepping as PTX describes."""
-    C, W, H, N = op.dims
-    Q = (W - 1 + op.upper[0] + op.pad[0]) // op.tstride[0] + 1
-    P = (H - 1 + op.upper[1] + op.pad[1]) // op.tstride[1] + 1
-    n, rem = divmod(first, P * Q)
-    w = (rem % Q) * op.tstride[0] - op.pad[0]
-    h = (rem // Q) * op.tstride[1] - op.pad[1]
-    out = []
+    a tile at channel 0, emulated: the filter base and image from the tile's first row, stepping the
+    innermost coordinate by its traversal stride and wrapping at the bounding box's upper corner to
+    the next coordinate (then the image), as PTX describes; each pixel read at base + offsets."""
+    S, C, E, N = op.spatial, op.dims[0], op.dims[1:-1], op.dims[-1]
+    outs = [(E[i] - 1 + op.upper[i] + op.pad[i]) // op.tstride[i] + 1 for i in range(S)]
+    x, rest = [], first
+    for i in range(S):
+        rest, o = divmod(rest, outs[i])
+        x.append(o * op.tstride[i] - op.pad[i])
+    n, units, out = rest, [C * int(np.prod(E[:i])) for i in range(S + 1)], []
     for _ in range(R):
-        x, yy = w + ow, h + oh
-        out.append(op.offset + n * H * W * C + yy * W * C + x * C if 0 <= x < W and 0 <= yy < H and n < N else None)
-        w += op.tstride[0]
-        if w > W - 1 + op.upper[0]:
-            w, h = -op.pad[0], h + op.tstride[1]
-            if h > H - 1 + op.upper[1]:
-                h, n = -op.pad[1], n + 1
+        at = [x[i] + offs[i] for i in range(S)]
+        inside = all(0 <= at[i] < E[i] for i in range(S)) and n < N
+        out.append(op.offset + n * units[S] + sum(at[i] * units[i] for i in range(S)) if inside else None)
+        for i in range(S):  # the innermost coordinate steps; past its box it wraps and the next steps
+            x[i] += op.tstride[i]
+            if x[i] <= E[i] - 1 + op.upper[i]:
+                break
+            x[i] = -op.pad[i]
+        else:
+            n += 1
     return out
 
 
@@ -99,9 +115,7 @@ def test_im2col_walk_reads_what_the_gather_reads(name):
             for tile in sorted({0, 1, (M - 1) // R}):
                 for it in range(K // BK):
                     envk = dict(env_b, **_split(it * BK, g.k))
-                    ow = sum(c * envk[v] for v, c in op.taps[0].items())
-                    oh = sum(c * envk[v] for v, c in op.taps[1].items())
-                    walk = _walk(op, tile * R, R, ow, oh)
+                    walk = _walk(op, tile * R, R, [sum(c * envk[v] for v, c in t.items()) for t in op.taps])
                     for r in range(R):
                         m = tile * R + r
                         if m >= M:

@@ -4,21 +4,24 @@ The wgmma producer otherwise gathers a conv's input (codegen/cuda_wgmma_feed.py)
 it splits the row into (image, output row, output column) and k into (filter tap, channel), tests the
 padding and loads. On a 3x3 TF32 conv that arithmetic, not the tensor cores, set the pace (KernelBench
 14's conv ran 0.53x cuDNN; splitting the rows once a tile took 5%). TMA's im2col mode does that
-walk in hardware: one `cp.async.bulk.tensor.4d ... .im2col` copies `pixelsPerColumn` pixels of
-`channelsPerPixel` channels into the same 128-byte-swizzled rows a tiled copy writes, starting at a
-filter base (w, h) given per copy, stepping w by the traversal stride inside a bounding box and
-wrapping to the next row of pixels and then to the next image, reading each pixel at base +
-offsets (the filter tap, 8-bit per dimension) and zero-filling outside the tensor: the conv's
-padding (PTX ISA 5.5.4, "im2col mode").
+walk in hardware: one `cp.async.bulk.tensor.{3,4,5}d ... .im2col` copies `pixelsPerColumn` pixels
+of `channelsPerPixel` channels into the same 128-byte-swizzled rows a tiled copy writes, starting
+at a filter base (w[, h[, d]]) given per copy, stepping w by the traversal stride inside a bounding
+box and wrapping to the next row of pixels (h), plane (d) and image (n), reading each pixel at base
++ offsets (the filter tap) and zero-filling outside the tensor: the conv's padding (PTX ISA 5.5.4,
+"im2col mode"). 1-, 2- and 3-D convs: maps of rank 3, 4 and 5.
 
 The operand qualifies when its load (a whole-chunk gather) is exactly such a walk, which is checked,
-not assumed: the load's index is affine, the rows are (image?, output row p, output column q) with q
-fastest, the innermost k variable is the channel (unit stride, a whole number of slices), every other
-variable moves the input's w or h coordinate (the filter taps, possibly batch variables of a split
-k), and the guard is the set of bounds 0 <= h < H, 0 <= w < W of the model derived below, each of
-its conjuncts one of the model's and each model bound it lacks true over the loops' whole domain.
-Then a tile's copy per k slice is: channel c0 of the slice, filter base (q0 * s_w - pad_w, p0 * s_h -
-pad_h) and image n0 of the tile's first row, offsets the slice's taps.
+not assumed: the load's index is affine, the rows are (image?, output coordinates, the innermost
+fastest), the innermost k variable is the channel (unit stride, a whole number of slices), every
+other variable moves the input's spatial coordinates (the filter taps, possibly batch variables of a
+split k), and the guard is the set of bounds 0 <= x_i < E_i of the model derived below: each of its
+conjuncts one of the model's bounds and each model bound it lacks true over the loops' whole domain.
+The extents come from the guard's bounds, else from the next coordinate's stride (each traversal
+stride tried) or the image's. A model that passes reads every element the gather reads, at the same
+address, zero exactly where the gather's guard fails. Then a tile's copy per k slice is: channel c0
+of the slice, the filter base (o_i * s_i - pad_i) and image of the tile's first row, offsets the
+slice's taps.
 """
 from __future__ import annotations
 
@@ -30,30 +33,44 @@ from ..symbolic.arith import _linear
 from ..symbolic.assume import conjuncts
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, _affine, _peel
 
-CORNER = (-128, 127)  # a 4-D map's bounding-box corners (signed 8-bit)
-MAX_OFFSET = 255  # a 4-D copy's im2col offsets (unsigned 8-bit)
+# per spatial rank (map rank - 2): the bounding-box corners' range and the largest im2col offset
+LIMITS = {1: ((-32768, 32767), 65535), 2: ((-128, 127), 255), 3: ((-16, 15), 31)}
 MAX_TRAVERSAL = 8  # element (traversal) strides
 
-IM2COL_HELPER = r"""__device__ __forceinline__ void em_tma_im2col4(em_u32 dst, const void* map, em_u32 bar, int c, int w, int h,
-                                               int n, unsigned short ow, unsigned short oh) {
-  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
-               :: "r"(dst), "l"((em_u64)map), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(ow), "h"(oh) : "memory");
-}
-"""
+
+def _helper(S: int) -> str:
+    coords = ", ".join(f"int x{i}" for i in range(S))
+    offs = ", ".join(f"unsigned short o{i}" for i in range(S))
+    regs = ", ".join(f"%{i}" for i in range(2, S + 4))  # c, spatial, n
+    oregs = ", ".join(f"%{S + 5 + i}" for i in range(S))
+    args = ", ".join(['"r"(c)'] + [f'"r"(x{i})' for i in range(S)] + ['"r"(n)', '"r"(bar)'] + [f'"h"(o{i})' for i in range(S)])
+    return (f"__device__ __forceinline__ void em_tma_im2col{S + 2}(em_u32 dst, const void* map, em_u32 bar, int c, {coords}, "
+            f"int n, {offs}) {{\n"
+            f'  asm volatile("cp.async.bulk.tensor.{S + 2}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes '
+            f'[%0], [%1, {{{regs}}}], [%{S + 4}], {{{oregs}}};"\n'
+            f'               :: "r"(dst), "l"((em_u64)map), {args} : "memory");\n}}\n')
+
+
+IM2COL_HELPER = "".join(_helper(S) for S in (1, 2, 3))
 
 
 @dataclass
 class Im2colOperand(TmaOperand):
-    """A TMA operand whose map is an im2col one over an NHWC tensor: dims [C, W, H, N]."""
-    rows: list = field(default_factory=list)  # (image?, p, q) loops, as the gather had them
-    pad: tuple = (0, 0)  # (w, h): the filter base of output (0, 0)
-    tstride: tuple = (1, 1)  # (w, h) traversal strides: the conv's strides
-    taps: tuple = ({}, {})  # (w, h): {variable: coefficient} of the offsets (filter taps, >= 0)
-    upper: tuple = (0, 0)  # (w, h) bounding-box upper corners (relative to W - 1, H - 1)
+    """A TMA operand whose map is an im2col one over a channels-last tensor: dims [C, x0.., images]
+    (x0 the innermost spatial coordinate: w). Per spatial dimension, innermost first:"""
+    rows: list = field(default_factory=list)  # the gather's rows: (image?, outer .. inner output coordinate)
+    pad: tuple = ()  # the filter base of output 0
+    tstride: tuple = ()  # traversal strides: the conv's strides
+    taps: tuple = ()  # {variable: coefficient} of the offsets (filter taps, >= 0)
+    upper: tuple = ()  # bounding-box upper corners (relative to the extent - 1)
 
     @property
     def lower(self) -> tuple:
-        return (-self.pad[0], -self.pad[1])
+        return tuple(-p for p in self.pad)
+
+    @property
+    def spatial(self) -> int:
+        return len(self.pad)
 
 
 def _int(e) -> int | None:
@@ -88,21 +105,40 @@ def _pad_and_extent(base: dict, bounds: list):
     """(pad, extent or None) of one spatial dimension whose coordinate is sum(base) - pad, read off
     the guard's bounds on it (lower: coordinate >= 0; upper: coordinate < extent). No lower bound:
     pad 0 (the model's check then asks that the coordinate is never negative)."""
+    if not base or math.gcd(*base.values()) != 1:  # (a bound divided by a gcd no longer shows the pad)
+        return 0, None
     pos = _normal(base, 0)[0]
     neg = frozenset((v, -k) for v, k in pos)
-    pad, extent = 0, None
-    if math.gcd(*base.values()) != 1:  # (a bound divided by the gcd no longer shows the pad)
-        return pad, extent
-    for terms, const in bounds:
-        if terms == pos:
-            pad = -const
-    for terms, const in bounds:
-        if terms == neg:
-            extent = const + 1 - pad
-    return pad, extent
+    pad = next((-const for terms, const in bounds if terms == pos), 0)
+    return pad, next((const + 1 - pad for terms, const in bounds if terms == neg), None)
 
 
-def im2col_operand(g, p, BK: int, sizes: dict) -> Im2colOperand | str:
+def _group(row: str, bounds: list) -> set:
+    """The variables that share a guard bound with output coordinate `row` (its filter taps, where
+    the conv pads)."""
+    out = {row}
+    for terms, _ in bounds:
+        if any(v == row for v, _ in terms):
+            out |= {v for v, _ in terms}
+    return out
+
+
+@dataclass
+class _Load:
+    """What im2col_operand reads off the gathered load, shared by the interpretations it tries."""
+    buf: str
+    itemsize: int
+    dtype: object
+    off: int
+    strides: dict
+    bounds: list
+    extent: dict
+    C: int
+    size: int | None  # the buffer's elements (None: unknown)
+    rows: list  # the gather's row loops [(var, extent)]
+
+
+def im2col_operand(g, p, BK: int, sizes: dict | None) -> Im2colOperand | str:
     """The im2col TMA operand for gathered operand p of contraction g (slices of BK elements of k),
     or why it is not one. sizes: buffer name -> elements (None: not known, as many images as the
     rows walk assumed: whether the copy applies, not its map)."""
@@ -111,8 +147,6 @@ def im2col_operand(g, p, BK: int, sizes: dict) -> Im2colOperand | str:
         return "not a whole-chunk load"
     buf, index, valid = ld.args
     rows = p.rows
-    if len(rows) not in (2, 3):
-        return f"{len(rows)} row loops (image, output row and column expected)"
     extent = {v: _int(e) for v, e in list(rows) + list(g.k) + list(g.batch)}
     if any(e is None for e in extent.values()):
         return "a symbolic loop extent"
@@ -123,118 +157,135 @@ def im2col_operand(g, p, BK: int, sizes: dict) -> Im2colOperand | str:
     if aff is None:
         return "an index that is not affine"
     off, strides = aff
-    if strides.get(cvar) != 1:
+    if strides.pop(cvar, None) != 1:
         return "channels not unit-stride"
-    if sm.free_vars(valid) - set(strides):
+    if sm.free_vars(valid) - set(strides) - {cvar}:
         return "a guard over variables the index does not read"
     bounds = [] if valid is sm.ONE else [_bound(a) for a in conjuncts(valid)]
     if any(b is None for b in bounds):
         return "a guard that is not a set of linear bounds"
-    nvar = rows[0][0] if len(rows) == 3 else None
-    pvar, qvar = rows[-2][0], rows[-1][0]
-    if any(v in strides for v, _ in rows if v not in (pvar, qvar, nvar)) or qvar not in strides or pvar not in strides:
-        return "rows that are not (image, p, q)"
-    taps = set(strides) - {cvar, nvar, pvar, qvar}
-    if any(v in taps for v, _ in rows) or any(strides[v] <= 0 or strides[v] % C for v in taps | {pvar, qvar}):
-        return "a spatial stride that is not a positive multiple of the channels"
-    wguard = _dimension(qvar, bounds)
-    wcoef = {v: strides[v] // C for v in wguard if v in strides}
-    pad_w, W = _pad_and_extent(wcoef, bounds)
-    widths = [W] if W else sorted({strides[pvar] // (C * s) for s in range(1, MAX_TRAVERSAL + 1)
-                                   if strides[pvar] % (C * s) == 0}, reverse=True)
-    why = "no consistent image width"
-    for W in widths:
-        out = _fit(g, p, ld, BK, sizes, extent, off, strides, bounds, C, W, pad_w, nvar, pvar, qvar, taps)
-        if not isinstance(out, str):
-            return out
-        why = out
+    L = _Load(buf, ld.dtype.itemsize, ld.dtype, off, strides, bounds, extent, C,
+              None if sizes is None else sizes.get(buf, -1), list(rows))
+    why = f"{len(rows)} row loops"
+    for S in (len(rows) - 1, len(rows)):  # with an image loop first, or without one
+        if S in LIMITS:
+            out = _interpret(L, [v for v, _ in rows], S)
+            if not isinstance(out, str):
+                return out
+            why = out
     return why
 
 
-def _fit(g, p, ld, BK, sizes, extent, off, strides, bounds, C, W, pad_w, nvar, pvar, qvar, taps):
-    """The operand for image width W, or why W does not fit: each tap's stride split into its h and
-    w steps (W * C and C), the height read off the guard (else the image stride or the buffer),
-    then the model's index and bounds checked against the load's."""
-    if W <= 0 or strides[pvar] % (W * C):
-        return "no consistent image width"
-    wcoef, hcoef = {qvar: strides[qvar] // C}, {pvar: strides[pvar] // (W * C)}
-    for v in taps:
-        a, b = divmod(strides[v] // C, W)
-        if a:
-            hcoef[v] = a
-        if b:
-            wcoef[v] = b
-    if wcoef[qvar] >= W:
-        return "an output column step past the image width"
-    buf = ld.args[0]
-    size = sizes.get(buf) if sizes is not None else None
-    pad_h, H = _pad_and_extent(hcoef, bounds)
-    if H is None:
-        H = strides[nvar] // (W * C) if nvar in strides else (size // (W * C) if size else None)
-    if H is None or H <= 0 or (nvar in strides and strides[nvar] != H * W * C):
-        return "no consistent image height"
-    base = off + pad_h * W * C + pad_w * C
-    if sizes is None:  # (asked without the buffers, by the search space: as many images as the rows walk)
-        size = base + H * W * C * (extent[nvar] if nvar else 1)
-    if base < 0 or size is None or size - base < H * W * C:
+def _interpret(L: _Load, rows: list, S: int):
+    """The rows as (image?, S output coordinates): each dimension's extent fixed innermost first."""
+    nvar = rows[0] if len(rows) == S + 1 else None
+    spatial = rows[::-1][:S]  # innermost first
+    if any(v not in L.strides for v in spatial) or any(L.strides[v] <= 0 or L.strides[v] % L.C for v in L.strides if v != nvar):
+        return "an output coordinate the index does not move, or a stride not a positive multiple of the channels"
+    return _extents(L, nvar, spatial, [], [])
+
+
+def _extents(L: _Load, nvar, spatial: list, ext: list, pads: list):
+    """Fix dimension len(ext)'s extent and pad (trying each candidate), then the next; at the last,
+    the model's check."""
+    i, S = len(ext), len(spatial)
+    if i == S:
+        return _model(L, nvar, spatial, ext, pads)
+    unit = L.C * math.prod(ext)
+    group = _group(spatial[i], L.bounds)
+    if any(v not in L.strides or L.strides[v] % unit for v in group):
+        return "a padded coordinate over variables of another dimension"
+    pad, E = _pad_and_extent({v: L.strides[v] // unit for v in group}, L.bounds)
+    if E is not None:
+        cands = [E]
+    elif i + 1 < S:  # unguarded: the next coordinate's stride is E * unit * its traversal stride
+        nxt = L.strides[spatial[i + 1]]
+        cands = [nxt // (unit * s) for s in range(1, MAX_TRAVERSAL + 1) if nxt % (unit * s) == 0]
+    elif nvar in L.strides:  # the last one: the image stride
+        cands = [L.strides[nvar] // unit] if L.strides[nvar] % unit == 0 else []
+    else:  # no image loop read: as far as the loops reach
+        reach = sum(L.strides[v] // unit * (L.extent[v] - 1) for v in L.strides if L.strides[v] >= unit)
+        cands = [reach + 1 - pad]
+    why = "no consistent extent"
+    for E in cands:
+        if E > 0:
+            out = _extents(L, nvar, spatial, ext + [E], pads + [pad])
+            if not isinstance(out, str):
+                return out
+            why = out
+    return why
+
+
+def _model(L: _Load, nvar, spatial: list, ext: list, pads: list):
+    """Each variable's steps per dimension (its stride in mixed radix of the extents), checked: the
+    output coordinates move one dimension each by 1-8, taps move forward within the offsets' range,
+    the image stride, the buffer's size, and the guard equal to the model's bounds."""
+    S, C = len(spatial), L.C
+    units = [C * math.prod(ext[:i]) for i in range(S + 1)]
+    coefs = [dict() for _ in range(S)]
+    for v, st in L.strides.items():
+        if v == nvar:
+            continue
+        t = st // C
+        for i in range(S):
+            a, t = (divmod(t, ext[i])[::-1] if i + 1 < S else (t, 0))
+            if a:
+                coefs[i][v] = a
+    if nvar in L.strides and L.strides[nvar] != units[S]:
+        return "an image stride that is not the image's size"
+    if any(set(coefs[j]) & {spatial[i]} for i in range(S) for j in range(S) if j != i):
+        return "an output coordinate that moves two input coordinates"
+    steps = [coefs[i][spatial[i]] for i in range(S)]
+    if not all(1 <= s <= MAX_TRAVERSAL for s in steps):
+        return f"conv strides {steps} (the copy engine steps 1-{MAX_TRAVERSAL})"
+    base = L.off + sum(pads[i] * units[i] for i in range(S))
+    images = L.extent[nvar] if nvar else 1
+    size = base + units[S] * images if L.size is None else L.size
+    if base < 0 or size - base < units[S]:
         return "a window that starts before the buffer or runs past it"
-    images = (size - base) // (H * W * C)
-    if nvar and extent[nvar] > images:
+    images = (size - base) // units[S]
+    if nvar and L.extent[nvar] > images:
         return "more images than the buffer holds"
-    domain = {v: extent[v] for v in strides}
-    model = [_normal(wcoef, -pad_w), _normal({v: -k for v, k in wcoef.items()}, W - 1 + pad_w),
-             _normal(hcoef, -pad_h), _normal({v: -k for v, k in hcoef.items()}, H - 1 + pad_h)]
-    if any(b not in model for b in bounds) or any(m not in bounds and not _holds(m, domain) for m in model):
+    domain = dict(L.extent)
+    model = []
+    for i in range(S):
+        model += [_normal(coefs[i], -pads[i]), _normal({v: -k for v, k in coefs[i].items()}, ext[i] - 1 + pads[i])]
+    if any(b not in model for b in L.bounds) or any(m not in L.bounds and not _holds(m, domain) for m in model):
         return "a guard that is not the image's bounds"
-    sw, sh = wcoef[qvar], hcoef[pvar]
-    offs = ({v: k for v, k in wcoef.items() if v != qvar}, {v: k for v, k in hcoef.items() if v != pvar})
-    if not (1 <= sw <= MAX_TRAVERSAL and 1 <= sh <= MAX_TRAVERSAL):
-        return f"conv strides {sw}, {sh} (the copy engine steps 1-{MAX_TRAVERSAL})"
-    if any(sum(k * (extent[v] - 1) for v, k in t.items()) > MAX_OFFSET for t in offs):
-        return "filter offsets past 255"
-    upper = ((extent[qvar] - 1) * sw - pad_w - (W - 1), (extent[pvar] - 1) * sh - pad_h - (H - 1))
-    if any(not CORNER[0] <= x <= CORNER[1] for x in (-pad_w, -pad_h) + upper):
-        return "a bounding box past the 8-bit corners"
-    itemsize = ld.dtype.itemsize
-    if (base * itemsize) % 16 or (C * itemsize) % 16:
+    (lo, hi), most = LIMITS[S]
+    taps = tuple({v: k for v, k in coefs[i].items() if v != spatial[i]} for i in range(S))
+    if any(k < 0 for t in taps for k in t.values()) or any(sum(k * (domain[v] - 1) for v, k in t.items()) > most for t in taps):
+        return f"filter offsets outside 0-{most}"
+    upper = tuple((domain[spatial[i]] - 1) * steps[i] - pads[i] - (ext[i] - 1) for i in range(S))
+    if any(not lo <= x <= hi for x in tuple(-p for p in pads) + upper):
+        return f"a bounding box past the corners' range {lo}..{hi}"
+    if (base * L.itemsize) % 16 or (C * L.itemsize) % 16:
         return "a window not 16-byte aligned"
-    return Im2colOperand(buffer=buf, dtype=ld.dtype, kmajor=True, offset=base, dims=[C, W, H, images],
-                         strides=[C, W * C, H * W * C], batch_vars=[], rows=list(p.rows), pad=(pad_w, pad_h),
-                         tstride=(sw, sh), taps=offs, upper=upper)
-
-
-def _dimension(row: str, bounds: list) -> set:
-    """The variables that share a guard bound with output row/column variable `row` (its filter
-    taps, where the conv pads)."""
-    out = {row}
-    for terms, _ in bounds:
-        vs = {v for v, _ in terms}
-        if row in vs:
-            out |= vs
-    return out
+    return Im2colOperand(buffer=L.buf, dtype=L.dtype, kmajor=True, offset=base, dims=[C] + ext + [images],
+                         strides=units, batch_vars=[], rows=L.rows, pad=tuple(pads),
+                         tstride=tuple(steps), taps=taps, upper=upper)
 
 
 def launch_entry(p: Im2colOperand, R: int, BK: int) -> dict:
     """The `im2col` part of the operand's tensor map description (backends/cuda_tma.py)."""
     return {"lower": list(p.lower), "upper": list(p.upper), "channels": BK, "pixels": R,
-            "estrides": [1, p.tstride[0], p.tstride[1], 1]}
+            "estrides": [1, *p.tstride, 1]}
 
 
 def emit_im2col_copy(w, g, p: Im2colOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int, bar: str) -> None:
     """One tile's k slice `it`: the copy from the tile's first pixel at the slice's filter tap."""
-    I = w.IDX
+    I, S = w.IDX, p.spatial
     w.emit(ind, "{")
     w.decompose(f"({I})({origin}) * {R}", p.rows, ind + 1)
     w.decompose(f"({I})it * {BK}", g.k, ind + 1)
-    n = p.rows[0][0] if len(p.rows) == 3 else "0"
-    q, r = p.rows[-1][0], p.rows[-2][0]
+    n = p.rows[0][0] if len(p.rows) == S + 1 else "0"
+    coords = [p.rows[::-1][i][0] for i in range(S)]
 
     def lin(t: dict) -> str:
         return " + ".join(f"{k} * {v}" for v, k in sorted(t.items())) or "0"
-    c = g.k[-1][0]
-    w.emit(ind + 1, f"em_tma_im2col4({dst}, {mp}, {bar}, (int){c}, (int)({q} * {p.tstride[0]} - {p.pad[0]}), "
-                    f"(int)({r} * {p.tstride[1]} - {p.pad[1]}), (int){n}, (unsigned short)({lin(p.taps[0])}), "
-                    f"(unsigned short)({lin(p.taps[1])}));")
+    xs = ", ".join(f"(int)({coords[i]} * {p.tstride[i]} - {p.pad[i]})" for i in range(S))
+    offs = ", ".join(f"(unsigned short)({lin(p.taps[i])})" for i in range(S))
+    w.emit(ind + 1, f"em_tma_im2col{S + 2}({dst}, {mp}, {bar}, (int){g.k[-1][0]}, {xs}, (int){n}, {offs});")
     w.emit(ind, "}")
 
 
