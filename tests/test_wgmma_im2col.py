@@ -195,3 +195,19 @@ def test_a_producer_warpgroup_with_nothing_to_gather_is_dropped_from_the_launch(
     conv = next(l for l in prog.launches if any("im2col" in s for s in (l.config.get("tma") or ())))
     assert conv.config["block"] == 256
     assert re.search(r"__launch_bounds__\(256, 1\) " + re.escape(conv.kernel) + r"\(", prog.source)
+
+
+def test_search_space_offers_im2col_where_the_walk_applies():
+    from ember.codegen.cuda_wgmma import wgmma_configs
+    for name, want in (("pad1", True), ("stride2", True)):
+        lowered = pipeline.lower([_convs()[name]().node], None, pipeline.get_target("h100"))
+        offered = [c for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None
+                   for c in wgmma_configs(cg.canonical(k), "full") if c.get("im2col")]
+        assert bool(offered) == want, name
+    rng = np.random.default_rng(2)  # 40 channels: no whole 64-element slice, no im2col config
+    w3 = em.tensor(rng.standard_normal((64, 40, 3, 3)).astype(np.float32) / 24).cast(BF)
+    w1 = em.tensor(rng.standard_normal((40, 24, 1, 1)).astype(np.float32) / 6).cast(BF)
+    y = em.conv2d(em.conv2d(em.input("x", (8, 24, 27, 29), BF), w1).relu(), w3, padding=1)
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
+    assert not [c for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None
+                for c in wgmma_configs(cg.canonical(k), "full") if c.get("im2col")]
