@@ -37,6 +37,9 @@ def _convs():
         w1 = em.tensor(rng.standard_normal((cin, shape[1], 1)).astype(np.float32) / 6).cast(BF)
         w3 = em.tensor(rng.standard_normal((cout, cin, 3)).astype(np.float32) / 24).cast(BF)
         return em.conv1d(em.conv1d(em.input("x", shape, BF), w1).relu(), w3, **kw)
+    def stem(cin, cout, shape, k, **kw):  # a channels-last graph input of cin channels
+        w = em.tensor(rng.standard_normal((cout, cin, k, k)).astype(np.float32) / 24).cast(BF)
+        return em.conv2d(em.input("x", shape[:1] + shape[1:] + (cin,), BF).permute(0, 3, 1, 2), w, **kw)
     return {
         "pad1": lambda: chain(64, 72, (8, 40, 27, 29), padding=1),
         "stride2": lambda: chain(64, 64, (8, 40, 29, 31), padding=1, stride=2),
@@ -46,6 +49,8 @@ def _convs():
         "conv3d": lambda: chain3d(64, 48, (2, 24, 9, 12, 13), padding=1),
         "conv3d_stride2": lambda: chain3d(64, 64, (2, 24, 11, 12, 13), padding=(1, 0, 1), stride=2),
         "conv1d": lambda: chain1d(128, 64, (8, 40, 301), padding=2, dilation=2),
+        # a stem: 8 bf16 channels, one 16-byte chunk a pixel (the narrow copies), 7x7 stride 2
+        "stem8": lambda: stem(8, 64, (4, 37, 41), k=7, stride=2, padding=3),
     }
 
 
@@ -113,8 +118,9 @@ def test_im2col_walk_reads_what_the_gather_reads(name):
         R = 128
         for env_b in batches:
             for tile in sorted({0, 1, (M - 1) // R}):
-                for it in range(K // BK):
-                    envk = dict(env_b, **_split(it * BK, g.k))
+                chunk = op.dims[0] if op.narrow else BK  # (narrow: a copy per 16-byte pixel, BK // C a slice)
+                for kf in range(0, K, chunk):
+                    envk = dict(env_b, **_split(kf, g.k))
                     walk = _walk(op, tile * R, R, [sum(c * envk[v] for v, c in t.items()) for t in op.taps])
                     for r in range(R):
                         m = tile * R + r
@@ -123,7 +129,7 @@ def test_im2col_walk_reads_what_the_gather_reads(name):
                         env = dict(envk, **_split(m, p.rows))
                         ok = bool(sm.evaluate(valid, env))
                         want = int(sm.evaluate(index, env)) - envk[g.k[-1][0]] if ok else None
-                        assert walk[r] == want, (name, env_b, tile, it, r, walk[r], want)
+                        assert walk[r] == want, (name, env_b, tile, kf, r, walk[r], want)
     assert seen
 
 
@@ -137,7 +143,52 @@ def test_im2col_refuses_what_it_cannot_walk():
         assert isinstance(im2col_operand(g, p, 64, {b.name: int(b.size) for b in k.buffers}), str)
 
 
-@pytest.mark.parametrize("name", ["pad1", "stride2"])
+def _seed_like(tf32: bool):
+    """The seed-000 conv's shape class, smaller: 3 float32 channels (padded to 4: one 16-byte pixel, the
+    narrow copies), 11x11 stride 4 padding 2; float32 accuracy (tf32x3) or TF32."""
+    import contextlib
+    rng = np.random.default_rng(3)
+    with (em.allow_tf32() if tf32 else contextlib.nullcontext()):
+        w = em.tensor(rng.standard_normal((40, 3, 11, 11)).astype(np.float32) / 20)
+        return em.conv2d(em.input("x", (3, 3, 61, 67)), w, stride=4, padding=2)
+
+
+@pytest.mark.parametrize("tf32", [False, True], ids=["tf32x3", "tf32"])
+def test_narrow_im2col_takes_the_seed_conv(tf32):
+    y = _seed_like(tf32)
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
+    ops = [im2col_operand(g, p, 32, {b.name: int(b.size) for b in k.buffers}) for k, g, p in _gathers(y, "")]
+    assert ops and all(isinstance(o, Im2colOperand) and o.narrow and o.tstride == (4, 4) for o in ops), ops
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    cfgs = [{"mode": "wgmma", "BM": 128, "BN": 64, "stages": 3, "im2col": True}
+            if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k) for k, _ in lowered.kernels]
+    prog = pipeline.build_program(lowered, "h100", None, "single", configs=cfgs)
+    assert "em_gdesc_ns(" in prog.source and "in_ ? (int)" in prog.source
+    assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("tf32", [False, True], ids=["tf32x3", "tf32"])
+def test_narrow_im2col_seed_conv_on_the_gpu(tf32):
+    """The narrow copies (unswizzled 16-byte pixels, a copy per filter tap) against the float64
+    reference: float32 accuracy within 1e-5, TF32 within its tolerance."""
+    from ember.precision import TF32_TOL
+    y = _seed_like(tf32)
+    for cfg in ({"mode": "wgmma", "BM": 128, "BN": 64, "stages": 3, "im2col": True},
+                {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4, "im2col": True, "persistent": True}):
+        prog = _build(y, cfg, "cuda")
+        assert "em_gdesc_ns(" in prog.source
+        prog.executor.poison = True
+        for seed in (0, 1):
+            x = np.random.default_rng(seed).standard_normal((3, 3, 61, 67)).astype(np.float32)
+            out = np.asarray(prog(x=x), np.float64)
+            ref = np.asarray(em.reference([y], x=x.astype(np.float64))[0], np.float64)
+            err = np.abs(out - ref).max() / np.abs(ref).max()
+            assert err < (TF32_TOL if tf32 else 1e-5), f"{cfg} seed {seed}: {err}"
+
+
+@pytest.mark.parametrize("name", ["pad1", "stride2", "stem8"])
 def test_im2col_configs_compile_for_sm90a(name):
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_kernels

@@ -63,6 +63,7 @@ class Im2colOperand(TmaOperand):
     tstride: tuple = ()  # traversal strides: the conv's strides
     taps: tuple = ()  # {variable: coefficient} of the offsets (filter taps, >= 0)
     upper: tuple = ()  # bounding-box upper corners (relative to the extent - 1)
+    narrow: bool = False  # a pixel is one 16-byte chunk: a copy per chunk, unswizzled (NARROW)
 
     @property
     def lower(self) -> tuple:
@@ -135,6 +136,7 @@ class _Load:
     extent: dict
     C: int
     size: int | None  # the buffer's elements (None: unknown)
+    narrow: bool  # one pixel's channels are one 16-byte chunk (NARROW)
     rows: list  # the gather's row loops [(var, extent)]
 
 
@@ -151,8 +153,9 @@ def im2col_operand(g, p, BK: int, sizes: dict | None) -> Im2colOperand | str:
     if any(e is None for e in extent.values()):
         return "a symbolic loop extent"
     cvar, C = g.k[-1][0], extent[g.k[-1][0]]
-    if C % BK:
-        return f"{C} channels, not a whole number of {BK}-element slices"
+    narrow = C * ld.dtype.itemsize == 16 and BK % C == 0  # (a pixel one 16-byte chunk: NARROW below)
+    if C % BK and not narrow:
+        return f"{C} channels, neither a whole number of {BK}-element slices nor one 16-byte chunk"
     aff = _affine(index, sorted(sm.free_vars(index)))
     if aff is None:
         return "an index that is not affine"
@@ -165,7 +168,7 @@ def im2col_operand(g, p, BK: int, sizes: dict | None) -> Im2colOperand | str:
     if any(b is None for b in bounds):
         return "a guard that is not a set of linear bounds"
     L = _Load(buf, ld.dtype.itemsize, ld.dtype, off, strides, bounds, extent, C,
-              None if sizes is None else sizes.get(buf, -1), list(rows))
+              None if sizes is None else sizes.get(buf, -1), narrow, list(rows))
     why = f"{len(rows)} row loops"
     for S in (len(rows) - 1, len(rows)):  # with an image loop first, or without one
         if S in LIMITS:
@@ -263,13 +266,23 @@ def _model(L: _Load, nvar, spatial: list, ext: list, pads: list):
         return "a window not 16-byte aligned"
     return Im2colOperand(buffer=L.buf, dtype=L.dtype, kmajor=True, offset=base, dims=[C] + ext + [images],
                          strides=units, batch_vars=[], rows=L.rows, pad=tuple(pads),
-                         tstride=tuple(steps), taps=taps, upper=upper)
+                         tstride=tuple(steps), taps=taps, upper=upper, narrow=L.narrow)
+
+
+# NARROW: where one pixel's channels are a single 16-byte chunk (4 float32 or 8 bf16 channels: the
+# stems, the seed conv's input padded to 4 channels) a slice holds BK / C filter taps. Each chunk column
+# is then its own copy of R pixels x 16 bytes, unswizzled, landing as R contiguous 16-byte rows: chunk
+# column j at j * R * 16 bytes of the tile. That is wgmma's unswizzled K-major layout (8-row x 16-byte
+# core matrices, SBO = 128 bytes to the next 8 rows, LBO = R * 16 to the next chunk column): the
+# consumers read it through descriptors with no swizzle (codegen/cuda_wgmma.py). A chunk column past
+# k's end is copied from channel C, outside the tensor: zeros, and the bytes the barrier expects.
 
 
 def launch_entry(p: Im2colOperand, R: int, BK: int) -> dict:
     """The `im2col` part of the operand's tensor map description (backends/cuda_tma.py)."""
-    return {"lower": list(p.lower), "upper": list(p.upper), "channels": BK, "pixels": R,
-            "estrides": [1, *p.tstride, 1]}
+    C = p.dims[0]
+    return {"lower": list(p.lower), "upper": list(p.upper), "channels": C if p.narrow else BK, "pixels": R,
+            "estrides": [1, *p.tstride, 1], "swizzle": "none" if p.narrow else "128B"}
 
 
 def emit_im2col_copy(w, g, p: Im2colOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int, bar: str) -> None:
@@ -277,7 +290,6 @@ def emit_im2col_copy(w, g, p: Im2colOperand, dst: str, mp: str, R: int, origin: 
     I, S = w.IDX, p.spatial
     w.emit(ind, "{")
     w.decompose(f"({I})({origin}) * {R}", p.rows, ind + 1)
-    w.decompose(f"({I})it * {BK}", g.k, ind + 1)
     n = p.rows[0][0] if len(p.rows) == S + 1 else "0"
     coords = [p.rows[::-1][i][0] for i in range(S)]
 
@@ -285,7 +297,18 @@ def emit_im2col_copy(w, g, p: Im2colOperand, dst: str, mp: str, R: int, origin: 
         return " + ".join(f"{k} * {v}" for v, k in sorted(t.items())) or "0"
     xs = ", ".join(f"(int)({coords[i]} * {p.tstride[i]} - {p.pad[i]})" for i in range(S))
     offs = ", ".join(f"(unsigned short)({lin(p.taps[i])})" for i in range(S))
-    w.emit(ind + 1, f"em_tma_im2col{S + 2}({dst}, {mp}, {bar}, (int){g.k[-1][0]}, {xs}, (int){n}, {offs});")
+    if not p.narrow:
+        w.decompose(f"({I})it * {BK}", g.k, ind + 1)
+        w.emit(ind + 1, f"em_tma_im2col{S + 2}({dst}, {mp}, {bar}, (int){g.k[-1][0]}, {xs}, (int){n}, {offs});")
+        w.emit(ind, "}")
+        return
+    C = p.dims[0]
+    w.emit(ind + 1, f"#pragma unroll\n{'  ' * (ind + 1)}for (int j_ = 0; j_ < {BK // C}; ++j_) {{")
+    w.emit(ind + 2, f"const {I} kf_ = ({I})it * {BK} + j_ * {C};")
+    w.emit(ind + 2, f"const bool in_ = kf_ < K_;  // (past k's end: channel {C}, outside the tensor, zeros)")
+    w.decompose("(in_ ? kf_ : 0)", g.k, ind + 2)
+    w.emit(ind + 2, f"em_tma_im2col{S + 2}({dst} + j_ * {R * 16}, {mp}, {bar}, in_ ? (int){g.k[-1][0]} : {C}, {xs}, (int){n}, {offs});")
+    w.emit(ind + 1, "}")
     w.emit(ind, "}")
 
 
