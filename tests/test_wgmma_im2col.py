@@ -37,6 +37,11 @@ def _convs():
         w1 = em.tensor(rng.standard_normal((cin, shape[1], 1)).astype(np.float32) / 6).cast(BF)
         w3 = em.tensor(rng.standard_normal((cout, cin, 3)).astype(np.float32) / 24).cast(BF)
         return em.conv1d(em.conv1d(em.input("x", shape, BF), w1).relu(), w3, **kw)
+    def conv3d_f32(cin, cout, shape, **kw):  # TF32, its channels-last input copied from the NCDHW one
+        with em.allow_tf32():
+            w = em.tensor(rng.standard_normal((cout, cin, 3, 3, 3)).astype(np.float32) / 24)
+            return em.conv3d(em.input("x", shape), w, **kw)
+
     def stem(cin, cout, shape, k, **kw):  # a channels-last graph input of cin channels
         w = em.tensor(rng.standard_normal((cout, cin, k, k)).astype(np.float32) / 24).cast(BF)
         return em.conv2d(em.input("x", shape[:1] + shape[1:] + (cin,), BF).permute(0, 3, 1, 2), w, **kw)
@@ -51,6 +56,10 @@ def _convs():
         "conv1d": lambda: chain1d(128, 64, (8, 40, 301), padding=2, dilation=2),
         # a stem: 8 bf16 channels, one 16-byte chunk a pixel (the narrow copies), 7x7 stride 2
         "stem8": lambda: stem(8, 64, (4, 37, 41), k=7, stride=2, padding=3),
+        # narrow pixels of 32 and 64 bytes (swizzled by their width): 16 bf16 channels; a TF32 3-D conv
+        # over 16 float32 channels (KernelBench 38's class)
+        "narrow32": lambda: stem(16, 64, (4, 29, 31), k=3, padding=1),
+        "conv3d_tf32_16": lambda: conv3d_f32(16, 32, (2, 16, 9, 12, 13), padding=1),
     }
 
 
@@ -106,7 +115,7 @@ def test_im2col_walk_reads_what_the_gather_reads(name):
     y = _convs()[name]()
     seen = 0
     for k, g, p in _gathers(y, "bf16"):
-        BK = 64
+        BK = 32 if p.kind in ("tf32", "tf32x3") else 64
         op = im2col_operand(g, p, BK, {b.name: int(b.size) for b in k.buffers})
         assert isinstance(op, Im2colOperand), (name, op)
         seen += 1
@@ -164,7 +173,7 @@ def test_narrow_im2col_takes_the_seed_conv(tf32):
     cfgs = [{"mode": "wgmma", "BM": 128, "BN": 64, "stages": 3, "im2col": True}
             if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k) for k, _ in lowered.kernels]
     prog = pipeline.build_program(lowered, "h100", None, "single", configs=cfgs)
-    assert "em_gdesc_ns(" in prog.source and "in_ ? (int)" in prog.source
+    assert "em_gdesc_x(" in prog.source and "in_ ? (int)" in prog.source
     assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values())
 
 
@@ -178,7 +187,7 @@ def test_narrow_im2col_seed_conv_on_the_gpu(tf32):
     for cfg in ({"mode": "wgmma", "BM": 128, "BN": 64, "stages": 3, "im2col": True},
                 {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4, "im2col": True, "persistent": True}):
         prog = _build(y, cfg, "cuda")
-        assert "em_gdesc_ns(" in prog.source
+        assert "em_gdesc_x(" in prog.source
         prog.executor.poison = True
         for seed in (0, 1):
             x = np.random.default_rng(seed).standard_normal((3, 3, 61, 67)).astype(np.float32)
@@ -188,7 +197,7 @@ def test_narrow_im2col_seed_conv_on_the_gpu(tf32):
             assert err < (TF32_TOL if tf32 else 1e-5), f"{cfg} seed {seed}: {err}"
 
 
-@pytest.mark.parametrize("name", ["pad1", "stride2", "stem8"])
+@pytest.mark.parametrize("name", ["pad1", "stride2", "stem8", "narrow32", "conv3d_tf32_16"])
 def test_im2col_configs_compile_for_sm90a(name):
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_kernels

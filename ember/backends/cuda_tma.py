@@ -12,7 +12,8 @@ import ctypes
 
 import numpy as np
 
-SWIZZLE = {128: "CU_TENSOR_MAP_SWIZZLE_128B", "128B": "CU_TENSOR_MAP_SWIZZLE_128B", "none": "CU_TENSOR_MAP_SWIZZLE_NONE"}
+SWIZZLE = {128: "CU_TENSOR_MAP_SWIZZLE_128B", "128B": "CU_TENSOR_MAP_SWIZZLE_128B", "64B": "CU_TENSOR_MAP_SWIZZLE_64B",
+           "32B": "CU_TENSOR_MAP_SWIZZLE_32B", "none": "CU_TENSOR_MAP_SWIZZLE_NONE"}
 TMA_DTYPE = {"bfloat16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "float16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
              # float32 operands are multiplied in TF32: the copy engine rounds them to nearest on
              # the way in (the tensor core itself would truncate; research/hopper-tensor-cores.md §8)
@@ -65,7 +66,7 @@ def _encode_im2col(spec: dict, addr: int, dims: list, es: int) -> bytes:
         [int(x) for x in ic["lower"]], [int(x) for x in ic["upper"]], int(ic["channels"]), int(ic["pixels"]),
         [driver.cuuint32_t(int(s)) for s in ic["estrides"]],
         driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        getattr(driver.CUtensorMapSwizzle, SWIZZLE[ic.get("swizzle", 128)]),  # (unswizzled: 16-byte pixels)
+        getattr(driver.CUtensorMapSwizzle, SWIZZLE[ic.get("swizzle", 128)]),  # (narrow pixels: by their width)
         driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if int(err) != 0:

@@ -35,7 +35,7 @@ from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
-from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand
+from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
@@ -47,9 +47,10 @@ __device__ __forceinline__ em_u64 em_gdesc(em_u32 saddr, em_u32 lbo, em_u32 sbo)
   return (em_u64)((saddr & 0x3FFFF) >> 4) | ((em_u64)((lbo >> 4) & 0x3FFF) << 16) |
          ((em_u64)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
-// the same, unswizzled (an im2col tile of 16-byte pixels: codegen/cuda_wgmma_im2col.py NARROW)
-__device__ __forceinline__ em_u64 em_gdesc_ns(em_u32 saddr, em_u32 lbo, em_u32 sbo) {
-  return (em_u64)((saddr & 0x3FFFF) >> 4) | ((em_u64)((lbo >> 4) & 0x3FFF) << 16) | ((em_u64)((sbo >> 4) & 0x3FFF) << 32);
+// the same in layout `mode` (0 none, 3 32B, 2 64B: an im2col tile of narrow pixels, codegen/cuda_wgmma_im2col.py)
+__device__ __forceinline__ em_u64 em_gdesc_x(em_u32 saddr, em_u32 lbo, em_u32 sbo, em_u32 mode) {
+  return (em_u64)((saddr & 0x3FFFF) >> 4) | ((em_u64)((lbo >> 4) & 0x3FFF) << 16) |
+         ((em_u64)((sbo >> 4) & 0x3FFF) << 32) | ((em_u64)mode << 62);
 }
 __device__ __forceinline__ void em_mbar_init(em_u32 bar, em_u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
@@ -393,12 +394,11 @@ def render_wgmma(w, c: Canon):
     da = "em_gdesc(sA_ + cw_ * 8192 + kk * 32, 16, 1024)" if ka else \
         f"em_gdesc(sA_ + cw_ * {BK * 128} + kk * {kstep * 128}, {BK * 128}, 1024)"
     db = "em_gdesc(sB_ + kk * 32, 16, 1024)" if kb else f"em_gdesc(sB_ + kk * {kstep * 128}, {BK * 128}, 1024)"
-    # an unswizzled im2col tile (16-byte pixels): chunk columns R * 16 bytes apart (LBO), 8-row core
-    # matrices 128 bytes apart (SBO); a k step is two chunk columns (codegen/cuda_wgmma_im2col.py NARROW)
+    # an im2col tile of narrow pixels: column blocks of the pixel's width (codegen/cuda_wgmma_im2col.py NARROW)
     if getattr(pa, "narrow", False):
-        da = f"em_gdesc_ns(sA_ + cw_ * 1024 + kk * {2 * BM * 16}, {BM * 16}, 128)"
+        da = narrow_desc("sA_", BM, pa.width, "cw_", "kk")
     if getattr(pb, "narrow", False):
-        db = f"em_gdesc_ns(sB_ + kk * {2 * BN * 16}, {BN * 16}, 128)"
+        db = narrow_desc("sB_", BN, pb.width, "0", "kk")
     if x3:  # small terms first: lo*hi + hi*lo, then hi*hi (the lo tiles lo_off bytes after the hi ones)
         w.emit(4, f"{fname}(d_, {da.replace('sA_', f'sA_ + {lo_off}')}, {db});")
         w.emit(4, f"{fname}(d_, {da}, {db.replace('sB_', f'sB_ + {lo_off}')});")

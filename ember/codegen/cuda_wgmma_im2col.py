@@ -63,7 +63,12 @@ class Im2colOperand(TmaOperand):
     tstride: tuple = ()  # traversal strides: the conv's strides
     taps: tuple = ()  # {variable: coefficient} of the offsets (filter taps, >= 0)
     upper: tuple = ()  # bounding-box upper corners (relative to the extent - 1)
-    narrow: bool = False  # a pixel is one 16-byte chunk: a copy per chunk, unswizzled (NARROW)
+    narrow: bool = False  # a pixel is 16, 32 or 64 bytes: a copy per pixel width of a slice (NARROW)
+
+    @property
+    def width(self) -> int:
+        """Bytes of one copy's rows: a pixel's channels (narrow), else a whole 128-byte slice."""
+        return self.dims[0] * self.dtype.itemsize if self.narrow else SWIZZLE_BYTES
 
     @property
     def lower(self) -> tuple:
@@ -136,7 +141,7 @@ class _Load:
     extent: dict
     C: int
     size: int | None  # the buffer's elements (None: unknown)
-    narrow: bool  # one pixel's channels are one 16-byte chunk (NARROW)
+    narrow: bool  # one pixel's channels are 16, 32 or 64 bytes, part of a slice (NARROW)
     rows: list  # the gather's row loops [(var, extent)]
 
 
@@ -153,9 +158,9 @@ def im2col_operand(g, p, BK: int, sizes: dict | None) -> Im2colOperand | str:
     if any(e is None for e in extent.values()):
         return "a symbolic loop extent"
     cvar, C = g.k[-1][0], extent[g.k[-1][0]]
-    narrow = C * ld.dtype.itemsize == 16 and BK % C == 0  # (a pixel one 16-byte chunk: NARROW below)
+    narrow = C * ld.dtype.itemsize in NARROW_SWIZZLE and BK % C == 0  # (a pixel part of a slice: NARROW below)
     if C % BK and not narrow:
-        return f"{C} channels, neither a whole number of {BK}-element slices nor one 16-byte chunk"
+        return f"{C} channels, neither a whole number of {BK}-element slices nor 16, 32 or 64 bytes"
     aff = _affine(index, sorted(sm.free_vars(index)))
     if aff is None:
         return "an index that is not affine"
@@ -269,20 +274,34 @@ def _model(L: _Load, nvar, spatial: list, ext: list, pads: list):
                          tstride=tuple(steps), taps=taps, upper=upper, narrow=L.narrow)
 
 
-# NARROW: where one pixel's channels are a single 16-byte chunk (4 float32 or 8 bf16 channels: the
-# stems, the seed conv's input padded to 4 channels) a slice holds BK / C filter taps. Each chunk column
-# is then its own copy of R pixels x 16 bytes, unswizzled, landing as R contiguous 16-byte rows: chunk
-# column j at j * R * 16 bytes of the tile. That is wgmma's unswizzled K-major layout (8-row x 16-byte
-# core matrices, SBO = 128 bytes to the next 8 rows, LBO = R * 16 to the next chunk column): the
-# consumers read it through descriptors with no swizzle (codegen/cuda_wgmma.py). A chunk column past
-# k's end is copied from channel C, outside the tensor: zeros, and the bytes the barrier expects.
+# NARROW: where one pixel's channels are 16, 32 or 64 bytes (4 / 8 / 16 float32 channels, 8 / 16 / 32
+# bf16: the stems, the seed conv's input padded to 4 channels, the 3-D convs' 16) a slice holds
+# BK / C filter taps. Each is then its own copy of R pixels x `width` bytes, landing as a column block
+# of R rows at j * R * width bytes of the tile, swizzled by its width (none for 16 bytes: wgmma's
+# unswizzled K-major layout of 8-row x 16-byte core matrices; 32- and 64-byte swizzle otherwise): the
+# consumers read each block through descriptors of that layout (codegen/cuda_wgmma.py `narrow_desc`).
+# A block past k's end is copied from channel C, outside the tensor: zeros, and the bytes the barrier
+# expects.
+NARROW_SWIZZLE = {16: "none", 32: "32B", 64: "64B"}  # pixel bytes -> the map's swizzle
+NARROW_LAYOUT = {16: 0, 32: 3, 64: 2}  # pixel bytes -> the descriptor's layout field (bits 62-63)
+
+
+def narrow_desc(base: str, R: int, width: int, cw: str, kk: str) -> str:
+    """The wgmma descriptor of k step kk (32 bytes of k) for consumer warpgroup cw's 64 rows of a
+    narrow tile at `base`: unswizzled, a step spans two 16-byte blocks (LBO = R * 16 between them,
+    SBO = 128 between 8-row core matrices); swizzled, a step lies inside one block (SBO = 8 rows)."""
+    if width == 16:
+        return f"em_gdesc_x({base} + {cw} * 1024 + {kk} * {2 * R * 16}, {R * 16}, 128, 0)"
+    per = width // 32  # k steps a block holds
+    return (f"em_gdesc_x({base} + ({kk} / {per}) * {R * width} + {cw} * {64 * width} + ({kk} % {per}) * 32, 16, "
+            f"{8 * width}, {NARROW_LAYOUT[width]})")
 
 
 def launch_entry(p: Im2colOperand, R: int, BK: int) -> dict:
     """The `im2col` part of the operand's tensor map description (backends/cuda_tma.py)."""
     C = p.dims[0]
     return {"lower": list(p.lower), "upper": list(p.upper), "channels": C if p.narrow else BK, "pixels": R,
-            "estrides": [1, *p.tstride, 1], "swizzle": "none" if p.narrow else "128B"}
+            "estrides": [1, *p.tstride, 1], "swizzle": NARROW_SWIZZLE[p.width] if p.narrow else "128B"}
 
 
 def emit_im2col_copy(w, g, p: Im2colOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int, bar: str) -> None:
@@ -307,7 +326,7 @@ def emit_im2col_copy(w, g, p: Im2colOperand, dst: str, mp: str, R: int, origin: 
     w.emit(ind + 2, f"const {I} kf_ = ({I})it * {BK} + j_ * {C};")
     w.emit(ind + 2, f"const bool in_ = kf_ < K_;  // (past k's end: channel {C}, outside the tensor, zeros)")
     w.decompose("(in_ ? kf_ : 0)", g.k, ind + 2)
-    w.emit(ind + 2, f"em_tma_im2col{S + 2}({dst} + j_ * {R * 16}, {mp}, {bar}, in_ ? (int){g.k[-1][0]} : {C}, {xs}, (int){n}, {offs});")
+    w.emit(ind + 2, f"em_tma_im2col{S + 2}({dst} + j_ * {R * p.width}, {mp}, {bar}, in_ ? (int){g.k[-1][0]} : {C}, {xs}, (int){n}, {offs});")
     w.emit(ind + 1, "}")
     w.emit(ind, "}")
 
