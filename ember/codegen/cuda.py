@@ -27,6 +27,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, Contraction, StageInfo, UnsupportedKernel, _size, canonical, contraction_of  # noqa: F401
 from .clike import Dialect, ValueRenderer, acc_identity, compute_type
+from .cuda_elementwise import render_elementwise
 from .cuda_flash import FLASH_PRELUDE, render_flash
 from .cuda_flash_decode import render_decode
 from .cuda_scores import SCORES_PRELUDE, render_scores
@@ -409,7 +410,7 @@ class _KernelWriter(RowMappings):
         elif mode == "wgmma":  # (its thread count after: a producer warpgroup with nothing to gather is dropped)
             grid, T = render_wgmma(self, c), self.T
         elif mode == "elementwise":
-            grid = self._elementwise(c, T, max_vec)
+            grid = render_elementwise(self, c, T, max_vec)
         elif mode in ("block", "warp", "thread"):
             grid = self._rows(c, mode, T, max_vec)
         elif mode == "cols":
@@ -427,20 +428,6 @@ class _KernelWriter(RowMappings):
         if getattr(self, "tma", None) is not None:  # wgmma: its tensor maps (maybe none: all gathered)
             launch["tma"] = self.tma
         return "\n".join(self.lines), launch
-
-    def _elementwise(self, c: Canon, T: int, max_vec: int):
-        if c.stages:
-            raise UnsupportedKernel("elementwise mode on a kernel with reductions")
-        vec = _store_vec(self.k, c.store, c.outer, max_vec)
-        total = _size(c.outer)
-        n = total // vec
-        I = self.IDX
-        self.emit(1, f"const {I} n_ = {self.idx(n)};")
-        self.emit(1, f"for ({I} c_ = ({I})blockIdx.x * {T} + threadIdx.x; c_ < n_; c_ += ({I})gridDim.x * {T}) {{")
-        self.decompose(f"c_ * {vec}" if vec > 1 else "c_", c.outer, 2)
-        self.store(c.store, c.outer[-1][0] if c.outer else None, vec, 2)
-        self.emit(1, "}")
-        return sm.minimum((n + (T - 1)) // T, 2 ** 31 - 1)
 
     def _gemm(self, c: Canon):
         """Shared-memory tiled contraction: each block computes a BM x BN tile of one batch entry;

@@ -81,6 +81,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
         for t in (128, 256, 512):
             for v in (8, 4, 2, 1):
                 out.append({"mode": "elementwise", "threads": t, "vec": v})
+        # several vectors a thread in flight (codegen/cuda_elementwise.py)
+        out += [{"mode": "elementwise", "threads": 256, "vec": 8, "unroll": u} for u in (2, 4)]
         if transpose_form(c) is not None:  # a transposing copy: tiles through shared memory
             out.append({"mode": "transpose", "threads": 256})
         return out
