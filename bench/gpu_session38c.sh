@@ -5,7 +5,7 @@
 set -u
 . bench/gpu_env.sh
 export OUT
-timeout 120 python3 -m pytest -m cuda tests/test_cuda_elementwise.py -p no:cacheprovider -p no:warnings -n 8 -rf -q \
+timeout 120 python3 -m pytest -m cuda tests/test_cuda_elementwise.py tests/test_cuda_thread_unroll.py -p no:cacheprovider -p no:warnings -n 8 -rf -q \
   > "$OUT/elementwise_tests.log" 2>&1
 echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/elementwise_tests.log") FAILED"; tail -1 "$OUT/elementwise_tests.log"
 show() { python3 -c "

@@ -113,6 +113,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             caches = [False] if mode == "thread" else [False, "regs", "smem"]
             for cache in caches:
                 out.append({"mode": mode, "threads": t, "vec": 8, "cache": cache})
+    # a thread's short fixed reduction unrolled, its loads in flight together (a pooling window: KernelBench
+    # 42's 27 taps ran rolled; codegen/cuda_rows.py knob `unroll`)
+    out += [{"mode": "thread", "threads": t, "vec": 8, "cache": False, "unroll": 32} for t in (128, 256)]
     for t, cache, cluster in (CLUSTER_ROWS_FULL if level == "full" else CLUSTER_ROWS):
         out.append({"mode": "block", "threads": t, "vec": 8, "cache": cache, "cluster": cluster})
     if level == "full":
