@@ -2,8 +2,8 @@
 # For the thirty-eighth session (prepared in the thirty-seventh): the im2col copy (knob `im2col`,
 # codegen/cuda_wgmma_im2col.py). Measured once in the 37th (H200): KernelBench 14's TF32 conv 637 ->
 # 268 us at the default tile (cuDNN 321). One CUDA test failed there on a bug since fixed (a second
-# producer warpgroup dropped without the launch's block size following: cuda.py now rewrites the
-# bounds). First every CUDA test that runs im2col configs and compute-sanitizer over one, then the
+# producer warpgroup dropped without the launch's block size following: such a config is refused
+# now). First every CUDA test that runs im2col configs and compute-sanitizer over one, then the
 # KB14 / KB32 and the seed conv with the knob; `bench/gpu_session38b.sh` the project's and the real convs
 # and ResNet-50 off / on.
 set -u

@@ -365,7 +365,7 @@ def _all_configs():
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": False},
         {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "im2col": True},
-        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "producers": 2, "im2col": True, "persistent": True}]
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "im2col": True, "persistent": True}]
 
 
 def _build(y, cfg, device):

@@ -407,8 +407,8 @@ class _KernelWriter(RowMappings):
             T = self.T
         elif mode == "mma":
             grid = render_mma(self, c)
-        elif mode == "wgmma":  # (its thread count after: a producer warpgroup with nothing to gather is dropped)
-            grid, T = render_wgmma(self, c), self.T
+        elif mode == "wgmma":
+            grid = render_wgmma(self, c)
         elif mode == "elementwise":
             grid = render_elementwise(self, c, T, max_vec)
         elif mode in ("block", "warp", "thread"):

@@ -175,17 +175,17 @@ def default_takes_wgmma(c: Canon) -> bool:
     return all(not isinstance(f, GatherOperand) or (chunks and f.vector is not None) for f in plan[1:])
 
 
+def slice_elems(kind: str) -> int:
+    """Elements of k in one 128-byte swizzled row: a k slice (BK)."""
+    return SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2)
+
+
 def _as_im2col(w, g, kind: str, p):
     """Gathered operand p as an im2col copy where it is one (else p itself)."""
     if not isinstance(p, GatherOperand):
         return p
-    q = im2col_operand(g, p, SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2),
-                       {b.name: _int_size(b.size) for b in w.k.buffers})
+    q = im2col_operand(g, p, slice_elems(kind), {b.name: b.size for b in w.k.buffers})
     return p if isinstance(q, str) else q
-
-
-def _int_size(e):
-    return e if isinstance(e, int) else int(e.value) if getattr(e, "is_const", False) else None
 
 
 def _sizes(w, g, BM: int, BN: int) -> None:
@@ -255,12 +255,7 @@ def render_wgmma(w, c: Canon):
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
     NC = BM // 64  # consumer warpgroups
     P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)
-    if P == 2 and im2col and not any(isinstance(p, GatherOperand) for p in (pa, pb)):
-        P = 1  # (the gather a second warpgroup was for is the copy engine's now)
     T = 128 * (NC + P)
-    if P != int(cfg.get("producers", 1)):  # (the kernel's launch bounds were written for the config's count)
-        head = f"__launch_bounds__({128 * (NC + int(cfg['producers']))}, "
-        w.lines = [ln.replace(head, f"__launch_bounds__({T}, ") for ln in w.lines]
     if P not in (1, 2) or (T > 384 and BN > 128):  # 512 threads: 128 registers, 64 accumulators at most
         raise UnsupportedKernel(f"wgmma with {P} producer warpgroups and a {BM}x{BN} tile")
     w.T = T
@@ -287,7 +282,7 @@ def render_wgmma(w, c: Canon):
         raise UnsupportedKernel(f"wgmma occupancy {occupancy} with a {BM}x{BN} tile (two blocks per SM take 64 x 64..128)")
     if smem > smem_max:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
-    BK = SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2)  # elements of k per slice
+    BK = slice_elems(kind)
     _, _, kstep = INSTR[kind]
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
     # (tf32x3 writes every operand K-major: an MN-major one is transposed by the split)
@@ -504,7 +499,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                 # default), cp.async copies, both
                 d = default_wgmma_config(c, target)
                 walks = [p for p in plan[1:] if isinstance(p, GatherOperand) and
-                         not isinstance(im2col_operand(contraction_of(c), p, SWIZZLE_BYTES // (4 if cp == 2 or plan[0] == "tf32" else 2), None), str)]
+                         not isinstance(im2col_operand(contraction_of(c), p, slice_elems(plan[0]), None), str)]
                 for base in [out[0]] + ([d] if d != out[0] else []):
                     out += [dict(base, hoist=False)] + ([dict(base, cpasync=True), dict(base, cpasync=True, persistent=True),
                                                          dict(base, hoist=False, cpasync=True)] if cp != 2 else [])

@@ -431,7 +431,8 @@ def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
 # made when its copies land. The producer then moves on to the next slot at once, so several
 # slices' loads are in flight per thread where the register gather waits out each slice's
 # latency before its stores. The consumers fence the async proxy after their wait (the copies are
-# generic-proxy writes that wgmma reads through the async proxy). Off by default until timed
+# generic-proxy writes that wgmma reads through the async proxy). Off by default: timed slower on real
+# KernelBench 63 (8.37 -> 9.40 ms, bench/results/gpu-session37-2026-11-28/d/)
 # (EMBER_WGMMA_CPASYNC=1: on wherever it applies).
 CPASYNC_HELPER = r"""__device__ __forceinline__ void em_cp_async16(em_u32 dst, const void* src, bool ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");

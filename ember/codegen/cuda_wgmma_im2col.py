@@ -85,6 +85,12 @@ def _int(e) -> int | None:
     return int(e.value) if getattr(e, "is_const", False) else None
 
 
+def _known(size) -> int:
+    """A buffer's elements, -1 where not a known integer (no window then fits it)."""
+    n = None if size is None else _int(size)
+    return -1 if n is None else n
+
+
 def _bound(a: sm.Expr):
     """A guard conjunct x < y as (frozenset((var, coef)), const) meaning sum(coef * var) + const >= 0,
     divided by its coefficients' gcd; None where it is not linear in plain variables."""
@@ -147,7 +153,7 @@ class _Load:
 
 def im2col_operand(g, p, BK: int, sizes: dict | None) -> Im2colOperand | str:
     """The im2col TMA operand for gathered operand p of contraction g (slices of BK elements of k),
-    or why it is not one. sizes: buffer name -> elements (None: not known, as many images as the
+    or why it is not one. sizes: buffer name -> elements, int or constant Expr (None: not known, as many images as the
     rows walk assumed: whether the copy applies, not its map)."""
     ld = p.vector
     if ld is None or _peel(p.val) is not ld:
@@ -173,7 +179,7 @@ def im2col_operand(g, p, BK: int, sizes: dict | None) -> Im2colOperand | str:
     if any(b is None for b in bounds):
         return "a guard that is not a set of linear bounds"
     L = _Load(buf, ld.dtype.itemsize, ld.dtype, off, strides, bounds, extent, C,
-              None if sizes is None else sizes.get(buf, -1), narrow, list(rows))
+              None if sizes is None else _known(sizes.get(buf)), narrow, list(rows))
     why = f"{len(rows)} row loops"
     for S in (len(rows) - 1, len(rows)):  # with an image loop first, or without one
         if S in LIMITS:
