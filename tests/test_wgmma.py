@@ -173,7 +173,7 @@ def _f32_configs(y):
     lags = [c for c in cfgs if "lag" in c or "sdepth" in c or c.get("staged") is False]
     return cfgs[:6] + [c for c in cfgs if c.get("producers") == 2][:1] + lags + \
         [c for c in cfgs if c.get("occupancy") == 2][:1] + [c for c in cfgs if c.get("overlap") is False][:1] + \
-        [c for c in cfgs if "hoist" in c or c.get("im2col")]
+        [c for c in cfgs if "hoist" in c or "im2col" in c]
 
 
 def test_float32_accuracy_takes_three_tf32_wgmmas_from_hi_and_lo_tiles():
@@ -358,12 +358,12 @@ def _all_configs():
         {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 2, "overlap": False, "persistent": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "occupancy": 2},
         {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 3, "occupancy": 2, "persistent": True},
-        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2, "gather": True},
-        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4},
-        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cpasync": True},
-        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True},
-        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": False},
-        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2, "gather": True, "im2col": False},
+        {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 3, "producers": 2, "gunroll": 4, "im2col": False},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cpasync": True, "im2col": False},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 5, "producers": 2, "cpasync": True, "persistent": True, "im2col": False},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "hoist": False, "im2col": False},
+        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 4, "hoist": True, "cpasync": True, "persistent": True, "im2col": False},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "im2col": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "im2col": True, "persistent": True}]
 

@@ -180,6 +180,13 @@ def slice_elems(kind: str) -> int:
     return SWIZZLE_BYTES // (4 if kind in ("tf32", "tf32x3") else 2)
 
 
+def im2col_default() -> bool:
+    """The copy engine walks a conv's input unless EMBER_WGMMA_IM2COL=0 (measured on the H200 in the 38th
+    session, bench/results/gpu-session38-2026-11-28/b/: every project conv 0.72-1.10x -> 1.03-2.13x eager,
+    ResNet-50 bf16 2.60 -> 2.34 ms, real KernelBench 55 5.92 -> 3.06 ms)."""
+    return os.environ.get("EMBER_WGMMA_IM2COL", "1") == "1"
+
+
 def _as_im2col(w, g, kind: str, p):
     """Gathered operand p as an im2col copy where it is one (else p itself)."""
     if not isinstance(p, GatherOperand):
@@ -246,7 +253,7 @@ def render_wgmma(w, c: Canon):
     kind, pa, pb = plan
     g = contraction_of(c)
     cfg = w.cfg
-    im2col = bool(cfg.get("im2col", os.environ.get("EMBER_WGMMA_IM2COL", "0") == "1"))  # (codegen/cuda_wgmma_im2col.py)
+    im2col = bool(cfg.get("im2col", im2col_default()))  # (codegen/cuda_wgmma_im2col.py)
     if im2col:
         pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
     BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
@@ -486,6 +493,9 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             if fits:
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
         out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
+        walks = [p for p in plan[1:] if isinstance(p, GatherOperand) and
+                 not isinstance(im2col_operand(contraction_of(c), p, slice_elems(plan[0]), None), str)]
+        gather = {"im2col": False} if walks and im2col_default() else {}  # (the gather's knobs on a conv im2col copies)
         if any(isinstance(f, GatherOperand) for f in plan[1:]):  # the gather's knobs
             more = [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2},
                     {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "producers": 2, "gunroll": 4},
@@ -493,17 +503,15 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             for cf in more:  # as many stages as fit, up to the listed ones
                 st = max((s for s in range(2, cf["stages"] + 1) if _fit(plan, cf["BM"], cf["BN"], s, smem_max)), default=0)
                 if st:
-                    out.append(dict(cf, stages=st))
+                    out.append(dict(cf, stages=st, **gather))
             if any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):  # whole chunks: on the
                 # first tile and on the default's: rows split per element instead of once a tile (hoist is the
                 # default), cp.async copies, both
                 d = default_wgmma_config(c, target)
-                walks = [p for p in plan[1:] if isinstance(p, GatherOperand) and
-                         not isinstance(im2col_operand(contraction_of(c), p, slice_elems(plan[0]), None), str)]
                 for base in [out[0]] + ([d] if d != out[0] else []):
-                    out += [dict(base, hoist=False)] + ([dict(base, cpasync=True), dict(base, cpasync=True, persistent=True),
-                                                         dict(base, hoist=False, cpasync=True)] if cp != 2 else [])
-                    out += [dict(base, im2col=True)] if walks else []  # (the copy engine walks the conv's input)
+                    out += [dict(base, hoist=False, **gather)] + ([dict(base, cpasync=True, **gather), dict(base, cpasync=True, persistent=True, **gather),
+                                                                   dict(base, hoist=False, cpasync=True, **gather)] if cp != 2 else [])
+                    out += [dict(base, im2col=not im2col_default())] if walks else []  # (the copy engine's walk, or not)
         if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
             out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
             st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)
