@@ -57,6 +57,19 @@ def main():
         fn = em.from_torch(model, ins, device="cuda", precision="torch")
         launches = {l.kernel: {"config": {k: v for k, v in l.config.items() if k not in ("grid", "block")}}
                     for l in fn.program.launches}
+        feed, _ = fn._feed(ins, {})  # Ember's own per-launch timing (the trace names every kernel alike)
+        times = fn.program.profile(reps=20, **feed)
+        rows = []
+        for l, us in zip(fn.program.launches, times):
+            try:
+                fl, by = (int(float(l.stats[k])) if not isinstance(l.stats[k], (dict, list)) else 0 for k in ("flops", "bytes"))
+            except (KeyError, TypeError, ValueError):
+                fl = by = 0
+            rows.append([l.kernel, round(us, 1), fl, by])
+        res["ember_launches"] = rows
+        print(f"== ember per launch: {sum(r[1] for r in rows):.1f} us")
+        for k, us, fl, by in sorted(rows, key=lambda r: -r[1])[:a.top]:
+            print(f"  {us:8.1f} us  {k[:60]:60s} {fl / us / 1e6 if us else 0:7.1f} TFLOP/s {by / us / 1e3 if us else 0:7.1f} GB/s")
         cm = torch.compile(model)
         for name, f in (("ember", lambda: fn(*ins)), ("torch_compile", lambda: cm(*ins))):
             t = kernel_times(f, a.calls)
