@@ -28,15 +28,31 @@ from run import time_torch, versions  # noqa: E402
 CONVS = [("stem 7x7 3>64", 3, 64, 7, 2, 224), ("l1 1x1 64>256", 64, 256, 1, 1, 56), ("l1 1x1 256>64", 256, 64, 1, 1, 56),
          ("l1 3x3 64", 64, 64, 3, 1, 56), ("l2 3x3 128", 128, 128, 3, 1, 28), ("l3 3x3 256", 256, 256, 3, 1, 14),
          ("l3 1x1 1024>256", 1024, 256, 1, 1, 14), ("l3 1x1 256>1024", 256, 1024, 1, 1, 14),
-         ("l4 3x3 512", 512, 512, 3, 1, 7), ("l4 1x1 2048>512", 2048, 512, 1, 1, 7)]
+         ("l4 3x3 512", 512, 512, 3, 1, 7), ("l4 1x1 2048>512", 2048, 512, 1, 1, 7),
+         # a bottleneck's last conv: BatchNorm, the block's input added back, ReLU (the residual read in the epilogue)
+         ("l1 1x1 64>256 +res", 64, 256, 1, 1, 56), ("l2 1x1 128>512 +res", 128, 512, 1, 1, 28),
+         ("l3 1x1 256>1024 +res", 256, 1024, 1, 1, 14), ("l4 1x1 512>2048 +res", 512, 2048, 1, 1, 7)]
 
 
-def conv_block(cin, cout, k, stride):
-    m = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), torch.nn.BatchNorm2d(cout),
-                            torch.nn.ReLU())
+class ConvResidual(torch.nn.Module):
+    """relu(bn(conv(x)) + r): the bottleneck's last conv with its residual."""
+
+    def __init__(self, cin, cout, k, stride):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(cin, cout, k, stride, k // 2, bias=False)
+        self.bn = torch.nn.BatchNorm2d(cout)
+
+    def forward(self, x, r):
+        return torch.relu(self.bn(self.conv(x)) + r)
+
+
+def conv_block(cin, cout, k, stride, residual: bool = False):
+    m = ConvResidual(cin, cout, k, stride) if residual else \
+        torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+    bn = m.bn if residual else m[1]
     with torch.no_grad():
-        m[1].running_mean.normal_(0, 0.1)
-        m[1].running_var.uniform_(0.5, 1.5)
+        bn.running_mean.normal_(0, 0.1)
+        bn.running_var.uniform_(0.5, 1.5)
     return m.eval().cuda().to(torch.bfloat16)
 
 
@@ -89,13 +105,15 @@ def main():
         if a.only and not any(o in name for o in a.only.split(",")):
             continue
         torch.manual_seed(0)
-        model = conv_block(cin, cout, k, s)
+        model = conv_block(cin, cout, k, s, "+res" in name)
         xs = (torch.randn(32, cin, hw, hw, device="cuda", dtype=torch.bfloat16),)
+        if "+res" in name:
+            xs += (torch.randn(32, cout, hw // s, hw // s, device="cuda", dtype=torch.bfloat16),)
         with torch.no_grad():
             ref = model(*xs).float()
             eager = time_torch(lambda: model(*xs), "cuda")
         flops = 2 * 32 * cout * cin * k * k * (hw // s) ** 2
-        row = sweep_overlays(name, model, xs, ref, eager, flops, overlays, "eager", 18)
+        row = sweep_overlays(name, model, xs, ref, eager, flops, overlays, "eager", 22)
         rows.append(row)
     models = []
     if a.model or a.model_only:
