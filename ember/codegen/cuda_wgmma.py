@@ -33,7 +33,8 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns
+from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, pairable, prefetch_default, staged_epilogue,
+                                  unpaired_columns)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
@@ -432,7 +433,7 @@ def render_wgmma(w, c: Canon):
     if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair)):
         emit_staged_epilogue(w, c, g, BM, BN, pair)
     else:
-        emit_register_epilogue(w, c, g, BM, BN, pair)
+        emit_register_epilogue(w, c, g, BM, BN, pair, bool(cfg.get("eprefetch", prefetch_default())))
     w.emit(2, "}")
     w.emit(1, "}")
     tiles = w.tile_grid(g, BM, BN)

@@ -83,20 +83,90 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
     w.emit(2, "}")
 
 
-def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
-    """The store's value per accumulator register, from the fragment layout."""
+def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, prefetch: bool = False) -> None:
+    """The store's value per accumulator register, from the fragment layout. `prefetch`: the tile
+    reads of the store's value (tile_loads: a residual) loaded for the row's every column first."""
     I = w.IDX
+    tiles = tile_loads(w, c, g) if prefetch and pair else []
+    col = f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)"
     w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
     w.emit(2, "#pragma unroll\n    for (int h = 0; h < 2; ++h) {")
     w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
     w.emit(3, "if (gm_ < M_) {")
     w.decompose("gm_", g.m, 4)
+    hook = w.vr.load_hook
+    if tiles:
+        w.vr.load_hook = _prefetch_loads(w, g, tiles, BN, col, hook)
     w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    _emit_column_pair(w, c, g, f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)", "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]",
-                      "d_[4 * j + 2 * h + r]", pair, 5)
+    _emit_column_pair(w, c, g, col, "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]", "d_[4 * j + 2 * h + r]", pair, 5)
+    w.vr.load_hook = hook
     w.emit(4, "}")
     w.emit(3, "}")
     w.emit(2, "}")
+
+
+def prefetch_default() -> bool:
+    """Knob `eprefetch`'s default (EMBER_WGMMA_EPREFETCH)."""
+    return os.environ.get("EMBER_WGMMA_EPREFETCH", "0") == "1"
+
+
+def tile_loads(w, c: Canon, g) -> list:
+    """The loads of the store's value that read a tile shaped like the output (a residual added back):
+    a float input at an affine index of an m variable and the innermost n variable, whose adjacent
+    columns are one aligned 4- or 8-byte word. In the register epilogue each is a load per column
+    pair behind the column guard, issued one pair at a time as the stores go (ResNet-50's
+    bottleneck-closing 1x1 convs, the residual in the epilogue, ran at 650-890 GB/s on the H200:
+    bench/results/gpu-session38-2026-11-28/e/); prefetched, a row's loads are all in flight at once."""
+    var = g.n[-1][0]
+    mvars = {v for v, _ in g.m}
+    out = []
+    for v in ir.val_toposort([c.store.value]):
+        if v.op != "load" or v in out:
+            continue
+        buf, index, valid = v.args
+        if isinstance(index, ir.Val) or buf in w.vr.locals or valid is not sm.ONE:
+            continue
+        d = w.k.buffer(buf).dtype
+        free = sm.free_vars(index)
+        if d.is_float and d.itemsize in (2, 4) and var in free and free & mvars and _lanes_contiguous(index, var, 2):
+            out.append(v)
+    return out
+
+
+def _prefetch_loads(w, g, tiles: list, BN: int, col: str, hook):
+    """Emit the prefetch of every tile load over the row's BN / 8 column pairs into registers (one
+    word per pair); returns the load hook that reads them back in the store loop."""
+    var = g.n[-1][0]
+    I = w.IDX
+    names = {}
+    for t, v in enumerate(tiles):
+        buf, index, _ = v.args
+        d = w.k.buffer(buf).dtype
+        word = "unsigned int" if d.itemsize == 2 else "uint2"
+        w.emit(4, f"{word} pf{t}_[{BN // 8}];")
+        hi = ir.substitute(v, {var: sm.var(var, 0, None) + 1}, {})
+        if d.itemsize == 2:
+            lo_s, hi_s = f"(unsigned short)(pf{t}_[j] & 0xffffu)", f"(unsigned short)(pf{t}_[j] >> 16)"
+        else:
+            lo_s, hi_s = f"__uint_as_float(pf{t}_[j].x)", f"__uint_as_float(pf{t}_[j].y)"
+        ct = "float"
+        names[v] = lo_s if d.itemsize == 4 else w.vr.d.widen(lo_s, d, ct)
+        names[hi] = hi_s if d.itemsize == 4 else w.vr.d.widen(hi_s, d, ct)
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
+    w.emit(5, f"const {I} gn_ = {col};")
+    w.emit(5, "if (gn_ < N_) {")
+    w.decompose("gn_", g.n, 6)
+    for t, v in enumerate(tiles):
+        buf, index, _ = v.args
+        word = "unsigned int" if w.k.buffer(buf).dtype.itemsize == 2 else "uint2"
+        w.emit(6, f"pf{t}_[j] = *reinterpret_cast<const {word}*>(&{buf}[{w.idx(index)}]);")
+    w.emit(5, "}")
+    w.emit(4, "}")
+
+    def load(v, env):
+        r = names.get(v)
+        return r if r is not None else (hook(v, env) if hook is not None else None)
+    return load
 
 
 def _acc_val(c: Canon, g):

@@ -1,0 +1,81 @@
+"""The wgmma register epilogue's prefetch of tile reads (knob `eprefetch`, codegen/cuda_wgmma_epilogue.py):
+which loads count as a tile (a residual added back, not a per-column bias), that the prefetch renders
+and compiles for sm_90a (CI, no GPU), and on the GPU (mark cuda) that it matches the reference on odd
+shapes, bf16 and float32 residuals, several seeds."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import pipeline
+from ember.codegen import cuda as cg
+from ember.codegen.cuda_wgmma_epilogue import tile_loads
+from ember.kernel import ir
+
+BF = em.bfloat16
+rng = np.random.default_rng(0)
+
+
+def _residual_linear(residual_dtype=BF, M=333, N=200, K=192):
+    """relu(x @ w.T * scale + bias + r): a per-column scale and bias (not tiles) and a residual (a tile)."""
+    x, w = em.input("x", (M, K), BF), em.input("w", (N, K), BF)
+    scale = em.tensor(rng.uniform(0.5, 1.5, N).astype(np.float32))
+    bias = em.tensor(rng.standard_normal(N).astype(np.float32))
+    y = (x @ w.T).cast("float32") * scale + bias
+    r = em.input("r", (M, N), residual_dtype)
+    y = y + (r.cast("float32") if residual_dtype != "float32" else r)
+    return y.relu().cast(residual_dtype)
+
+
+def _build(y, cfg, device):
+    lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
+    cfgs = [dict(cg.default_config(k, pipeline.get_target(device)), **cfg)
+            if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k) for k, _ in lowered.kernels]
+    return lowered, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
+
+
+def _wgmma_kernel(lowered):
+    ks = [k for k, _ in lowered.kernels if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str)]
+    assert len(ks) == 1
+    return ks[0]
+
+
+@pytest.mark.parametrize("rdt", [BF, "float32"])
+def test_the_residual_is_a_tile_and_the_per_column_operands_are_not(rdt):
+    lowered, prog = _build(_residual_linear(rdt), {"eprefetch": True}, "h100")
+    k = _wgmma_kernel(lowered)
+    c = cg.canonical(k)
+    assert len([v for v in ir.val_toposort([c.store.value]) if v.op == "load"]) == 3  # scale, bias, residual
+    w = cg._KernelWriter(k, dict(cg.default_config(k), eprefetch=True), pipeline.get_target("h100"))
+    tiles = tile_loads(w, c, cg.contraction_of(c))
+    assert len(tiles) == 1 and k.buffer(tiles[0].args[0]).size.value == 333 * 200
+    word = "unsigned int" if rdt == BF else "uint2"
+    assert f"{word} pf0_[" in prog.source and "pf1_[" not in prog.source
+    _, off = _build(_residual_linear(rdt), {"eprefetch": False}, "h100")
+    assert "pf0_[" not in off.source
+
+
+def test_prefetched_epilogues_compile_for_sm90a():
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    for rdt in (BF, "float32"):
+        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}):
+            _, prog = _build(_residual_linear(rdt), cfg, "h100")
+            assert "pf0_[" in prog.source
+            assert all(len(b) > 0 for b in compile_kernels(prog.source, "sm_90a").values())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("rdt", [BF, "float32"])
+def test_prefetched_epilogue_matches_the_reference_on_the_gpu(rdt):
+    for seed, (M, N, K) in enumerate([(333, 200, 192), (1000, 258, 64), (4096, 512, 128)]):
+        y = _residual_linear(rdt, M, N, K)
+        g = np.random.default_rng(seed)
+        feed = {"x": g.standard_normal((M, K)).astype(np.float32), "w": g.standard_normal((N, K)).astype(np.float32) / 8,
+                "r": g.standard_normal((M, N)).astype(np.float32)}
+        feed = {n: (a.astype(BF.np) if n != "r" or rdt == BF else a) for n, a in feed.items()}
+        ref = np.asarray(em.reference([y], **feed)[0], np.float32)
+        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}, {"eprefetch": False}):
+            _, prog = _build(y, cfg, "cuda")
+            out = np.asarray(prog(**feed), np.float32)
+            err = np.abs(out - ref).max() / np.abs(ref).max()
+            assert err < 2e-2, (rdt, M, N, K, cfg, err)
