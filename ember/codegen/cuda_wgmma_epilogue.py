@@ -97,10 +97,23 @@ def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, prefetc
     hook = w.vr.load_hook
     if tiles:
         w.vr.load_hook = _prefetch_loads(w, g, tiles, BN, col, hook)
+    deferred = None
+    if prefetch and pair:  # the row's values first (every load in flight together), its stores after
+        raw_t = "unsigned int" if w.k.buffer(c.store.buffer).dtype.itemsize == 2 else "uint2"
+        deferred = "ov_[j]"
+        w.emit(4, f"{raw_t} ov_[{BN // 8}];")
     w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    _emit_column_pair(w, c, g, col, "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]", "d_[4 * j + 2 * h + r]", pair, 5)
+    _emit_column_pair(w, c, g, col, "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]", "d_[4 * j + 2 * h + r]", pair, 5, deferred)
     w.vr.load_hook = hook
     w.emit(4, "}")
+    if deferred:
+        w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
+        w.emit(5, f"const {I} gn_ = {col};")
+        w.emit(5, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, 6)
+        w.emit(6, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = ov_[j];")
+        w.emit(5, "}")
+        w.emit(4, "}")
     w.emit(3, "}")
     w.emit(2, "}")
 
@@ -182,9 +195,10 @@ def pairable(w, c: Canon, g) -> bool:
             and _lanes_contiguous(c.store.index, var, 2))
 
 
-def _pair_store(w, c: Canon, g, ind: int) -> None:
+def _pair_store(w, c: Canon, g, ind: int, deferred: str | None = None) -> None:
     """The store of columns n (accl_) and n+1 (acch_): the store's value twice, the second with the
-    innermost n variable advanced by one, packed into one 4- or 8-byte write."""
+    innermost n variable advanced by one, packed into one 4- or 8-byte write (into register `deferred`
+    instead, where given: stored by the caller later)."""
     var = g.n[-1][0]
     acc = _acc_val(c, g)
     lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
@@ -198,10 +212,14 @@ def _pair_store(w, c: Canon, g, ind: int) -> None:
     w.emit(ind, f"{raw_t} o_;")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
+    if deferred:
+        w.emit(ind, f"{deferred} = o_;")
+        return
     w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
 
 
-def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair: bool, ind: int) -> None:
+def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair: bool, ind: int,
+                      deferred: str | None = None) -> None:
     """The store of columns `col` and col + 1 of row gm_ (values `lo`, `hi`; `one`: column col + r's
     value): one 2-element store where pairable, else each column on its own (both guarded by the
     column count)."""
@@ -211,7 +229,7 @@ def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair
         w.emit(ind, "if (gn_ < N_) {")
         w.decompose("gn_", g.n, ind + 1)
         w.emit(ind + 1, f"const float accl_ = {lo}, acch_ = {hi};")
-        _pair_store(w, c, g, ind + 1)
+        _pair_store(w, c, g, ind + 1, deferred)
         w.emit(ind, "}")
         return
     w.emit(ind, "#pragma unroll\n" + "  " * ind + "for (int r = 0; r < 2; ++r) {")

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Thirty-eighth session: knob `eprefetch` now also stages the row's outputs in registers and stores them after
+# every value is computed (38h's ncu: k7 stalled on L1TEX 68% of cycles, the per-column BN loads waiting behind
+# the previous column's store). CUDA tests, ResNet-50 and BERT bf16 with EMBER_WGMMA_EPREFETCH 0 / 1.
+set -u
+. bench/gpu_env.sh
+export OUT
+timeout 100 python3 -m pytest -m cuda tests/test_wgmma_prefetch.py -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/prefetch_tests.log" 2>&1
+echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/prefetch_tests.log") FAILED"; grep -E '^FAILED|Error' "$OUT/prefetch_tests.log" | head -5; tail -1 "$OUT/prefetch_tests.log"
+for pf in 0 1; do
+  EMBER_WGMMA_EPREFETCH=$pf timeout 100 python3 bench/gpu_models.py --only resnet50,bert --dtypes bf16 --rounds 3 --out "$OUT/models-$pf.json" 2>&1 \
+    | grep case | cut -c1-420
+done
