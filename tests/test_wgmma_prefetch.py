@@ -1,6 +1,7 @@
-"""The wgmma register epilogue's prefetch of tile reads (knob `eprefetch`, codegen/cuda_wgmma_epilogue.py):
-which loads count as a tile (a residual added back, not a per-column bias), that the prefetch renders
-and compiles for sm_90a (CI, no GPU), and on the GPU (mark cuda) that it matches the reference on odd
+"""The wgmma register epilogue's loads (codegen/cuda_wgmma_epilogue.py): the prefetch of tile reads
+with the row's stores after its values (knob `eprefetch`) and adjacent columns' loads paired (knob
+`epair`). Which loads count as a tile (a residual added back, not a per-column bias), that both render
+and compile for sm_90a (CI, no GPU), and on the GPU (mark cuda) that they match the reference on odd
 shapes, bf16 and float32 residuals, several seeds."""
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
+from ember.codegen.cuda_wgmma import wgmma_configs
 from ember.codegen.cuda_wgmma_epilogue import tile_loads
 from ember.kernel import ir
 
@@ -54,13 +56,32 @@ def test_the_residual_is_a_tile_and_the_per_column_operands_are_not(rdt):
     assert "pf0_[" not in off.source
 
 
+@pytest.mark.parametrize("rdt", [BF, "float32"])
+def test_paired_loads_read_two_columns_at_once(rdt):
+    """epair: the scale's and the bias's two columns one 8-byte load each, the residual's one 4- or 8-byte
+    load; none of the three read a column alone."""
+    _, prog = _build(_residual_linear(rdt), {"epair": True}, "h100")
+    src = prog.source[prog.source.index("__global__ void __launch_bounds__"):]
+    word = "unsigned int" if rdt == BF else "uint2"
+    assert src.count("const uint2 g") >= 2 and f"const {word} g" in src
+    _, off = _build(_residual_linear(rdt), {"epair": False}, "h100")
+    assert "const uint2 g" not in off.source[off.source.index("__global__ void __launch_bounds__"):]
+
+
+def test_the_search_offers_the_epilogue_load_knobs():
+    lowered, _ = _build(_residual_linear(), {}, "h100")
+    cfgs = wgmma_configs(cg.canonical(_wgmma_kernel(lowered)), "fast")
+    assert any(c.get("epair") for c in cfgs) and any(c.get("eprefetch") for c in cfgs)
+
+
 def test_prefetched_epilogues_compile_for_sm90a():
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_kernels
     for rdt in (BF, "float32"):
-        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}):
+        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True},
+                    {"epair": True}, {"epair": True, "eprefetch": True}):
             _, prog = _build(_residual_linear(rdt), cfg, "h100")
-            assert "pf0_[" in prog.source
+            assert ("pf0_[" in prog.source) == bool(cfg.get("eprefetch"))
             assert all(len(b) > 0 for b in compile_kernels(prog.source, "sm_90a").values())
 
 
@@ -74,7 +95,8 @@ def test_prefetched_epilogue_matches_the_reference_on_the_gpu(rdt):
                 "r": g.standard_normal((M, N)).astype(np.float32)}
         feed = {n: (a.astype(BF.np) if n != "r" or rdt == BF else a) for n, a in feed.items()}
         ref = np.asarray(em.reference([y], **feed)[0], np.float32)
-        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}, {"eprefetch": False}):
+        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}, {"eprefetch": False},
+                    {"epair": True}, {"epair": True, "eprefetch": True, "BM": 64, "BN": 128}):
             _, prog = _build(y, cfg, "cuda")
             out = np.asarray(prog(**feed), np.float32)
             err = np.abs(out - ref).max() / np.abs(ref).max()

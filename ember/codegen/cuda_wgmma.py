@@ -527,6 +527,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], promote=promote // 2), dict(out[0], promote=promote * 2)]
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
         out += [dict(out[0], sepi=True)]
+        if any(v.op == "load" for v in ir.val_toposort([c.store.value])):  # the epilogue's loads paired / prefetched
+            out += [dict(out[0], epair=True), dict(out[0], epair=True, eprefetch=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out

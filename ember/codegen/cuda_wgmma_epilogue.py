@@ -118,6 +118,15 @@ def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, prefetc
     w.emit(2, "}")
 
 
+def pair_loads_default() -> bool:
+    """Knob `epair`'s default (EMBER_WGMMA_EPAIR): the pair store's loads of adjacent columns (a
+    per-column scale and shift, a residual) as one 8- or 4-byte load each instead of two. ResNet-50's
+    residual 1x1 convs spent 68% of their epilogue's issue slots waiting on L1 (ncu, H200,
+    bench/results/gpu-session38-2026-11-28/h/): six scalar loads per column pair, four of them the
+    BatchNorm's per-column parameters. Unmeasured: off until timed."""
+    return os.environ.get("EMBER_WGMMA_EPAIR", "0") == "1"
+
+
 def prefetch_default() -> bool:
     """Knob `eprefetch`'s default (EMBER_WGMMA_EPREFETCH)."""
     return os.environ.get("EMBER_WGMMA_EPREFETCH", "0") == "1"
@@ -203,6 +212,8 @@ def _pair_store(w, c: Canon, g, ind: int, deferred: str | None = None) -> None:
     acc = _acc_val(c, g)
     lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
     hi = ir.substitute(c.store.value, {var: sm.var(var, 0, None) + 1}, {acc: ir.Val("acc", ("acch_",), acc.dtype)})
+    if w.cfg.get("epair", pair_loads_default()):  # a load of columns n and n + 1 that are adjacent: one vector load
+        w.lanes([lo], var, 2)  # (registers the pairs with the writer's vector-load hook, codegen/cuda.py)
     w.emitted_groups = {}
     w._ind = ind
     env = w.vr.vals([lo, hi], ind)
