@@ -1,6 +1,6 @@
 """The wgmma register epilogue's loads (codegen/cuda_wgmma_epilogue.py): the prefetch of tile reads
 with the row's stores after its values (knob `eprefetch`) and adjacent columns' loads paired (knob
-`epair`). Which loads count as a tile (a residual added back, not a per-column bias), that both render
+`epair`), and the staged epilogue's walk 16 bytes a lane (knob `swide`). Which loads count as a tile (a residual added back, not a per-column bias), that both render
 and compile for sm_90a (CI, no GPU), and on the GPU (mark cuda) that they match the reference on odd
 shapes, bf16 and float32 residuals, several seeds."""
 import numpy as np
@@ -68,10 +68,24 @@ def test_paired_loads_read_two_columns_at_once(rdt):
     assert "const uint2 g" not in off.source[off.source.index("__global__ void __launch_bounds__"):]
 
 
+@pytest.mark.parametrize("rdt", [BF, "float32"])
+def test_the_wide_staged_walk_stores_16_bytes_a_lane(rdt):
+    """swide: a lane reads 4 or 8 staged accumulators as float4s and stores one uint4; the per-column
+    float32 operands and the residual as 16-byte loads; an output whose columns are no whole runs of
+    8 (258) keeps the column-pair walk."""
+    _, prog = _build(_residual_linear(rdt), {"sepi": True, "swide": True}, "h100")
+    src = prog.source[prog.source.index("__global__ void __launch_bounds__"):]
+    vec = 8 if rdt == BF else 4
+    assert f"float sv_[{vec}];" in src and "*reinterpret_cast<uint4*>(&" in src and src.count("const uint4 g") >= 3
+    _, odd = _build(_residual_linear(rdt, N=258), {"sepi": True, "swide": True}, "h100")
+    src = odd.source[odd.source.index("__global__ void __launch_bounds__"):]
+    assert "float sv_[" not in src and "const float2 v_" in src  # (the staged pair walk)
+
+
 def test_the_search_offers_the_epilogue_load_knobs():
     lowered, _ = _build(_residual_linear(), {}, "h100")
     cfgs = wgmma_configs(cg.canonical(_wgmma_kernel(lowered)), "fast")
-    assert any(c.get("epair") for c in cfgs) and any(c.get("eprefetch") for c in cfgs)
+    assert any(c.get("epair") for c in cfgs) and any(c.get("eprefetch") for c in cfgs) and any(c.get("swide") for c in cfgs)
 
 
 def test_prefetched_epilogues_compile_for_sm90a():
@@ -79,7 +93,8 @@ def test_prefetched_epilogues_compile_for_sm90a():
     from ember.backends.cuda import compile_kernels
     for rdt in (BF, "float32"):
         for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True},
-                    {"epair": True}, {"epair": True, "eprefetch": True}):
+                    {"epair": True}, {"epair": True, "eprefetch": True}, {"sepi": True, "swide": True},
+                    {"sepi": True, "swide": True, "BM": 64, "BN": 128}):
             _, prog = _build(_residual_linear(rdt), cfg, "h100")
             assert ("pf0_[" in prog.source) == bool(cfg.get("eprefetch"))
             assert all(len(b) > 0 for b in compile_kernels(prog.source, "sm_90a").values())
@@ -96,7 +111,8 @@ def test_prefetched_epilogue_matches_the_reference_on_the_gpu(rdt):
         feed = {n: (a.astype(BF.np) if n != "r" or rdt == BF else a) for n, a in feed.items()}
         ref = np.asarray(em.reference([y], **feed)[0], np.float32)
         for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}, {"eprefetch": False},
-                    {"epair": True}, {"epair": True, "eprefetch": True, "BM": 64, "BN": 128}):
+                    {"epair": True}, {"epair": True, "eprefetch": True, "BM": 64, "BN": 128},
+                    {"sepi": True, "swide": True}, {"sepi": True, "swide": True, "BM": 64, "BN": 256}):
             _, prog = _build(y, cfg, "cuda")
             out = np.asarray(prog(**feed), np.float32)
             err = np.abs(out - ref).max() / np.abs(ref).max()

@@ -34,7 +34,7 @@ from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, pairable, prefetch_default, staged_epilogue,
-                                  unpaired_columns)
+                                  unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
@@ -431,7 +431,7 @@ def render_wgmma(w, c: Canon):
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
     if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair)):
-        emit_staged_epilogue(w, c, g, BM, BN, pair)
+        emit_staged_epilogue(w, c, g, BM, BN, pair, wide_lanes(w, c, g, cfg))
     else:
         emit_register_epilogue(w, c, g, BM, BN, pair, bool(cfg.get("eprefetch", prefetch_default())))
     w.emit(2, "}")
@@ -528,7 +528,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
         out += [dict(out[0], sepi=True)]
         if any(v.op == "load" for v in ir.val_toposort([c.store.value])):  # the epilogue's loads paired / prefetched
-            out += [dict(out[0], epair=True), dict(out[0], epair=True, eprefetch=True)]
+            out += [dict(out[0], epair=True), dict(out[0], epair=True, eprefetch=True), dict(out[0], sepi=True, swide=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out

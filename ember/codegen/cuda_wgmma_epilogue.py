@@ -54,10 +54,10 @@ def unpaired_columns(c: Canon, g, pair: bool) -> bool:
     return not pair and step is sm.ONE
 
 
-def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
+def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0) -> None:
     """Fragments to shared memory (after every consumer's last wgmma: the ring is then free), then
     rows walked with consecutive lanes on consecutive column pairs (two stores each where they do not
-    pair)."""
+    pair), or, `wide` (wide_lanes), on consecutive runs of that many columns: one 16-byte store each."""
     I, P = w.IDX, BN + PAD
     NC = BM // 64
     w.emit(2, f'asm volatile("bar.sync 2, {128 * NC};" ::: "memory");')  # (every consumer is past its k loop)
@@ -71,6 +71,9 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
     w.emit(3, "}")
     w.emit(2, "}")
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+    if wide:
+        _emit_wide_walk(w, c, g, BM, BN, wide)
+        return
     cp = BN // 2
     w.emit(2, f"for (int i_ = tid_; i_ < {64 * cp}; i_ += 128) {{")
     w.emit(3, f"const int r_ = i_ / {cp}, cp_ = i_ % {cp};")
@@ -79,6 +82,61 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
     w.decompose("gm_", g.m, 4)
     w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&se_[r_ * {P} + 2 * cp_]);")
     _emit_column_pair(w, c, g, f"bn_ * {BN} + 2 * cp_", "v_.x", "v_.y", "r ? v_.y : v_.x", pair, 4)
+    w.emit(3, "}")
+    w.emit(2, "}")
+
+
+def wide_lanes(w, c: Canon, g, cfg: dict) -> int:
+    """Knob `swide` (the staged epilogue's walk 16 bytes of output per lane): the lanes a thread stores
+    at once (8 bf16 / f16, 4 float32), 0 where off or where the output is not contiguous over whole
+    runs of that many columns. A column pair per lane spends about 45 instructions per pair on a
+    BatchNorm + residual epilogue (ResNet-50's residual 1x1 convs: issue-bound, ncu in
+    bench/results/gpu-session38-2026-11-28/h/); 16 bytes a lane load the per-column operands and the
+    residual as vectors too (the writer's vector-load groups). Untimed: off by default."""
+    if not cfg.get("swide", False) or _acc_val(c, g) is None:
+        return 0
+    var, ext = g.n[-1]
+    item = w.k.buffer(c.store.buffer).dtype.itemsize
+    vec = 16 // item if item in (2, 4) else 0
+    ok = vec and ext.is_const and ext.value % vec == 0 and _lanes_contiguous(c.store.index, var, vec)
+    return vec if ok else 0
+
+
+def _emit_wide_walk(w, c: Canon, g, BM: int, BN: int, vec: int) -> None:
+    """The staged tile's rows walked `vec` columns per lane: the accumulators as float4 reads of the
+    staged row, the store's value per lane (its loads grouped into vector loads where contiguous),
+    one 16-byte store."""
+    I, P = w.IDX, BN + PAD
+    var = g.n[-1][0]
+    acc = _acc_val(c, g)
+    cv = BN // vec
+    w.emit(2, f"for (int i_ = tid_; i_ < {64 * cv}; i_ += 128) {{")
+    w.emit(3, f"const int r_ = i_ / {cv}, cv_ = i_ % {cv};")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_;")
+    w.emit(3, f"const {I} gn_ = bn_ * {BN} + {vec} * cv_;")
+    w.emit(3, "if (gm_ < M_ && gn_ < N_) {")  # (N_ is a multiple of vec: a run is all in or all out)
+    w.decompose("gm_", g.m, 4)
+    w.decompose("gn_", g.n, 4)
+    w.emit(4, f"float sv_[{vec}];")
+    for q in range(vec // 4):
+        w.emit(4, f"*reinterpret_cast<float4*>(&sv_[{4 * q}]) = *reinterpret_cast<const float4*>(&se_[r_ * {P} + {vec} * cv_ + {4 * q}]);")
+    lanes = [ir.substitute(c.store.value, {var: sm.var(var, 0, None) + l} if l else {},
+                           {acc: ir.Val("acc", (f"sv_[{l}]",), acc.dtype)}) for l in range(vec)]
+    # the lanes' contiguous loads registered as vector loads (codegen/cuda.py's groups, 16 bytes at most):
+    # float32 operands of a 16-bit output as two groups of 4 lanes, 16-bit ones as one of 8
+    if vec == 8:
+        w.lanes([c.store.value], var, 4)
+        w.lanes([ir.substitute(c.store.value, {var: sm.var(var, 0, None) + 4}, {})], var, 4)
+    w.lanes([c.store.value], var, vec)
+    w.emitted_groups = {}
+    w._ind = 4
+    env = w.vr.vals(lanes, 4)
+    buf = w.k.buffer(c.store.buffer)
+    st_t = _storage_type(buf.dtype)
+    w.emit(4, "uint4 o_;")
+    for l, v in enumerate(lanes):
+        w.emit(4, f"reinterpret_cast<{st_t}*>(&o_)[{l}] = {w.vr.store(c.store.buffer, env[v])};")
+    w.emit(4, f"*reinterpret_cast<uint4*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
     w.emit(3, "}")
     w.emit(2, "}")
 
