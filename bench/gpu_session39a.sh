@@ -2,8 +2,8 @@
 # For the thirty-ninth session (prepared in the thirty-eighth): ResNet-50 bf16's residual 1x1 convs (k7/k10/k13
 # 130 us, k20.. 75, k30.. 43 on the H200: ~1 ms of 2.34; ncu 38h: the epilogue issue-bound, 68% of stalls on
 # L1, 8 warps per SM). The knobs over every wgmma kernel of the model itself, each launch timed alone: which
-# one each kernel wants (38f's conv_sweep overlays had missed "_on": "wgmma" and changed nothing). Then the
-# pair-load knob on the models (EMBER_WGMMA_EPAIR 0 / 1). `swide` (the staged walk 16 bytes a lane: k7's SASS
+# one each kernel wants (38f's conv_sweep overlays had missed "_on": "wgmma" and changed nothing). Then
+# bench/gpu_session39b.sh: the knobs as defaults on whole models. `swide` (the staged walk 16 bytes a lane: k7's SASS
 # 2920 -> 552 instructions, 386 -> 7 LDG) is the first candidate.
 set -u
 . bench/gpu_env.sh
@@ -14,7 +14,3 @@ timeout 400 python3 bench/model_knob_sweep.py --model "resnet50 b32" --top 30 --
  {"epair": true}, {"epair": true, "eprefetch": true}, {"sepi": true}, {"persistent": true}, {"BM": 128, "BN": 128},
  {"BM": 64, "BN": 256}, {"BM": 64, "BN": 128, "occupancy": 2}, {"sepi": true, "swide": true, "BM": 128, "BN": 128},
  {"epair": true, "BM": 64, "BN": 128, "occupancy": 2}]' 2>&1 | grep -v -i "warn\|cls.__new__"
-for ep in 0 1; do
-  EMBER_WGMMA_EPAIR=$ep timeout 100 python3 bench/gpu_models.py --only resnet50,bert --dtypes bf16 --rounds 3 --out "$OUT/models-epair$ep.json" 2>&1 \
-    | grep case | cut -c1-420
-done

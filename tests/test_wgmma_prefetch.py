@@ -29,6 +29,7 @@ def _residual_linear(residual_dtype=BF, M=333, N=200, K=192):
 
 
 def _build(y, cfg, device):
+    cfg = {"swide": False, **cfg}  # (the register path's knobs tested as such whatever EMBER_WGMMA_SWIDE says)
     lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
     cfgs = [dict(cg.default_config(k, pipeline.get_target(device)), **cfg)
             if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str) else cg.default_config(k) for k, _ in lowered.kernels]
@@ -77,6 +78,8 @@ def test_the_wide_staged_walk_stores_16_bytes_a_lane(rdt):
     src = prog.source[prog.source.index("__global__ void __launch_bounds__"):]
     vec = 8 if rdt == BF else 4
     assert f"float sv_[{vec}];" in src and "*reinterpret_cast<uint4*>(&" in src and src.count("const uint4 g") >= 3
+    _, implied = _build(_residual_linear(rdt), {"swide": True}, "h100")  # (swide stages the tile)
+    assert f"float sv_[{vec}];" in implied.source
     _, odd = _build(_residual_linear(rdt, N=258), {"sepi": True, "swide": True}, "h100")
     src = odd.source[odd.source.index("__global__ void __launch_bounds__"):]
     assert "float sv_[" not in src and "const float2 v_" in src  # (the staged pair walk)

@@ -430,8 +430,9 @@ def render_wgmma(w, c: Canon):
         w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] += p_[i];")
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
-    if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair)):
-        emit_staged_epilogue(w, c, g, BM, BN, pair, wide_lanes(w, c, g, cfg))
+    wide = wide_lanes(w, c, g, cfg)  # (the 16-byte walk stages the tile unless `sepi` says no)
+    if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
+        emit_staged_epilogue(w, c, g, BM, BN, pair, wide)
     else:
         emit_register_epilogue(w, c, g, BM, BN, pair, bool(cfg.get("eprefetch", prefetch_default())))
     w.emit(2, "}")

@@ -92,8 +92,10 @@ def wide_lanes(w, c: Canon, g, cfg: dict) -> int:
     runs of that many columns. A column pair per lane spends about 45 instructions per pair on a
     BatchNorm + residual epilogue (ResNet-50's residual 1x1 convs: issue-bound, ncu in
     bench/results/gpu-session38-2026-11-28/h/); 16 bytes a lane load the per-column operands and the
-    residual as vectors too (the writer's vector-load groups). Untimed: off by default."""
-    if not cfg.get("swide", False) or _acc_val(c, g) is None:
+    residual as vectors too (the writer's vector-load groups). Untimed: off by default
+    (EMBER_WGMMA_SWIDE=1: on where the store's value loads anything)."""
+    default = os.environ.get("EMBER_WGMMA_SWIDE", "0") == "1" and any(v.op == "load" for v in ir.val_toposort([c.store.value]))
+    if not cfg.get("swide", default) or _acc_val(c, g) is None:
         return 0
     var, ext = g.n[-1]
     item = w.k.buffer(c.store.buffer).dtype.itemsize
