@@ -4,7 +4,7 @@
 # L1, 8 warps per SM). The knobs over every wgmma kernel of the model itself, each launch timed alone: which
 # one each kernel wants (38f's conv_sweep overlays had missed "_on": "wgmma" and changed nothing). Then
 # bench/gpu_session39b.sh: the knobs as defaults on whole models. `swide` (the staged walk 16 bytes a lane: k7's SASS
-# 2920 -> 552 instructions, 386 -> 7 LDG) is the first candidate.
+# 2920 -> 1064 instructions, 386 -> 22 LDG) is the first candidate.
 set -u
 . bench/gpu_env.sh
 export OUT
@@ -12,5 +12,5 @@ timeout 100 python3 -m pytest -m cuda tests/test_wgmma_prefetch.py tests/test_wg
 echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/epi_tests.log") FAILED"; grep '^FAILED' "$OUT/epi_tests.log" | head -5; tail -1 "$OUT/epi_tests.log"
 timeout 400 python3 bench/model_knob_sweep.py --model "resnet50 b32" --top 30 --out "$OUT/resnet-knobs.json" --knobs '[{"sepi": true, "swide": true},
  {"epair": true}, {"epair": true, "eprefetch": true}, {"sepi": true}, {"persistent": true}, {"BM": 128, "BN": 128},
- {"BM": 64, "BN": 256}, {"BM": 64, "BN": 128, "occupancy": 2}, {"sepi": true, "swide": true, "BM": 128, "BN": 128},
+ {"BM": 64, "BN": 256}, {"BM": 64, "BN": 128, "occupancy": 2}, {"sepi": true, "swide": true, "BM": 128, "BN": 128}, {"swide": true, "swunroll": 1},
  {"epair": true, "BM": 64, "BN": 128, "occupancy": 2}]' 2>&1 | grep -v -i "warn\|cls.__new__"

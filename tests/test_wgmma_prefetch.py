@@ -78,6 +78,7 @@ def test_the_wide_staged_walk_stores_16_bytes_a_lane(rdt):
     src = prog.source[prog.source.index("__global__ void __launch_bounds__"):]
     vec = 8 if rdt == BF else 4
     assert f"float sv_[{vec}];" in src and "*reinterpret_cast<uint4*>(&" in src and src.count("const uint4 g") >= 3
+    assert src.index("x3_ = ") < src.index("if (x0_ >= 0)")  # (four runs computed, then stored)
     _, implied = _build(_residual_linear(rdt), {"swide": True}, "h100")  # (swide stages the tile)
     assert f"float sv_[{vec}];" in implied.source
     _, odd = _build(_residual_linear(rdt, N=258), {"sepi": True, "swide": True}, "h100")
@@ -97,7 +98,7 @@ def test_prefetched_epilogues_compile_for_sm90a():
     for rdt in (BF, "float32"):
         for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True},
                     {"epair": True}, {"epair": True, "eprefetch": True}, {"sepi": True, "swide": True},
-                    {"sepi": True, "swide": True, "BM": 64, "BN": 128}):
+                    {"sepi": True, "swide": True, "BM": 64, "BN": 128}, {"swide": True, "swunroll": 1}):
             _, prog = _build(_residual_linear(rdt), cfg, "h100")
             assert ("pf0_[" in prog.source) == bool(cfg.get("eprefetch"))
             assert all(len(b) > 0 for b in compile_kernels(prog.source, "sm_90a").values())
@@ -115,7 +116,7 @@ def test_prefetched_epilogue_matches_the_reference_on_the_gpu(rdt):
         ref = np.asarray(em.reference([y], **feed)[0], np.float32)
         for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}, {"eprefetch": False},
                     {"epair": True}, {"epair": True, "eprefetch": True, "BM": 64, "BN": 128},
-                    {"sepi": True, "swide": True}, {"sepi": True, "swide": True, "BM": 64, "BN": 256}):
+                    {"sepi": True, "swide": True}, {"sepi": True, "swide": True, "BM": 64, "BN": 256, "swunroll": 2}):
             _, prog = _build(y, cfg, "cuda")
             out = np.asarray(prog(**feed), np.float32)
             err = np.abs(out - ref).max() / np.abs(ref).max()

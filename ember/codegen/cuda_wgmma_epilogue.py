@@ -72,7 +72,7 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int
     w.emit(2, "}")
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
     if wide:
-        _emit_wide_walk(w, c, g, BM, BN, wide)
+        _emit_wide_walk(w, c, g, BM, BN, wide, int(w.cfg.get("swunroll", 4)))
         return
     cp = BN // 2
     w.emit(2, f"for (int i_ = tid_; i_ < {64 * cp}; i_ += 128) {{")
@@ -104,42 +104,52 @@ def wide_lanes(w, c: Canon, g, cfg: dict) -> int:
     return vec if ok else 0
 
 
-def _emit_wide_walk(w, c: Canon, g, BM: int, BN: int, vec: int) -> None:
+def _emit_wide_walk(w, c: Canon, g, BM: int, BN: int, vec: int, unroll: int = 4) -> None:
     """The staged tile's rows walked `vec` columns per lane: the accumulators as float4 reads of the
     staged row, the store's value per lane (its loads grouped into vector loads where contiguous),
-    one 16-byte store."""
+    one 16-byte store. `unroll` runs per step, each in its own scope, all computed before any is
+    stored: a load is not held behind an earlier run's store (NVRTC keeps loads below stores through
+    a cast pointer), so the steps' loads are in flight together."""
     I, P = w.IDX, BN + PAD
     var = g.n[-1][0]
     acc = _acc_val(c, g)
     cv = BN // vec
-    w.emit(2, f"for (int i_ = tid_; i_ < {64 * cv}; i_ += 128) {{")
-    w.emit(3, f"const int r_ = i_ / {cv}, cv_ = i_ % {cv};")
-    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_;")
-    w.emit(3, f"const {I} gn_ = bn_ * {BN} + {vec} * cv_;")
-    w.emit(3, "if (gm_ < M_ && gn_ < N_) {")  # (N_ is a multiple of vec: a run is all in or all out)
-    w.decompose("gm_", g.m, 4)
-    w.decompose("gn_", g.n, 4)
-    w.emit(4, f"float sv_[{vec}];")
-    for q in range(vec // 4):
-        w.emit(4, f"*reinterpret_cast<float4*>(&sv_[{4 * q}]) = *reinterpret_cast<const float4*>(&se_[r_ * {P} + {vec} * cv_ + {4 * q}]);")
-    lanes = [ir.substitute(c.store.value, {var: sm.var(var, 0, None) + l} if l else {},
-                           {acc: ir.Val("acc", (f"sv_[{l}]",), acc.dtype)}) for l in range(vec)]
+    steps = 64 * cv // 128
+    U = next(u for u in (unroll, 4, 2, 1) if u >= 1 and steps % u == 0)
+    buf = w.k.buffer(c.store.buffer)
+    st_t = _storage_type(buf.dtype)
     # the lanes' contiguous loads registered as vector loads (codegen/cuda.py's groups, 16 bytes at most):
     # float32 operands of a 16-bit output as two groups of 4 lanes, 16-bit ones as one of 8
     if vec == 8:
         w.lanes([c.store.value], var, 4)
         w.lanes([ir.substitute(c.store.value, {var: sm.var(var, 0, None) + 4}, {})], var, 4)
     w.lanes([c.store.value], var, vec)
-    w.emitted_groups = {}
-    w._ind = 4
-    env = w.vr.vals(lanes, 4)
-    buf = w.k.buffer(c.store.buffer)
-    st_t = _storage_type(buf.dtype)
-    w.emit(4, "uint4 o_;")
-    for l, v in enumerate(lanes):
-        w.emit(4, f"reinterpret_cast<{st_t}*>(&o_)[{l}] = {w.vr.store(c.store.buffer, env[v])};")
-    w.emit(4, f"*reinterpret_cast<uint4*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
-    w.emit(3, "}")
+    w.emit(2, f"for (int i0_ = tid_; i0_ < {64 * cv}; i0_ += {128 * U}) {{")
+    w.emit(3, f"uint4 {', '.join(f'o{u}_' for u in range(U))};")
+    w.emit(3, f"{I} {', '.join(f'x{u}_ = -1' for u in range(U))};")
+    for u in range(U):
+        w.emit(3, "{")
+        w.emit(4, f"const int i_ = i0_ + {128 * u}, r_ = i_ / {cv}, cv_ = i_ % {cv};")
+        w.emit(4, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_;")
+        w.emit(4, f"const {I} gn_ = bn_ * {BN} + {vec} * cv_;")
+        w.emit(4, "if (gm_ < M_ && gn_ < N_) {")  # (N_ is a multiple of vec: a run is all in or all out)
+        w.decompose("gm_", g.m, 5)
+        w.decompose("gn_", g.n, 5)
+        w.emit(5, f"float sv_[{vec}];")
+        for q in range(vec // 4):
+            w.emit(5, f"*reinterpret_cast<float4*>(&sv_[{4 * q}]) = *reinterpret_cast<const float4*>(&se_[r_ * {P} + {vec} * cv_ + {4 * q}]);")
+        lanes = [ir.substitute(c.store.value, {var: sm.var(var, 0, None) + l} if l else {},
+                               {acc: ir.Val("acc", (f"sv_[{l}]",), acc.dtype)}) for l in range(vec)]
+        w.emitted_groups = {}
+        w._ind = 5
+        env = w.vr.vals(lanes, 5)
+        for l, v in enumerate(lanes):
+            w.emit(5, f"reinterpret_cast<{st_t}*>(&o{u}_)[{l}] = {w.vr.store(c.store.buffer, env[v])};")
+        w.emit(5, f"x{u}_ = {w.idx(c.store.index)};")
+        w.emit(4, "}")
+        w.emit(3, "}")
+    for u in range(U):
+        w.emit(3, f"if (x{u}_ >= 0) *reinterpret_cast<uint4*>(&{c.store.buffer}[x{u}_]) = o{u}_;")
     w.emit(2, "}")
 
 
