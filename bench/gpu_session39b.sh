@@ -17,3 +17,8 @@ for l in sys.stdin:
         continue
     print('$v', r['case'], r.get('ember_ms'), 'eager', r.get('eager_ms'), 'compile', r.get('torch_compile_ms'), 'err', r.get('ember_err'))"
 done
+# k7 (the 56^2 residual conv) under ncu with the 16-byte staged walk, the kernels under their own names
+EMBER_KEEP_KERNEL_NAMES=1 EMBER_WGMMA_SWIDE=1 timeout 100 ncu --kernel-name regex:'^k7_' --launch-skip 1 --launch-count 1 \
+  --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+  python3 bench/profile_model.py --model "resnet50 b32" --calls 2 > "$OUT/ncu-k7-swide.txt" 2>&1
+echo "ncu rc=$?"; grep -E "Duration|DRAM Throughput|Memory Throughput|Issued Warp|L1TEX|Warp Cycles Per Issued" "$OUT/ncu-k7-swide.txt" | cut -c1-150 | head -12

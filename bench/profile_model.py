@@ -1,8 +1,9 @@
 """Run one bench/gpu_models.py model's Ember call a few times, for a profiler to watch (not a test).
-Every Ember kernel is named `ember_kernel` in its module, so pick launches by position: call c's
-kernel i is launch c * (the program's launch count) + i of that name.
+Every Ember kernel is named `ember_kernel` in its module unless EMBER_KEEP_KERNEL_NAMES=1
+(backends/cuda_compile.py); without it pick launches by position: call c's kernel i is launch
+c * (the program's launch count) + i of that name.
 
-    ncu --kernel-name ember_kernel --launch-skip 69 --launch-count 1 --section SpeedOfLight \\
+    EMBER_KEEP_KERNEL_NAMES=1 ncu --kernel-name regex:'^k7_' --launch-skip 1 --launch-count 1 --section SpeedOfLight \\
         python3 bench/profile_model.py --model "resnet50 b32" --calls 2
 """
 from __future__ import annotations

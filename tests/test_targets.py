@@ -142,6 +142,10 @@ def test_kernels_differing_only_in_name_compile_once(monkeypatch):
     assert set(cubins) == set(kernels) and len(kernels) >= 4
     assert len(seen) == len(set(seen)) <= len(kernels) // 3
     assert all(cb.KERNEL_SYMBOL.encode() in c for c in cubins.values())
+    monkeypatch.setenv("EMBER_KEEP_KERNEL_NAMES", "1")  # for a profiler: every kernel its own name and module
+    named = cb.compile_kernels(fn.source, fn.target.arch)
+    assert set(named) == set(kernels) and all(n.encode() in c and cb.KERNEL_SYMBOL.encode() not in c for n, c in named.items())
+    assert cb.kernel_symbol("k3_add") == "k3_add"
 
 
 # ------------------------------------------------------------------------------------------------

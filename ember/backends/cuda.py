@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import symbolic as sm
 from .cpu import CompileError  # noqa: F401 (re-exported)
-from .cuda_compile import KERNEL_SYMBOL, compile_cuda, compile_kernels, nvrtc_version  # noqa: F401 (re-exported)
+from .cuda_compile import KERNEL_SYMBOL, compile_cuda, compile_kernels, kernel_symbol, nvrtc_version  # noqa: F401 (re-exported)
 from .cuda_device import _check, allow_large_clusters, device, device_arch, load_kernel, set_max_dynamic_smem  # noqa: F401 (re-exported)
 from .cuda_dims import DeviceDims
 from .cuda_graph import (Collective, DynamicGraph, check_coresident, issue, launch_config, pdl_enabled, programmatic,
@@ -44,7 +44,8 @@ class CUDAExecutor:
         prebuilt = getattr(program, "prebuilt", None) or {}  # an export's cubins (ember/runtime/export.py)
         cubins = prebuilt.get(arch) or compile_kernels(program.source, arch)
         # (a collective step has no kernel: _launch_args gives it a Collective call instead)
-        self.kernels = [None if l.collective else load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel, KERNEL_SYMBOL)
+        symbol = (lambda n: KERNEL_SYMBOL) if prebuilt.get(arch) else kernel_symbol  # (an export's modules: the shared name)
+        self.kernels = [None if l.collective else load_kernel(cubins.get(l.kernel, cubins.get(None)), l.kernel, symbol(l.kernel))
                         for l in program.launches]
         for l, k in zip(program.launches, self.kernels):
             if k is not None and int(l.config.get("smem", 0)) > 0:  # opted in whenever used: the 48 KB default bounds

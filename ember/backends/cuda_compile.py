@@ -44,9 +44,21 @@ def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
 KERNEL_SYMBOL = "ember_kernel"  # every kernel's symbol in the modules compile_kernels makes
 
 
+def keep_kernel_names() -> bool:
+    """EMBER_KEEP_KERNEL_NAMES=1: each kernel keeps its own name in its module (k7_where, not
+    KERNEL_SYMBOL) and bodies alike but for the name are compiled once each: for a profiler (ncu's
+    --kernel-name, a CUPTI trace) to tell the kernels apart. Off by default (the shared modules)."""
+    return os.environ.get("EMBER_KEEP_KERNEL_NAMES", "0") == "1"
+
+
+def kernel_symbol(name: str) -> str:
+    """The symbol kernel `name` has in the module compile_kernels made for it."""
+    return name if keep_kernel_names() else KERNEL_SYMBOL
+
+
 def compile_kernels(source: str, arch: str) -> dict:
     """{kernel name: cubin}: each kernel of a program compiled (and cached) as its own module, in
-    parallel threads (NVRTC releases the GIL), its symbol renamed KERNEL_SYMBOL."""
+    parallel threads (NVRTC releases the GIL), its symbol renamed KERNEL_SYMBOL (kernel_symbol)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import cuda.core  # noqa: F401  (import once here: concurrent first imports in threads race)
@@ -57,7 +69,7 @@ def compile_kernels(source: str, arch: str) -> dict:
         return {None: compile_cuda(source, arch)}
     # Kernels that differ only in their names (an unrolled recurrence's steps: the same code over
     # other buffers) are one module: each is compiled under one symbol, once per distinct body.
-    bodies = {n: re.sub(rf"\b{re.escape(n)}\b", KERNEL_SYMBOL, b) for n, b in kernels.items()}
+    bodies = {n: re.sub(rf"\b{re.escape(n)}\b", kernel_symbol(n), b) for n, b in kernels.items()}
     unique = list(dict.fromkeys(bodies.values()))
     with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 2, len(unique))) as pool:
         cubins = dict(zip(unique, pool.map(lambda b: compile_cuda(prelude + "\n" + b, arch), unique)))
