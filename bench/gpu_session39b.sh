@@ -7,7 +7,7 @@ set -u
 . bench/gpu_env.sh
 export OUT
 for v in base EMBER_WGMMA_SWIDE=1 EMBER_WGMMA_EPAIR=1; do
-  env $([ $v = base ] || echo $v) timeout 150 python3 bench/gpu_models.py --only resnet50,bert,llama --dtypes bf16 --rounds 3 \
+  env $([ $v = base ] || echo $v) timeout 130 python3 bench/gpu_models.py --only resnet50,bert,llama --dtypes bf16 --rounds 3 \
     --out "$OUT/models-${v#EMBER_WGMMA_}.json" 2>&1 | grep case | python3 -c "
 import json, sys
 for l in sys.stdin:
