@@ -48,7 +48,7 @@ def main():
                 times = fn.program.profile(reps=20, **feed)
                 ms = time_torch(lambda: fn(*ins), "cuda") / 1e3
             return {"ms": ms, "rel_err": err, "kernels": {l.kernel: round(t, 2) for l, t in zip(fn.program.launches, times)}}
-        rec = dict(variant(dict(ov, _on=ov.get("_on", "wgmma")) if ov else None, body), overlay=ov)
+        rec = dict(variant(ov, body), overlay=ov)  # (conv_sweep.variant: on the wgmma kernels unless "_on" says)
         runs.append(rec)
         print(f"{json.dumps(ov)[:70]:70s} " + (f"{rec['ms']:.3f} ms err {rec['rel_err']:.1e}" if "ms" in rec else rec["error"]), flush=True)
     base = runs[0].get("kernels", {})
