@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (a record: `eprefetch` measured slower here and was removed the same session, its tests with it;
+#  this script no longer reproduces; bench/results/gpu-session38-2026-11-28/g/, i/ hold what it measured)
 # Thirty-eighth session: the register epilogue's prefetch of tile reads (knob `eprefetch`): its CUDA tests,
 # the bottleneck-closing residual convs with it, ResNet-50 bf16 and BERT-base with EMBER_WGMMA_EPREFETCH 0 / 1.
 set -u

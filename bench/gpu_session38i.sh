@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (a record: `eprefetch` measured slower here and was removed the same session, its tests with it;
+#  this script no longer reproduces; bench/results/gpu-session38-2026-11-28/g/, i/ hold what it measured)
 # Thirty-eighth session: knob `eprefetch` now also stages the row's outputs in registers and stores them after
 # every value is computed (38h's ncu: k7 stalled on L1TEX 68% of cycles, the per-column BN loads waiting behind
 # the previous column's store). CUDA tests, ResNet-50 and BERT bf16 with EMBER_WGMMA_EPREFETCH 0 / 1.

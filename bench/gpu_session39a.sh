@@ -8,9 +8,9 @@
 set -u
 . bench/gpu_env.sh
 export OUT
-timeout 100 python3 -m pytest -m cuda tests/test_wgmma_prefetch.py tests/test_wgmma.py -k 'prefetch or pair or wide or sepi or residual or matches' -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/epi_tests.log" 2>&1
+timeout 100 python3 -m pytest -m cuda tests/test_wgmma_epilogue_loads.py tests/test_wgmma.py -k 'epilogue or pair or wide or sepi or residual or matches' -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/epi_tests.log" 2>&1
 echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/epi_tests.log") FAILED"; grep '^FAILED' "$OUT/epi_tests.log" | head -5; tail -1 "$OUT/epi_tests.log"
 timeout 400 python3 bench/model_knob_sweep.py --model "resnet50 b32" --top 30 --out "$OUT/resnet-knobs.json" --knobs '[{"sepi": true, "swide": true},
- {"epair": true}, {"epair": true, "eprefetch": true}, {"sepi": true}, {"persistent": true}, {"BM": 128, "BN": 128},
+ {"epair": true}, {"sepi": true}, {"persistent": true}, {"BM": 128, "BN": 128},
  {"BM": 64, "BN": 256}, {"BM": 64, "BN": 128, "occupancy": 2}, {"sepi": true, "swide": true, "BM": 128, "BN": 128}, {"swide": true, "swunroll": 1},
  {"epair": true, "BM": 64, "BN": 128, "occupancy": 2}]' 2>&1 | grep -v -i "warn\|cls.__new__"

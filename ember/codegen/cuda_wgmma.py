@@ -33,7 +33,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, pairable, prefetch_default, staged_epilogue,
+from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, epilogue_loads, pairable, staged_epilogue,
                                   unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
@@ -434,7 +434,7 @@ def render_wgmma(w, c: Canon):
     if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
         emit_staged_epilogue(w, c, g, BM, BN, pair, wide)
     else:
-        emit_register_epilogue(w, c, g, BM, BN, pair, bool(cfg.get("eprefetch", prefetch_default())))
+        emit_register_epilogue(w, c, g, BM, BN, pair)
     w.emit(2, "}")
     w.emit(1, "}")
     tiles = w.tile_grid(g, BM, BN)
@@ -528,8 +528,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], promote=promote // 2), dict(out[0], promote=promote * 2)]
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
         out += [dict(out[0], sepi=True)]
-        if any(v.op == "load" for v in ir.val_toposort([c.store.value])):  # the epilogue's loads paired / prefetched
-            out += [dict(out[0], epair=True), dict(out[0], epair=True, eprefetch=True), dict(out[0], sepi=True, swide=True)]
+        if epilogue_loads(c):  # the epilogue's loads paired, or the staged walk 16 bytes a lane
+            out += [dict(out[0], epair=True), dict(out[0], sepi=True, swide=True)]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out

@@ -94,7 +94,7 @@ def wide_lanes(w, c: Canon, g, cfg: dict) -> int:
     bench/results/gpu-session38-2026-11-28/h/); 16 bytes a lane load the per-column operands and the
     residual as vectors too (the writer's vector-load groups). Untimed: off by default
     (EMBER_WGMMA_SWIDE=1: on where the store's value loads anything)."""
-    default = os.environ.get("EMBER_WGMMA_SWIDE", "0") == "1" and any(v.op == "load" for v in ir.val_toposort([c.store.value]))
+    default = os.environ.get("EMBER_WGMMA_SWIDE", "0") == "1" and epilogue_loads(c)
     if not cfg.get("swide", default) or _acc_val(c, g) is None:
         return 0
     var, ext = g.n[-1]
@@ -153,37 +153,18 @@ def _emit_wide_walk(w, c: Canon, g, BM: int, BN: int, vec: int, unroll: int = 4)
     w.emit(2, "}")
 
 
-def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, prefetch: bool = False) -> None:
-    """The store's value per accumulator register, from the fragment layout. `prefetch`: the tile
-    reads of the store's value (tile_loads: a residual) loaded for the row's every column first."""
+def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
+    """The store's value per accumulator register, from the fragment layout."""
     I = w.IDX
-    tiles = tile_loads(w, c, g) if prefetch and pair else []
-    col = f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)"
     w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
     w.emit(2, "#pragma unroll\n    for (int h = 0; h < 2; ++h) {")
     w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
     w.emit(3, "if (gm_ < M_) {")
     w.decompose("gm_", g.m, 4)
-    hook = w.vr.load_hook
-    if tiles:
-        w.vr.load_hook = _prefetch_loads(w, g, tiles, BN, col, hook)
-    deferred = None
-    if prefetch and pair:  # the row's values first (every load in flight together), its stores after
-        raw_t = "unsigned int" if w.k.buffer(c.store.buffer).dtype.itemsize == 2 else "uint2"
-        deferred = "ov_[j]"
-        w.emit(4, f"{raw_t} ov_[{BN // 8}];")
     w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    _emit_column_pair(w, c, g, col, "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]", "d_[4 * j + 2 * h + r]", pair, 5, deferred)
-    w.vr.load_hook = hook
+    _emit_column_pair(w, c, g, f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)", "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]",
+                      "d_[4 * j + 2 * h + r]", pair, 5)
     w.emit(4, "}")
-    if deferred:
-        w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-        w.emit(5, f"const {I} gn_ = {col};")
-        w.emit(5, "if (gn_ < N_) {")
-        w.decompose("gn_", g.n, 6)
-        w.emit(6, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = ov_[j];")
-        w.emit(5, "}")
-        w.emit(4, "}")
     w.emit(3, "}")
     w.emit(2, "}")
 
@@ -197,68 +178,10 @@ def pair_loads_default() -> bool:
     return os.environ.get("EMBER_WGMMA_EPAIR", "0") == "1"
 
 
-def prefetch_default() -> bool:
-    """Knob `eprefetch`'s default (EMBER_WGMMA_EPREFETCH)."""
-    return os.environ.get("EMBER_WGMMA_EPREFETCH", "0") == "1"
-
-
-def tile_loads(w, c: Canon, g) -> list:
-    """The loads of the store's value that read a tile shaped like the output (a residual added back):
-    a float input at an affine index of an m variable and the innermost n variable, whose adjacent
-    columns are one aligned 4- or 8-byte word. In the register epilogue each is a load per column
-    pair behind the column guard, issued one pair at a time as the stores go (ResNet-50's
-    bottleneck-closing 1x1 convs, the residual in the epilogue, ran at 650-890 GB/s on the H200:
-    bench/results/gpu-session38-2026-11-28/e/); prefetched, a row's loads are all in flight at once."""
-    var = g.n[-1][0]
-    mvars = {v for v, _ in g.m}
-    out = []
-    for v in ir.val_toposort([c.store.value]):
-        if v.op != "load" or v in out:
-            continue
-        buf, index, valid = v.args
-        if isinstance(index, ir.Val) or buf in w.vr.locals or valid is not sm.ONE:
-            continue
-        d = w.k.buffer(buf).dtype
-        free = sm.free_vars(index)
-        if d.is_float and d.itemsize in (2, 4) and var in free and free & mvars and _lanes_contiguous(index, var, 2):
-            out.append(v)
-    return out
-
-
-def _prefetch_loads(w, g, tiles: list, BN: int, col: str, hook):
-    """Emit the prefetch of every tile load over the row's BN / 8 column pairs into registers (one
-    word per pair); returns the load hook that reads them back in the store loop."""
-    var = g.n[-1][0]
-    I = w.IDX
-    names = {}
-    for t, v in enumerate(tiles):
-        buf, index, _ = v.args
-        d = w.k.buffer(buf).dtype
-        word = "unsigned int" if d.itemsize == 2 else "uint2"
-        w.emit(4, f"{word} pf{t}_[{BN // 8}];")
-        hi = ir.substitute(v, {var: sm.var(var, 0, None) + 1}, {})
-        if d.itemsize == 2:
-            lo_s, hi_s = f"(unsigned short)(pf{t}_[j] & 0xffffu)", f"(unsigned short)(pf{t}_[j] >> 16)"
-        else:
-            lo_s, hi_s = f"__uint_as_float(pf{t}_[j].x)", f"__uint_as_float(pf{t}_[j].y)"
-        ct = "float"
-        names[v] = lo_s if d.itemsize == 4 else w.vr.d.widen(lo_s, d, ct)
-        names[hi] = hi_s if d.itemsize == 4 else w.vr.d.widen(hi_s, d, ct)
-    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    w.emit(5, f"const {I} gn_ = {col};")
-    w.emit(5, "if (gn_ < N_) {")
-    w.decompose("gn_", g.n, 6)
-    for t, v in enumerate(tiles):
-        buf, index, _ = v.args
-        word = "unsigned int" if w.k.buffer(buf).dtype.itemsize == 2 else "uint2"
-        w.emit(6, f"pf{t}_[j] = *reinterpret_cast<const {word}*>(&{buf}[{w.idx(index)}]);")
-    w.emit(5, "}")
-    w.emit(4, "}")
-
-    def load(v, env):
-        r = names.get(v)
-        return r if r is not None else (hook(v, env) if hook is not None else None)
-    return load
+def epilogue_loads(c: Canon) -> bool:
+    """Whether the store's value reads anything (a per-column scale or bias, a residual): where the
+    epilogue load knobs (`epair`, `swide`) apply."""
+    return any(v.op == "load" for v in ir.val_toposort([c.store.value]))
 
 
 def _acc_val(c: Canon, g):
@@ -274,10 +197,9 @@ def pairable(w, c: Canon, g) -> bool:
             and _lanes_contiguous(c.store.index, var, 2))
 
 
-def _pair_store(w, c: Canon, g, ind: int, deferred: str | None = None) -> None:
+def _pair_store(w, c: Canon, g, ind: int) -> None:
     """The store of columns n (accl_) and n+1 (acch_): the store's value twice, the second with the
-    innermost n variable advanced by one, packed into one 4- or 8-byte write (into register `deferred`
-    instead, where given: stored by the caller later)."""
+    innermost n variable advanced by one, packed into one 4- or 8-byte write."""
     var = g.n[-1][0]
     acc = _acc_val(c, g)
     lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
@@ -293,14 +215,10 @@ def _pair_store(w, c: Canon, g, ind: int, deferred: str | None = None) -> None:
     w.emit(ind, f"{raw_t} o_;")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
-    if deferred:
-        w.emit(ind, f"{deferred} = o_;")
-        return
     w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
 
 
-def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair: bool, ind: int,
-                      deferred: str | None = None) -> None:
+def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair: bool, ind: int) -> None:
     """The store of columns `col` and col + 1 of row gm_ (values `lo`, `hi`; `one`: column col + r's
     value): one 2-element store where pairable, else each column on its own (both guarded by the
     column count)."""
@@ -310,7 +228,7 @@ def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair
         w.emit(ind, "if (gn_ < N_) {")
         w.decompose("gn_", g.n, ind + 1)
         w.emit(ind + 1, f"const float accl_ = {lo}, acch_ = {hi};")
-        _pair_store(w, c, g, ind + 1, deferred)
+        _pair_store(w, c, g, ind + 1)
         w.emit(ind, "}")
         return
     w.emit(ind, "#pragma unroll\n" + "  " * ind + "for (int r = 0; r < 2; ++r) {")

@@ -1,8 +1,7 @@
-"""The wgmma register epilogue's loads (codegen/cuda_wgmma_epilogue.py): the prefetch of tile reads
-with the row's stores after its values (knob `eprefetch`) and adjacent columns' loads paired (knob
-`epair`), and the staged epilogue's walk 16 bytes a lane (knob `swide`). Which loads count as a tile (a residual added back, not a per-column bias), that both render
-and compile for sm_90a (CI, no GPU), and on the GPU (mark cuda) that they match the reference on odd
-shapes, bf16 and float32 residuals, several seeds."""
+"""The wgmma epilogue's loads (codegen/cuda_wgmma_epilogue.py): adjacent columns' loads paired in the
+register path (knob `epair`) and the staged epilogue's walk 16 bytes a lane (knob `swide`). That both
+render and compile for sm_90a (CI, no GPU), and on the GPU (mark cuda) that they match the reference
+on odd shapes, bf16 and float32 residuals, several seeds."""
 import numpy as np
 import pytest
 
@@ -10,8 +9,6 @@ import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
 from ember.codegen.cuda_wgmma import wgmma_configs
-from ember.codegen.cuda_wgmma_epilogue import tile_loads
-from ember.kernel import ir
 
 BF = em.bfloat16
 rng = np.random.default_rng(0)
@@ -40,21 +37,6 @@ def _wgmma_kernel(lowered):
     ks = [k for k, _ in lowered.kernels if not isinstance(cg.wgmma_applicable(cg.canonical(k)), str)]
     assert len(ks) == 1
     return ks[0]
-
-
-@pytest.mark.parametrize("rdt", [BF, "float32"])
-def test_the_residual_is_a_tile_and_the_per_column_operands_are_not(rdt):
-    lowered, prog = _build(_residual_linear(rdt), {"eprefetch": True}, "h100")
-    k = _wgmma_kernel(lowered)
-    c = cg.canonical(k)
-    assert len([v for v in ir.val_toposort([c.store.value]) if v.op == "load"]) == 3  # scale, bias, residual
-    w = cg._KernelWriter(k, dict(cg.default_config(k), eprefetch=True), pipeline.get_target("h100"))
-    tiles = tile_loads(w, c, cg.contraction_of(c))
-    assert len(tiles) == 1 and k.buffer(tiles[0].args[0]).size.value == 333 * 200
-    word = "unsigned int" if rdt == BF else "uint2"
-    assert f"{word} pf0_[" in prog.source and "pf1_[" not in prog.source
-    _, off = _build(_residual_linear(rdt), {"eprefetch": False}, "h100")
-    assert "pf0_[" not in off.source
 
 
 @pytest.mark.parametrize("rdt", [BF, "float32"])
@@ -89,24 +71,23 @@ def test_the_wide_staged_walk_stores_16_bytes_a_lane(rdt):
 def test_the_search_offers_the_epilogue_load_knobs():
     lowered, _ = _build(_residual_linear(), {}, "h100")
     cfgs = wgmma_configs(cg.canonical(_wgmma_kernel(lowered)), "fast")
-    assert any(c.get("epair") for c in cfgs) and any(c.get("eprefetch") for c in cfgs) and any(c.get("swide") for c in cfgs)
+    assert any(c.get("epair") for c in cfgs) and any(c.get("swide") for c in cfgs)
 
 
-def test_prefetched_epilogues_compile_for_sm90a():
+def test_epilogue_load_knobs_compile_for_sm90a():
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_kernels
     for rdt in (BF, "float32"):
-        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True},
-                    {"epair": True}, {"epair": True, "eprefetch": True}, {"sepi": True, "swide": True},
+        for cfg in ({"epair": True}, {"epair": True, "BM": 64, "BN": 128, "persistent": True}, {"sepi": True, "swide": True},
                     {"sepi": True, "swide": True, "BM": 64, "BN": 128}, {"swide": True, "swunroll": 1}):
             _, prog = _build(_residual_linear(rdt), cfg, "h100")
-            assert ("pf0_[" in prog.source) == bool(cfg.get("eprefetch"))
+            assert ("float sv_[" in prog.source) == bool(cfg.get("swide"))
             assert all(len(b) > 0 for b in compile_kernels(prog.source, "sm_90a").values())
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("rdt", [BF, "float32"])
-def test_prefetched_epilogue_matches_the_reference_on_the_gpu(rdt):
+def test_epilogue_load_knobs_match_the_reference_on_the_gpu(rdt):
     for seed, (M, N, K) in enumerate([(333, 200, 192), (1000, 258, 64), (4096, 512, 128)]):
         y = _residual_linear(rdt, M, N, K)
         g = np.random.default_rng(seed)
@@ -114,8 +95,7 @@ def test_prefetched_epilogue_matches_the_reference_on_the_gpu(rdt):
                 "r": g.standard_normal((M, N)).astype(np.float32)}
         feed = {n: (a.astype(BF.np) if n != "r" or rdt == BF else a) for n, a in feed.items()}
         ref = np.asarray(em.reference([y], **feed)[0], np.float32)
-        for cfg in ({"eprefetch": True}, {"eprefetch": True, "BM": 64, "BN": 128, "persistent": True}, {"eprefetch": False},
-                    {"epair": True}, {"epair": True, "eprefetch": True, "BM": 64, "BN": 128},
+        for cfg in ({}, {"epair": True}, {"epair": True, "BM": 64, "BN": 128, "persistent": True},
                     {"sepi": True, "swide": True}, {"sepi": True, "swide": True, "BM": 64, "BN": 256, "swunroll": 2}):
             _, prog = _build(y, cfg, "cuda")
             out = np.asarray(prog(**feed), np.float32)
