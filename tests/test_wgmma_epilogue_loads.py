@@ -71,7 +71,9 @@ def test_the_wide_staged_walk_stores_16_bytes_a_lane(rdt):
 def test_the_search_offers_the_epilogue_load_knobs():
     lowered, _ = _build(_residual_linear(), {}, "h100")
     cfgs = wgmma_configs(cg.canonical(_wgmma_kernel(lowered)), "fast")
-    assert any(c.get("epair") for c in cfgs) and any(c.get("swide") for c in cfgs)
+    assert any(c.get("epair") for c in cfgs) and any(c.get("swide") is False for c in cfgs)  # (on by default: offered off)
+    default = pipeline.build_program(lowered, "h100", None, "single", load=False)
+    assert "float sv_[8];" in default.source  # (the default walks 16 bytes a lane where the epilogue loads)
 
 
 def test_epilogue_load_knobs_compile_for_sm90a():

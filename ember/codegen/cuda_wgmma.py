@@ -34,7 +34,7 @@ from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, epilogue_loads, pairable, staged_epilogue,
-                                  unpaired_columns, wide_lanes)
+                                  swide_default, unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
@@ -529,7 +529,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
         out += [dict(out[0], sepi=True)]
         if epilogue_loads(c):  # the epilogue's loads paired, or the staged walk 16 bytes a lane
-            out += [dict(out[0], epair=True), dict(out[0], sepi=True, swide=True)]
+            out += [dict(out[0], epair=True), dict(out[0], swide=not swide_default(c))]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out

@@ -86,16 +86,21 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int
     w.emit(2, "}")
 
 
+def swide_default(c: Canon) -> bool:
+    """Knob `swide`'s default: on where the store's value loads anything (EMBER_WGMMA_SWIDE=0: off)."""
+    return os.environ.get("EMBER_WGMMA_SWIDE", "1") == "1" and epilogue_loads(c)
+
+
 def wide_lanes(w, c: Canon, g, cfg: dict) -> int:
     """Knob `swide` (the staged epilogue's walk 16 bytes of output per lane): the lanes a thread stores
     at once (8 bf16 / f16, 4 float32), 0 where off or where the output is not contiguous over whole
     runs of that many columns. A column pair per lane spends about 45 instructions per pair on a
     BatchNorm + residual epilogue (ResNet-50's residual 1x1 convs: issue-bound, ncu in
     bench/results/gpu-session38-2026-11-28/h/); 16 bytes a lane load the per-column operands and the
-    residual as vectors too (the writer's vector-load groups). Untimed: off by default
-    (EMBER_WGMMA_SWIDE=1: on where the store's value loads anything)."""
-    default = os.environ.get("EMBER_WGMMA_SWIDE", "0") == "1" and epilogue_loads(c)
-    if not cfg.get("swide", default) or _acc_val(c, g) is None:
+    residual as vectors too (the writer's vector-load groups). On by default where the store's value
+    loads anything (ResNet-50 bf16 2.35 -> 1.93 ms, BERT 3.03 -> 2.70 on an H200,
+    bench/results/gpu-session39-2026-11-28/); EMBER_WGMMA_SWIDE=0 turns it off."""
+    if not cfg.get("swide", swide_default(c)) or _acc_val(c, g) is None:
         return 0
     var, ext = g.n[-1]
     item = w.k.buffer(c.store.buffer).dtype.itemsize
