@@ -13,7 +13,8 @@ kernel/ir.py) maps onto the GPU in one of four *modes*, a schedule knob:
                  memory combine and broadcast; threads stride the tail.
 ``cols``         32 consecutive outer points per block, one per lane (coalesced when consecutive
                  outer points are adjacent in memory: reductions over a non-innermost axis); the
-                 block's warps split the reduction and combine through shared memory.
+                 block's warps split the reduction and combine through shared memory. Knobs
+                 ``cvec`` (outputs per lane), ``own`` (each warp its own outputs, whole reduction).
 
 float16/bfloat16: 16-bit integers converted with PTX ``cvt`` (round to nearest even); math in float; MAX keeps NaN.
 """

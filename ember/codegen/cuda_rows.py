@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
-from .clike import acc_identity, compute_type
+from .clike import _lanes_contiguous, acc_identity, compute_type
 from .cuda_schedule import THREAD_CACHE_MAX, RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
@@ -253,6 +253,8 @@ class RowMappings:
         ct = compute_type(s.acc.dtype)
         op = 0 if s.acc.op == "sum" else 1
         nrows = _size(c.outer)
+        if self.cfg.get("own"):
+            return self._cols_own(c, T, cv, s, acc)
         smem = f"em_colv_{ct.replace(' ', '_')}"
         self.emit(1, f"__shared__ {ct} {smem}[{W}][{32 * cv + 1}];")
         self.emit(1, "const int lane_ = threadIdx.x & 31, wy_ = threadIdx.x >> 5;")
@@ -295,6 +297,58 @@ class RowMappings:
         self.emit(2, "__syncthreads();  /* the partials are read before the next group reuses them */")
         self.emit(1, "}")
         return sm.minimum((nrows + 32 * cv - 1) // (32 * cv), 2 ** 31 - 1)
+
+    def _cols_own(self, c: Canon, T: int, cv: int, s, acc):
+        """Knob `own`: each warp its own `cv` x 32 outer points and the whole reduction (a short one:
+        a pooling window over channels-last pixels, 9 taps of 16-byte loads), no partials in shared
+        memory and no barrier, the lane's `cv` outputs one vector store where they are contiguous."""
+        from ..kernel import ir
+        I, W, o = self.IDX, T // 32, c.outer[-1][0]
+        nrows = _size(c.outer)
+        self.emit(1, "const int lane_ = threadIdx.x & 31;")
+        self.emit(1, f"const {I} nrows_ = {self.idx(nrows)};")
+        self.emit(1, f"for ({I} g_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); g_ * {32 * cv} < nrows_; g_ += ({I})gridDim.x * {W}) {{")
+        self.emit(2, f"const {I} row_ = g_ * {32 * cv} + lane_ * {cv};")
+        self.emit(2, "if (row_ < nrows_) {")  # (the innermost outer extent is a multiple of cv: all in or all out)
+        self.decompose("row_", c.outer, 3)
+        names = [f"{s.acc.name}_{j}" for j in range(cv)]
+        for n in names:
+            self.emit(3, f"{compute_type(s.acc.dtype)} {n} = {acc_identity(s.acc.op, s.acc.dtype)};")
+        R = _size(s.loops)
+        unroll = "" if R.is_const and R.value <= 32 else " 4"  # (a window's taps all in flight)
+        self.emit(3, f"#pragma unroll{unroll}\n      for ({I} r_ = 0; r_ < {self.idx(R)}; r_ += 1) {{")
+        self.decompose("r_", s.loops, 4)
+        self.emitted_groups = {}
+        lanes = self.lanes([s.update.value], o, cv)
+        self._ind = 4
+        env = self.vr.vals([v for lane in lanes for v in lane], 4)
+        for n, lane in zip(names, lanes):
+            self.emit(4, self.vr.update(ir.Update(n, s.update.op, s.update.value), env[lane[0]]))
+        self.emit(3, "}")
+        buf = self.k.buffer(c.store.buffer)
+        nbytes = buf.dtype.itemsize * cv
+        packed = (c.store.buffer not in self.vr.locals and not buf.dtype.is_bool and nbytes in (4, 8, 16)
+                  and _lanes_contiguous(c.store.index, o, cv))
+        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
+        if packed:
+            self.emit(3, f"{raw_t} o_;")
+        for j, n in enumerate(names):  # the store of point o + j, its accumulator bound
+            m = {o: sm.var(o, 0, None) + j} if j else {}
+            memo = {acc: ir.Val("acc", (n,), acc.dtype)} if acc is not None else {}
+            val = ir.substitute(c.store.value, m, memo)
+            self.emitted_groups = {}
+            self._ind = 3
+            venv = self.vr.vals([val], 3)
+            if packed:
+                self.emit(3, f"reinterpret_cast<{self.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {self.vr.store(c.store.buffer, venv[val])};")
+            else:
+                idx = sm.substitute(c.store.index, m) if m else c.store.index
+                self.emit(3, f"{c.store.buffer}[{self.idx(idx)}] = {self.vr.store(c.store.buffer, venv[val])};")
+        if packed:
+            self.emit(3, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{self.idx(c.store.index)}]) = o_;")
+        self.emit(2, "}")
+        self.emit(1, "}")
+        return sm.minimum((nrows + 32 * cv * W - 1) // (32 * cv * W), 2 ** 31 - 1)
 
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
         if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):

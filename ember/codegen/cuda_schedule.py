@@ -21,6 +21,7 @@ from ..kernel.structure import (
     contraction_of,
 )
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
+from .cuda_walks import _lanes_coalesced, _unit_stride, cols_vec_ok, columns_contiguous, loads_shared_by_columns  # noqa: F401
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
@@ -37,8 +38,8 @@ KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
 DECODE_NARROW_WARPS = os.environ.get("EMBER_DECODE_NARROW_WARPS", "1") == "1"  # head dim 64: 8 warps (0: 4; A/B runs)
 DECODE_STATIC_STEAL = os.environ.get("EMBER_DECODE_STATIC_STEAL", "1") == "1"  # those 8 warps interleaved (0: off; A/B runs)
-DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"
-DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)  # the cluster's combine in rank 0 (0: off; A/B runs)
+DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
+DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
 CLUSTER_ROW_BYTES = 96 * 1024  # a cached row above this is shared by a cluster of 2 blocks
 
@@ -208,90 +209,6 @@ def _cached_threads(k: ir.Kernel, c: Canon, max_vec: int, target=None) -> tuple 
 # schedules
 
 
-def _unit_stride(e: sm.Expr, var: str) -> bool:
-    x = sm.var(var, 0, None)
-    return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x}) is sm.ONE
-
-
-def _lanes_coalesced(e: sm.Expr, var: str, loop_vars: set) -> bool:
-    """Whether 32 consecutive values of `var` (a warp's lanes) read at most twice the 32-byte sectors
-    of one contiguous run of 4-byte elements: a transposed conv's phases interleaved along a row
-    (`4225*((o3 + 1) % 2) + (o3 + 1) // 2`: two runs of 16) read as well as a plain row."""
-    free = sm.free_vars(e)
-    if var not in free or not free <= loop_vars:
-        return False
-    x = sm.var(var, 0, None)
-    step = sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x})
-    if step.is_const:  # a plain stride (most loads): lanes that far apart, no evaluation needed
-        return abs(int(step.value)) <= 2
-    for base in (0, 32, 96):
-        env = {v: 0 for v in free}
-        addrs = {int(sm.evaluate(e, dict(env, **{var: base + i}))) for i in range(32)}
-        if len(addrs) < 32 or len({a // 8 for a in addrs}) > 8:
-            return False
-    return True
-
-
-def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
-    """Whether the reductions read memory along the outer points rather than along the reduction:
-    some stage load is contiguous in the innermost outer variable and none in the innermost
-    reduction variable (a sum over a middle axis). Lanes should then take outer points (cols mode)."""
-    if not c.outer or any(not s.loops for s in c.stages):
-        return False
-    o = c.outer[-1][0]
-    loop_vars = {n for n, _ in c.outer} | {n for s in c.stages for n, _ in s.loops}
-    along_rows = along_red = False
-    for s in c.stages:
-        rv = s.loops[-1][0]
-        for v in ir.val_toposort([s.update.value]):
-            if v.op == "load" and not isinstance(v.args[1], ir.Val):
-                along_rows |= _unit_stride(v.args[1], o) or _lanes_coalesced(v.args[1], o, loop_vars)
-                # a load the same for every outer point (x of a GEMV x @ W) is a broadcast to the
-                # lanes, wherever it runs: only loads that also vary with the outer point count
-                along_red |= _unit_stride(v.args[1], rv) and o in sm.free_vars(v.args[1])
-            elif v.op == "load" and _walks_in_gather(v.args[1], rv):
-                # a gather along the reduction (an embedding row: table[ids[row] * D + r]) reads
-                # along it: BERT's embeddings + LayerNorm took 121 us in cols mode on the H100
-                along_red = True
-    return along_rows and not along_red
-
-
-def _walks_in_gather(index: ir.Val, rv: str) -> bool:
-    """Whether an indirect load's index adds the reduction variable itself to what it gathers."""
-    return any(x.op == "index" and _unit_stride(x.args[0], rv) for x in ir.val_toposort([index]))
-
-
-def cols_vec_ok(k: ir.Kernel, c: Canon, cv: int) -> str | None:
-    """None when cols mode can give each lane `cv` consecutive outputs (one reduction stage, no
-    tail, the innermost output extent a multiple of cv, every load that varies with the outputs a
-    contiguous vector of at most 16 bytes along them), else why not."""
-    if len(c.stages) != 1 or c.inner or not c.outer or cv not in (2, 4, 8):
-        return "one reduction stage, no tail, cv of 2, 4 or 8"
-    o, ext = c.outer[-1]
-    loads = [v for v in ir.val_toposort([c.stages[0].update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)
-             and o in sm.free_vars(v.args[1])]
-    if not (ext.is_const and ext.value % cv == 0) or not loads or any(
-            not _lanes_contiguous(v.args[1], o, cv) or v.dtype.itemsize * cv > 16 for v in loads):
-        return f"the outputs' loads are not {cv}-wide contiguous vectors"
-    return None
-
-
-def loads_shared_by_columns(c: Canon) -> bool:
-    """Whether no stage load depends on the innermost outer variable: neighbouring outputs read the
-    same values (a scan's masked sums), so one thread per output gets every load as a broadcast and
-    a warp per output would only add shuffles."""
-    if not c.outer or any(not s.loops for s in c.stages):
-        return False
-    o, ext = c.outer[-1]
-    if not (ext.is_const and ext.value >= 32):
-        return False
-    for s in c.stages:
-        for v in ir.val_toposort([s.update.value]):
-            if v.op == "load" and not isinstance(v.args[1], ir.Val) and o in sm.free_vars(v.args[1]):
-                return False
-    return True
-
-
 # (BM, BN, BK, WM, WN) and the TFLOP/s each reached on a float32 4096^3 product on the H100
 # (bench/results/variants-2026-11-21.json): warp tiles of 64x64 reuse each fragment most
 # 32 x 128 (one warp row): not timed on 4096^3; its rate is set from a conv with 32 output channels
@@ -442,6 +359,11 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # bench/results/contractions-devtime-gemv-hbm-2026-11-25.json): 3.00 against 2.85 TB/s at
         # K = 2048; at K = 4096 and 8192 block mode won (3.02 against 2.94 and 2.91)
         return {"mode": "warp", "threads": 256, "vec": 8, **({"fuse": 1} if recomputes else {})}
+    if r < 16 and nrows >= (1 << 16) and columns_contiguous(k, c) and os.environ.get("EMBER_COLS_OWN", "0") == "1":
+        # a short window over channels-last pixels (ResNet-50's max pool, 64 us for 66 MB as a thread per
+        # output, gpu-session39-2026-11-28/d/): cuda_rows.py knob `own`. Untimed: off unless EMBER_COLS_OWN=1
+        if (cv := next((v for v in (8, 4, 2) if cols_vec_ok(k, c, v) is None), 0)):
+            return {"mode": "cols", "threads": 128, "cvec": cv, "own": True}
     if r >= 16 and columns_contiguous(k, c):
         # four outputs per lane (8-byte loads of bf16) where that still leaves 3 blocks per SM: a
         # GEMV x @ W over a 2048 x 65536 W read from HBM, 2.06 -> 2.93 TB/s on the H100 (cuBLAS

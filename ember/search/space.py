@@ -125,6 +125,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
         from ..codegen.cuda_schedule import cols_vec_ok
         out += [{"mode": "cols", "threads": t, "cvec": v} for v in (2, 4, 8) if cols_vec_ok(k, c, v) is None
                 for t in (256, 512)]
+        # each warp its own outputs and the whole reduction (short windows: cuda_rows.py knob `own`)
+        out += [{"mode": "cols", "threads": 128, "cvec": v, "own": True} for v in (4, 8) if cols_vec_ok(k, c, v) is None]
     return out
 
 

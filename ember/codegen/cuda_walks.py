@@ -1,0 +1,93 @@
+"""Which way a reduction's lanes should walk memory (the CUDA schedule's analyses behind `cols` mode):
+along the outer points (a sum over a middle axis, a pooling window over channels-last pixels) or along
+the reduction, and whether a lane can take several consecutive outputs as vectors."""
+from __future__ import annotations
+
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.structure import Canon
+from .clike import _lanes_contiguous
+
+
+def _unit_stride(e: sm.Expr, var: str) -> bool:
+    x = sm.var(var, 0, None)
+    return sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x}) is sm.ONE
+
+
+def _lanes_coalesced(e: sm.Expr, var: str, loop_vars: set) -> bool:
+    """Whether 32 consecutive values of `var` (a warp's lanes) read at most twice the 32-byte sectors
+    of one contiguous run of 4-byte elements: a transposed conv's phases interleaved along a row
+    (`4225*((o3 + 1) % 2) + (o3 + 1) // 2`: two runs of 16) read as well as a plain row."""
+    free = sm.free_vars(e)
+    if var not in free or not free <= loop_vars:
+        return False
+    x = sm.var(var, 0, None)
+    step = sm.substitute(e, {var: x + 1}) - sm.substitute(e, {var: x})
+    if step.is_const:  # a plain stride (most loads): lanes that far apart, no evaluation needed
+        return abs(int(step.value)) <= 2
+    for base in (0, 32, 96):
+        env = {v: 0 for v in free}
+        addrs = {int(sm.evaluate(e, dict(env, **{var: base + i}))) for i in range(32)}
+        if len(addrs) < 32 or len({a // 8 for a in addrs}) > 8:
+            return False
+    return True
+
+
+def columns_contiguous(k: ir.Kernel, c: Canon) -> bool:
+    """Whether the reductions read memory along the outer points rather than along the reduction:
+    some stage load is contiguous in the innermost outer variable and none in the innermost
+    reduction variable (a sum over a middle axis). Lanes should then take outer points (cols mode)."""
+    if not c.outer or any(not s.loops for s in c.stages):
+        return False
+    o = c.outer[-1][0]
+    loop_vars = {n for n, _ in c.outer} | {n for s in c.stages for n, _ in s.loops}
+    along_rows = along_red = False
+    for s in c.stages:
+        rv = s.loops[-1][0]
+        for v in ir.val_toposort([s.update.value]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val):
+                along_rows |= _unit_stride(v.args[1], o) or _lanes_coalesced(v.args[1], o, loop_vars)
+                # a load the same for every outer point (x of a GEMV x @ W) is a broadcast to the
+                # lanes, wherever it runs: only loads that also vary with the outer point count
+                along_red |= _unit_stride(v.args[1], rv) and o in sm.free_vars(v.args[1])
+            elif v.op == "load" and _walks_in_gather(v.args[1], rv):
+                # a gather along the reduction (an embedding row: table[ids[row] * D + r]) reads
+                # along it: BERT's embeddings + LayerNorm took 121 us in cols mode on the H100
+                along_red = True
+    return along_rows and not along_red
+
+
+def _walks_in_gather(index: ir.Val, rv: str) -> bool:
+    """Whether an indirect load's index adds the reduction variable itself to what it gathers."""
+    return any(x.op == "index" and _unit_stride(x.args[0], rv) for x in ir.val_toposort([index]))
+
+
+def cols_vec_ok(k: ir.Kernel, c: Canon, cv: int) -> str | None:
+    """None when cols mode can give each lane `cv` consecutive outputs (one reduction stage, no
+    tail, the innermost output extent a multiple of cv, every load that varies with the outputs a
+    contiguous vector of at most 16 bytes along them), else why not."""
+    if len(c.stages) != 1 or c.inner or not c.outer or cv not in (2, 4, 8):
+        return "one reduction stage, no tail, cv of 2, 4 or 8"
+    o, ext = c.outer[-1]
+    loads = [v for v in ir.val_toposort([c.stages[0].update.value]) if v.op == "load" and not isinstance(v.args[1], ir.Val)
+             and o in sm.free_vars(v.args[1])]
+    if not (ext.is_const and ext.value % cv == 0) or not loads or any(
+            not _lanes_contiguous(v.args[1], o, cv) or v.dtype.itemsize * cv > 16 for v in loads):
+        return f"the outputs' loads are not {cv}-wide contiguous vectors"
+    return None
+
+
+def loads_shared_by_columns(c: Canon) -> bool:
+    """Whether no stage load depends on the innermost outer variable: neighbouring outputs read the
+    same values (a scan's masked sums), so one thread per output gets every load as a broadcast and
+    a warp per output would only add shuffles."""
+    if not c.outer or any(not s.loops for s in c.stages):
+        return False
+    o, ext = c.outer[-1]
+    if not (ext.is_const and ext.value >= 32):
+        return False
+    for s in c.stages:
+        for v in ir.val_toposort([s.update.value]):
+            if v.op == "load" and not isinstance(v.args[1], ir.Val) and o in sm.free_vars(v.args[1]):
+                return False
+    return True
