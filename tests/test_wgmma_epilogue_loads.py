@@ -81,7 +81,8 @@ def test_epilogue_load_knobs_compile_for_sm90a():
     from ember.backends.cuda import compile_kernels
     for rdt in (BF, "float32"):
         for cfg in ({"epair": True}, {"epair": True, "BM": 64, "BN": 128, "persistent": True}, {"sepi": True, "swide": True},
-                    {"sepi": True, "swide": True, "BM": 64, "BN": 128}, {"swide": True, "swunroll": 1}):
+                    {"sepi": True, "swide": True, "BM": 64, "BN": 128}, {"swide": True, "swunroll": 1},
+                    {"swide": True, "BM": 64, "BN": 128, "occupancy": 2}):
             _, prog = _build(_residual_linear(rdt), cfg, "h100")
             assert ("float sv_[" in prog.source) == bool(cfg.get("swide"))
             assert all(len(b) > 0 for b in compile_kernels(prog.source, "sm_90a").values())
@@ -98,7 +99,8 @@ def test_epilogue_load_knobs_match_the_reference_on_the_gpu(rdt):
         feed = {n: (a.astype(BF.np) if n != "r" or rdt == BF else a) for n, a in feed.items()}
         ref = np.asarray(em.reference([y], **feed)[0], np.float32)
         for cfg in ({}, {"epair": True}, {"epair": True, "BM": 64, "BN": 128, "persistent": True},
-                    {"sepi": True, "swide": True}, {"sepi": True, "swide": True, "BM": 64, "BN": 256, "swunroll": 2}):
+                    {"sepi": True, "swide": True}, {"sepi": True, "swide": True, "BM": 64, "BN": 256, "swunroll": 2},
+                    {"swide": True, "BM": 64, "BN": 128, "occupancy": 2}, {"swide": True, "BM": 64, "BN": 64, "occupancy": 2}):
             _, prog = _build(y, cfg, "cuda")
             out = np.asarray(prog(**feed), np.float32)
             err = np.abs(out - ref).max() / np.abs(ref).max()

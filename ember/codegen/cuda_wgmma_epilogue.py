@@ -15,8 +15,8 @@ A knob (`sepi`), off by default: measured on the H100 as whole models in one run
 3.92 / 3.88 against 3.46 ms, the Llama-1B prefill 4.51 / 4.47 against 4.33, BERT-base 3.23 / 3.23
 against 3.36; the models' linear layers alone within noise either way (`e/gemm-tiles-sepi.json`).
 The search offers it (search/space.py); it applies where the ring is free after the k loop (not
-`persistent`: the producer fills the ring with the next tile's slices during the epilogue; one
-block per SM) and holds every consumer's tile. What the measurement suggests is left: the
+`persistent`: the producer fills the ring with the next tile's slices during the epilogue) and
+holds every consumer's tile. What the measurement suggests is left: the
 fragment writes' 2-way bank conflicts, the extra barrier, and the lost overlap of one warpgroup's
 stores with the other's math; a TMA store of a bf16 tile would halve the shared-memory traffic.
 """
@@ -34,10 +34,12 @@ PAD = 4  # floats of padding per staged row (spreads a fragment store's 8 rows o
 
 def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int, unpaired: bool = False) -> bool:
     """Whether the epilogue goes through shared memory: knob `sepi`, where the ring is free after the
-    k loop (not persistent, one block per SM) and holds every consumer's tile. Off by default, but
-    on where the register path would write half sectors (`unpaired`, unpaired_columns)."""
+    k loop (not persistent: no next tile's slices land there) and holds every consumer's tile; each
+    block stages in its own ring, so two blocks per SM (`occupancy` 2) may too (since the thirty-ninth
+    session; untimed there). Off by default, but on where the register path would write half sectors
+    (`unpaired`, unpaired_columns) or knob `swide` walks 16 bytes a lane."""
     fits = (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
-    free = not cfg.get("persistent", False) and int(cfg.get("occupancy", 1)) == 1
+    free = not cfg.get("persistent", False)
     default = unpaired or os.environ.get("EMBER_WGMMA_SEPI", "0") == "1"  # (=1: staged by default, for A/Bs)
     return fits and free and bool(cfg.get("sepi", default))
 
