@@ -26,9 +26,9 @@ partition on targets whose tensor cores read operands from shared memory (`wgmma
    contiguous bytes per pixel and tap. Graph inputs and outputs keep their layout (the caller sees
    them), as do nodes whose readers ask for different orders.
 
-Before them, rewrite 0 pads a stem's few channels to a chunk and rewrite 0b gives a conv that
-reads a graph input (a lone KernelBench conv, a model's first layer) an explicit copy of it to
-relay: one transposing pass, as cuDNN makes for NCHW tensors.
+Before them, rewrite 0a (layout_phases.py) reads a strided stem over its stride's phases, rewrite 0
+pads a stem's few channels to a chunk and rewrite 0b gives a conv that reads a graph input (a lone
+KernelBench conv, a model's first layer) an explicit copy of it to relay: one transposing pass.
 
 `EMBER_CONTRACTION_LAYOUTS=0` turns both off; `=1` turns them on for any target (the CPU tests use
 it to check the rewritten graphs against the reference).
@@ -46,6 +46,7 @@ from ..symbolic.assume import conjuncts
 from ..view import View, index_name, row_major_strides
 from .builder import unflatten
 from .contraction import is_gemm_shaped, product_operands
+from .layout_phases import phase_split
 from .node_args import reduce_axes, view_of
 
 HALF = (dt.bfloat16, dt.float16)
@@ -63,6 +64,7 @@ def contraction_layouts(roots: list, target) -> list:
     """The graph with rewrites 1 and 2 applied (the same nodes where none applies)."""
     if not enabled(target):
         return roots
+    roots = _rebuild(roots, lambda old, new: phase_split(new))  # 0a: a strided stem over its stride's phases
     roots = _rebuild(roots, _padded_channels)
     roots = _rebuild(roots, _copied_inputs)
     roots = _rebuild(roots, _flipped_constants)
