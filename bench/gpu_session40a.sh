@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# For the fortieth session (prepared in the thirty-ninth, all untimed there): the CUDA tests of what was
+# built on the CPU, then each thing A/B on what it was built for (ResNet-50 here; bench/gpu_session40b.sh the rest).
+#  - cols knob `own` (EMBER_COLS_OWN=1: a warp per 32 x cvec outputs of a short window; ResNet-50's max
+#    pool k3 was 64 us for 66 MB);
+#  - rewrite 0a, the conv over its stride's phases (EMBER_CONV_PHASES=1: ResNet's stem k 392 -> 256 over
+#    32-byte pixels, 280 us against cuDNN's 196; the seed conv over 48-channel pixels, 591 us, target 2x eager);
+#  - the staged epilogue (swide) at two blocks per SM (occupancy 2 now stages too): ResNet-50's residual
+#    1x1 convs (k7 96 us for 115 MB), per launch under the overlays.
+set -u
+. bench/gpu_env.sh
+export OUT
+timeout 150 python3 -m pytest -m cuda tests/test_cols_own.py tests/test_conv_phases.py tests/test_wgmma_epilogue_loads.py \
+  -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/tests.log" 2>&1
+echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head -5; tail -1 "$OUT/tests.log"
+for v in base EMBER_CONV_PHASES=1 EMBER_COLS_OWN=1; do
+  env $([ $v = base ] || echo $v) timeout 70 python3 bench/gpu_models.py --only resnet50 --dtypes bf16 --rounds 3 \
+    --out "$OUT/resnet-${v%%=*}.json" 2>&1 | grep case | python3 -c "
+import json, sys
+for l in sys.stdin:
+    try:
+        r = json.loads(l)
+    except ValueError:
+        continue
+    print('$v', r['case'], r.get('ember_ms'), 'eager', r.get('eager_ms'), 'compile', r.get('torch_compile_ms'), 'err', r.get('ember_err'))"
+done
