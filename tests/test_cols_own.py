@@ -91,3 +91,10 @@ def test_own_matches_the_reference(kind, dtype, cv):
     for seed in (0, 1):
         v = np.random.default_rng(seed).standard_normal((2, 15, 17, 40)).astype(em.dtypes.as_dtype(dtype).np)
         assert_close(fn(x=v), em.reference(y, x=v), dtype, what=f"{kind} pool seed {seed}")
+
+
+def test_an_integer_max_window_stays_rolled():
+    """NVRTC 13.0 miscompiles a fully unrolled int32 max over negated loads (cuda_rows.py _stage_loop)."""
+    _, y = _pool("max", "int32")
+    src = cg.render_kernel(_reduction_kernel(y), _own(4))[0]
+    assert "#pragma unroll 1\n" in src

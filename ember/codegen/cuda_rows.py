@@ -315,7 +315,8 @@ class RowMappings:
         for n in names:
             self.emit(3, f"{compute_type(s.acc.dtype)} {n} = {acc_identity(s.acc.op, s.acc.dtype)};")
         R = _size(s.loops)
-        unroll = "" if R.is_const and R.value <= 32 else " 4"  # (a window's taps all in flight)
+        # a window's taps all in flight; an integer max rolled (NVRTC 13.0 miscompiles it unrolled: _stage_loop)
+        unroll = " 1" if s.acc.op == "max" and not s.acc.dtype.is_float else "" if R.is_const and R.value <= 32 else " 4"
         self.emit(3, f"#pragma unroll{unroll}\n      for ({I} r_ = 0; r_ < {self.idx(R)}; r_ += 1) {{")
         self.decompose("r_", s.loops, 4)
         self.emitted_groups = {}

@@ -38,6 +38,7 @@ KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
 DECODE_NARROW_WARPS = os.environ.get("EMBER_DECODE_NARROW_WARPS", "1") == "1"  # head dim 64: 8 warps (0: 4; A/B runs)
 DECODE_STATIC_STEAL = os.environ.get("EMBER_DECODE_STATIC_STEAL", "1") == "1"  # those 8 warps interleaved (0: off; A/B runs)
+THREAD_UNROLL = os.environ.get("EMBER_THREAD_UNROLL", "0") == "1"  # short windows unrolled (default_config)
 DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
 DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
@@ -399,6 +400,10 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
     if r >= 32:
         return {"mode": "warp", "threads": 128, "vec": 8}
+    if THREAD_UNROLL and R.is_const and 1 < r <= 32 and all(s.acc.dtype.is_float for s in c.stages):
+        # a short window (a depthwise conv's 9 taps, a pool's 27) unrolled: its tap arithmetic folds to
+        # constants. Untimed: off unless EMBER_THREAD_UNROLL=1 (the search offers knob `unroll`)
+        return {"mode": "thread", "threads": 128, "vec": 1, "unroll": 32}
     return {"mode": "thread", "threads": 128, "vec": 1}
 
 
