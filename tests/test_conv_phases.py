@@ -44,7 +44,6 @@ def _conv(rng, dtype, n, c, hw, o, k, stride, pad, weights="const"):
 def _equal(y, wa, rng, dtype, weights):
     roots = [y.node]
     new = layout.contraction_layouts(roots, H100)
-    x = y.node
     feed = {"x": rng.standard_normal(tuple(s.value for s in next(
         nd for nd in g.toposort(roots) if nd.op == g.INPUT and nd.arg == "x").shape)).astype(dt.as_dtype(dtype).np)}
     if weights == "input":
@@ -54,7 +53,6 @@ def _equal(y, wa, rng, dtype, weights):
     tol = 0.03 if dtype == "bfloat16" else 1e-5
     np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=tol,
                                atol=tol * float(np.abs(np.asarray(want, np.float32)).max()))
-    return x
 
 
 CASES = [  # (dtype, channels, (h, w), out channels, kernel, stride, padding)
@@ -135,3 +133,24 @@ def test_phased_stems_equal_torch_on_the_gpu(monkeypatch, precision, dtype):
             err = (got - want).abs().max().item() / want.abs().max().item()
             tol = 0.02 if dtype == "bfloat16" else (TF32_TOL if precision == "torch" else 1e-5)
             assert err <= tol, (dtype, precision, seed, err)
+
+
+def test_a_torch_stem_with_batchnorm_and_pool_evaluates_like_the_original(phases):
+    """ResNet's stem as torch writes it (conv, BatchNorm, ReLU, max pool) imported in bf16: the graph
+    with the phases rewrite evaluates like the original."""
+    torch = pytest.importorskip("torch")
+    from ember.frontends.importer import export, import_graph
+    torch.manual_seed(0)
+    stem = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 7, 2, 3, bias=False), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                               torch.nn.MaxPool2d(3, 2, 1)).eval().to(torch.bfloat16)
+    stem[1].running_mean.uniform_(-0.5, 0.5)
+    x = torch.randn(2, 3, 29, 27, dtype=torch.bfloat16)
+    ig = import_graph(export(stem, (x,)), precision="torch")
+    roots = [o.node for o in ig.outputs if hasattr(o, "node")]
+    new = layout.contraction_layouts(roots, H100)
+    assert len(phases) == 1
+    name = next(nd.arg for nd in g.toposort(roots) if nd.op == g.INPUT)
+    feed = {name: x.float().numpy().astype(dt.bfloat16.np)}
+    want, = evaluate(roots, feed, {})
+    got, = evaluate(new, feed, {})
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=0.03, atol=0.03)
