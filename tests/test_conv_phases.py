@@ -67,7 +67,9 @@ CASES = [  # (dtype, channels, (h, w), out channels, kernel, stride, padding)
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-k{c[4]}-s{c[5]}" for c in CASES])
 @pytest.mark.parametrize("weights", ["const", "input"])
 @pytest.mark.parametrize("seed", range(2))
-def test_phased_conv_evaluates_like_the_original(phases, case, weights, seed):
+def test_phased_conv_evaluates_like_the_original(phases, monkeypatch, case, weights, seed):
+    if seed:  # (the second seed with the channels padded to whole k slices)
+        monkeypatch.setenv("EMBER_CONV_PHASES", "slice")
     rng = np.random.default_rng(seed)
     dtype, c, hw, o, k, s, p = case
     y, wa = _conv(rng, dtype, 2, c, hw, o, k, s, p, weights)
@@ -91,11 +93,14 @@ def test_convs_it_leaves_alone(phases, monkeypatch):
     assert not phases
 
 
-@pytest.mark.parametrize("dtype,shape,o,k,s,p,pixel", [("bfloat16", (8, 3, 96, 96), 64, 7, 2, 3, 16),
-                                                       ("float32", (4, 3, 131, 131), 96, 11, 4, 2, 48)])
-def test_stems_take_wgmma_over_wide_pixels_and_compile(phases, dtype, shape, o, k, s, p, pixel):
+@pytest.mark.parametrize("dtype,shape,o,k,s,p,pixel,mode", [("bfloat16", (8, 3, 96, 96), 64, 7, 2, 3, 16, "1"),
+                                                            ("float32", (4, 3, 131, 131), 96, 11, 4, 2, 48, "1"),
+                                                            ("float32", (4, 3, 131, 131), 96, 11, 4, 2, 64, "slice")])
+def test_stems_take_wgmma_over_wide_pixels_and_compile(phases, monkeypatch, dtype, shape, o, k, s, p, pixel, mode):
     """On the H100 target: the conv's input is a channels-last copy of C s^2 channels (padded to a
-    chunk), its weights [O, kh', kw', C'] with kh' = ceil(k / s), and the conv takes `wgmma`."""
+    chunk, or with EMBER_CONV_PHASES=slice to a 128-byte k slice), its weights [O, kh', kw', C'] with
+    kh' = ceil(k / s), and the conv takes `wgmma`."""
+    monkeypatch.setenv("EMBER_CONV_PHASES", mode)
     rng = np.random.default_rng(0)
     y, _ = _conv(rng, dtype, shape[0], shape[1], shape[2:], o, k, s, p)
     kq = -(-k // s)
@@ -111,12 +116,13 @@ def test_stems_take_wgmma_over_wide_pixels_and_compile(phases, dtype, shape, o, 
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("precision,dtype", [("torch", "bfloat16"), ("torch", "float32"), ("float32", "float32")])
-def test_phased_stems_equal_torch_on_the_gpu(monkeypatch, precision, dtype):
+@pytest.mark.parametrize("precision,dtype,mode", [("torch", "bfloat16", "1"), ("torch", "float32", "1"), ("float32", "float32", "1"),
+                                                  ("float32", "float32", "slice"), ("torch", "bfloat16", "slice")])
+def test_phased_stems_equal_torch_on_the_gpu(monkeypatch, precision, dtype, mode):
     """ResNet's stem and the seed conv's form through em.from_torch with the rewrite on, two seeds."""
     torch = pytest.importorskip("torch")
     from ember.precision import TF32_TOL
-    monkeypatch.setenv("EMBER_CONV_PHASES", "1")
+    monkeypatch.setenv("EMBER_CONV_PHASES", mode)
     tdt = {"bfloat16": torch.bfloat16, "float32": torch.float32}[dtype]
     for make, shape in ((lambda: torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False), (4, 3, 67, 61)),
                         (lambda: torch.nn.Conv2d(3, 96, 11, 4, 2), (3, 3, 99, 101))):

@@ -21,7 +21,7 @@ copy where the weights are given at run time).
 
 Exact in the arithmetic: every added product has a zero weight. Not in one corner: where x holds an
 inf or a NaN that no window of the original reads with a nonzero weight but an added tap reads, the
-sum becomes NaN (0 * inf). Untimed: off unless EMBER_CONV_PHASES=1.
+sum becomes NaN (0 * inf). Untimed: off unless EMBER_CONV_PHASES=1 (or =slice, see pad_bytes).
 """
 from __future__ import annotations
 
@@ -39,7 +39,13 @@ CHUNK_BYTES = 16
 
 
 def enabled() -> bool:
-    return os.environ.get("EMBER_CONV_PHASES", "0") == "1"
+    return os.environ.get("EMBER_CONV_PHASES", "0") in ("1", "slice")
+
+
+def pad_bytes() -> int:
+    """The phase channels padded to whole 16-byte chunks, or with EMBER_CONV_PHASES=slice to whole
+    128-byte k slices (48 float32 -> 64: the im2col copy takes whole slices of one tap; gathered else)."""
+    return 128 if os.environ.get("EMBER_CONV_PHASES") == "slice" else CHUNK_BYTES
 
 
 def phase_split(n: g.Node) -> g.Node:
@@ -138,7 +144,8 @@ def _phased(n: g.Node, m: dict, es: int):
     Qh, Qw = -(-KH // s), -(-KW // z)
     Hi, Wi = m["OH"] - 1 + Qh, m["OW"] - 1 + Qw
     Cs = C * s * z
-    Cp = -(-Cs * es // CHUNK_BYTES) * CHUNK_BYTES // es
+    pb = pad_bytes()
+    Cp = -(-Cs * es // pb) * pb // es
 
     def phases(v: View) -> View:  # rows p .. p + s*Hi of x (zeros outside), split into (i', a)
         pads, N = [(0, 0)] * 4, x.shape[0]
