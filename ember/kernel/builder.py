@@ -1,8 +1,6 @@
-"""KernelBuilder: lowers one materialised node (a kernel's root) and everything inlined into it to
-the kernel IR, and analyses the kernel for the materialisation rules it applies (rules 2-6 and 8 of
-kernel/partition.py's docstring: stages, kernel-local arrays; rule 4's cost model and its few-row exception
-are in kernel/recompute.py).
-"""
+"""KernelBuilder: lowers one materialised node (a kernel's root) and everything inlined into it to the
+kernel IR, and analyses the kernel for the materialisation rules it applies (rules 2-6 and 8 of kernel/
+partition.py's docstring: stages, kernel-local arrays; rule 4's cost model and exceptions: kernel/recompute.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,6 +15,7 @@ from .contraction import is_contraction
 from .node_args import expands, iota_expr, reduce_axes, view_of
 from .operand_order import ordered
 from .recompute import ENABLED as RECOMPUTE, few_row_recompute, inline_cost, reads_reduction, split_invariant_factor
+from .recompute import expands as window_expands
 from .scan import masked_short_sum
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
@@ -240,7 +239,7 @@ class KernelBuilder:
             return ir.load(self.buffer_of(src), flat, guard, src.dtype)
         scoords = unflatten(flat, src.shape)
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
-            expands = not (v.numel.is_const and src.numel.is_const and v.numel.value < 2 * src.numel.value)
+            expands = window_expands(self, v.numel, src)  # (kernel/recompute.py: a short window may recompute)
             if expands and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT and not self._scan_term(src):
                 cut = few_row_recompute(self, v.numel, src, scoords, RECOMPUTE_LIMIT)
                 if cut is not None:  # a few-row contraction recomputes its operand (kernel/recompute.py)

@@ -21,6 +21,7 @@ operations per element, rule 4 applies as before.
 from __future__ import annotations
 
 import contextvars
+import os
 
 from .. import dtypes as dt
 from .. import graph as g
@@ -180,3 +181,24 @@ def split_invariant_factor(update: ir.Val, rvars: set, acc_dtype: dt.DType) -> t
     scale = [f for f, i in zip(leaves, inv) if i]
     rest = [f for f, i in zip(leaves, inv) if not i]
     return prod(rest), prod(scale)
+
+
+# A short window over a cheap producer (a max pool over BatchNorm + ReLU: each element read about
+# k^2 / s^2 = 2.25 times) recomputes it per read rather than storing it: ResNet-50's stem wrote its
+# normalised output to a padded buffer (k2, 30 us on the H200) the pool then read back. Untimed: off
+# unless EMBER_WINDOW_INLINE=1.
+WINDOW_INLINE = os.environ.get("EMBER_WINDOW_INLINE", "0") == "1"
+WINDOW_READS_MAX = 4  # reads per source element (view elements / source elements) of such a window
+WINDOW_RECOMPUTE_LIMIT = 16  # ALU operations per element its producer may cost
+
+
+def expands(b, view_numel, src) -> bool:
+    """Rule 4's broadcast: a view read inside a reduction loop that reads its source at least twice
+    over (a pad does not), unless it is a short window over a cheap producer (WINDOW_INLINE)."""
+    if not (view_numel.is_const and src.numel.is_const):
+        return True
+    reads = view_numel.value / src.numel.value
+    if reads < 2:
+        return False
+    return not (WINDOW_INLINE and reads <= WINDOW_READS_MAX and not is_contraction(src)
+                and inline_cost(b, src, WINDOW_RECOMPUTE_LIMIT) <= WINDOW_RECOMPUTE_LIMIT)
