@@ -29,8 +29,13 @@ def phases(monkeypatch):
         if m is not n:
             hits.append(m)
         return m
-    monkeypatch.setattr(layout, "phase_split", counted)
+    monkeypatch.setattr(layout_phases, "phase_split", counted)
     return hits
+
+
+def _layouts(roots):
+    """kernel/lower.py's order: rewrite 0a, then kernel/layout.py's."""
+    return layout.contraction_layouts(layout_phases.phase_layouts(roots, H100), H100)
 
 
 def _conv(rng, dtype, n, c, hw, o, k, stride, pad, weights="const"):
@@ -43,7 +48,7 @@ def _conv(rng, dtype, n, c, hw, o, k, stride, pad, weights="const"):
 
 def _equal(y, wa, rng, dtype, weights):
     roots = [y.node]
-    new = layout.contraction_layouts(roots, H100)
+    new = _layouts(roots)
     feed = {"x": rng.standard_normal(tuple(s.value for s in next(
         nd for nd in g.toposort(roots) if nd.op == g.INPUT and nd.arg == "x").shape)).astype(dt.as_dtype(dtype).np)}
     if weights == "input":
@@ -82,14 +87,14 @@ def test_convs_it_leaves_alone(phases, monkeypatch):
     for dtype, c, hw, o, k, s, p in [("bfloat16", 3, (17, 17), 16, 3, 1, 1),  # stride 1
                                      ("bfloat16", 16, (17, 17), 16, 3, 2, 1)]:  # 32-byte pixels already
         y, _ = _conv(rng, dtype, 2, c, hw, o, k, s, p)
-        layout.contraction_layouts([y.node], H100)
+        _layouts([y.node])
     x = em.input("x", (2, 3, 20, 20), "bfloat16")  # dilated taps: the tap's step is not 1
     w = em.tensor(rng.standard_normal((8, 3, 3, 3)).astype(dt.bfloat16.np))
-    layout.contraction_layouts([em.conv2d(x, w, stride=2, padding=2, dilation=2).node], H100)
+    _layouts([em.conv2d(x, w, stride=2, padding=2, dilation=2).node])
     assert not phases
     monkeypatch.setenv("EMBER_CONV_PHASES", "0")
     y, _ = _conv(rng, "bfloat16", 2, 3, (17, 19), 16, 7, 2, 3)
-    layout.contraction_layouts([y.node], H100)
+    _layouts([y.node])
     assert not phases
 
 
@@ -153,7 +158,7 @@ def test_a_torch_stem_with_batchnorm_and_pool_evaluates_like_the_original(phases
     x = torch.randn(2, 3, 29, 27, dtype=torch.bfloat16)
     ig = import_graph(export(stem, (x,)), precision="torch")
     roots = [o.node for o in ig.outputs if hasattr(o, "node")]
-    new = layout.contraction_layouts(roots, H100)
+    new = _layouts(roots)
     assert len(phases) == 1
     name = next(nd.arg for nd in g.toposort(roots) if nd.op == g.INPUT)
     feed = {name: x.float().numpy().astype(dt.bfloat16.np)}

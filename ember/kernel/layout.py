@@ -26,7 +26,8 @@ partition on targets whose tensor cores read operands from shared memory (`wgmma
    contiguous bytes per pixel and tap. Graph inputs and outputs keep their layout (the caller sees
    them), as do nodes whose readers ask for different orders.
 
-Before them, rewrite 0a (layout_phases.py) reads a strided stem over its stride's phases, rewrite 0
+Before them, rewrite 0a (layout_phases.py, run first by the lowering) reads a strided stem over its
+stride's phases, rewrite 0
 pads a stem's few channels to a chunk and rewrite 0b gives a conv that reads a graph input (a lone
 KernelBench conv, a model's first layer) an explicit copy of it to relay: one transposing pass.
 
@@ -46,7 +47,6 @@ from ..symbolic.assume import conjuncts
 from ..view import View, index_name, row_major_strides
 from .builder import unflatten
 from .contraction import is_gemm_shaped, product_operands
-from .layout_phases import phase_split
 from .node_args import reduce_axes, view_of
 
 HALF = (dt.bfloat16, dt.float16)
@@ -64,7 +64,6 @@ def contraction_layouts(roots: list, target) -> list:
     """The graph with rewrites 1 and 2 applied (the same nodes where none applies)."""
     if not enabled(target):
         return roots
-    roots = _rebuild(roots, lambda old, new: phase_split(new))  # 0a: a strided stem over its stride's phases
     roots = _rebuild(roots, _padded_channels)
     roots = _rebuild(roots, _copied_inputs)
     roots = _rebuild(roots, _flipped_constants)

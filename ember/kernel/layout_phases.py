@@ -33,6 +33,7 @@ from .. import graph as g
 from .. import symbolic as sm
 from ..symbolic.assume import conjuncts
 from ..view import View, index_name, index_vars, row_major_strides
+from . import layout as L
 from .node_args import reduce_axes
 
 CHUNK_BYTES = 16
@@ -48,24 +49,30 @@ def pad_bytes() -> int:
     return 128 if os.environ.get("EMBER_CONV_PHASES") == "slice" else CHUNK_BYTES
 
 
+def phase_layouts(roots: list, target) -> list:
+    """The graph with rewrite 0a applied where kernel/layout.py's rewrites run (before them)."""
+    if not (enabled() and L.enabled(target)):
+        return roots
+    return L._rebuild(roots, lambda old, new: phase_split(new))
+
+
 def phase_split(n: g.Node) -> g.Node:
     """n rewritten as the stride-1 contraction over its window's phases where it matches, else n."""
-    from .layout import _chunked_contraction, _element_bytes, _leaf, _with_leaves
-    if not enabled() or n.op != g.SUM:
+    if n.op != g.SUM:
         return n
-    ops = _chunked_contraction(n)
+    ops = L._chunked_contraction(n)
     if ops is None or len(ops) != 2:
         return n
     for xo, wo in (ops, ops[::-1]):
         m = _match(n, xo, wo)
-        if m is not None and m["C"] * _element_bytes(ops) < CHUNK_BYTES:
-            x2, w2, shape, xv, wv = _phased(n, m, _element_bytes(ops))
-            leaves = {_leaf(xo): g.view_node(x2, xv), _leaf(wo): g.view_node(w2, wv)}
-            return g.reduce_node(g.SUM, _with_leaves(n.srcs[0], leaves), reduce_axes(n), tf32=g.is_tf32(n))
+        if m is not None and m["C"] * L._element_bytes(ops) < CHUNK_BYTES:
+            x2, w2, shape, xv, wv = _phased(n, m, L._element_bytes(ops))
+            leaves = {L._leaf(xo): g.view_node(x2, xv), L._leaf(wo): g.view_node(w2, wv)}
+            return g.reduce_node(g.SUM, L._with_leaves(n.srcs[0], leaves), reduce_axes(n), tf32=g.is_tf32(n))
     return n
 
 
-def _linear(e) -> tuple[int, dict]:
+def _linear(e) -> tuple[int, dict | None]:
     """(constant, {variable name: coefficient}) of an index expression linear in bare variables, else (0, None)."""
     if e.is_const:
         return e.value, {}
@@ -83,15 +90,14 @@ def _bare(e):
 def _match(n: g.Node, xo: g.Node, wo: g.Node) -> dict | None:
     """The window's parts where xo reads x[n, c, s*i + r + p, z*j + t + q] (a 4-D source) and wo reads a
     constant w[o, c, r, t] with c, r, t the summed variables and s or z above 1, else None."""
-    from .layout import _coords, _source_view
-    xs, ws = _source_view(xo), _source_view(wo)
+    xs, ws = L._source_view(xo), L._source_view(wo)
     if xs is None or ws is None:
         return None
     (x, xv), (w, wv) = xs, ws
     if x.ndim != 4 or w.ndim != 4 or wv.valid is not sm.ONE:
         return None
     summed = {index_name(a) for a in reduce_axes(n)}
-    xc, wc = _coords(xv, x.shape), _coords(wv, w.shape)
+    xc, wc = L._coords(xv, x.shape), L._coords(wv, w.shape)
     if xc is None or wc is None:
         return None
     cv, rv, tv = (_bare(e) for e in wc[1:])
@@ -125,11 +131,11 @@ def _guard_is_the_padding(valid, rows, ext: dict, HW: tuple) -> bool:
     per_axis = [[a for a in atoms if sm.free_vars(a) <= {ov, kv}] for ov, kv, _, _ in rows]
     if sum(map(len, per_axis)) != len(atoms):
         return False
-    for (ov, kv, s, p), mine, L in zip(rows, per_axis, HW):
+    for (ov, kv, s, p), mine, extent in zip(rows, per_axis, HW):
         for i in range(ext[ov]):
             for r in range(ext[kv]):
                 env = {ov: i, kv: r}
-                if all(sm.evaluate(a, env) for a in mine) != (0 <= s * i + r + p < L):
+                if all(sm.evaluate(a, env) for a in mine) != (0 <= s * i + r + p < extent):
                     return False
     return True
 
@@ -137,7 +143,6 @@ def _guard_is_the_padding(valid, rows, ext: dict, HW: tuple) -> bool:
 def _phased(n: g.Node, m: dict, es: int):
     """(x' as an explicit copy, w' as a constant, the product's new shape, the two operands' views);
     the C s z channels padded with zeros to whole chunks here (one copy, not a second for rewrite 0)."""
-    from .layout import _copy
     x, w, C, s, z, p, q = m["x"], m["w"], m["C"], m["s"], m["z"], m["p"], m["q"]
     (iv, rv, _, _), (jv, tv, _, _) = m["rows"]
     KH, KW = m["ext"][rv], m["ext"][tv]
@@ -149,12 +154,12 @@ def _phased(n: g.Node, m: dict, es: int):
 
     def phases(v: View) -> View:  # rows p .. p + s*Hi of x (zeros outside), split into (i', a)
         pads, N = [(0, 0)] * 4, x.shape[0]
-        for d, (st, off, L) in ((2, (s, p, Hi)), (3, (z, q, Wi))):
-            pads[d] = (max(0, -off), max(0, off + st * L - x.shape[d].value))
+        for d, (st, off, n_) in ((2, (s, p, Hi)), (3, (z, q, Wi))):
+            pads[d] = (max(0, -off), max(0, off + st * n_ - x.shape[d].value))
         v = v.pad(pads)
-        for d, (st, off, L) in ((2, (s, p, Hi)), (3, (z, q, Wi))):
+        for d, (st, off, n_) in ((2, (s, p, Hi)), (3, (z, q, Wi))):
             start = off + pads[d][0]
-            v = v.slice(d, start, start + st * L)
+            v = v.slice(d, start, start + st * n_)
         v = v.reshape((N, C, Hi, s, Wi, z)).permute((0, 1, 3, 5, 2, 4))
         return v.reshape((N, Cs, Hi, Wi)).pad([(0, 0), (0, Cp - Cs), (0, 0), (0, 0)])
 
@@ -164,7 +169,7 @@ def _phased(n: g.Node, m: dict, es: int):
         v = v.reshape((O, C, Qh, s, Qw, z)).permute((0, 1, 3, 5, 2, 4)).reshape((O, Cs, Qh, Qw))
         return v.pad([(0, 0), (0, Cp - Cs), (0, 0), (0, 0)])
 
-    x2 = _copy(g.apply_view(x, phases))
+    x2 = L._copy(g.apply_view(x, phases))
     if w.op == g.DATA:  # a constant: at compile time
         wa = w.arg.array
         wp = np.pad(wa, [(0, 0), (0, 0), (0, s * Qh - KH), (0, z * Qw - KW)])
@@ -172,7 +177,7 @@ def _phased(n: g.Node, m: dict, es: int):
         wp = np.pad(wp, [(0, 0), (0, Cp - Cs), (0, 0), (0, 0)])
         w2 = g.data_node(np.ascontiguousarray(wp), f"{w.arg.name}.phases{s}x{z}", w.dtype)
     else:  # weights given at run time (a benchmark's, a training step's): a copy, as x's
-        w2 = _copy(g.apply_view(w, taps))
+        w2 = L._copy(g.apply_view(w, taps))
     prod = n.srcs[0]
     new_ext = {m["cv"]: Cp, rv: Qh, tv: Qw}
     shape = tuple(sm.const(new_ext.get(index_name(d), prod.shape[d].value)) for d in range(prod.ndim))
