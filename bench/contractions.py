@@ -20,7 +20,7 @@ sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 import ember as em  # noqa: E402
 from ember import pipeline  # noqa: E402
 from ember.codegen import cuda as cg  # noqa: E402
-from ember.codegen.cuda_wgmma import wgmma_configs  # noqa: E402
+from ember.codegen.cuda_wgmma_space import wgmma_configs  # noqa: E402
 
 BF = "bfloat16"
 

@@ -19,7 +19,7 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import ember as em  # noqa: E402
 from ember import pipeline  # noqa: E402
 from ember.codegen import cuda as cg  # noqa: E402
-from ember.codegen.cuda_wgmma import wgmma_configs  # noqa: E402
+from ember.codegen.cuda_wgmma_space import wgmma_configs  # noqa: E402
 
 CASES = [("seed-000 conv 100x3x224x224 -> 96, k11 s4 p2", (100, 3, 224, 224, 96, 11, 4, 2)),
          ("resnet conv3x3 64->64 56x56 b32", (32, 64, 56, 56, 64, 3, 1, 1)),

@@ -7,7 +7,7 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
-from ember.codegen.cuda_wgmma import wgmma_configs
+from ember.codegen.cuda_wgmma_space import wgmma_configs
 from ember.codegen.cuda_wgmma_feed import GatherOperand
 from ember.graph import inputs_of
 from ember.kernel.lower import lower

@@ -8,7 +8,7 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
-from ember.codegen.cuda_wgmma import wgmma_configs
+from ember.codegen.cuda_wgmma_space import wgmma_configs
 
 BF = em.bfloat16
 rng = np.random.default_rng(0)

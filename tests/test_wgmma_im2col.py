@@ -257,7 +257,7 @@ def test_a_second_producer_warpgroup_with_nothing_to_gather_is_refused():
 
 
 def test_search_space_offers_im2col_where_the_walk_applies():
-    from ember.codegen.cuda_wgmma import wgmma_configs
+    from ember.codegen.cuda_wgmma_space import wgmma_configs
     for name, want in (("pad1", True), ("stride2", True)):
         lowered = pipeline.lower([_convs()[name]().node], None, pipeline.get_target("h100"))
         offered = [c for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None

@@ -33,8 +33,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, epilogue_loads, pairable, staged_epilogue,
-                                  swide_default, unpaired_columns, wide_lanes)
+from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns, wide_lanes
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
@@ -463,76 +462,6 @@ def _rows_tile(p, R: int) -> bool:
     runs: codegen/cuda_tma.py)."""
     r = getattr(p, "r_inner", 0)
     return not r or r % R == 0 or R % r == 0
-
-
-def wgmma_configs(c: Canon, level: str, target=None) -> list:
-    """The wgmma schedules the search tries for this kernel (none where the mode does not apply)."""
-    plan = wgmma_applicable(c)
-    if isinstance(plan, str):
-        return []
-    cp = _copies(plan[0])
-    tiles = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
-    if cp == 2:  # tf32x3: the tiles whose ring holds 3 slots (a split lag of one) first
-        tiles = [(128, 128), (128, 64), (64, 128), (64, 64), (128, 256), (64, 256)]
-    promote = promote_slices(plan[0], _size(contraction_of(c).k).value, {})
-    if promote:  # (the folded accumulator: tiles up to 128 wide)
-        tiles = [t for t in tiles if t[1] <= 128]
-    smem_max = target.smem_per_block if target is not None else 227 * 1024
-    out = []
-    for BM, BN in (tiles if level == "full" else tiles[:4]):
-        if not _fit(plan, BM, BN, 2, smem_max):
-            continue
-        most = max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max))
-        for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
-            if _fit(plan, BM, BN, st, smem_max):
-                out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
-    if out:  # persistent blocks; the first tile with L2-grouped rasterisation; in the full space more knobs
-        out += [dict(cf, persistent=True) for cf in list(out)]
-        # two blocks per SM (one's epilogue under the other's main loop), for tiles whose ring fits half
-        half = _smem_limit(target, 2)
-        for BM, BN in [(64, 128), (64, 64)]:
-            fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, half)]
-            if fits:
-                out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "occupancy": 2})
-        out += [dict(out[0], group=gr) for gr in ((8, 16) if level == "full" else (8,))]
-        walks = [p for p in plan[1:] if isinstance(p, GatherOperand) and
-                 not isinstance(im2col_operand(contraction_of(c), p, slice_elems(plan[0]), None), str)]
-        gather = {"im2col": False} if walks and im2col_default() else {}  # (the gather's knobs on a conv im2col copies)
-        if any(isinstance(f, GatherOperand) for f in plan[1:]):  # the gather's knobs
-            more = [dict(out[0], gunroll=4), {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 2},
-                    {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "producers": 2, "gunroll": 4},
-                    {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "producers": 2, "gunroll": 4}]
-            for cf in more:  # as many stages as fit, up to the listed ones
-                st = max((s for s in range(2, cf["stages"] + 1) if _fit(plan, cf["BM"], cf["BN"], s, smem_max)), default=0)
-                if st:
-                    out.append(dict(cf, stages=st, **gather))
-            if any(isinstance(f, GatherOperand) and f.vector is not None for f in plan[1:]):  # whole chunks: on the
-                # first tile and on the default's: rows split per element instead of once a tile (hoist is the
-                # default), cp.async copies, both
-                d = default_wgmma_config(c, target)
-                for base in [out[0]] + ([d] if d != out[0] else []):
-                    out += [dict(base, hoist=False, **gather)] + ([dict(base, cpasync=True, **gather), dict(base, cpasync=True, persistent=True, **gather),
-                                                                   dict(base, hoist=False, cpasync=True, **gather)] if cp != 2 else [])
-                    out += [dict(base, im2col=not im2col_default())] if walks else []  # (the copy engine's walk, or not)
-        if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
-            out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
-            st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)
-            if st:
-                out.append({"mode": "wgmma", "BM": 128, "BN": 64, "stages": st, "staged": False})
-        elif cp == 2:  # the split's lag (and consumers that release each slot at once, allowing one more)
-            st = out[0]["stages"]
-            out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
-            out += [dict(out[0], overlap=False, lag=st - 1)]
-        out += [dict(out[0], group=8, persistent=True)]
-        if promote:  # folds twice as often / half as often
-            out += [dict(out[0], promote=promote // 2), dict(out[0], promote=promote * 2)]
-    if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
-        out += [dict(out[0], sepi=True)]
-        if epilogue_loads(c):  # the epilogue's loads paired, or the staged walk 16 bytes a lane
-            out += [dict(out[0], epair=True), dict(out[0], swide=not swide_default(c))]
-    if level == "full":
-        out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
-    return out
 
 
 SYMBOLIC_M_GUESS = 512  # rows a symbolic M (a prompt) is planned for when choosing the tile

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..codegen import cuda as cg
 from ..codegen.cuda_transpose import transpose_form
-from ..codegen.cuda_wgmma import wgmma_configs
+from ..codegen.cuda_wgmma_space import wgmma_configs
 from ..kernel import ir
 
 GEMM_TILES = [  # (BM, BN, BK, TM, TN): threads = (BM/TM)*(BN/TN)
