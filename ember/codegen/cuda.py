@@ -369,7 +369,7 @@ class _KernelWriter(RowMappings):
                 # K / V tiles by tensor-map copies (codegen/cuda_flash_decode.py knob `tma`): their maps first
                 self.extra_params = ["const unsigned char* __restrict__ em_tma_"] + list(getattr(self, "extra_params", []))
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
-            T = 128 * (int(self.cfg["BM"]) // 64 + int(self.cfg.get("producers", 1)))
+            T = 128 * ((2 if self.cfg.get("pingpong") else int(self.cfg["BM"]) // 64) + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
         self.cluster = int(self.cfg.get("cluster", 1))
         if self.cluster > 1 and not has_clusters(self.target):

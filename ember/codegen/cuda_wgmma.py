@@ -253,6 +253,13 @@ def render_wgmma(w, c: Canon):
     kind, pa, pb = plan
     g = contraction_of(c)
     cfg = w.cfg
+    # knob `pingpong`: two consumers on alternate 64-row tiles of a persistent loop, one's epilogue under
+    # the other's products (CUTLASS's ping-pong schedule); each slot is one consumer's, and a consumer
+    # starts a tile's products only once the other's are done (named barriers 5 and 6), so it never
+    # waits on a slot two fills ahead (an mbarrier's parity cannot tell). Untimed
+    pingpong = bool(cfg.get("pingpong", False))
+    if pingpong:
+        cfg = dict(cfg, persistent=True)
     im2col = bool(cfg.get("im2col", im2col_default()))  # (codegen/cuda_wgmma_im2col.py)
     if im2col:
         pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
@@ -260,7 +267,9 @@ def render_wgmma(w, c: Canon):
     overlap = bool(cfg.get("overlap", True))
     if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
-    NC = BM // 64  # consumer warpgroups
+    NC = 2 if pingpong else BM // 64  # consumer warpgroups
+    if pingpong and (BM != 64 or kind == "tf32x3" or int(cfg.get("occupancy", 1)) != 1):
+        raise UnsupportedKernel(f"wgmma ping-pong with a {BM}-row tile ({kind}): 64-row tiles, one block per SM, no tf32x3")
     P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)
     T = 128 * (NC + P)
     if P not in (1, 2) or (T > 384 and BN > 128):  # 512 threads: 128 registers, 64 accumulators at most
@@ -347,7 +356,7 @@ def render_wgmma(w, c: Canon):
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
     w.emit(1, "if (threadIdx.x == 0) {")
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P, split)}); "
-              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 * NC}); }}")
+              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 if pingpong else 4 * NC}); }}")
     if nland:
         w.emit(2, f"for (int s = 0; s < {nland}; ++s) em_mbar_init(bars_ + 8 * ({2 * stages} + s), 1);")
     w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
@@ -371,16 +380,20 @@ def render_wgmma(w, c: Canon):
     w.emit(1, "} else {")
     if NC == 2 and single_thread:
         w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
-    w.emit(2, f"const int cw_ = wg_ - {P}, tid_ = threadIdx.x % 128;")
+    w.emit(2, f"const int pp_ = wg_ - {P}, cw_ = 0, tid_ = threadIdx.x % 128;" if pingpong else
+           f"const int cw_ = wg_ - {P}, tid_ = threadIdx.x % 128;")
     w.emit(2, f"float d_[{BN // 2}];")
     if promote:
         w.emit(2, f"float p_[{BN // 2}];  /* the folded sum (PROMOTE_SLICES) */")
-    w.emit(2, "int kit_ = 0;")
+    w.emit(2, "int kit_ = pp_ * KT_;" if pingpong else "int kit_ = 0;")  # (ping-pong: the slices of its own tiles)
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
-    w.emit(2, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
+    w.emit(2, f"for ({I} tile_ = blockIdx.x + pp_ * gridDim.x; tile_ < ntiles_; tile_ += 2 * gridDim.x) {{" if pingpong else
+           f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
     _tile_origin(w, g, group, 2)
     w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
+    if pingpong:  # the other consumer's products of the tile before are done (its slots too: parity safe)
+        w.emit(2, 'if (tile_ - blockIdx.x >= gridDim.x) asm volatile("bar.sync %0, 256;" :: "r"(5 + pp_) : "memory");')
     if promote:
         w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) p_[i] = 0.f;")
     w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
@@ -425,6 +438,8 @@ def render_wgmma(w, c: Canon):
     if overlap:  # the tile's last slice: done, and its slot released for the next tile's loads
         w.emit(2, "em_wg_wait0();")
         w.emit(2, f"{release}(kit_ + {stages - 1}) % {stages}));")
+    if pingpong:  # this tile's products done: the other consumer's next tile may start its products
+        w.emit(2, 'if (tile_ + gridDim.x < ntiles_) asm volatile("bar.arrive %0, 256;" :: "r"(6 - pp_) : "memory");')
     if promote:  # the last window: the total back in d_ for the epilogue
         w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] += p_[i];")
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
@@ -434,6 +449,8 @@ def render_wgmma(w, c: Canon):
         emit_staged_epilogue(w, c, g, BM, BN, pair, wide)
     else:
         emit_register_epilogue(w, c, g, BM, BN, pair)
+    if pingpong:  # the other consumer's tile's slices come next in the ring
+        w.emit(2, "kit_ += KT_;")
     w.emit(2, "}")
     w.emit(1, "}")
     tiles = w.tile_grid(g, BM, BN)

@@ -71,6 +71,11 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
             out += [dict(out[0], overlap=False, lag=st - 1)]
         out += [dict(out[0], group=8, persistent=True)]
+        if cp == 1:  # two consumers on alternate 64-row tiles (ping-pong: one's epilogue under the other's products)
+            for BN in sorted({out[0]["BN"], 128}):
+                if _fit(plan, 64, BN, 2, smem_max):
+                    st = max(s for s in range(2, 9) if _fit(plan, 64, BN, s, smem_max))
+                    out += [{"mode": "wgmma", "BM": 64, "BN": BN, "stages": st, "pingpong": True, "group": 8}]
         if promote:  # folds twice as often / half as often
             out += [dict(out[0], promote=promote // 2), dict(out[0], promote=promote * 2)]
     if out:  # the epilogue from the registers instead of through shared memory (cuda_wgmma_epilogue.py)
