@@ -12,10 +12,11 @@
 set -u
 . bench/gpu_env.sh
 export OUT
-timeout 150 python3 -m pytest -m cuda tests/test_cols_own.py tests/test_conv_phases.py tests/test_wgmma_epilogue_loads.py \
+timeout 140 python3 -m pytest -m cuda tests/test_cols_own.py tests/test_conv_phases.py tests/test_wgmma_epilogue_loads.py \
   -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/tests.log" 2>&1
 echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head -5; tail -1 "$OUT/tests.log"
-for v in base EMBER_CONV_PHASES=1 EMBER_COLS_OWN=1 EMBER_WINDOW_INLINE=1 EMBER_WINDOW_INLINE=1,EMBER_COLS_OWN=1; do
+for v in base EMBER_CONV_PHASES=1 EMBER_COLS_OWN=1 EMBER_WINDOW_INLINE=1 EMBER_WINDOW_INLINE=1,EMBER_COLS_OWN=1 \
+    EMBER_CONV_PHASES=1,EMBER_WINDOW_INLINE=1,EMBER_COLS_OWN=1; do
   env $([ $v = base ] || echo $v | tr , ' ') timeout 70 python3 bench/gpu_models.py --only resnet50 --dtypes bf16 --rounds 3 \
     --out "$OUT/resnet-$(echo $v | tr -d =,).json" 2>&1 | grep case | python3 -c "
 import json, sys

@@ -5,6 +5,7 @@
 set -u
 . bench/gpu_env.sh
 export OUT
+timeout 60 python3 -m pytest -m cuda tests/test_cuda_thread_unroll.py -p no:cacheprovider -p no:warnings -q 2>&1 | tail -1
 for v in base EMBER_THREAD_UNROLL=1; do
   env $([ $v = base ] || echo $v) timeout 250 python3 bench/kernelbench.py kernelbench --device cuda --seeds 2 --ember-precision torch \
     --only 34_conv2d_depthwise,20_depthwise,42_avgpool3d,41_maxpool2d,04_mobilenetv2,12_conv2d_groupnorm --out "$OUT/kb-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
