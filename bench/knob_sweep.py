@@ -41,7 +41,14 @@ def with_overlay(overlay):
 
     def cfg(k, target=None):
         d = DEFAULT(k, target)
-        return dict(d, **overlay) if overlay and (on == "*" or d.get("mode") == on) else d
+        if not overlay or not (on == "*" or d.get("mode") == on):
+            return d
+        o = dict(d, **overlay)
+        try:  # a kernel that cannot take the overlay keeps its default (not the whole model's variant lost)
+            cg.render_kernel(k, o, target=target)
+        except cg.UnsupportedKernel:
+            return d
+        return o
     return cfg
 
 
