@@ -18,12 +18,5 @@ echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAI
 for v in base EMBER_CONV_PHASES=1 EMBER_COLS_OWN=1 EMBER_WINDOW_INLINE=1 EMBER_WINDOW_INLINE=1,EMBER_COLS_OWN=1 \
     EMBER_CONV_PHASES=1,EMBER_WINDOW_INLINE=1,EMBER_COLS_OWN=1; do
   env $([ $v = base ] || echo $v | tr , ' ') timeout 70 python3 bench/gpu_models.py --only resnet50 --dtypes bf16 --rounds 3 \
-    --out "$OUT/resnet-$(echo $v | tr -d =,).json" 2>&1 | grep case | python3 -c "
-import json, sys
-for l in sys.stdin:
-    try:
-        r = json.loads(l)
-    except ValueError:
-        continue
-    print('$v', r['case'], r.get('ember_ms'), 'eager', r.get('eager_ms'), 'compile', r.get('torch_compile_ms'), 'err', r.get('ember_err'))"
+    --out "$OUT/resnet-$(echo $v | tr -d =,).json" 2>&1 | python3 bench/model_rows.py $v
 done

@@ -1,4 +1,4 @@
-"""Rule 4's exception for short windows (kernel/recompute.py `expands`, EMBER_WINDOW_INLINE=1, untimed):
+"""Rule 4's exception for short windows (kernel/recompute.py `broadcast_read`, EMBER_WINDOW_INLINE=1, untimed):
 a max pool over a cheap elementwise producer (BatchNorm + ReLU) recomputes the producer per read instead
 of storing it to a padded buffer first; a conv over the same producer still stores it (its window reads
 each element C_out kh kw times). Checked on the CPU against the reference, with and without."""

@@ -41,7 +41,7 @@ from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa:
 from .cuda_flash_early import owns_wait
 from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
 from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
-from .cuda_wgmma import render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
+from .cuda_wgmma import consumer_warpgroups, render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
 
 # the schedule's public names, importable from here as before the split (tests, bench/)
 from .cuda_schedule import (  # noqa: F401
@@ -369,7 +369,7 @@ class _KernelWriter(RowMappings):
                 # K / V tiles by tensor-map copies (codegen/cuda_flash_decode.py knob `tma`): their maps first
                 self.extra_params = ["const unsigned char* __restrict__ em_tma_"] + list(getattr(self, "extra_params", []))
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
-            T = 128 * ((2 if self.cfg.get("pingpong") else int(self.cfg["BM"]) // 64) + int(self.cfg.get("producers", 1)))
+            T = 128 * (consumer_warpgroups(self.cfg) + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
         self.cluster = int(self.cfg.get("cluster", 1))
         if self.cluster > 1 and not has_clusters(self.target):

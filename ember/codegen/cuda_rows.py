@@ -242,7 +242,6 @@ class RowMappings:
     def _cols_vec(self, c: Canon, T: int, cv: int):
         """cols mode with `cv` consecutive outer points per lane (a GEMV x @ W over W [K, N]: each
         lane reads cv outputs' weights with one vector load per reduction step)."""
-        from ..kernel import ir
         why = cols_vec_ok(self.k, c, cv)
         if why is not None:
             raise UnsupportedKernel(f"cols cvec={cv}: {why}")
@@ -269,12 +268,7 @@ class RowMappings:
         R = _size(s.loops)
         self.emit(2, f"for ({I} r_ = wy_; r_ < {self.idx(R)}; r_ += {W}) {{")
         self.decompose("r_", s.loops, 3)
-        self.emitted_groups = {}
-        lanes = self.lanes([s.update.value], o, cv)
-        self._ind = 3
-        env = self.vr.vals([v for lane in lanes for v in lane], 3)
-        for n, lane in zip(names, lanes):
-            self.emit(3, self.vr.update(ir.Update(n, s.update.op, s.update.value), env[lane[0]]))
+        self._lane_updates(s, o, names, 3)
         self.emit(2, "}")
         for j, n in enumerate(names):
             self.emit(2, f"{smem}[wy_][lane_ * {cv} + {j}] = {n};")
@@ -283,26 +277,39 @@ class RowMappings:
         for j, n in enumerate(names):
             self.emit(3, f"for (int y_ = 1; y_ < {W}; y_++) {n} = em_combine<{ct}, {op}>({n}, {smem}[y_][lane_ * {cv} + {j}]);")
         self.emit(3, "if (live_) {")
-        for j, n in enumerate(names):  # the store of point o + j, its accumulator bound
-            m = {o: sm.var(o, 0, None) + j} if j else {}
-            memo = {acc: ir.Val("acc", (n,), acc.dtype)} if acc is not None else {}
-            val = ir.substitute(c.store.value, m, memo)
-            self.emitted_groups = {}
-            self._ind = 4
-            venv = self.vr.vals([val], 4)
-            idx = sm.substitute(c.store.index, m) if m else c.store.index
-            self.emit(4, f"{c.store.buffer}[{self.idx(idx)}] = {self.vr.store(c.store.buffer, venv[val])};")
+        for j, n in enumerate(names):
+            value, idx = self._point_store(c, o, acc, j, n, 4)
+            self.emit(4, f"{c.store.buffer}[{self.idx(idx)}] = {value};")
         self.emit(3, "}")
         self.emit(2, "}")
         self.emit(2, "__syncthreads();  /* the partials are read before the next group reuses them */")
         self.emit(1, "}")
         return sm.minimum((nrows + 32 * cv - 1) // (32 * cv), 2 ** 31 - 1)
 
+    def _lane_updates(self, s, o: str, names: list, ind: int) -> None:
+        """Stage s's update of each lane's accumulator (names[l] for outer point o + l), its loads
+        grouped into vector loads where contiguous along o."""
+        self.emitted_groups = {}
+        lanes = self.lanes([s.update.value], o, len(names))
+        self._ind = ind
+        env = self.vr.vals([v for lane in lanes for v in lane], ind)
+        for n, lane in zip(names, lanes):
+            self.emit(ind, self.vr.update(ir.Update(n, s.update.op, s.update.value), env[lane[0]]))
+
+    def _point_store(self, c: Canon, o: str, acc, j: int, n: str, ind: int) -> tuple:
+        """(the store's value at outer point o + j with its accumulator bound to n, as stored; its index)."""
+        m = {o: sm.var(o, 0, None) + j} if j else {}
+        memo = {acc: ir.Val("acc", (n,), acc.dtype)} if acc is not None else {}
+        val = ir.substitute(c.store.value, m, memo)
+        self.emitted_groups = {}
+        self._ind = ind
+        venv = self.vr.vals([val], ind)
+        return self.vr.store(c.store.buffer, venv[val]), (sm.substitute(c.store.index, m) if m else c.store.index)
+
     def _cols_own(self, c: Canon, T: int, cv: int, s, acc):
         """Knob `own`: each warp its own `cv` x 32 outer points and the whole reduction (a short one:
         a pooling window over channels-last pixels, 9 taps of 16-byte loads), no partials in shared
         memory and no barrier, the lane's `cv` outputs one vector store where they are contiguous."""
-        from ..kernel import ir
         I, W, o = self.IDX, T // 32, c.outer[-1][0]
         nrows = _size(c.outer)
         self.emit(1, "const int lane_ = threadIdx.x & 31;")
@@ -319,12 +326,7 @@ class RowMappings:
         unroll = " 1" if s.acc.op == "max" and not s.acc.dtype.is_float else "" if R.is_const and R.value <= 32 else " 4"
         self.emit(3, f"#pragma unroll{unroll}\n      for ({I} r_ = 0; r_ < {self.idx(R)}; r_ += 1) {{")
         self.decompose("r_", s.loops, 4)
-        self.emitted_groups = {}
-        lanes = self.lanes([s.update.value], o, cv)
-        self._ind = 4
-        env = self.vr.vals([v for lane in lanes for v in lane], 4)
-        for n, lane in zip(names, lanes):
-            self.emit(4, self.vr.update(ir.Update(n, s.update.op, s.update.value), env[lane[0]]))
+        self._lane_updates(s, o, names, 4)
         self.emit(3, "}")
         buf = self.k.buffer(c.store.buffer)
         nbytes = buf.dtype.itemsize * cv
@@ -333,18 +335,12 @@ class RowMappings:
         raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
         if packed:
             self.emit(3, f"{raw_t} o_;")
-        for j, n in enumerate(names):  # the store of point o + j, its accumulator bound
-            m = {o: sm.var(o, 0, None) + j} if j else {}
-            memo = {acc: ir.Val("acc", (n,), acc.dtype)} if acc is not None else {}
-            val = ir.substitute(c.store.value, m, memo)
-            self.emitted_groups = {}
-            self._ind = 3
-            venv = self.vr.vals([val], 3)
+        for j, n in enumerate(names):
+            value, idx = self._point_store(c, o, acc, j, n, 3)
             if packed:
-                self.emit(3, f"reinterpret_cast<{self.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {self.vr.store(c.store.buffer, venv[val])};")
+                self.emit(3, f"reinterpret_cast<{self.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {value};")
             else:
-                idx = sm.substitute(c.store.index, m) if m else c.store.index
-                self.emit(3, f"{c.store.buffer}[{self.idx(idx)}] = {self.vr.store(c.store.buffer, venv[val])};")
+                self.emit(3, f"{c.store.buffer}[{self.idx(idx)}] = {value};")
         if packed:
             self.emit(3, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{self.idx(c.store.index)}]) = o_;")
         self.emit(2, "}")

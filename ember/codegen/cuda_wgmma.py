@@ -245,6 +245,11 @@ def _staged_rows(kind: str, pa, pb, BM: int, BN: int) -> int:
     return sum(R for p, R in ((pa, BM), (pb, BN)) if isinstance(p, TmaOperand) and not p.kmajor)
 
 
+def consumer_warpgroups(cfg: dict) -> int:
+    """One per 64 rows of the tile, or two on alternate 64-row tiles (knob `pingpong`)."""
+    return 2 if cfg.get("pingpong") else int(cfg["BM"]) // 64
+
+
 def render_wgmma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
     plan = wgmma_applicable(c, bool(w.cfg.get("gather", True)))
@@ -267,7 +272,7 @@ def render_wgmma(w, c: Canon):
     overlap = bool(cfg.get("overlap", True))
     if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
-    NC = 2 if pingpong else BM // 64  # consumer warpgroups
+    NC = consumer_warpgroups(cfg)
     if pingpong and (BM != 64 or kind == "tf32x3" or int(cfg.get("occupancy", 1)) != 1):
         raise UnsupportedKernel(f"wgmma ping-pong with a {BM}-row tile ({kind}): 64-row tiles, one block per SM, no tf32x3")
     P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)

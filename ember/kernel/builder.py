@@ -15,7 +15,7 @@ from .contraction import is_contraction
 from .node_args import expands, iota_expr, reduce_axes, view_of
 from .operand_order import ordered
 from .recompute import ENABLED as RECOMPUTE, few_row_recompute, inline_cost, reads_reduction, split_invariant_factor
-from .recompute import expands as window_expands
+from .recompute import broadcast_read
 from .scan import masked_short_sum
 
 # rule 3 also materialises a reduction whose every result would be recomputed this many times by
@@ -239,8 +239,8 @@ class KernelBuilder:
             return ir.load(self.buffer_of(src), flat, guard, src.dtype)
         scoords = unflatten(flat, src.shape)
         if self.in_reduce and src not in self.M and self._varies_in_reduction(scoords):
-            expands = window_expands(self, v.numel, src)  # (kernel/recompute.py: a short window may recompute)
-            if expands and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT and not self._scan_term(src):
+            if broadcast_read(self, v.numel, src) and inline_cost(self, src, RECOMPUTE_LIMIT) > RECOMPUTE_LIMIT \
+                    and not self._scan_term(src):  # (kernel/recompute.py: a short window may recompute instead)
                 cut = few_row_recompute(self, v.numel, src, scoords, RECOMPUTE_LIMIT)
                 if cut is not None:  # a few-row contraction recomputes its operand (kernel/recompute.py)
                     self.materialize |= cut

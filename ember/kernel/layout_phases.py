@@ -66,7 +66,7 @@ def phase_split(n: g.Node) -> g.Node:
     for xo, wo in (ops, ops[::-1]):
         m = _match(n, xo, wo)
         if m is not None and m["C"] * L._element_bytes(ops) < CHUNK_BYTES:
-            x2, w2, shape, xv, wv = _phased(n, m, L._element_bytes(ops))
+            x2, w2, xv, wv = _phased(n, m, L._element_bytes(ops))
             leaves = {L._leaf(xo): g.view_node(x2, xv), L._leaf(wo): g.view_node(w2, wv)}
             return g.reduce_node(g.SUM, L._with_leaves(n.srcs[0], leaves), reduce_axes(n), tf32=g.is_tf32(n))
     return n
@@ -141,7 +141,7 @@ def _guard_is_the_padding(valid, rows, ext: dict, HW: tuple) -> bool:
 
 
 def _phased(n: g.Node, m: dict, es: int):
-    """(x' as an explicit copy, w' as a constant, the product's new shape, the two operands' views);
+    """(x' as an explicit copy, w' as a constant, the two operands' views over the product's new shape);
     the C s z channels padded with zeros to whole chunks here (one copy, not a second for rewrite 0)."""
     x, w, C, s, z, p, q = m["x"], m["w"], m["C"], m["s"], m["z"], m["p"], m["q"]
     (iv, rv, _, _), (jv, tv, _, _) = m["rows"]
@@ -186,4 +186,4 @@ def _phased(n: g.Node, m: dict, es: int):
     xs, ws = row_major_strides(x2.shape), row_major_strides(w2.shape)
     xi = sm.sum_of([m["xc0"] * xs[0], c * xs[1], (i + u) * xs[2], (j + t) * xs[3]])
     wi = sm.sum_of([m["wc0"] * ws[0], c * ws[1], u * ws[2], t * ws[3]])
-    return x2, w2, shape, View(shape, xi, sm.ONE), View(shape, wi, sm.ONE)
+    return x2, w2, View(shape, xi, sm.ONE), View(shape, wi, sm.ONE)

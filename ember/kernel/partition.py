@@ -26,7 +26,7 @@ A node is materialised when (rules applied to a fixpoint):
    operations read by a masked short sum (cumsum's blocks, kernel/scan.py `masked_short_sum`): run
    as a scan, the sum reads each term once. Nor, with EMBER_WINDOW_INLINE=1 (untimed), a producer of up
    to 16 operations read at most 4 times over by a window that is no contraction (a max pool over a
-   BatchNorm + ReLU: kernel/recompute.py `expands`).
+   BatchNorm + ReLU: kernel/recompute.py `broadcast_read`).
 5. it is a contraction (a sum of a product) read at coordinates that divide or take remainders of
    the consumer's loop variables (an interleaving or merging view: a transposed conv's phases, a
    pixel shuffle, a flatten): inlined, its rows and columns would be hidden behind that arithmetic

@@ -192,7 +192,7 @@ WINDOW_READS_MAX = 4  # reads per source element (view elements / source element
 WINDOW_RECOMPUTE_LIMIT = 16  # ALU operations per element its producer may cost
 
 
-def expands(b, view_numel, src) -> bool:
+def broadcast_read(b, view_numel, src) -> bool:
     """Rule 4's broadcast: a view read inside a reduction loop that reads its source at least twice
     over (a pad does not), unless it is a short window over a cheap producer (WINDOW_INLINE)."""
     if not (view_numel.is_const and src.numel.is_const):
