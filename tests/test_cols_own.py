@@ -54,12 +54,12 @@ def test_own_stores_one_by_one_where_the_outputs_do_not_pack():
     assert "o_;" not in src and "*reinterpret_cast<const uint4*>" in src
 
 
-def test_the_default_takes_own_only_when_asked(monkeypatch):
+def test_the_default_takes_own_unless_told_not_to(monkeypatch):
     _, y = _pool("max", "bfloat16", (2, 64, 64, 64))
     k = _reduction_kernel(y)
-    assert not cg.default_config(k).get("own")  # (untimed: off unless EMBER_COLS_OWN=1)
-    monkeypatch.setenv("EMBER_COLS_OWN", "1")
     assert cg.default_config(k) == _own(8)
+    monkeypatch.setenv("EMBER_COLS_OWN", "0")
+    assert not cg.default_config(k).get("own")
 
 
 def test_own_is_in_the_search_space():
@@ -71,7 +71,7 @@ def test_own_is_in_the_search_space():
 def test_own_compiles_for_sm90a():
     pytest.importorskip("cuda.core")
     from ember.backends.cuda import compile_cuda
-    for kind, dtype, cv in (("avg", "bfloat16", 8), ("max", "float32", 4)):
+    for kind, dtype, cv in (("avg", "bfloat16", 8), ("avg", "bfloat16", 2), ("max", "bfloat16", 2), ("max", "float32", 4)):
         _, y = _pool(kind, dtype)
         src = cg.render_kernel(_reduction_kernel(y), _own(cv))[0]
         assert len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")) > 0

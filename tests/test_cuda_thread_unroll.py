@@ -45,14 +45,17 @@ def test_thread_unroll_on_the_gpu():
         np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-6)
 
 
-def test_the_default_unrolls_short_windows_only_when_asked(monkeypatch):
-    """EMBER_THREAD_UNROLL=1 (untimed, off): a thread-mode window of at most 32 float taps unrolled by
-    default; an integer max never (NVRTC 13.0 miscompiles it unrolled)."""
+def test_the_default_unrolls_windows_of_17_to_32_taps(monkeypatch):
+    """A thread-mode window of 17-32 float taps unrolled by default, every window of 2-32 with
+    EMBER_THREAD_UNROLL=1; an integer max never (NVRTC 13.0 miscompiles it unrolled)."""
     from ember.codegen import cuda_schedule
     y = _pool()
     (k, _), = [kk for kk in pipeline.lower([y.node], None, pipeline.get_target("h100")).kernels if cg.canonical(kk[0]).stages]
-    assert "unroll" not in cg.default_config(k)
-    monkeypatch.setattr(cuda_schedule, "THREAD_UNROLL", True)
+    assert "unroll" not in cg.default_config(k)  # 9 taps: rolled
+    y3 = em.avg_pool2d(em.input("x3", SHAPE), 5, stride=2, padding=2)
+    (k3, _), = [kk for kk in pipeline.lower([y3.node], None, pipeline.get_target("h100")).kernels if cg.canonical(kk[0]).stages]
+    assert cg.default_config(k3)["unroll"] == 32  # 25 taps
+    monkeypatch.setattr(cuda_schedule, "THREAD_UNROLL_MIN", 2)
     assert cg.default_config(k)["unroll"] == 32
     xi = em.input("xi", SHAPE, "int32")
     (ki, _), = [kk for kk in pipeline.lower([em.max_pool2d(xi, 3, stride=2, padding=1).node], None,

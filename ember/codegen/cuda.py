@@ -96,6 +96,9 @@ template <typename T, int OP, int NW> __device__ __forceinline__ T em_block_redu
 
 MODES = ("elementwise", "thread", "warp", "block", "cols", "gemm", "mma", "wgmma")
 
+# The zero of each raw load type: `unsigned int{}` is not C++ (a functional cast needs a one-word type).
+RAW_ZERO = {"uint4": "uint4{}", "uint2": "uint2{}", "unsigned int": "0u", "unsigned short": "(unsigned short)0"}
+
 
 class CudaDialect(Dialect):
     name = "cuda"  # float log2 and 1/x take the SFU forms of their primitives' rows (ember/primitives)
@@ -215,7 +218,7 @@ class _KernelWriter(RowMappings):
             if key not in self.cached_loaded:
                 load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
                 if valid is not sm.ONE:
-                    load = f"({self.idx(valid)} ? {load} : {raw_t}{{}})"
+                    load = f"({self.idx(valid)} ? {load} : {RAW_ZERO[raw_t]})"
                 if self.cache_in_smem:
                     # a shared-memory cache: the loading stage computes from the register and only
                     # later stages read the slot back. Re-reading the slot just stored (uint4 store,
@@ -234,7 +237,7 @@ class _KernelWriter(RowMappings):
             self.gid += 1
             load = f"*reinterpret_cast<const {raw_t}*>(&{b}[{self.idx(idx)}])"
             if valid is not sm.ONE:
-                load = f"({self.idx(valid)} ? {load} : {raw_t}{{}})"
+                load = f"({self.idx(valid)} ? {load} : {RAW_ZERO[raw_t]})"
             self.emit(self._ind, f"const {raw_t} {name} = {load};")
             self.emitted_groups[key] = name
         ct = compute_type(v.dtype)

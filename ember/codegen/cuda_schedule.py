@@ -38,7 +38,10 @@ KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
 DECODE_NARROW_WARPS = os.environ.get("EMBER_DECODE_NARROW_WARPS", "1") == "1"  # head dim 64: 8 warps (0: 4; A/B runs)
 DECODE_STATIC_STEAL = os.environ.get("EMBER_DECODE_STATIC_STEAL", "1") == "1"  # those 8 warps interleaved (0: off; A/B runs)
-THREAD_UNROLL = os.environ.get("EMBER_THREAD_UNROLL", "0") == "1"  # short windows unrolled (default_config)
+# the fewest taps of a thread-mode window default_config unrolls (EMBER_THREAD_UNROLL=1: every window of 2-32
+# taps, =0: none). H200 (gpu-session40-2026-11-28/c/): a 27-tap avg pool 356 -> 118 us; 9-tap depthwise convs and
+# 4-9-tap pools -4% to +12%, within the run's swing: so windows of more than 16 taps only (the search offers the rest)
+THREAD_UNROLL_MIN = {"1": 2, "0": 33}.get(os.environ.get("EMBER_THREAD_UNROLL", ""), 17)
 DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
 DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
@@ -360,9 +363,10 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # bench/results/contractions-devtime-gemv-hbm-2026-11-25.json): 3.00 against 2.85 TB/s at
         # K = 2048; at K = 4096 and 8192 block mode won (3.02 against 2.94 and 2.91)
         return {"mode": "warp", "threads": 256, "vec": 8, **({"fuse": 1} if recomputes else {})}
-    if r < 16 and nrows >= (1 << 16) and columns_contiguous(k, c) and os.environ.get("EMBER_COLS_OWN", "0") == "1":
+    if r < 16 and nrows >= (1 << 16) and columns_contiguous(k, c) and os.environ.get("EMBER_COLS_OWN", "1") == "1":
         # a short window over channels-last pixels (ResNet-50's max pool, 64 us for 66 MB as a thread per
-        # output, gpu-session39-2026-11-28/d/): cuda_rows.py knob `own`. Untimed: off unless EMBER_COLS_OWN=1
+        # output, gpu-session39-2026-11-28/d/): cuda_rows.py knob `own`, on unless EMBER_COLS_OWN=0. H200
+        # (gpu-session40-2026-11-28/a/): ResNet-50 bf16 1.95 -> 1.90 ms; project pools/split-K combines within noise
         if (cv := next((v for v in (8, 4, 2) if cols_vec_ok(k, c, v) is None), 0)):
             return {"mode": "cols", "threads": 128, "cvec": cv, "own": True}
     if r >= 16 and columns_contiguous(k, c):
@@ -400,9 +404,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
     if r >= 32:
         return {"mode": "warp", "threads": 128, "vec": 8}
-    if THREAD_UNROLL and R.is_const and 1 < r <= 32 and all(s.acc.dtype.is_float for s in c.stages):
+    if R.is_const and THREAD_UNROLL_MIN <= r <= 32 and all(s.acc.dtype.is_float for s in c.stages):
         # a short window (a depthwise conv's 9 taps, a pool's 27) unrolled: its tap arithmetic folds to
-        # constants. Untimed: off unless EMBER_THREAD_UNROLL=1 (the search offers knob `unroll`)
+        # constants (THREAD_UNROLL_MIN; the search offers knob `unroll` to every window)
         return {"mode": "thread", "threads": 128, "vec": 1, "unroll": 32}
     return {"mode": "thread", "threads": 128, "vec": 1}
 

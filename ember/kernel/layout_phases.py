@@ -21,7 +21,9 @@ copy where the weights are given at run time).
 
 Exact in the arithmetic: every added product has a zero weight. Not in one corner: where x holds an
 inf or a NaN that no window of the original reads with a nonzero weight but an added tap reads, the
-sum becomes NaN (0 * inf). Untimed: off unless EMBER_CONV_PHASES=1 (or =slice, see pad_bytes).
+sum becomes NaN (0 * inf). On by default (EMBER_CONV_PHASES=0 turns it off;
+=slice, see pad_bytes, is slower). Measured on an H200 (bench/results/gpu-session40-2026-11-28/): ResNet-50 bf16 b32
+1.95 -> 1.78 ms, the seed-000 conv at float32 accuracy 699 -> 523 us (=slice 580).
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ CHUNK_BYTES = 16
 
 
 def enabled() -> bool:
-    return os.environ.get("EMBER_CONV_PHASES", "0") in ("1", "slice")
+    return os.environ.get("EMBER_CONV_PHASES", "1") in ("1", "slice")
 
 
 def pad_bytes() -> int:
