@@ -312,10 +312,10 @@ def test_a_stem_with_input_weights_stores_its_padded_weights_channels_last(seed)
 
 
 @pytest.mark.parametrize("copy_weights", ["0", "1"])
-def test_input_weights_are_copied_channels_last_only_when_asked(monkeypatch, copy_weights):
-    """A 3x3 conv whose input and weights are both graph inputs: by default nothing is copied (mma
-    over NCHW measured faster in float32); EMBER_COPY_INPUT_WEIGHTS=1 copies both channels-last and
-    the rewritten graph evaluates like the original."""
+def test_input_weights_are_copied_channels_last_unless_told_not_to(monkeypatch, copy_weights):
+    """A 3x3 conv whose input and weights are both graph inputs: both copied channels-last by default
+    (a wgmma conv over im2col copies), the rewritten graph evaluating like the original;
+    EMBER_COPY_INPUT_WEIGHTS=0 copies nothing (mma over NCHW)."""
     monkeypatch.setattr(layout, "COPY_WEIGHTS", copy_weights)
     rng = np.random.default_rng(3)
     x, w = em.input("x", (8, 32, 37, 41)), em.input("w", (64, 32, 3, 3))
@@ -400,3 +400,22 @@ def test_float32_convs_over_graph_inputs_equal_torch_on_the_gpu(precision, make,
         module.float()
         err = (got - want).abs().max().item() / want.abs().max().item()
         assert err <= tol, (seed, err)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("n, c, hw, o, k, stride, pad", [(4, 32, (29, 31), 64, 3, 1, 1), (2, 64, (15, 13), 72, 3, 2, 1)])
+def test_convs_over_input_weights_equal_torch_on_the_gpu(dtype, n, c, hw, o, k, stride, pad):
+    """A conv whose weights are a graph input too (a training step's): both copied channels-last by
+    default, the conv in wgmma; odd sizes, two seeds, against float64 (float32 at float32 accuracy)."""
+    x, w = em.input("x", (n, c, *hw), dtype), em.input("w", (o, c, k, k), dtype)
+    y = em.conv2d(x, w, stride=stride, padding=pad)
+    fn = em.compile(y, device="cuda")
+    assert "wgmma" in {l.config.get("mode") for l in fn.launches}
+    tdt = getattr(torch, dtype)
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        xs, ws = torch.randn(n, c, *hw, device="cuda").to(tdt), (torch.randn(o, c, k, k, device="cuda") / (c * k * k) ** 0.5).to(tdt)
+        want = torch.nn.functional.conv2d(xs.double(), ws.double(), stride=stride, padding=pad)
+        err = (torch.as_tensor(fn(x=xs, w=ws)).double() - want).abs().max().item() / want.abs().max().item()
+        assert err <= (1e-2 if dtype == "bfloat16" else 1e-5), (seed, err)

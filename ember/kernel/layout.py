@@ -180,7 +180,7 @@ COPY_REUSE = 32  # products per element of the copied source that pay for the co
 COPY_REUSE_MN = 128  # the same for an unwindowed TF32 operand (NetVLAD's input, read 32 times, is not copied)
 COPY_MN = os.environ.get("EMBER_COPY_MN_INPUTS", "0")
 COPY_MIN_PRODUCTS = 1 << 22  # below this the copy's launch costs more than the layout saves
-COPY_WEIGHTS = os.environ.get("EMBER_COPY_INPUT_WEIGHTS", "0")  # "1": copy graph-input weights too (see below)
+COPY_WEIGHTS = os.environ.get("EMBER_COPY_INPUT_WEIGHTS", "1")  # "0": never copy graph-input weights (see below)
 
 
 def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
@@ -234,10 +234,11 @@ def _copied_inputs(old: g.Node, n: g.Node) -> g.Node:
     if not copied:
         return n
     # the copy pays only if the other operand can be read along the channels too: a constant, or
-    # (EMBER_COPY_INPUT_WEIGHTS=1) a graph input small beside the products, a training step's
-    # weights, copied the same way. Off by default: on the H100 a float32 3x3 conv (32 x 64 x 56^2,
-    # weights an input) took wgmma tf32x3 at 230 us against mma's 161 over the NCHW input
-    # (bench/f32_conv.py, gpu-session35-2026-11-28/e); bf16 not measured
+    # a graph input small beside the products (a training step's weights), copied the same way
+    # (EMBER_COPY_INPUT_WEIGHTS=0 turns it off). Off until the im2col copies: then a float32 3x3 conv took
+    # wgmma tf32x3 at 230 us against mma's 161 (gpu-session35-2026-11-28/e). With them, on an H200
+    # (gpu-session40-2026-11-28/g): bf16 3x3 convs 65 -> 146 TFLOP/s (64 ch, 56^2), 16 -> 262 (256 ch, 14^2),
+    # VGG's 256 ch 86 -> 363; TF32 121 -> 73 us (resnet 64 ch) and 859 -> 363 (KernelBench 32's shape)
     for op in ops:
         if any(op is o for o, _ in copied.values()) or _can_walk(op, kv):
             continue
