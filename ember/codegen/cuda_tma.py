@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..kernel import ir
+from ..kernel import ir, layout_gemm
 from ..kernel.structure import Contraction
 
 SWIZZLE_BYTES = 128  # one swizzled shared-memory row: 64 bf16/f16 or 32 f32 of k (K-major)
@@ -132,6 +132,11 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
     if r is None and k is not None and k[1] == 1:  # K-major rows as two runs
         r, ro = _two_runs(rows, strides, 1, symbolic_outer=True)
         if r is not None and r[0] % 64 and 64 % r[0]:  # (no 64-row tile is whole runs or inside one)
+            r = None
+    elif r is None and k is not None and layout_gemm.TF32_STAGE:  # MN-major rows as two runs (a 1x1 conv
+        # over NCHW: n outside, h w inside), each 128-byte chunk of rows inside one. Untimed: with EMBER_WGMMA_TF32_STAGE=1
+        r, ro = _two_runs(rows, strides, SWIZZLE_BYTES // es)
+        if r is not None and r[1] != 1:
             r = None
     if k is None or r is None:
         return "k or the rows do not walk one strided run"

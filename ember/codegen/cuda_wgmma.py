@@ -34,7 +34,7 @@ from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns, wide_lanes
-from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, wgmma_plan
+from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
@@ -104,6 +104,15 @@ __device__ __forceinline__ void em_split3_copy(em_u32 src, em_u32 dst, em_u32 lo
   float x[4];
   asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(src) : "memory");
   em_split3_store(dst, lo_off, x);
+}
+// plain TF32 through the staging ring (tf32_staged): 4 floats rounded to TF32 at a; a landed chunk copied so
+__device__ __forceinline__ void em_tf32_store(em_u32 a, em_u32, const float* x) {
+  em_st_shared_v4(a, em_wg_tf32(x[0]), em_wg_tf32(x[1]), em_wg_tf32(x[2]), em_wg_tf32(x[3]));
+}
+__device__ __forceinline__ void em_tf32_copy(em_u32 src, em_u32 dst, em_u32) {
+  float x[4];
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3]) : "r"(src) : "memory");
+  em_tf32_store(dst, 0, x);
 }
 __device__ __forceinline__ void em_wg_fence()  { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void em_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -273,7 +282,8 @@ def render_wgmma(w, c: Canon):
     if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
     NC = consumer_warpgroups(cfg)
-    if pingpong and (BM != 64 or kind == "tf32x3" or int(cfg.get("occupancy", 1)) != 1):
+    tsplit = tf32_staged(plan)  # (TF32 over an MN-major copy: transposed from the staging ring)
+    if pingpong and (BM != 64 or kind == "tf32x3" or tsplit or int(cfg.get("occupancy", 1)) != 1):
         raise UnsupportedKernel(f"wgmma ping-pong with a {BM}-row tile ({kind}): 64-row tiles, one block per SM, no tf32x3")
     P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)
     T = 128 * (NC + P)
@@ -290,11 +300,15 @@ def render_wgmma(w, c: Canon):
     # by default where an operand is MN-major (its staging tile would otherwise sit in the slots)
     ring_staged = x3 and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and \
         bool(cfg.get("staged", not (pa.kmajor and pb.kmajor)))
+    if tsplit and not cfg.get("staged", True):
+        raise UnsupportedKernel("TF32 over an MN-major copy without the staging ring")
+    ring_staged = ring_staged or tsplit
     srows = 0 if ring_staged else _staged_rows(kind, pa, pb, BM, BN)
     sdepth = 0
     if ring_staged:
-        sdepth = int(cfg.get("sdepth", 0)) or max((d for d in range(2, 5) if staged_bytes(BM + BN, stages, d) <= smem_max), default=2)
-        smem = staged_bytes(BM + BN, stages, sdepth)
+        cp = _copies(kind)
+        sdepth = int(cfg.get("sdepth", 0)) or max((d for d in range(2, 5) if staged_bytes(BM + BN, stages, d, cp) <= smem_max), default=2)
+        smem = staged_bytes(BM + BN, stages, sdepth, cp)
     else:
         smem = _smem_bytes(BM, BN, stages, _copies(kind), srows)
     # two blocks per SM leave 128 registers per thread (256 threads each) or 80 (384): only a 64 x <=128
@@ -306,8 +320,8 @@ def render_wgmma(w, c: Canon):
     BK = slice_elems(kind)
     _, _, kstep = INSTR[kind]
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
-    # (tf32x3 writes every operand K-major: an MN-major one is transposed by the split)
-    ka, kb = pa.kmajor or x3, pb.kmajor or x3
+    # (tf32x3 and tf32_staged write every operand K-major: an MN-major one is transposed by the split)
+    ka, kb = pa.kmajor or x3 or tsplit, pb.kmajor or x3 or tsplit
     fname, fsrc = wgmma_fn(kind, BN, 0 if ka else 1, 0 if kb else 1)
     w.lines.insert(0, fsrc)
     w.lines.insert(0, WGMMA_HELPERS)
@@ -324,6 +338,8 @@ def render_wgmma(w, c: Canon):
 
     def box(p: TmaOperand, R: int) -> list:
         b = ([BK, R] if p.kmajor else [SWIZZLE_BYTES // p.dtype.itemsize, BK]) + [1] * (p.rank - 2)
+        if p.r_inner and not p.kmajor:  # (MN-major: each 128-byte chunk of rows inside a run, tma_operand)
+            return b
         if p.r_inner:  # rows as two runs: a tile is whole inner runs, or inside one
             if p.r_inner % R and R % p.r_inner:
                 raise UnsupportedKernel(f"a {R}-row tile straddles the operand's runs of {p.r_inner} rows")
@@ -336,19 +352,19 @@ def render_wgmma(w, c: Canon):
     for p, _, R, _ in feeds:
         if isinstance(p, TmaOperand):
             maps[id(p)] = len(w.tma)
-            w.tma.append(launch_spec(p, params[p.buffer], box(p, R), raw=kind == "tf32x3"))
+            w.tma.append(launch_spec(p, params[p.buffer], box(p, R), raw=x3 or tsplit))
             if isinstance(p, Im2colOperand):
                 w.tma[-1]["im2col"] = im2col_entry(p, R, BK)
     # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
     # block per SM: two blocks share the register file, and 85 per thread is all there is)
     # (tf32x3: every producer thread splits what TMA copied)
-    single_thread = len(maps) == 2 and occupancy == 1 and not x3
+    single_thread = len(maps) == 2 and occupancy == 1 and not (x3 or tsplit)
     if single_thread and P > 1:
         raise UnsupportedKernel("a second producer warpgroup has nothing to gather (both operands copied by TMA)")
     w.smem_bytes = smem
     I = w.IDX
     w.emit(1, "extern __shared__ __align__(1024) unsigned char em_dyn_smem[];")
-    split = x3 and bool(maps)  # TMA tiles split by the producer: a third barrier per slot, `landed`
+    split = (x3 or tsplit) and bool(maps)  # TMA tiles split by the producer: a third barrier per slot, `landed`
     lag = int(cfg.get("lag", max(0, stages - 2) if overlap else stages - 1))
     if split and not ring_staged and not 0 <= lag <= (stages - 2 if overlap else stages - 1):
         raise UnsupportedKernel(f"tf32x3 split lag {lag} with {stages} stages (overlapping consumers hold two slots)")
@@ -465,9 +481,10 @@ def render_wgmma(w, c: Canon):
 
 
 def _ring_staged(plan) -> bool:
-    """The default of knob `staged`: tf32x3 with both operands copied and one of them MN-major."""
+    """The default of knob `staged`: tf32x3 with both operands copied and one of them MN-major (the only
+    way for TF32 over an MN-major copy: tf32_staged)."""
     kind, pa, pb = plan
-    return kind == "tf32x3" and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
+    return kind in ("tf32x3", "tf32") and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
 
 
 def _fit(plan, BM: int, BN: int, stages: int, smem_max: int) -> bool:
@@ -475,7 +492,7 @@ def _fit(plan, BM: int, BN: int, stages: int, smem_max: int) -> bool:
     if not all(_rows_tile(p, R) for p, R in ((pa, BM), (pb, BN))):
         return False
     if _ring_staged(plan):  # (with a staging ring of 2 slots at least)
-        return staged_bytes(BM + BN, stages, 2) <= smem_max
+        return staged_bytes(BM + BN, stages, 2, _copies(kind)) <= smem_max
     return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, pa, pb, BM, BN)) <= smem_max
 
 
@@ -539,7 +556,7 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
     if heavy:
         cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max)))
-    if x3:
+    if x3 or _ring_staged(plan):
         cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
             cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from .. import dtypes as dt
 from .. import symbolic as sm
-from ..kernel import ir
+from ..kernel import ir, layout_gemm
 from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 from .cuda_wgmma_gather import emit_hoisted_gather, emit_row_table, hoistable
@@ -134,8 +134,9 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
             kind = TMA_KINDS[p.dtype]
             if kind == "tf32" and not g.stage.acc.tf32:  # float32 accuracy: three TF32 products
                 kind = "tf32x3"
-            if kind == "tf32" and not p.kmajor:  # TF32 wgmma has no transpose: gather it K-major
-                # (tf32x3 copies it raw into a staging tile the split transposes)
+            if kind == "tf32" and not p.kmajor and not layout_gemm.TF32_STAGE:  # TF32 wgmma has no transpose:
+                # gather it K-major (tf32x3 copies it raw into a staging tile the split transposes; TF32 too
+                # with EMBER_WGMMA_TF32_STAGE=1, both operands then copied: tf32_staged)
                 p = "MN-major float32 (TF32 wgmma has no transpose)"
             else:
                 feeds.append((kind, p))
@@ -149,7 +150,17 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
     (ka, pa), (kb, pb) = feeds
     if ka != kb:
         return f"mixed operand types ({ka} x {kb})"
+    if ka == "tf32" and any(isinstance(p, TmaOperand) and not p.kmajor for p in (pa, pb)) and \
+            not all(isinstance(p, TmaOperand) and not isinstance(p, Im2colOperand) for p in (pa, pb)):
+        return "an MN-major TF32 copy beside a gathered operand (the staging ring takes copies only)"
     return ka, pa, pb
+
+
+def tf32_staged(plan) -> bool:
+    """TF32 (not tf32x3) with an MN-major operand: both copied raw into the staging ring, the
+    producer writing them K-major (rounded to TF32; transposed where MN-major) into the slots."""
+    kind, pa, pb = plan
+    return kind == "tf32" and any(isinstance(p, TmaOperand) and not p.kmajor for p in (pa, pb))
 
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
@@ -258,9 +269,11 @@ def split_tile(w, p: TmaOperand, dst: str, src: str, R: int, lo_off: int, thread
     swizzled) and lo lo_off bytes after: chunk for chunk where the copy was K-major (in place when
     src is dst), transposed from 32-row staging chunks where it was MN-major."""
     chunks = R * SWIZZLE_BYTES // 16
+    # lo_off 0: plain TF32 (tf32_staged), one tile rounded to TF32, no lo
+    store, copy = ("em_split3_store", "em_split3_copy") if lo_off else ("em_tf32_store", "em_tf32_copy")
     if p.kmajor:
         w.emit(ind, f"for (int q_ = pt_; q_ < {chunks}; q_ += {threads}) "
-                    f"em_split3_copy({src} + q_ * 16, {dst} + q_ * 16, {lo_off});")
+                    f"{copy}({src} + q_ * 16, {dst} + q_ * 16, {lo_off});")
         return
     # chunk q_: row r (consecutive threads, consecutive rows: one staging row per k, no bank
     # conflicts), k 4c..4c+3; staging row k of 32-row chunk j holds rows 32j.. as 16-byte
@@ -274,7 +287,7 @@ def split_tile(w, p: TmaOperand, dst: str, src: str, R: int, lo_off: int, thread
     w.emit(ind + 2, 'asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x_[e]) : '
                     f'"r"(src_ + k_ * {SWIZZLE_BYTES} + ((((r_ & 31) >> 2) ^ (k_ & 7)) << 4)) : "memory");')
     w.emit(ind + 1, "}")
-    w.emit(ind + 1, f"em_split3_store({dst} + r_ * {SWIZZLE_BYTES} + ((c_ ^ (r_ & 7)) << 4), {lo_off}, x_);")
+    w.emit(ind + 1, f"{store}({dst} + r_ * {SWIZZLE_BYTES} + ((c_ ^ (r_ & 7)) << 4), {lo_off}, x_);")
     w.emit(ind, "}")
 
 
@@ -309,6 +322,10 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
     else:  # chunks of 128 bytes of rows (64 half / 32 float32 rows), BK k-rows each
         cr = SWIZZLE_BYTES // p.dtype.itemsize
         coords = [f"(int)({origin} * {R}) + {cr} * j"] + kc + bc
+        if p.r_inner:  # rows as two runs: each chunk's place in its run, and the run (after k's outer run)
+            rr = f"((int)({origin} * {R}) + {cr} * j)"
+            bc.insert(1 if p.k_inner else 0, f"{rr} / {p.r_inner}")
+            coords = [f"{rr} % {p.r_inner}"] + kc + bc
         w.emit(ind, f"for (int j = 0; j < {R // cr}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
 
 

@@ -62,9 +62,9 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
                                                                    dict(base, hoist=False, cpasync=True, **gather)] if cp != 2 else [])
                     out += [dict(base, im2col=not im2col_default())] if walks else []  # (the copy engine's walk, or not)
         if _ring_staged(plan):  # the staging ring's depth, and staging inside the slots instead
-            out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d) <= smem_max]
+            out += [dict(out[0], sdepth=d) for d in (2, 4) if staged_bytes(out[0]["BM"] + out[0]["BN"], out[0]["stages"], d, cp) <= smem_max]
             st = max((s for s in range(2, 5) if _smem_bytes(128, 64, s, 2, _staged_rows(*plan, 128, 64)) <= smem_max), default=0)
-            if st:
+            if st and cp == 2:  # (tf32x3 only: plain TF32 over an MN-major copy needs the ring)
                 out.append({"mode": "wgmma", "BM": 128, "BN": 64, "stages": st, "staged": False})
         elif cp == 2:  # the split's lag (and consumers that release each slot at once, allowing one more)
             st = out[0]["stages"]

@@ -21,9 +21,10 @@ from .cuda_tma import SWIZZLE_BYTES
 from .cuda_wgmma_feed import _emit_tma, split_tile
 
 
-def staged_bytes(rows: int, stages: int, sdepth: int) -> int:
-    """Shared memory of a staged tf32x3 block: the hi/lo ring and the staging ring (rows: BM + BN)."""
-    return (stages * 2 + sdepth) * rows * SWIZZLE_BYTES + 1024  # (+ slack to align to 1024 bytes)
+def staged_bytes(rows: int, stages: int, sdepth: int, copies: int = 2) -> int:
+    """Shared memory of a staged block: the ring (tf32x3: hi and lo tiles, copies 2; plain TF32 1) and
+    the staging ring (rows: BM + BN)."""
+    return (stages * copies + sdepth) * rows * SWIZZLE_BYTES + 1024  # (+ slack to align to 1024 bytes)
 
 
 def emit_staged_producer(w, g, feeds: list, maps: dict, stages: int, sdepth: int, BK: int, slot_bytes: int,

@@ -39,6 +39,11 @@ ENABLED = os.environ.get("EMBER_COPY_GEMM_OPERANDS", "1")
 # (bench/results/gpu-session36-2026-11-28/a/, the same copy): KernelBench's 87 (64 -> 128 channels, 21
 # FLOP/B) 11.19 -> 12.29 ms, the project's 35 (256 -> 256, 64 FLOP/B) 0.292 -> 0.273
 MIN_INTENSITY = 32
+# TF32 products over an MN-major operand (x @ W with W stored [K, N], a 1x1 conv over NCHW): the wgmma
+# producer transposes it from a staging ring (codegen/cuda_wgmma_staged.py) instead of this rewrite
+# copying it K-major first (two more passes over it: the project's 35, 0.26 ms against eager's 0.11 on
+# the H200). Untimed: off unless EMBER_WGMMA_TF32_STAGE=1 (read at each call: tests flip it)
+TF32_STAGE = os.environ.get("EMBER_WGMMA_TF32_STAGE", "0") == "1"
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
 
@@ -142,4 +147,4 @@ def _needs_copy(x: g.Node, v, kv: str, tf32: bool, es: int) -> bool:
     d = L._axis_walked(v, kv, x)
     if d is None:
         return False  # (not a plain axis: the gather's business)
-    return _misaligned(x, es) or (tf32 and d != x.ndim - 1)
+    return _misaligned(x, es) or (tf32 and d != x.ndim - 1 and not TF32_STAGE)
