@@ -35,6 +35,7 @@ def cases(quick: bool):
         ("gemm 8192^3 nn", (8192, 8192, 8192), "nn", BF),
         ("gemm 4096^3 f16 nt", (4096, 4096, 4096), "nt", "float16"),
         ("gemm 4096^3 tf32 nt", (4096, 4096, 4096), "nt", "float32"),
+        ("gemm 4096^3 tf32 nn", (4096, 4096, 4096), "nn", "float32"),  # (W [K, N]: MN-major for TF32)
         ("ragged 1031x3080x2056 nn", (1031, 3080, 2056), "nn", BF),
         ("llama1b prefill512 qkv 2048->3072", (512, 3072, 2048), "nt", BF),
         ("llama1b prefill512 o 2048->2048", (512, 2048, 2048), "nt", BF),
