@@ -18,3 +18,7 @@ for p in d['problems']: print('$v', p['name'], p.get('status'), p.get('ember_ms'
   env $([ $v = base ] || echo $v) timeout 80 python3 bench/contractions.py --device-time --only "tf32 nn,tf32 nt" \
     --out "$OUT/tf32-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -3 | sed "s/^/$v /"
 done
+# 35 under tile overlays with the flag on (the default's 128 x 256 has 2 stages and a 2-deep staging ring)
+EMBER_WGMMA_TF32_STAGE=1 timeout 150 python3 bench/knob_sweep.py kernelbench/level1/35_conv2d_pointwise.py --precision torch \
+  --knobs '[{"_on": "wgmma", "BM": 128, "BN": 128, "stages": 4}, {"_on": "wgmma", "BM": 128, "BN": 128, "stages": 3, "sdepth": 3}, {"_on": "wgmma", "BM": 64, "BN": 256, "stages": 3},
+  {"_on": "wgmma", "BM": 128, "BN": 256, "stages": 2, "overlap": true}, {"_on": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": true}]' 2>&1 | grep -v -i "warn\|__new__" | tail -8

@@ -303,6 +303,8 @@ def render_wgmma(w, c: Canon):
     if tsplit and not cfg.get("staged", True):
         raise UnsupportedKernel("TF32 over an MN-major copy without the staging ring")
     ring_staged = ring_staged or tsplit
+    if ring_staged and P > 1:  # (the staged producer is one warpgroup: a second would never arrive on `full`)
+        raise UnsupportedKernel(f"the staging ring with {P} producer warpgroups")
     srows = 0 if ring_staged else _staged_rows(kind, pa, pb, BM, BN)
     sdepth = 0
     if ring_staged:
