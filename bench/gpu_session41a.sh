@@ -15,6 +15,8 @@ for v in base EMBER_WGMMA_TF32_STAGE=1; do
   python3 -c "
 import json; d = json.load(open('$OUT/kb35-${v%%=*}.json'))
 for p in d['problems']: print('$v', p['name'], p.get('status'), p.get('ember_ms'), 'eager', p.get('eager_ms'), 'compile', p.get('compile_ms'))"
+  env $([ $v = base ] || echo $v) timeout 120 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 2 --ember-precision torch \
+    --only 87_conv_pointwise --out "$OUT/kb87-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
   env $([ $v = base ] || echo $v) timeout 80 python3 bench/contractions.py --device-time --only "tf32 nn,tf32 nt" \
     --out "$OUT/tf32-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -3 | sed "s/^/$v /"
 done
