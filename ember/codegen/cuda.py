@@ -41,7 +41,7 @@ from .cuda_mma import MMA_PRELUDE, mma_applicable, one_pass, render_mma  # noqa:
 from .cuda_flash_early import owns_wait
 from .cuda_pdl import PDL_PRELUDE, emit_grid_dependency, has_pdl
 from .cuda_rows import CLUSTER_HELPERS, RowMappings  # noqa: F401 (re-exported)
-from .cuda_wgmma import consumer_warpgroups, render_wgmma, wgmma_applicable  # noqa: F401 (re-exported)
+from .cuda_wgmma import consumer_warpgroups, render_wgmma, wgmma_applicable, wgmma_contraction  # noqa: F401 (re-exported)
 
 # the schedule's public names, importable from here as before the split (tests, bench/)
 from .cuda_schedule import (  # noqa: F401

@@ -27,6 +27,7 @@ the producer splits what TMA copied (codegen/cuda_wgmma_feed.py).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from .. import symbolic as sm
@@ -156,10 +157,21 @@ def wgmma_fn(kind: str, n: int, trans_a: int, trans_b: int) -> tuple[str, str]:
     return name, src
 
 
-def wgmma_applicable(c: Canon, gather: bool = True) -> tuple | str:
-    """The contraction's feed plan (kind, a feed, b feed), or why the wgmma mode does not apply.
-    gather=False: only operands the copy engine stages (TMA) qualify."""
+def wgmma_contraction(c: Canon, swap: bool = False):
+    """The kernel's contraction as the wgmma mode tiles it: the output's fastest dims on the tile's
+    columns (n), or with knob `swap` on its rows (m) — a conv with few output channels (32: half a
+    64-row tile) and many pixels then has the pixels on the rows and the channels on the columns,
+    the epilogue storing each column's values apart. Untimed: the search offers it."""
     g = contraction_of(c)
+    if g is None or not swap:
+        return g
+    return dataclasses.replace(g, m=g.n, n=g.m, a=g.b, b=g.a, a_k_fastest=g.b_k_fastest, b_k_fastest=g.a_k_fastest)
+
+
+def wgmma_applicable(c: Canon, gather: bool = True, swap: bool = False) -> tuple | str:
+    """The contraction's feed plan (kind, a feed, b feed), or why the wgmma mode does not apply.
+    gather=False: only operands the copy engine stages (TMA) qualify; swap: knob `swap`."""
+    g = wgmma_contraction(c, swap)
     if g is None:
         return "not a contraction"
     if any(not e.is_const for _, e in g.n + g.k + g.batch + g.m[1:]):
@@ -261,11 +273,12 @@ def consumer_warpgroups(cfg: dict) -> int:
 
 def render_wgmma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
-    plan = wgmma_applicable(c, bool(w.cfg.get("gather", True)))
+    swap = bool(w.cfg.get("swap", False))
+    plan = wgmma_applicable(c, bool(w.cfg.get("gather", True)), swap)
     if isinstance(plan, str):
         raise UnsupportedKernel(f"{w.k.name}: wgmma mode does not apply ({plan})")
     kind, pa, pb = plan
-    g = contraction_of(c)
+    g = wgmma_contraction(c, swap)
     cfg = w.cfg
     # knob `pingpong`: two consumers on alternate 64-row tiles of a persistent loop, one's epilogue under
     # the other's products (CUTLASS's ping-pong schedule); each slot is one consumer's, and a consumer
@@ -279,7 +292,7 @@ def render_wgmma(w, c: Canon):
         pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
     BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
     overlap = bool(cfg.get("overlap", True))
-    if BM not in (64, 128) or BN % 64 or not 64 <= BN <= 256 or not 2 <= stages <= 8:
+    if BM not in (64, 128) or (BN % 64 and not (swap and BN == 32)) or not 32 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
     NC = consumer_warpgroups(cfg)
     tsplit = tf32_staged(plan)  # (TF32 over an MN-major copy: transposed from the staging ring)

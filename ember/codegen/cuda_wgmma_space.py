@@ -84,4 +84,17 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], epair=True), dict(out[0], swide=not swide_default(c))]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
-    return out
+    return out + _swapped(c, smem_max)
+
+
+def _swapped(c: Canon, smem_max: int) -> list:
+    """Knob `swap` where the rows are few (at most 32: a conv with 32 output channels) and the columns
+    many: those on the tile's 128 rows, the few on 32 columns, instead of half a 64-row tile."""
+    g = contraction_of(c)
+    M, N = _size(g.m), _size(g.n)
+    plan = wgmma_applicable(c, swap=True)
+    if not (M.is_const and M.value <= 32 and (not N.is_const or N.value >= 1024)) or isinstance(plan, str):
+        return []
+    fits = [s for s in range(2, 9) if _fit(plan, 128, 32, s, smem_max)]
+    base = {"mode": "wgmma", "BM": 128, "BN": 32, "stages": max(fits), "swap": True} if fits else None
+    return [base, dict(base, persistent=True), dict(base, BM=64)] if base else []
