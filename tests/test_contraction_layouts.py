@@ -355,19 +355,22 @@ def test_a_tf32_pointwise_conv_over_an_input_copies_it_only_when_asked(monkeypat
             assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[-1], cg.default_config(ks[-1]))[0], "sm_90a")) > 0
 
 
-@pytest.mark.parametrize("min_m", [64, 32])
-def test_a_32_channel_conv_takes_wgmma_only_below_the_row_threshold(monkeypatch, min_m):
-    """The real KernelBench's 78 in form (32 -> 32 channels, 3 x 7): `mma` by default (a 64-row wgmma
-    tile half full); with EMBER_WGMMA_MIN_M=32 the default takes wgmma, and its kernel compiles."""
+@pytest.mark.parametrize("min_m,swap", [(64, "0"), (32, "0"), (64, "1")])
+def test_a_32_channel_conv_takes_wgmma_only_below_the_row_threshold(monkeypatch, min_m, swap):
+    """The real KernelBench's 78 in form (32 -> 32 channels, 3 x 7): `mma` with the swapped default off
+    (a 64-row wgmma tile half full); with EMBER_WGMMA_MIN_M=32 the default takes that tile; by default
+    (EMBER_WGMMA_SWAP_DEFAULT=1) wgmma with rows and columns swapped, persistent; each compiles."""
     from ember.codegen import cuda_schedule
     monkeypatch.setattr(cuda_schedule, "WGMMA_MIN_M", min_m)
+    monkeypatch.setenv("EMBER_WGMMA_SWAP_DEFAULT", swap)
     rng = np.random.default_rng(2)
     with em.allow_tf32():
         x = em.input("x", (2, 32, 67, 131))
         ks = _conv_kernels(em.conv2d(x, em.tensor(rng.standard_normal((32, 32, 3, 7)).astype(np.float32))))
     cfg = cg.default_config(ks[-1])
-    assert cfg["mode"] == ("wgmma" if min_m == 32 else "mma")
-    if min_m == 32:
+    assert cfg["mode"] == ("wgmma" if min_m == 32 or swap == "1" else "mma")
+    assert bool(cfg.get("swap")) == (min_m == 64 and swap == "1") == bool(cfg.get("persistent")), cfg
+    if cfg["mode"] == "wgmma":
         pytest.importorskip("cuda.core")
         from ember.backends.cuda import compile_cuda
         assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(ks[-1], cfg)[0], "sm_90a")) > 0

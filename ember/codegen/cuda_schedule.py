@@ -294,6 +294,19 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
     return cfg
 
 
+def swapped_default(c, target) -> dict | None:
+    """Few rows (at most 32: a conv's 32 output channels) against many columns: wgmma with the two
+    swapped (the columns on a persistent tile's 128 rows, the rows on 32 columns) unless
+    EMBER_WGMMA_SWAP_DEFAULT=0. Measured on the H200 (bench/results/gpu-session41-2026-11-28/b/):
+    38_conv3d (TF32, 32 x 1M x 432) 652 us in `mma` -> 410 (the half-empty 64 x 256 wgmma tile 425)."""
+    if os.environ.get("EMBER_WGMMA_SWAP_DEFAULT", "1") != "1":
+        return None
+    from .cuda_wgmma_space import _swapped
+    smem_max = target.smem_per_block if target is not None else 227 * 1024
+    offers = [cf for cf in _swapped(c, smem_max) if cf.get("persistent") and cf["BM"] == 128]
+    return offers[0] if offers else None
+
+
 # the fewest rows (M) for the default to take wgmma (64-row tiles; 32 fill half). At 32, H100 (gpu-session36-2026-11-28/
 # b/, d/): real KB 71 7.29 -> 3.21 ms (its `mma` plan is slow: 514 x 1026 outputs), 78 4.24 -> 5.56, project 38 0.75 -> 1.14
 WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "64"))
@@ -325,6 +338,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
             # (operands the producer must gather, a conv's input, are a search candidate only)
             if has_wgmma(target) and default_takes_wgmma(c) and big(M, WGMMA_MIN_M) and big(N, 64) and big(K, 64):
                 return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
+            swapped = swapped_default(c, target) if has_wgmma(target) and big(K, 64) else None
+            if swapped:
+                return swapped
             if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
                 return _mma_pipeline(g, _conv_m64_tile(g, c, tile, target))

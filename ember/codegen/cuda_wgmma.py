@@ -553,7 +553,9 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     sms = target.sm_count if target is not None else 132
     rates = {(128, 256): 1.0, (128, 128): 0.75, (64, 256): 0.6, (128, 64): 0.55, (64, 128): 0.5, (64, 64): 0.4}
     if x3:
-        rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.64}
+        # (64 x 64: 0.64 at 4096^3, but 0.5 by 04_matmul_irregular's 1031 x 2053 x 3136 on the H200,
+        # 464 us against 64 x 128's 373 at 5 and 3 waves: gpu-session41-2026-11-28/b/)
+        rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.5}
 
     def cost(t):
         bm, bn = t
