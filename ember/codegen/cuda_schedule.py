@@ -297,13 +297,16 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
 def swapped_default(c, target) -> dict | None:
     """Few rows (at most 32: a conv's 32 output channels) against many columns: wgmma with the two
     swapped (the columns on a persistent tile's 128 rows, the rows on 32 columns) unless
-    EMBER_WGMMA_SWAP_DEFAULT=0. Measured on the H200 (bench/results/gpu-session41-2026-11-28/b/):
-    38_conv3d (TF32, 32 x 1M x 432) 652 us in `mma` -> 410 (the half-empty 64 x 256 wgmma tile 425)."""
-    if os.environ.get("EMBER_WGMMA_SWAP_DEFAULT", "1") != "1":
-        return None
+    EMBER_WGMMA_SWAP_DEFAULT=0. Measured on the H200 (bench/results/gpu-session41-2026-11-28/d/):
+    38_conv3d (TF32, 32 x 1M x 432) 705 us in `mma` -> 470; real KernelBench 78 4.24 -> 1.82 ms.
+    The same 32-wide tile unswapped where the columns are the 32 (a channels-last conv's output
+    channels, DenseNet's growth rate: `mma` 128 x 64 half empty) only with EMBER_WGMMA_N32=1 (untimed)."""
     from .cuda_wgmma_space import _swapped
+    swap_on = os.environ.get("EMBER_WGMMA_SWAP_DEFAULT", "1") == "1"
+    n32_on = os.environ.get("EMBER_WGMMA_N32", "0") == "1"
     smem_max = target.smem_per_block if target is not None else 227 * 1024
-    offers = [cf for cf in _swapped(c, smem_max) if cf.get("persistent") and cf["BM"] == 128]
+    offers = [cf for cf in _swapped(c, smem_max) if cf.get("persistent") and cf["BM"] == 128
+              and (swap_on if cf.get("swap") else n32_on)]
     return offers[0] if offers else None
 
 

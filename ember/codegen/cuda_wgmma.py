@@ -161,7 +161,7 @@ def wgmma_contraction(c: Canon, swap: bool = False):
     """The kernel's contraction as the wgmma mode tiles it: the output's fastest dims on the tile's
     columns (n), or with knob `swap` on its rows (m) — a conv with few output channels (32: half a
     64-row tile) and many pixels then has the pixels on the rows and the channels on the columns,
-    the epilogue storing each column's values apart. Untimed: the search offers it."""
+    the epilogue storing each column's values apart. On by default for exactly 32 rows (cuda_schedule.swapped_default)."""
     g = contraction_of(c)
     if g is None or not swap:
         return g
@@ -292,8 +292,8 @@ def render_wgmma(w, c: Canon):
         pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
     BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
     overlap = bool(cfg.get("overlap", True))
-    if BM not in (64, 128) or (BN % 64 and not (swap and BN == 32)) or not 32 <= BN <= 256 or not 2 <= stages <= 8:
-        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 64..256 by 64, 2-8 stages)")
+    if BM not in (64, 128) or (BN % 64 and BN != 32) or not 32 <= BN <= 256 or not 2 <= stages <= 8:
+        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 32 or 64..256 by 64, 2-8 stages)")
     NC = consumer_warpgroups(cfg)
     tsplit = tf32_staged(plan)  # (TF32 over an MN-major copy: transposed from the staging ring)
     if pingpong and (BM != 64 or kind == "tf32x3" or tsplit or int(cfg.get("occupancy", 1)) != 1):

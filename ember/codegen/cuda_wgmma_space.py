@@ -89,12 +89,19 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
 
 def _swapped(c: Canon, smem_max: int) -> list:
     """Knob `swap` where the rows are few (at most 32: a conv with 32 output channels) and the columns
-    many: those on the tile's 128 rows, the few on 32 columns, instead of half a 64-row tile."""
+    many: those on the tile's 128 rows, the few on 32 columns, instead of half a 64-row tile. And
+    where the columns are the 32 (a channels-last conv's 32 output channels: DenseNet's growth
+    rate) and the rows many, the 32-wide tile unswapped (untimed: the search offers it)."""
     g = contraction_of(c)
     M, N = _size(g.m), _size(g.n)
-    plan = wgmma_applicable(c, swap=True)
-    if not (M.is_const and M.value <= 32 and (not N.is_const or N.value >= 1024)) or isinstance(plan, str):
-        return []
-    fits = [s for s in range(2, 9) if _fit(plan, 128, 32, s, smem_max)]
-    base = {"mode": "wgmma", "BM": 128, "BN": 32, "stages": max(fits), "swap": True} if fits else None
-    return [base, dict(base, persistent=True), dict(base, BM=64)] if base else []
+    out = []
+    for swap, few, many in ((True, M, N), (False, N, M)):
+        plan = wgmma_applicable(c, swap=swap)
+        if not (few.is_const and few.value <= 32 and (not many.is_const or many.value >= 1024)) or isinstance(plan, str):
+            continue
+        fits = [s for s in range(2, 9) if _fit(plan, 128, 32, s, smem_max)]
+        base = {"mode": "wgmma", "BM": 128, "BN": 32, "stages": max(fits)} if fits else None
+        if base and swap:
+            base["swap"] = True
+        out += [base, dict(base, persistent=True), dict(base, BM=64)] if base else []
+    return out

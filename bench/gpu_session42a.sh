@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# For the forty-second session (built in the forty-first, untimed): the 32-wide wgmma tile unswapped
+# (EMBER_WGMMA_N32=1) where a contraction has exactly 32 columns and many rows — a channels-last conv with
+# 32 output channels, DenseNet's growth rate (the real KernelBench's 14_DenseNet121DenseBlock ran 0.66x
+# eager in the forty-first, its five inner convs in `mma` 128 x 64, half the tile empty). Its CUDA tests,
+# then A/B on the problems the CPU survey lists (the project's: 04_mobilenetv2_blocks only; run `python bench/flag_survey.py EMBER_WGMMA_N32=1` and
+# `... --problems third_party/KernelBench --levels 3 --only DenseNet` first and pass them as ONLY / REAL_ONLY),
+# then 33_VanillaRNN's tf32x3 GEMMs under tile overlays (9.0 ms against eager's 7.0: ~38 TFLOP/s where
+# tf32x3 reached 79-88 at 4096^3).
+set -u
+. bench/gpu_env.sh
+export OUT
+timeout 150 python3 -m pytest -m cuda tests/test_wgmma_swap.py -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/tests.log" 2>&1
+echo "cuda tests rc=$? $(grep -a -c '^FAILED' "$OUT/tests.log") FAILED"; grep -a '^FAILED' "$OUT/tests.log" | head -5; tail -1 "$OUT/tests.log"
+for v in base EMBER_WGMMA_N32=1; do
+  env $([ $v = base ] || echo $v) timeout 200 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 2 --ember-precision torch \
+    --only ${REAL_ONLY:-14_DenseNet121DenseBlock,15_DenseNet121,13_DenseNet121Transition} --out "$OUT/ab-real-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
+  env $([ $v = base ] || echo $v) timeout 100 python3 bench/kernelbench.py kernelbench --device cuda --seeds 2 --ember-precision torch \
+    --only ${ONLY:-04_mobilenetv2_blocks} --out "$OUT/ab-proj-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
+  python3 -c "
+import json
+d = json.load(open('$OUT/ab-real-${v%%=*}.json'))
+d['problems'] += json.load(open('$OUT/ab-proj-${v%%=*}.json'))['problems']
+for p in d['problems']: print('$v', p['name'], p.get('status'), p.get('ember_ms'), 'eager', p.get('eager_ms'), 'compile', p.get('compile_ms'))"
+done
+timeout 200 python3 bench/knob_sweep.py third_party/KernelBench/level3/33_VanillaRNN.py --precision torch --out "$OUT/ks-rnn.json" \
+  --knobs '[{"_on": "wgmma", "BM": 64, "BN": 128, "stages": 4}, {"_on": "wgmma", "BM": 128, "BN": 128, "stages": 3, "persistent": true},
+  {"_on": "wgmma", "BM": 128, "BN": 64, "stages": 4}, {"_on": "wgmma", "promote": 8}, {"_on": "wgmma", "promote": 2}]' 2>&1 | grep -v -i "warn\|__new__" | tail -8
