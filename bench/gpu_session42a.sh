@@ -3,7 +3,7 @@
 # (EMBER_WGMMA_N32=1) where a contraction has exactly 32 columns and many rows — a channels-last conv with
 # 32 output channels, DenseNet's growth rate (the real KernelBench's 14_DenseNet121DenseBlock ran 0.66x
 # eager in the forty-first, its five inner convs in `mma` 128 x 64, half the tile empty). Its CUDA tests,
-# then A/B on the problems the CPU survey lists (the project's: 04_mobilenetv2_blocks only; run `python bench/flag_survey.py EMBER_WGMMA_N32=1` and
+# then A/B on the problems the CPU survey lists (project: 04_mobilenetv2_blocks; real level 3: DenseNet 14, 15, 16, MobileNetV2 20; re-run `python bench/flag_survey.py EMBER_WGMMA_N32=1` and
 # `... --problems third_party/KernelBench --levels 3 --only DenseNet` first and pass them as ONLY / REAL_ONLY),
 # then 33_VanillaRNN's tf32x3 GEMMs under tile overlays (9.0 ms against eager's 7.0: ~38 TFLOP/s where
 # tf32x3 reached 79-88 at 4096^3).
@@ -14,7 +14,7 @@ timeout 150 python3 -m pytest -m cuda tests/test_wgmma_swap.py -p no:cacheprovid
 echo "cuda tests rc=$? $(grep -a -c '^FAILED' "$OUT/tests.log") FAILED"; grep -a '^FAILED' "$OUT/tests.log" | head -5; tail -1 "$OUT/tests.log"
 for v in base EMBER_WGMMA_N32=1; do
   env $([ $v = base ] || echo $v) timeout 200 python3 bench/kernelbench.py third_party/KernelBench --device cuda --seeds 2 --ember-precision torch \
-    --only ${REAL_ONLY:-14_DenseNet121DenseBlock,15_DenseNet121,13_DenseNet121Transition} --out "$OUT/ab-real-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
+    --only ${REAL_ONLY:-14_DenseNet121DenseBlock,15_DenseNet121,20_MobileNetV2} --out "$OUT/ab-real-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
   env $([ $v = base ] || echo $v) timeout 100 python3 bench/kernelbench.py kernelbench --device cuda --seeds 2 --ember-precision torch \
     --only ${ONLY:-04_mobilenetv2_blocks} --out "$OUT/ab-proj-${v%%=*}.json" 2>&1 | grep -v -i warn | tail -1
   python3 -c "
