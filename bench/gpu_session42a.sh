@@ -27,7 +27,8 @@ timeout 200 python3 bench/knob_sweep.py third_party/KernelBench/level3/33_Vanill
   --knobs '[{"_on": "wgmma", "BM": 64, "BN": 128, "stages": 4}, {"_on": "wgmma", "BM": 128, "BN": 128, "stages": 3, "persistent": true},
   {"_on": "wgmma", "BM": 128, "BN": 64, "stages": 4}, {"_on": "wgmma", "promote": 8}, {"_on": "wgmma", "promote": 2}, {"_on": "wgmma", "promote": 0}]' 2>&1 | grep -v -i "warn\|__new__" | tail -8
 # 35_conv2d_pointwise (TF32 1x1 over NCHW, 0.53x eager: TF32 wgmma reads K-major only, so its input is copied
-# first): the `mma` mode, whose fragments are loaded from shared memory in either layout, instead
-timeout 120 python3 bench/knob_sweep.py kernelbench/level1/35_conv2d_pointwise.py --precision torch --out "$OUT/ks35.json" \
-  --knobs '[{"_on": "wgmma", "mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4, "stages": 3},
-  {"_on": "wgmma", "mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4, "stages": 2}]' 2>&1 | grep -v -i "warn\|__new__" | tail -4
+# first): the `mma` mode, whose fragments are loaded from shared memory in either layout, over the input
+# itself (no copy: EMBER_COPY_GEMM_OPERANDS=0)
+EMBER_COPY_GEMM_OPERANDS=0 timeout 120 python3 bench/knob_sweep.py kernelbench/level1/35_conv2d_pointwise.py --precision torch --out "$OUT/ks35.json" \
+  --knobs '[{"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4, "stages": 3},
+  {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4, "stages": 2}, {"mode": "mma", "BM": 64, "BN": 128, "BK": 16, "WM": 2, "WN": 2, "stages": 3}]' 2>&1 | grep -v -i "warn\|__new__" | tail -4
