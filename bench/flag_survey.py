@@ -6,6 +6,9 @@ script times only those.
 
     python bench/flag_survey.py EMBER_WGMMA_TF32_STAGE=1 [EMBER_X=0 ...] [--levels 1,2,3] [--only 35_]
         [--problems third_party/KernelBench]  (the real KernelBench; the project's kernelbench/ by default)
+
+The real KernelBench's problems allocate their inputs and weights as CPU tensors: a whole level of it in
+one process is killed for memory on a 24 GB machine; pass a name filter (`--levels 1 --only conv`).
 """
 from __future__ import annotations
 
