@@ -27,7 +27,8 @@ from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
-from .cuda_wgmma import default_takes_wgmma, default_wgmma_config, wgmma_applicable
+from .cuda_wgmma import _smem_limit, default_takes_wgmma, default_wgmma_config, wgmma_applicable
+from .cuda_wgmma_space import narrow_tiles
 
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
 H100_SMS = 132  # H100 SXM
@@ -294,18 +295,16 @@ def _mma_pipeline(g: Contraction, cfg: dict) -> dict:
     return cfg
 
 
-def swapped_default(c, target) -> dict | None:
+def narrow_default(c, target) -> dict | None:
     """Few rows (at most 32: a conv's 32 output channels) against many columns: wgmma with the two
     swapped (the columns on a persistent tile's 128 rows, the rows on 32 columns) unless
     EMBER_WGMMA_SWAP_DEFAULT=0. Measured on the H200 (bench/results/gpu-session41-2026-11-28/d/):
     38_conv3d (TF32, 32 x 1M x 432) 705 us in `mma` -> 470; real KernelBench 78 4.24 -> 1.82 ms.
     The same 32-wide tile unswapped where the columns are the 32 (a channels-last conv's output
     channels, DenseNet's growth rate: `mma` 128 x 64 half empty) only with EMBER_WGMMA_N32=1 (untimed)."""
-    from .cuda_wgmma_space import _swapped
     swap_on = os.environ.get("EMBER_WGMMA_SWAP_DEFAULT", "1") == "1"
     n32_on = os.environ.get("EMBER_WGMMA_N32", "0") == "1"
-    smem_max = target.smem_per_block if target is not None else 227 * 1024
-    offers = [cf for cf in _swapped(c, smem_max) if cf.get("persistent") and cf["BM"] == 128
+    offers = [cf for cf in narrow_tiles(c, _smem_limit(target)) if cf.get("persistent") and cf["BM"] == 128
               and (swap_on if cf.get("swap") else n32_on)]
     return offers[0] if offers else None
 
@@ -341,9 +340,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
             # (operands the producer must gather, a conv's input, are a search candidate only)
             if has_wgmma(target) and default_takes_wgmma(c) and big(M, WGMMA_MIN_M) and big(N, 64) and big(K, 64):
                 return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
-            swapped = swapped_default(c, target) if has_wgmma(target) and big(K, 64) else None
-            if swapped:
-                return swapped
+            narrow = narrow_default(c, target) if has_wgmma(target) and big(K, 64) else None
+            if narrow:  # (32 rows or 32 columns: a 32-wide wgmma tile)
+                return narrow
             if mma_applicable(c) and has_tensor_cores(target):  # tensor cores (TF32; 3 passes keep float32 accuracy)
                 tile = _default_mma_tile(M, N, K, _size(g.batch), target)
                 return _mma_pipeline(g, _conv_m64_tile(g, c, tile, target))

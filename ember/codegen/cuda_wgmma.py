@@ -161,7 +161,7 @@ def wgmma_contraction(c: Canon, swap: bool = False):
     """The kernel's contraction as the wgmma mode tiles it: the output's fastest dims on the tile's
     columns (n), or with knob `swap` on its rows (m) — a conv with few output channels (32: half a
     64-row tile) and many pixels then has the pixels on the rows and the channels on the columns,
-    the epilogue storing each column's values apart. On by default for exactly 32 rows (cuda_schedule.swapped_default)."""
+    the epilogue storing each column's values apart. On by default for exactly 32 rows (cuda_schedule.narrow_default)."""
     g = contraction_of(c)
     if g is None or not swap:
         return g

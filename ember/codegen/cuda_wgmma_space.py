@@ -84,10 +84,10 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], epair=True), dict(out[0], swide=not swide_default(c))]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
-    return out + _swapped(c, smem_max)
+    return out + narrow_tiles(c, smem_max)
 
 
-def _swapped(c: Canon, smem_max: int) -> list:
+def narrow_tiles(c: Canon, smem_max: int) -> list:
     """Knob `swap` where the rows are few (at most 32: a conv with 32 output channels) and the columns
     many: those on the tile's 128 rows, the few on 32 columns, instead of half a 64-row tile. And
     where the columns are the 32 (a channels-last conv's 32 output channels: DenseNet's growth

@@ -42,7 +42,8 @@ MIN_INTENSITY = 32
 # TF32 products over an MN-major operand (x @ W with W stored [K, N], a 1x1 conv over NCHW): the wgmma
 # producer transposes it from a staging ring (codegen/cuda_wgmma_staged.py) instead of this rewrite
 # copying it K-major first (two more passes over it: the project's 35, 0.26 ms against eager's 0.11 on
-# the H200). Untimed: off unless EMBER_WGMMA_TF32_STAGE=1 (read at each call: tests flip it)
+# the H200). Off unless EMBER_WGMMA_TF32_STAGE=1: measured (gpu-session41-2026-11-28/a/), 35 0.294 -> 0.202 ms
+# but a TF32 x @ W at 4096^3 275 -> 146 TFLOP/s and the real KernelBench's 87 8.96 -> 10.38 ms
 TF32_STAGE = os.environ.get("EMBER_WGMMA_TF32_STAGE", "0") == "1"
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
