@@ -8,8 +8,10 @@
 # then 33_VanillaRNN's tf32x3 GEMMs under tile overlays (9.0 ms against eager's 7.0: ~38 TFLOP/s where
 # tf32x3 reached 79-88 at 4096^3).
 set -u
+# PART=ab (default): the tests and the N32 A/B; PART=rest: the RNN overlays and 35 in `mma` (one device call each)
 . bench/gpu_env.sh
 export OUT
+if [ "${PART:-ab}" = ab ]; then
 timeout 150 python3 -m pytest -m cuda tests/test_wgmma_swap.py -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/tests.log" 2>&1
 echo "cuda tests rc=$? $(grep -a -c '^FAILED' "$OUT/tests.log") FAILED"; grep -a '^FAILED' "$OUT/tests.log" | head -5; tail -1 "$OUT/tests.log"
 for v in base EMBER_WGMMA_N32=1; do
@@ -23,6 +25,8 @@ d = json.load(open('$OUT/ab-real-${v%%=*}.json'))
 d['problems'] += json.load(open('$OUT/ab-proj-${v%%=*}.json'))['problems']
 for p in d['problems']: print('$v', p['name'], p.get('status'), p.get('ember_ms'), 'eager', p.get('eager_ms'), 'compile', p.get('compile_ms'))"
 done
+fi
+if [ "${PART:-ab}" = rest ]; then
 timeout 200 python3 bench/knob_sweep.py third_party/KernelBench/level3/33_VanillaRNN.py --precision torch --out "$OUT/ks-rnn.json" \
   --knobs '[{"_on": "wgmma", "BM": 64, "BN": 128, "stages": 4}, {"_on": "wgmma", "BM": 128, "BN": 128, "stages": 3, "persistent": true},
   {"_on": "wgmma", "BM": 128, "BN": 64, "stages": 4}, {"_on": "wgmma", "promote": 8}, {"_on": "wgmma", "promote": 2}, {"_on": "wgmma", "promote": 0}]' 2>&1 | grep -v -i "warn\|__new__" | tail -8
@@ -32,3 +36,4 @@ timeout 200 python3 bench/knob_sweep.py third_party/KernelBench/level3/33_Vanill
 EMBER_COPY_GEMM_OPERANDS=0 timeout 120 python3 bench/knob_sweep.py kernelbench/level1/35_conv2d_pointwise.py --precision torch --out "$OUT/ks35.json" \
   --knobs '[{"mode": "mma", "BM": 128, "BN": 128, "BK": 16, "WM": 2, "WN": 4, "stages": 3},
   {"mode": "mma", "BM": 128, "BN": 256, "BK": 16, "WM": 2, "WN": 4, "stages": 2}, {"mode": "mma", "BM": 64, "BN": 128, "BK": 16, "WM": 2, "WN": 2, "stages": 3}]' 2>&1 | grep -v -i "warn\|__new__" | tail -4
+fi
