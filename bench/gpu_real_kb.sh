@@ -12,7 +12,7 @@ export OUT
 lv=${LEVEL:-1}
 [ -n "${RESUME:-}" ] && cp "$RESUME" "$OUT/real-kb-l$lv.json"
 timeout ${KB_S:-540} python3 bench/kernelbench.py third_party/KernelBench --sample 20 --sample-seed 0 --seeds 2 --trials 30 --warmup 3 \
-  --level $lv --ember-precision torch --time-budget $(( ${KB_S:-540} - 40 )) ${RESUME:+--resume} --out "$OUT/real-kb-l$lv.json" \
+  --level $lv --ember-precision torch --time-budget $(( ${KB_S:-540} - 40 )) ${RESUME:+--resume} ${KB_ARGS:-} --out "$OUT/real-kb-l$lv.json" \
   2>&1 | grep -v -i warn | grep -v "^  " | tail -40
 python3 -c "
 import json; d = json.load(open('$OUT/real-kb-l$lv.json')); print('partial', d.get('partial'), len(d['problems']))
