@@ -24,7 +24,8 @@ def summarize(recs: list) -> dict:
         s = {"problems": n,
              "imported": sum(r["status"] not in ("load_error", "unsupported", "import_error") for r in rs),
              "unsupported": sum(r["status"] == "unsupported" for r in rs),
-             "correct": sum(r["status"] == "correct" for r in rs)}
+             "correct": sum(r["status"] == "correct" for r in rs),
+             "precision_fallback": sum("precision_fallback" in r for r in rs)}
         s["fast_0"] = s["correct"] / n if n else 0.0
         for b in ("eager", "compile"):
             sp = [r.get(f"speedup_vs_{b}") for r in rs if r["status"] == "correct" and r.get(f"speedup_vs_{b}")]

@@ -262,3 +262,31 @@ def test_dropout_problems_draw_alike_and_shrink_divides_sizes(tmp_path):
     assert r["scaled_sizes"] == {"batch_size": 32, "features": 24, "input_shape": [16, 3]}
     assert r["status"] == "correct" and r["stochastic"] is True and r["max_abs_err"] < 1e-6, r
     assert r["ember_ms"] > 0
+
+
+def test_precision_fallback_reruns_a_tf32_failure_at_float32(suite, tmp_path, monkeypatch):
+    """--precision-fallback: a problem that failed with TF32 contractions is compiled again at float32
+    accuracy; the record keeps the TF32 attempt, is flagged, and the summary counts it."""
+    real, calls = kb.run_problem, []
+
+    def tf32_fails(prob, args, timer):
+        calls.append(args.ember_precision)
+        rec = real(prob, args, timer)
+        if args.ember_precision == "tf32":  # (the CPU computes exactly: the TF32 failure is simulated)
+            rec.update(status="incorrect", tf32_contractions=3, max_abs_err=0.5, error="output 0: too far")
+        return rec
+    monkeypatch.setattr(kb, "run_problem", tf32_fails)
+    out = tmp_path / "res.json"
+    assert kb.main([str(suite), "--device", "cpu", "--seeds", "2", "--trials", "2", "--warmup", "1", "--no-compile",
+                    "--only", "1_gelu", "--ember-precision", "tf32", "--precision-fallback", "--out", str(out)]) == 0
+    assert calls == ["tf32", "float32"]
+    res = json.loads(out.read_text())
+    (r,) = res["problems"]
+    assert r["status"] == "correct" and r["tolerance"] == 1e-4 and r["ember_ms"] > 0
+    assert r["precision_fallback"]["max_abs_err"] == 0.5 and r["precision_fallback"]["tf32_contractions"] == 3
+    assert any("float32 accuracy" in f for f in r["flags"])
+    assert res["summary"]["all"]["precision_fallback"] == 1
+    calls.clear()  # without the flag the failure stands
+    assert kb.main([str(suite), "--device", "cpu", "--seeds", "2", "--no-timing", "--only", "1_gelu",
+                    "--ember-precision", "tf32", "--out", str(out)]) == 0
+    assert calls == ["tf32"] and json.loads(out.read_text())["problems"][0]["status"] == "incorrect"

@@ -117,13 +117,16 @@ def _first_conv(lowered):
     return ks[0]
 
 
-@pytest.mark.parametrize("flag,mode", [("0", "mma"), ("1", "wgmma")])
+@pytest.mark.parametrize("flag,mode", [("0", "mma"), ("1", "wgmma"), (None, "wgmma")])
 def test_32_columns_take_the_narrow_tile_by_flag(monkeypatch, flag, mode):
     big = em.input("x", (4, 16, 40, 40), "bfloat16")
     w1 = em.tensor(np.ones((32, 16, 3, 3), np.float32)).cast("bfloat16")
     w2 = em.tensor(np.ones((32, 32, 3, 3), np.float32)).cast("bfloat16")
     y = em.conv2d(em.relu(em.conv2d(big, w1, padding=1)), w2, padding=1)
-    monkeypatch.setenv("EMBER_WGMMA_N32", flag)
+    if flag is None:  # on by default since the forty-second session
+        monkeypatch.delenv("EMBER_WGMMA_N32", raising=False)
+    else:
+        monkeypatch.setenv("EMBER_WGMMA_N32", flag)
     t = pipeline.get_target("h100")
     lowered = pipeline.lower([y.node], None, t)
     k = [k for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None][0]

@@ -301,9 +301,11 @@ def narrow_default(c, target) -> dict | None:
     EMBER_WGMMA_SWAP_DEFAULT=0. Measured on the H200 (bench/results/gpu-session41-2026-11-28/d/):
     38_conv3d (TF32, 32 x 1M x 432) 705 us in `mma` -> 470; real KernelBench 78 4.24 -> 1.82 ms.
     The same 32-wide tile unswapped where the columns are the 32 (a channels-last conv's output
-    channels, DenseNet's growth rate: `mma` 128 x 64 half empty) only with EMBER_WGMMA_N32=1 (untimed)."""
+    channels, DenseNet's growth rate: `mma` 128 x 64 half empty) unless EMBER_WGMMA_N32=0. H200
+    (gpu-session42-2026-11-28/a/): real KernelBench 14_DenseNet121DenseBlock 10.07 -> 7.08 ms,
+    15_DenseNet121 10.91 -> 7.20, project 04_mobilenetv2_blocks 1.28 -> 1.03."""
     swap_on = os.environ.get("EMBER_WGMMA_SWAP_DEFAULT", "1") == "1"
-    n32_on = os.environ.get("EMBER_WGMMA_N32", "0") == "1"
+    n32_on = os.environ.get("EMBER_WGMMA_N32", "1") == "1"
     offers = [cf for cf in narrow_tiles(c, _smem_limit(target)) if cf.get("persistent") and cf["BM"] == 128
               and (swap_on if cf.get("swap") else n32_on)]
     return offers[0] if offers else None
