@@ -130,15 +130,18 @@ SKEY_DEPTH = 3  # levels of operands a commutative op's order looks at (Node.ske
 
 def _local_text(n, depth: int) -> str:
     """n's structure `depth` levels down, leaves unnamed (Node.skey)."""
-    arg = "" if n.op in (INPUT, DATA) else _arg_str(n.arg)
-    head = f"{n.op}|{n.dtype.name}|{sm.shape_str(n.shape)}|{arg}"
+    head = n._head
+    if head is None:  # (kept: each node's text is read by every skey up to SKEY_DEPTH levels above it;
+        # a recurrence unrolled into 10^5 nodes spent a quarter of its import rendering the same shapes)
+        arg = "" if n.op in (INPUT, DATA) else _arg_str(n.arg)
+        head = n._head = f"{n.op}|{n.dtype.name}|{sm.shape_str(n.shape)}|{arg}"
     if depth <= 0 or not n.srcs:
         return head
     return head + "(" + ",".join(_local_text(s, depth - 1) for s in n.srcs) + ")"
 
 
 class Node:
-    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "_key", "_skey", "__weakref__")
+    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "_key", "_skey", "_head", "__weakref__")
 
     op: str
     srcs: tuple
@@ -152,7 +155,7 @@ class Node:
         if n is not None:
             return n
         n = object.__new__(cls)
-        n.op, n.srcs, n.arg, n.dtype, n.shape, n._key, n._skey = op, srcs, arg, dtype, shape, None, None
+        n.op, n.srcs, n.arg, n.dtype, n.shape, n._key, n._skey, n._head = op, srcs, arg, dtype, shape, None, None, None
         _INTERN[ik] = n
         return n
 

@@ -54,8 +54,27 @@ def _require_cuda(what: str) -> None:
 
 def _render_program(kernels, buffer_index, dim_index, configs, target, constants=frozenset()):
     from ..codegen.cuda import render_program
+    configs = _resolved_defaults(kernels, configs, target)
     return render_program(kernels, _with_early_keys(kernels, _with_prefetch(kernels, configs, target, constants), target),
                           target)
+
+
+def _resolved_defaults(kernels, configs, target) -> list:
+    """Every kernel's config, a default resolved once per kernel structure (`Kernel.key`, names left
+    out) in this program: an unrolled recurrence repeats a few kernels thousands of times, and a
+    default is ~10 ms of analysis (40_GRUHidden, 8705 kernels: a third of its compile). Kept per
+    program, not across programs, so a changed switch is never served an old default."""
+    from ..codegen.cuda import default_config
+    by_structure: dict = {}
+    out = []
+    for (k, _), cfg in zip(kernels, list(configs or [None] * len(kernels))):
+        if cfg is None:
+            key = k.key
+            if key not in by_structure:
+                by_structure[key] = default_config(k, target)
+            cfg = dict(by_structure[key])
+        out.append(cfg)
+    return out
 
 
 def _prefetch_budget() -> int:
