@@ -28,7 +28,9 @@ from ..kernel.scan import short_sum_form
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import _smem_limit, default_takes_wgmma, default_wgmma_config, wgmma_applicable
+from .cuda_wgmma_rs import rs_applies
 from .cuda_wgmma_space import narrow_tiles
+from ..kernel import layout_gemm
 
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
 H100_SMS = 132  # H100 SXM
@@ -311,6 +313,18 @@ def narrow_default(c, target) -> dict | None:
     return offers[0] if offers else None
 
 
+def rs_default(c, target) -> dict | None:
+    """TF32 with one MN-major operand copied by TMA (an NCHW 1x1 conv's input, the W of `x @ W`) and
+    EMBER_WGMMA_RS=1 (kernel/layout_gemm.py then leaves it as stored): the wgmma tile with that operand
+    on A, its fragments loaded into registers (codegen/cuda_wgmma_rs.py) — swapped where it was B."""
+    if not layout_gemm.RS:
+        return None
+    for swap in (False, True):
+        if rs_applies(wgmma_applicable(c, gather=False, swap=swap, rs=True), {"rs": True}):
+            return default_wgmma_config(c, target, swap=swap, rs=True)
+    return None
+
+
 # the fewest rows (M) for the default to take wgmma (64-row tiles; 32 fill half). At 32, H100 (gpu-session36-2026-11-28/
 # b/, d/): real KB 71 7.29 -> 3.21 ms (its `mma` plan is slow: 514 x 1026 outputs), 78 4.24 -> 5.56, project 38 0.75 -> 1.14
 WGMMA_MIN_M = int(os.environ.get("EMBER_WGMMA_MIN_M", "64"))
@@ -342,6 +356,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
             # (operands the producer must gather, a conv's input, are a search candidate only)
             if has_wgmma(target) and default_takes_wgmma(c) and big(M, WGMMA_MIN_M) and big(N, 64) and big(K, 64):
                 return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
+            rs = rs_default(c, target) if has_wgmma(target) and big(M, 64) and big(N, 64) and big(K, 64) else None
+            if rs:  # (TF32 over one MN-major operand: its fragments from registers)
+                return rs
             narrow = narrow_default(c, target) if has_wgmma(target) and big(K, 64) else None
             if narrow:  # (32 rows or 32 columns: a 32-wide wgmma tile)
                 return narrow

@@ -100,8 +100,9 @@ def _flatten(loops: list, strides: dict):
     return run, stride
 
 
-def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
-    """The TMA plan of operand `val` (rows: its m or n loops), or why there is none."""
+def tma_operand(g: Contraction, val: ir.Val, rows: list, mn_runs: bool = False) -> TmaOperand | str:
+    """The TMA plan of operand `val` (rows: its m or n loops), or why there is none. mn_runs: float32
+    MN-major rows may be two runs (an operand the RS form loads: codegen/cuda_wgmma_rs.py)."""
     ld = _peel(val)
     if ld is None:
         return "not a plain load (a prologue or an indirect index)"
@@ -133,7 +134,7 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list) -> TmaOperand | str:
         r, ro = _two_runs(rows, strides, 1, symbolic_outer=True)
         if r is not None and r[0] % 64 and 64 % r[0]:  # (no 64-row tile is whole runs or inside one)
             r = None
-    elif r is None and k is not None and layout_gemm.TF32_STAGE and ld.dtype == dt.float32:  # MN-major rows as two
+    elif r is None and k is not None and (layout_gemm.TF32_STAGE or mn_runs) and ld.dtype == dt.float32:  # MN-major rows as two
         # runs (a 1x1 conv over NCHW: n outside, h w inside), each 128-byte chunk of rows inside one (TF32's staging
         # ring; 16-bit types untested so far). Untimed: with EMBER_WGMMA_TF32_STAGE=1
         r, ro = _two_runs(rows, strides, SWIZZLE_BYTES // es)

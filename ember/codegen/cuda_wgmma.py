@@ -37,6 +37,7 @@ from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns, wide_lanes
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
+from .cuda_wgmma_rs import RS_HELPER, emit_rs_offsets, emit_rs_slice, rs_applies, wgmma_rs_fn
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
@@ -168,7 +169,7 @@ def wgmma_contraction(c: Canon, swap: bool = False):
     return dataclasses.replace(g, m=g.n, n=g.m, a=g.b, b=g.a, a_k_fastest=g.b_k_fastest, b_k_fastest=g.a_k_fastest)
 
 
-def wgmma_applicable(c: Canon, gather: bool = True, swap: bool = False) -> tuple | str:
+def wgmma_applicable(c: Canon, gather: bool = True, swap: bool = False, rs: bool = False) -> tuple | str:
     """The contraction's feed plan (kind, a feed, b feed), or why the wgmma mode does not apply.
     gather=False: only operands the copy engine stages (TMA) qualify; swap: knob `swap`."""
     g = wgmma_contraction(c, swap)
@@ -178,7 +179,7 @@ def wgmma_applicable(c: Canon, gather: bool = True, swap: bool = False) -> tuple
         # (the outermost m loop may be symbolic — a prompt's length: its tensor map's extent is
         # evaluated at launch, the tile count is a run-time expression)
         return "symbolic sizes other than the outermost row loop's"
-    return wgmma_plan(g, gather)
+    return wgmma_plan(g, gather, rs)
 
 
 def default_takes_wgmma(c: Canon) -> bool:
@@ -274,7 +275,7 @@ def consumer_warpgroups(cfg: dict) -> int:
 def render_wgmma(w, c: Canon):
     """Emit the kernel body into writer `w` (codegen/cuda.py's _KernelWriter); returns the grid."""
     swap = bool(w.cfg.get("swap", False))
-    plan = wgmma_applicable(c, bool(w.cfg.get("gather", True)), swap)
+    plan = wgmma_applicable(c, bool(w.cfg.get("gather", True)), swap, bool(w.cfg.get("rs", False)))
     if isinstance(plan, str):
         raise UnsupportedKernel(f"{w.k.name}: wgmma mode does not apply ({plan})")
     kind, pa, pb = plan
@@ -295,7 +296,8 @@ def render_wgmma(w, c: Canon):
     if BM not in (64, 128) or (BN % 64 and BN != 32) or not 32 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 32 or 64..256 by 64, 2-8 stages)")
     NC = consumer_warpgroups(cfg)
-    tsplit = tf32_staged(plan)  # (TF32 over an MN-major copy: transposed from the staging ring)
+    rs = rs_applies(plan, cfg)  # (TF32 with an MN-major a: its fragments from registers, codegen/cuda_wgmma_rs.py)
+    tsplit = tf32_staged(plan) and not rs  # (TF32 over an MN-major copy: transposed from the staging ring)
     if pingpong and (BM != 64 or kind == "tf32x3" or tsplit or int(cfg.get("occupancy", 1)) != 1):
         raise UnsupportedKernel(f"wgmma ping-pong with a {BM}-row tile ({kind}): 64-row tiles, one block per SM, no tf32x3")
     P = int(cfg.get("producers", 1))  # producer warpgroups (more than one only gather)
@@ -337,8 +339,10 @@ def render_wgmma(w, c: Canon):
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
     # (tf32x3 and tf32_staged write every operand K-major: an MN-major one is transposed by the split)
     ka, kb = pa.kmajor or x3 or tsplit, pb.kmajor or x3 or tsplit
-    fname, fsrc = wgmma_fn(kind, BN, 0 if ka else 1, 0 if kb else 1)
+    fname, fsrc = wgmma_rs_fn(BN) if rs else wgmma_fn(kind, BN, 0 if ka else 1, 0 if kb else 1)
     w.lines.insert(0, fsrc)
+    if rs:
+        w.lines.insert(0, RS_HELPER)
     w.lines.insert(0, WGMMA_HELPERS)
     # whole-chunk gathers as cp.async copies (codegen/cuda_wgmma_feed.py, CPASYNC_HELPER's comment)
     cpasync = bool(cfg.get("cpasync", os.environ.get("EMBER_WGMMA_CPASYNC", "0") == "1")) and not x3 and \
@@ -421,6 +425,8 @@ def render_wgmma(w, c: Canon):
     w.emit(2, f"float d_[{BN // 2}];")
     if promote:
         w.emit(2, f"float p_[{BN // 2}];  /* the folded sum (PROMOTE_SLICES) */")
+    if rs:
+        emit_rs_offsets(w, BK, overlap, 2)
     w.emit(2, "int kit_ = pp_ * KT_;" if pingpong else "int kit_ = 0;")  # (ping-pong: the slices of its own tiles)
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
@@ -438,8 +444,9 @@ def render_wgmma(w, c: Canon):
     if cpasync:  # (the copies' generic-proxy writes, ordered before this thread's wgmma reads)
         w.emit(3, 'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
     w.emit(3, f"const em_u32 sA_ = ring_ + s * {slot_bytes}, sB_ = sA_ + {A_BYTES};")
-    w.emit(3, "em_wg_fence();")
-    w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
+    if not rs:
+        w.emit(3, "em_wg_fence();")
+        w.emit(3, f"#pragma unroll\n      for (int kk = 0; kk < {BK // kstep}; ++kk) {{")
     # K-major: the consumer's 64 rows start 64 rows (8 KB) in, a k step is 32 bytes along the row;
     # MN-major: the consumer's rows are chunk cw_, a k step is kstep rows of 128 bytes
     da = "em_gdesc(sA_ + cw_ * 8192 + kk * 32, 16, 1024)" if ka else \
@@ -450,11 +457,14 @@ def render_wgmma(w, c: Canon):
         da = narrow_desc("sA_", BM, pa.width, "cw_", "kk")
     if getattr(pb, "narrow", False):
         db = narrow_desc("sB_", BN, pb.width, "0", "kk")
-    if x3:  # small terms first: lo*hi + hi*lo, then hi*hi (the lo tiles lo_off bytes after the hi ones)
-        w.emit(4, f"{fname}(d_, {da.replace('sA_', f'sA_ + {lo_off}')}, {db});")
-        w.emit(4, f"{fname}(d_, {da}, {db.replace('sB_', f'sB_ + {lo_off}')});")
-    w.emit(4, f"{fname}(d_, {da}, {db});")
-    w.emit(3, "}")
+    if rs:
+        emit_rs_slice(w, fname, BK, db, overlap, 3)
+    else:
+        if x3:  # small terms first: lo*hi + hi*lo, then hi*hi (the lo tiles lo_off bytes after the hi ones)
+            w.emit(4, f"{fname}(d_, {da.replace('sA_', f'sA_ + {lo_off}')}, {db});")
+            w.emit(4, f"{fname}(d_, {da}, {db.replace('sB_', f'sB_ + {lo_off}')});")
+        w.emit(4, f"{fname}(d_, {da}, {db});")
+        w.emit(3, "}")
     w.emit(3, "em_wg_commit();")
     release = f"if ((tid_ & 31) == 0) em_mbar_arrive(bars_ + 8 * ({stages} + "
     if overlap:  # the previous slice's group is done: release its slot, keep this one queued
@@ -495,18 +505,18 @@ def render_wgmma(w, c: Canon):
     return tiles
 
 
-def _ring_staged(plan) -> bool:
+def _ring_staged(plan, rs: bool = False) -> bool:
     """The default of knob `staged`: tf32x3 with both operands copied and one of them MN-major (the only
     way for TF32 over an MN-major copy: tf32_staged)."""
     kind, pa, pb = plan
-    return kind in ("tf32x3", "tf32") and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
+    return not rs and kind in ("tf32x3", "tf32") and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
 
 
-def _fit(plan, BM: int, BN: int, stages: int, smem_max: int) -> bool:
+def _fit(plan, BM: int, BN: int, stages: int, smem_max: int, rs: bool = False) -> bool:
     kind, pa, pb = plan
     if not all(_rows_tile(p, R) for p, R in ((pa, BM), (pb, BN))):
         return False
-    if _ring_staged(plan):  # (with a staging ring of 2 slots at least)
+    if _ring_staged(plan, rs):  # (with a staging ring of 2 slots at least)
         return staged_bytes(BM + BN, stages, 2, _copies(kind)) <= smem_max
     return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, pa, pb, BM, BN)) <= smem_max
 
@@ -536,16 +546,16 @@ def transcendental_ops(c: Canon) -> int:
     return sum(1 for v in ir.val_toposort([c.store.value]) if v.op in ("exp2", "log2", "recip", "sqrt", "sin"))
 
 
-def default_wgmma_config(c: Canon, target=None) -> dict:
+def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
     """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
     measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
     over the waves of one block per SM (the ring takes the shared memory). 128 x 256 runs 3 stages
     (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3).
     tf32x3 (hi and lo tiles: twice the ring, plus staging for MN-major operands) takes its own
     rates (f32 4096^3 x @ W.T on the H100, bench/results/f32-contractions-2026-11-26.json) over the
-    tiles whose ring holds 2 slots, with as many slots as fit."""
-    g = contraction_of(c)
-    plan = wgmma_plan(g)
+    tiles whose ring holds 2 slots, with as many slots as fit. swap, rs: those knobs (cuda_schedule.rs_default)."""
+    g = wgmma_contraction(c, swap)
+    plan = wgmma_plan(g, rs=rs)
     x3 = not isinstance(plan, str) and plan[0] == "tf32x3"
     Me = _size(g.m)
     M = Me.value if Me.is_const else SYMBOLIC_M_GUESS
@@ -565,15 +575,16 @@ def default_wgmma_config(c: Canon, target=None) -> dict:
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
     wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
-    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max) and t[1] <= wide}
+    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max, rs) and t[1] <= wide}
     heavy = not x3 and transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS
     if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
         rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
     BM, BN = min(rates, key=cost)
-    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4}
+    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4, **({"swap": True} if swap else {}),
+           **({"rs": True} if rs else {})}
     if heavy:
-        cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max)))
-    if x3 or _ring_staged(plan):
+        cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
+    if x3 or _ring_staged(plan, rs):
         cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
             cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)

@@ -120,21 +120,22 @@ def gather_kind(g: Contraction, val: ir.Val) -> str | None:
     return None
 
 
-def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
+def wgmma_plan(g: Contraction, gather: bool = True, rs: bool = False) -> tuple | str:
     """(kind, a feed, b feed) for contraction g, or why the wgmma mode does not apply. An operand
-    takes TMA where the copy engine can stage it, else (with `gather`) the producer gathers it."""
+    takes TMA where the copy engine can stage it, else (with `gather`) the producer gathers it.
+    rs: TF32's a operand may be MN-major (loaded into registers: codegen/cuda_wgmma_rs.py)."""
     if g.stage.acc.dtype != dt.float32:
         return "an accumulator that is not float32"
     if not g.n or not g.m:
         return "a matrix-vector product (no rows on one side)"
     feeds = []
     for name, val, rows, extent in (("a", g.a, g.m, "M_"), ("b", g.b, g.n, "N_")):
-        p = tma_operand(g, val, rows)
+        p = tma_operand(g, val, rows, rs and name == "a")
         if isinstance(p, TmaOperand):
             kind = TMA_KINDS[p.dtype]
             if kind == "tf32" and not g.stage.acc.tf32:  # float32 accuracy: three TF32 products
                 kind = "tf32x3"
-            if kind == "tf32" and not p.kmajor and not layout_gemm.TF32_STAGE:  # TF32 wgmma has no transpose:
+            if kind == "tf32" and not p.kmajor and not layout_gemm.TF32_STAGE and not (rs and name == "a"):  # no transpose:
                 # gather it K-major (tf32x3 copies it raw into a staging tile the split transposes; TF32 too
                 # with EMBER_WGMMA_TF32_STAGE=1, both operands then copied: tf32_staged)
                 p = "MN-major float32 (TF32 wgmma has no transpose)"
@@ -150,7 +151,7 @@ def wgmma_plan(g: Contraction, gather: bool = True) -> tuple | str:
     (ka, pa), (kb, pb) = feeds
     if ka != kb:
         return f"mixed operand types ({ka} x {kb})"
-    if ka == "tf32" and any(isinstance(p, TmaOperand) and not p.kmajor for p in (pa, pb)) and \
+    if ka == "tf32" and any(isinstance(p, TmaOperand) and not p.kmajor for p in ((pb,) if rs else (pa, pb))) and \
             not all(isinstance(p, TmaOperand) and not isinstance(p, Im2colOperand) for p in (pa, pb)):
         return "an MN-major TF32 copy beside a gathered operand (the staging ring takes copies only)"
     return ka, pa, pb

@@ -9,6 +9,7 @@ from .cuda_wgmma import (_copies, _fit, _ring_staged, _smem_bytes, _smem_limit, 
 from .cuda_wgmma_epilogue import epilogue_loads, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
+from .cuda_wgmma_rs import rs_applies
 from .cuda_wgmma_staged import staged_bytes
 
 
@@ -16,7 +17,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     """The wgmma schedules the search tries for this kernel (none where the mode does not apply)."""
     plan = wgmma_applicable(c)
     if isinstance(plan, str):
-        return []
+        return rs_tiles(c, target.smem_per_block if target is not None else 227 * 1024)
     cp = _copies(plan[0])
     tiles = [(128, 256), (128, 128), (64, 256), (128, 64), (64, 128), (64, 64)]
     if cp == 2:  # tf32x3: the tiles whose ring holds 3 slots (a split lag of one) first
@@ -84,7 +85,24 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], epair=True), dict(out[0], swide=not swide_default(c))]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
-    return out + narrow_tiles(c, smem_max)
+    return out + narrow_tiles(c, smem_max) + rs_tiles(c, smem_max)
+
+
+def rs_tiles(c: Canon, smem_max: int) -> list:
+    """Knob `rs` where TF32 meets one MN-major operand copied by TMA (an NCHW 1x1 conv's input left as
+    stored: codegen/cuda_wgmma_rs.py): that operand on A (swapped where it is B), its fragments from registers."""
+    for swap in (False, True):
+        plan = wgmma_applicable(c, gather=False, swap=swap, rs=True)
+        if not rs_applies(plan, {"rs": True}):
+            continue
+        base = {"mode": "wgmma", "rs": True, **({"swap": True} if swap else {})}
+        out = []
+        for BM, BN in ((128, 256), (128, 128), (64, 256), (128, 64)):
+            fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, True)]
+            if fits:
+                out.append(dict(base, BM=BM, BN=BN, stages=max(fits)))
+        return out + [dict(cf, persistent=True) for cf in out[:2]]
+    return []
 
 
 def narrow_tiles(c: Canon, smem_max: int) -> list:

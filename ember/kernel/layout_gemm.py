@@ -45,6 +45,10 @@ MIN_INTENSITY = 32
 # the H200). Off unless EMBER_WGMMA_TF32_STAGE=1: measured (gpu-session41-2026-11-28/a/), 35 0.294 -> 0.202 ms
 # but a TF32 x @ W at 4096^3 275 -> 146 TFLOP/s and the real KernelBench's 87 8.96 -> 10.38 ms
 TF32_STAGE = os.environ.get("EMBER_WGMMA_TF32_STAGE", "0") == "1"
+# TF32 products with exactly one MN-major operand: left as it is stored, the wgmma kernel loading its tile's
+# fragments into registers (the RS form, codegen/cuda_wgmma_rs.py; the default's tile from
+# codegen/cuda_schedule.py rs_default) instead of this rewrite copying it K-major. Off unless EMBER_WGMMA_RS=1
+RS = os.environ.get("EMBER_WGMMA_RS", "0") == "1"
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
 
@@ -78,7 +82,14 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     views = [L._source_view(op) for op in ops]
     if any(v is None for v in views):
         return n
-    needing = [x for x, v in views if _needs_copy(x, v, kv, f32 and g.is_tf32(n), es)]
+    tf32 = f32 and g.is_tf32(n)
+    needing = [x for x, v in views if _needs_copy(x, v, kv, tf32, es)]
+    # whole chunks; from the length kernel/split.py may cut into parts (up to 16 of 128 or more) whole
+    # groups of KPAD chunks, so each part is whole chunks too (K = 64 had been padded to 128: twice the products)
+    step = chunk if K < SPLIT_POLICY.k_min else KPAD * chunk
+    Kp = -(-K // step) * step
+    kept = _rs_operand(views, kv, es) if RS and tf32 and Kp == K else None
+    needing = [x for x in needing if x is not kept]
     if not needing or any(_reads_reduction(x) for x in needing):
         # (an operand computed from a reduction is left to the gather: attention's probabilities,
         # 300 keys a row, stream through the flash kernel unstored, which a copy would break apart)
@@ -89,13 +100,12 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     traffic = sum(int(np.prod([s.value for s in x.shape])) * x.dtype.itemsize for x, _ in views)
     if 2 * products < MIN_INTENSITY * (traffic + n.numel.value * n.dtype.itemsize):
         return n
-    # whole chunks; from the length kernel/split.py may cut into parts (up to 16 of 128 or more) whole
-    # groups of KPAD chunks, so each part is whole chunks too (K = 64 had been padded to 128: twice the products)
-    step = chunk if K < SPLIT_POLICY.k_min else KPAD * chunk
-    Kp = -(-K // step) * step
     leaves = {}
     for op, (x, v) in zip(ops, views):
         leaf = L._leaf(op)
+        if x is kept:  # (the RS form's operand, as stored)
+            leaves[leaf] = leaf
+            continue
         if Kp != K:
             padded = L._padded_operand(op, kv, K, Kp)
             if padded is None:
@@ -140,6 +150,21 @@ def _misaligned(x: g.Node, es: int) -> bool:
     while len(dims) > 1 and dims[-1] == 1:
         dims.pop()
     return len(dims) >= 2 and (dims[-1] * es) % 16 != 0
+
+
+def _k_innermost(x: g.Node, d: int) -> bool:
+    """Whether axis d of x is its innermost of more than one element ([O, C, 1, 1] weights: C)."""
+    return all(s.value == 1 for s in x.shape[d + 1:])
+
+
+def _rs_operand(views: list, kv: str, es: int) -> g.Node | None:
+    """The one operand of a TF32 GEMM whose summed axis is not innermost (the other's is), rows whole
+    16-byte chunks: the RS form loads it as stored (RS above). None where there is not exactly one."""
+    walked = [(x, L._axis_walked(v, kv, x)) for x, v in views]
+    if any(d is None for _, d in walked):
+        return None
+    mn = [x for x, d in walked if not _k_innermost(x, d)]
+    return mn[0] if len(mn) == 1 and not _misaligned(mn[0], es) else None
 
 
 def _needs_copy(x: g.Node, v, kv: str, tf32: bool, es: int) -> bool:
