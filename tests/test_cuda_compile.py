@@ -2,8 +2,6 @@
 (pip's nvidia-cuda-nvrtc compiles to cubin without a driver) — each kernel in the schedule the
 program would use, plus the warp and block mappings of every reduction kernel. Kernels compile one
 module each, in parallel threads, through the on-disk cubin cache."""
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -51,18 +49,10 @@ def _sources():
 
 
 def test_all_op_kernels_compile_for_sm90():
-    import cuda.core  # noqa: F401  (imported before the threads start)
+    from tests.nvrtc_batch import compile_all
     srcs = _sources()
     assert len(srcs) > 100
-
-    def one(src):
-        try:
-            return len(compile_cuda(cg.PRELUDE + "\n" + src, "sm_90a")), None
-        except Exception as e:
-            return 0, f"{srcs[src]}: {str(e)[:500]}"
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(one, srcs))
-    failures = [why for n, why in results if why]
+    failures = compile_all(srcs, cg.PRELUDE)  # (a few kernels a module: tests/nvrtc_batch.py)
     assert not failures, "\n".join(failures[:5])
 
 

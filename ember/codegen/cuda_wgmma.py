@@ -584,6 +584,8 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
            **({"rs": True} if rs else {})}
     if heavy:
         cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
+    if rs:  # persistent, 4 stages: 35_conv2d_pointwise 101 -> 95 us on the H200 (gpu-session43-2026-11-29/rs/)
+        cfg.update(persistent=True, stages=max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max, True)))
     if x3 or _ring_staged(plan, rs):
         cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
