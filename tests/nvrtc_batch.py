@@ -48,8 +48,13 @@ def compile_all(sources: dict, prelude: str, arch: str = "sm_90a") -> list:
         return [why for whys in pool.map(group, groups) for why in whys]
 
 
-def program_kernels(source: str, label) -> dict:
-    """{kernel source: label} of a rendered program (codegen/cuda.py split_program), and its prelude."""
+def compile_programs(programs: list, arch: str = "sm_90a") -> list:
+    """[why] for each kernel NVRTC rejects among rendered programs [(source, label)]: their kernels
+    (codegen/cuda.py split_program) compiled together by prelude."""
     from ember.codegen.cuda import split_program
-    prelude, kernels = split_program(source)
-    return prelude, {body: f"{label} {name}" for name, body in kernels.items()}
+    by_prelude: dict = {}
+    for source, label in programs:
+        prelude, kernels = split_program(source)
+        for name, body in kernels.items():
+            by_prelude.setdefault(prelude, {}).setdefault(body, f"{label} {name}")
+    return [why for prelude, srcs in by_prelude.items() for why in compile_all(srcs, prelude, arch)]

@@ -161,9 +161,9 @@ def _rs_operand(views: list, kv: str, es: int) -> g.Node | None:
     """The one operand of a TF32 GEMM whose summed axis is not innermost (the other's is), rows whole
     16-byte chunks: the RS form loads it as stored (RS above). None where there is not exactly one."""
     walked = [(x, L._axis_walked(v, kv, x)) for x, v in views]
-    if any(d is None for _, d in walked):
+    mn = [x for x, d in walked if d is None or not _k_innermost(x, d)]
+    if any(d is None for _, d in walked):  # (not a plain axis: the gather's business)
         return None
-    mn = [x for x, d in walked if not _k_innermost(x, d)]
     return mn[0] if len(mn) == 1 and not _misaligned(mn[0], es) else None
 
 
