@@ -63,12 +63,19 @@ def test_a_ragged_tf32_gemm_reads_padded_k_major_copies(seed):
         assert len(compile_cuda(cg.PRELUDE + "\n" + cg.render_kernel(k, cg.default_config(k))[0], "sm_90a")) > 0
 
 
-def test_an_aligned_tf32_x_at_w_copies_only_the_transposed_operand():
+@pytest.mark.parametrize("rs", [False, True])
+def test_an_aligned_tf32_x_at_w_copies_only_the_transposed_operand(monkeypatch, rs):
+    """Without the RS form w is copied K-major; with it (the default) nothing is: the wgmma kernel loads
+    w's fragments from its MN-major tile into registers (codegen/cuda_wgmma_rs.py)."""
+    monkeypatch.setattr(layout_gemm, "RS", rs)
     rng = np.random.default_rng(4)
     with em.allow_tf32():
         a, w = em.input("a", (256, 512)), em.input("w", (512, 384))
-        new = _check(a @ w, {"a": rng.standard_normal((256, 512)).astype(np.float32),
-                             "w": rng.standard_normal((512, 384)).astype(np.float32)})
+        y = a @ w
+    if rs:  # (the graph as it was)
+        assert _relaid([y.node]) == [y.node]
+        return
+    new = _check(y, {"a": rng.standard_normal((256, 512)).astype(np.float32), "w": rng.standard_normal((512, 384)).astype(np.float32)})
     copies = [nd for nd in g.toposort(new) if nd.op == g.CAST and nd.dtype == nd.srcs[0].dtype]
     assert len(copies) == 1 and copies[0].shape[-1].value == 512  # w stored [N, K]
 
@@ -160,10 +167,12 @@ def test_an_operand_computed_from_a_reduction_is_not_copied():
     assert _relaid(roots) != roots
 
 
-def test_a_memory_bound_gemm_keeps_its_operands():
+def test_a_memory_bound_gemm_keeps_its_operands(monkeypatch):
     """A TF32 [K, N] operand is copied K-major only where the GEMM does enough work per byte it moves
     (layout_gemm.MIN_INTENSITY): a 1x1 conv's 64 -> 128 channels streams its input once either way
-    (KernelBench 87: the copy measured 10% slower), 256 -> 256 is copied."""
+    (KernelBench 87: the copy measured 10% slower), 256 -> 256 is copied. (Without the RS form, which
+    copies neither.)"""
+    monkeypatch.setattr(layout_gemm, "RS", False)
     with em.allow_tf32():
         thin = [(em.input("w", (128, 64)) @ em.input("x", (64, 65536))).node]
         wide = [(em.input("w", (256, 256)) @ em.input("x", (256, 16384))).node]

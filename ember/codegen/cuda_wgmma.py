@@ -584,7 +584,9 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
            **({"rs": True} if rs else {})}
     if heavy:
         cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
-    if rs:  # persistent, 4 stages: 35_conv2d_pointwise 101 -> 95 us on the H200 (gpu-session43-2026-11-29/rs/)
+    if rs and swap:  # persistent, 4 stages where the output's rows (pixels) are contiguous: 35_conv2d_pointwise
+        # 101 -> 95 us, real KB 87 4.54 -> 3.73 ms on an H200; unswapped (21_EfficientNetMBConv, channels-last output)
+        # it lost, 5.35 -> 6.84 ms (gpu-session43-2026-11-29/rs/, rs2/, d/)
         cfg.update(persistent=True, stages=max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max, True)))
     if x3 or _ring_staged(plan, rs):
         cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))

@@ -47,8 +47,11 @@ MIN_INTENSITY = 32
 TF32_STAGE = os.environ.get("EMBER_WGMMA_TF32_STAGE", "0") == "1"
 # TF32 products with exactly one MN-major operand: left as it is stored, the wgmma kernel loading its tile's
 # fragments into registers (the RS form, codegen/cuda_wgmma_rs.py; the default's tile from
-# codegen/cuda_schedule.py rs_default) instead of this rewrite copying it K-major. Off unless EMBER_WGMMA_RS=1
-RS = os.environ.get("EMBER_WGMMA_RS", "0") == "1"
+# codegen/cuda_schedule.py rs_default) instead of this rewrite copying it K-major. On by default (EMBER_WGMMA_RS=0
+# off); measured on an H200 (bench/results/gpu-session43-2026-11-29/): the project's 35_conv2d_pointwise 0.269 ->
+# 0.114 ms (eager 0.11-0.14), real KB 87 8.95 -> 3.73 ms, 6_GoogleNetInceptionModule 12.8 -> 11.4, 21_EfficientNetMBConv
+# 5.72 -> 5.35 (not persistent), a TF32 x @ W at 4096^3 268 -> 368 TFLOP/s (104% of cuBLAS TF32)
+RS = os.environ.get("EMBER_WGMMA_RS", "1") == "1"
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
 
