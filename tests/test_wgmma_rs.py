@@ -144,3 +144,15 @@ def test_the_search_offers_rs():
     lowered = pipeline.lower([_pointwise().node], None, t)
     space = wgmma_configs(cg.canonical(_contraction(lowered)), "full", t)
     assert any(cf.get("rs") and cf.get("swap") and cf["BN"] == 256 for cf in space), space
+
+
+def test_a_conv_with_32_output_channels_is_left_as_before(monkeypatch):
+    """32 output channels: the RS tile's 64 rows a side do not fit (layout_gemm.RS_MIN), so the flag changes
+    nothing there: the same kernels and the narrow 32-wide tile (codegen/cuda_schedule.py narrow_default)."""
+    t = pipeline.get_target("h100")
+    plans = []
+    for flag in (False, True):
+        monkeypatch.setattr(layout_gemm, "RS", flag)
+        lowered = pipeline.lower([_pointwise(n=2, c=256, o=32, h=32, w=64).node], None, t)
+        plans.append([(k.name, cg.default_config(k, t)) for k, _ in lowered.kernels])
+    assert plans[0] == plans[1] and not any(cfg.get("rs") for _, cfg in plans[1]), plans

@@ -52,6 +52,7 @@ TF32_STAGE = os.environ.get("EMBER_WGMMA_TF32_STAGE", "0") == "1"
 # 0.114 ms (eager 0.11-0.14), real KB 87 8.95 -> 3.73 ms, 6_GoogleNetInceptionModule 12.8 -> 11.4, 21_EfficientNetMBConv
 # 5.72 -> 5.35 (not persistent), a TF32 x @ W at 4096^3 268 -> 368 TFLOP/s (104% of cuBLAS TF32)
 RS = os.environ.get("EMBER_WGMMA_RS", "1") == "1"
+RS_MIN = 64  # k and each operand's rows (with its batch) at least this: the RS tile's (64 x 64 x 64 at the least)
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
 
@@ -91,7 +92,10 @@ def aligned_gemm_operands(old: g.Node, n: g.Node) -> g.Node:
     # groups of KPAD chunks, so each part is whole chunks too (K = 64 had been padded to 128: twice the products)
     step = chunk if K < SPLIT_POLICY.k_min else KPAD * chunk
     Kp = -(-K // step) * step
-    kept = _rs_operand(views, kv, es) if RS and tf32 and Kp == K else None
+    # (the RS tile wants 64 k and 64 rows a side, codegen/cuda_schedule.py rs_default: a conv with 32 output
+    # channels keeps its copy and the narrow tile)
+    kept = _rs_operand(views, kv, es) if RS and tf32 and Kp == K and K >= RS_MIN and all(
+        int(np.prod([s.value for s in x.shape])) >= RS_MIN * K for x, _ in views) else None
     needing = [x for x in needing if x is not kept]
     if not needing or any(_reads_reduction(x) for x in needing):
         # (an operand computed from a reduction is left to the gather: attention's probabilities,
