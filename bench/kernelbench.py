@@ -434,9 +434,10 @@ def with_float32_fallback(prob: dict, args, timer: Timer, tf32_rec: dict) -> dic
     rec = run_problem(prob, argparse.Namespace(**{**vars(args), "ember_precision": "float32"}), timer)
     rec["precision_fallback"] = {k: tf32_rec.get(k) for k in
                                  ("tf32_contractions", "max_abs_err", "error", "eager_max_abs_err", "eager_within_tol")}
+    e = tf32_rec.get("eager_max_abs_err")  # (None where eager itself errored or was not checked)
     rec.setdefault("flags", []).append(
         f"TF32 ({args.ember_precision}) was {tf32_rec.get('max_abs_err', 0):.3g} off (eager "
-        f"{tf32_rec.get('eager_max_abs_err') or 0:.3g}): Ember ran it at float32 accuracy (--precision-fallback)")
+        f"{'not measured' if e is None else format(e, '.3g')}): Ember ran it at float32 accuracy (--precision-fallback)")
     return rec
 
 
