@@ -20,6 +20,7 @@ The fragment registers are live until the wgmma group reading them completes (wa
 from __future__ import annotations
 
 from .cuda_tma import TmaOperand
+from .cuda_wgmma_im2col import Im2colOperand
 
 RS_HELPER = r"""#ifndef EM_RS_HELPER
 #define EM_RS_HELPER
@@ -41,7 +42,6 @@ def rs_applies(plan, cfg: dict) -> bool:
 
 def rs_operand(p) -> bool:
     """An operand the RS form loads into registers: a plain MN-major TMA copy (not an im2col tile)."""
-    from .cuda_wgmma_im2col import Im2colOperand
     return isinstance(p, TmaOperand) and not p.kmajor and not isinstance(p, Im2colOperand)
 
 
