@@ -28,8 +28,7 @@ from ..kernel.scan import short_sum_form
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import _smem_limit, default_takes_wgmma, default_wgmma_config, wgmma_applicable
-from .cuda_wgmma_rs import rs_applies
-from .cuda_wgmma_space import narrow_tiles
+from .cuda_wgmma_space import narrow_tiles, rs_plan
 from ..kernel import layout_gemm
 
 # The H100 preset's values (backends/cuda_target.py); a Target carries its own in `tuning`.
@@ -317,12 +316,8 @@ def rs_default(c, target) -> dict | None:
     """TF32 with one MN-major operand copied by TMA (an NCHW 1x1 conv's input, the W of `x @ W`) and
     EMBER_WGMMA_RS=1 (kernel/layout_gemm.py then leaves it as stored): the wgmma tile with that operand
     on A, its fragments loaded into registers (codegen/cuda_wgmma_rs.py) — swapped where it was B."""
-    if not layout_gemm.RS:
-        return None
-    for swap in (False, True):
-        if rs_applies(wgmma_applicable(c, gather=False, swap=swap, rs=True), {"rs": True}):
-            return default_wgmma_config(c, target, swap=swap, rs=True)
-    return None
+    found = rs_plan(c) if layout_gemm.RS else None
+    return default_wgmma_config(c, target, swap=found[0], rs=True) if found else None
 
 
 # the fewest rows (M) for the default to take wgmma (64-row tiles; 32 fill half). At 32, H100 (gpu-session36-2026-11-28/

@@ -91,18 +91,26 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
 def rs_tiles(c: Canon, smem_max: int) -> list:
     """Knob `rs` where TF32 meets one MN-major operand copied by TMA (an NCHW 1x1 conv's input left as
     stored: codegen/cuda_wgmma_rs.py): that operand on A (swapped where it is B), its fragments from registers."""
+    found = rs_plan(c)
+    if found is None:
+        return []
+    swap, plan = found
+    base = {"mode": "wgmma", "rs": True, **({"swap": True} if swap else {})}
+    out = []
+    for BM, BN in ((128, 256), (128, 128), (64, 256), (128, 64)):
+        fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, True)]
+        if fits:
+            out.append(dict(base, BM=BM, BN=BN, stages=max(fits)))
+    return out + [dict(cf, persistent=True) for cf in out[:2]]
+
+
+def rs_plan(c: Canon) -> tuple | None:
+    """(swap, plan) putting a TF32 contraction's one MN-major TMA operand on A for the RS form, or None."""
     for swap in (False, True):
         plan = wgmma_applicable(c, gather=False, swap=swap, rs=True)
-        if not rs_applies(plan, {"rs": True}):
-            continue
-        base = {"mode": "wgmma", "rs": True, **({"swap": True} if swap else {})}
-        out = []
-        for BM, BN in ((128, 256), (128, 128), (64, 256), (128, 64)):
-            fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, True)]
-            if fits:
-                out.append(dict(base, BM=BM, BN=BN, stages=max(fits)))
-        return out + [dict(cf, persistent=True) for cf in out[:2]]
-    return []
+        if rs_applies(plan, {"rs": True}):
+            return swap, plan
+    return None
 
 
 def narrow_tiles(c: Canon, smem_max: int) -> list:
