@@ -157,6 +157,13 @@ class View:
         return self._remap(new_shape, coords)
 
     @_memo
+    def step(self, var: str) -> int | None:
+        """How far the flat index moves when variable `var` moves by one (None where that depends on where)."""
+        X = sm.var(var, 0, None)
+        d = sm.substitute(self.index, {var: X + 1}) - sm.substitute(self.index, {var: X})
+        return d.value if d.is_const else None
+
+    @_memo
     def slice(self, axis: int, start, stop, step: int = 1) -> "View":
         """Elements start, start+step, … < stop along `axis` (step > 0; bounds already clipped)."""
         if step <= 0:

@@ -36,8 +36,6 @@ it to check the rewritten graphs against the reference).
 """
 from __future__ import annotations
 
-import functools
-
 import os
 
 import numpy as np
@@ -451,17 +449,7 @@ def _source_view(op: g.Node):
 
 
 def _step(v: View, var: str):
-    return _index_step(v.index, var)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _index_step(index, var: str):
-    """How far index moves when var moves by one (None where that depends on where): a pure function of
-    the expression, asked again for every operand each rewrite pass visits (an unrolled recurrence's
-    thousands of alike views)."""
-    X = sm.var(var, 0, None)
-    step = sm.substitute(index, {var: X + 1}) - sm.substitute(index, {var: X})
-    return step.value if step.is_const else None
+    return v.step(var)  # (memoised: asked for every operand on every rewrite pass)
 
 
 def _axis_of_step(step, x: g.Node) -> int | None:
