@@ -5,7 +5,7 @@ step), cuBLAS float32 (TF32 off) and cuBLAS TF32 for scale, in one process. Layo
 operands MN-major, the shapes issue 20's training step spends its time in). Error: max |out - exact|
 over max |exact|, exact computed in float64.
 
-    python bench/f32_contractions.py [--variants] [--only SUBSTR,...] [--out F.json]
+    python bench/f32_contractions.py [--variants] [--only SUBSTR,...] [--out F.json] [--overlays '[{"BM": 128, ...}]']
 """
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ def build(M, N, K, layout):
 
 
 PROMOTE = False  # --promote: the accumulator fold's variants
+OVERLAYS: list = []  # --overlays: wgmma configs timed after the default
 LONG_CHUNKS = None  # --long-chunks: the split-K policy's chunks for long k loops (kernel/split.py)
 
 
@@ -82,7 +83,7 @@ def program(y, cfg):
                 g = cg.contraction_of(c)
                 d = _mma_pipeline(g, _default_mma_tile(*(_size(x) for x in (g.m, g.n, g.k, g.batch)), target))
             elif cfg == "wgmma":
-                from ember.codegen.cuda_wgmma import default_wgmma_config
+                from ember.codegen.cuda_wgmma_default import default_wgmma_config
                 if isinstance(cg.wgmma_applicable(c), str):
                     return None
                 d = default_wgmma_config(c, target)
@@ -113,10 +114,10 @@ def run(name, M, N, K, layout, variants: bool) -> dict:
     cub = row["cublas_f32"]["us"]
     print(f"{name}: cuBLAS f32 {row['cublas_f32']['tflops']:.1f} TF/s (err {row['cublas_f32']['err']:.1e}), "
           f"TF32 {row['cublas_tf32']['tflops']:.1f} (err {row['cublas_tf32']['err']:.1e})", flush=True)
-    todo = ["mma", "default", "wgmma"]
+    todo = ["mma", "default", "wgmma"] + [dict(o, mode="wgmma") for o in OVERLAYS]
     mma_err = None
     if PROMOTE:  # the accumulator's folds (codegen/cuda_wgmma.py PROMOTE_SLICES), and none on the widest tile
-        from ember.codegen.cuda_wgmma import default_wgmma_config
+        from ember.codegen.cuda_wgmma_default import default_wgmma_config
         target = _target()
         ks = [k for k, _ in pipeline.lower([y.node], None, target).kernels if cg.contraction_of(cg.canonical(k))]
         d = default_wgmma_config(cg.canonical(ks[0]), target)
@@ -162,9 +163,11 @@ def main():
     ap.add_argument("--only", default=None)
     ap.add_argument("--long-chunks", type=int, default=None)
     ap.add_argument("--promote", action="store_true")
+    ap.add_argument("--overlays", default=None, help="JSON list of whole wgmma configs (without mode) also timed")
     args = ap.parse_args()
     global LONG_CHUNKS, PROMOTE
     PROMOTE = args.promote
+    OVERLAYS[:] = json.loads(args.overlays) if args.overlays else []
     LONG_CHUNKS = args.long_chunks
     import torch
 

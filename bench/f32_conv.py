@@ -4,6 +4,7 @@ with TF32 off): the default schedule (`mma` 3xTF32 with the conv's input gathere
 directly), torch eager with TF32 off and with cuDNN's TF32, in one process.
 
     python bench/f32_conv.py [--out F.json] [--cases 0,1] [--tf32] [--mish] [--const-weights] [--configs N]
+                             [--overlays '[{"swap": true, "rs": true, "BN": 96}]']
 """
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def main():
     ap.add_argument("--const-weights", action="store_true", help="weights as constants (a model's parameters)")
     ap.add_argument("--configs", type=int, default=14, help="wgmma configs to try (0: all of the full space)")
     ap.add_argument("--knob", default=None, help="also each config (and the default) with this knob on, e.g. im2col")
+    ap.add_argument("--overlays", default=None, help="JSON list of knob dicts laid over the default wgmma config, timed "
+                    "instead of the space (e.g. '[{\"swap\": true, \"rs\": true, \"BN\": 96}]')")
     args = ap.parse_args()
     rows = []
     target = pipeline.get_target("cuda")
@@ -78,6 +81,9 @@ def main():
         conv = next(i for i, kk in enumerate(ks) if cg.contraction_of(cg.canonical(kk)) is not None)
         space = wgmma_configs(cg.canonical(ks[conv]), "full", target)
         todo = [None] + (space if args.configs == 0 else space[:args.configs])
+        if args.overlays:
+            d = cg.default_config(ks[conv], target)
+            todo = [None] + [dict(d, **o) for o in json.loads(args.overlays)]
         if args.knob:  # (the default's wgmma config, then each listed one, with the knob on)
             d = cg.default_config(ks[conv], target)
             todo += [dict(c, **{args.knob: True}) for c in [d] + todo[1:] if c.get("mode") == "wgmma"]

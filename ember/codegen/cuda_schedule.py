@@ -27,7 +27,8 @@ from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
-from .cuda_wgmma import _smem_limit, default_takes_wgmma, default_wgmma_config, wgmma_applicable
+from .cuda_wgmma import _smem_limit, default_takes_wgmma, wgmma_applicable
+from .cuda_wgmma_default import default_wgmma_config
 from .cuda_wgmma_space import narrow_tiles, rs_plan
 from ..kernel import layout_gemm
 

@@ -31,13 +31,12 @@ import dataclasses
 import os
 
 from .. import symbolic as sm
-from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
 from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns, wide_lanes
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
-from .cuda_wgmma_rs import RS_HELPER, emit_rs_offsets, emit_rs_slice, rs_applies, wgmma_rs_fn
+from .cuda_wgmma_rs import RS_HELPER, RS_MAX_REGISTERS, RS_REGS, emit_rs_offsets, emit_rs_slice, rs_applies, rs_kmajor, rs_registers, wgmma_rs_fn
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
 
@@ -250,10 +249,10 @@ def _smem_limit(target, occupancy: int = 1) -> int:
     return per_block if occupancy == 1 else per_sm // occupancy - 2048
 
 
-def _smem_bytes(BM: int, BN: int, stages: int, copies: int = 1, staged: int = 0) -> int:
+def _smem_bytes(BM: int, BN: int, stages: int, copies: int = 1, staged: int = 0, rs_x3: bool = False) -> int:
     """copies: 2 for tf32x3 (hi and lo tiles); staged: rows of MN-major tf32x3 operands copied raw
-    into staging tiles (BM, BN or both)."""
-    return stages * ((BM + BN) * copies + staged) * SWIZZLE_BYTES + 1024  # + slack to align the ring to 1024 bytes
+    into staging tiles (BM, BN or both); rs_x3: tf32x3's RS form, A's tile raw (no lo tile)."""
+    return stages * ((BM + BN) * copies - (BM if rs_x3 and copies == 2 else 0) + staged) * SWIZZLE_BYTES + 1024  # + slack to align
 
 
 def _copies(kind: str) -> int:
@@ -293,8 +292,8 @@ def render_wgmma(w, c: Canon):
         pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
     BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
     overlap = bool(cfg.get("overlap", True))
-    if BM not in (64, 128) or (BN % 64 and BN != 32) or not 32 <= BN <= 256 or not 2 <= stages <= 8:
-        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 32 or 64..256 by 64, 2-8 stages)")
+    if BM not in (64, 128) or BN % 32 or not 32 <= BN <= 256 or not 2 <= stages <= 8:
+        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 32..256 by 32, 2-8 stages)")
     NC = consumer_warpgroups(cfg)
     rs = rs_applies(plan, cfg)  # (TF32 with an MN-major a: its fragments from registers, codegen/cuda_wgmma_rs.py)
     tsplit = tf32_staged(plan) and not rs  # (TF32 over an MN-major copy: transposed from the staging ring)
@@ -309,25 +308,27 @@ def render_wgmma(w, c: Canon):
     promote = promote_slices(kind, _size(g.k).value, cfg)
     if promote and BN > 128:  # (two accumulators of BN / 2 registers each)
         raise UnsupportedKernel(f"wgmma accumulator folds (promote {promote}) with a {BN}-wide tile (128 at most)")
+    if rs and rs_registers(BN, overlap, promote, x3) > RS_MAX_REGISTERS:
+        raise UnsupportedKernel(f"wgmma RS form ({kind}) with a {BN}-wide tile: {rs_registers(BN, overlap, promote, x3)} registers")
     occupancy = int(cfg.get("occupancy", 1))
     smem_max = _smem_limit(w.target, occupancy)
     # tf32x3 with both operands copied: a staging ring of its own (codegen/cuda_wgmma_staged.py),
     # by default where an operand is MN-major (its staging tile would otherwise sit in the slots)
-    ring_staged = x3 and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and \
-        bool(cfg.get("staged", not (pa.kmajor and pb.kmajor)))
+    ring_staged = x3 and not rs and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and \
+        bool(cfg.get("staged", not (pa.kmajor and pb.kmajor)))  # (RS: a lands as it lies, b is K-major)
     if tsplit and not cfg.get("staged", True):
         raise UnsupportedKernel("TF32 over an MN-major copy without the staging ring")
     ring_staged = ring_staged or tsplit
     if ring_staged and P > 1:  # (the staged producer is one warpgroup: a second would never arrive on `full`)
         raise UnsupportedKernel(f"the staging ring with {P} producer warpgroups")
-    srows = 0 if ring_staged else _staged_rows(kind, pa, pb, BM, BN)
+    srows = 0 if ring_staged else _staged_rows(kind, None if rs else pa, pb, BM, BN)
     sdepth = 0
     if ring_staged:
         cp = _copies(kind)
         sdepth = int(cfg.get("sdepth", 0)) or max((d for d in range(2, 5) if staged_bytes(BM + BN, stages, d, cp) <= smem_max), default=2)
         smem = staged_bytes(BM + BN, stages, sdepth, cp)
     else:
-        smem = _smem_bytes(BM, BN, stages, _copies(kind), srows)
+        smem = _smem_bytes(BM, BN, stages, _copies(kind), srows, rs)
     # two blocks per SM leave 128 registers per thread (256 threads each) or 80 (384): only a 64 x <=128
     # tile's accumulators (64 per thread) fit beside the addressing
     if occupancy not in (1, 2) or (occupancy == 2 and (NC == 2 or BN > 128)):
@@ -405,28 +406,32 @@ def render_wgmma(w, c: Canon):
     w.emit(1, "const int wg_ = threadIdx.x / 128;")
     # ---- producer
     w.emit(1, f"if (wg_ < {P}) {{")
-    if NC == 2 and single_thread:
-        w.emit(2, 'asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");')
-    lo_off = A_BYTES + B_BYTES if x3 else 0
-    slot_bytes = (A_BYTES + B_BYTES) * _copies(kind) + srows * SWIZZLE_BYTES
+    # (the RS form: without the split of registers ptxas serialises the consumers' wgmmas, C7520, where a
+    # producer warpgroup works or one consumer runs)
+    regs = (40, 232) if NC == 2 and single_thread else RS_REGS[NC] if P == 1 and rs else None
+    if regs:
+        w.emit(2, f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {regs[0]};");')
+    # (tf32x3: a slot is [a hi | b hi | a lo | b lo], lo tiles lo_off after their hi ones; RS: [a raw | b hi | b lo])
+    lo_off = (B_BYTES if rs else A_BYTES + B_BYTES) if x3 else 0
+    slot_bytes = (A_BYTES + B_BYTES) * _copies(kind) - (A_BYTES if rs and x3 else 0) + srows * SWIZZLE_BYTES
     if ring_staged:
         emit_staged_producer(w, g, feeds, maps, stages, sdepth, BK, slot_bytes, group, _tile_origin, lo_off)
     else:
         # (codegen/cuda_wgmma_gather.py; default since measured: real KB 63 8.37 -> 7.95 ms, ResNet-50 bf16 2.85 -> 2.64 ms on an H200)
         hoist = bool(cfg.get("hoist", os.environ.get("EMBER_WGMMA_HOIST", "1") == "1"))
         emit_producer(w, g, feeds, maps, stages, BK, slot_bytes, group, _tile_origin, P, int(cfg.get("gunroll", 1)), lo_off, lag,
-                      cpasync, hoist)
+                      cpasync, hoist, frozenset({id(pa)} if rs and x3 else ()))
     # ---- consumers
     w.emit(1, "} else {")
-    if NC == 2 and single_thread:
-        w.emit(2, 'asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");')
+    if regs:
+        w.emit(2, f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {regs[1]};");')
     w.emit(2, f"const int pp_ = wg_ - {P}, cw_ = 0, tid_ = threadIdx.x % 128;" if pingpong else
            f"const int cw_ = wg_ - {P}, tid_ = threadIdx.x % 128;")
     w.emit(2, f"float d_[{BN // 2}];")
     if promote:
         w.emit(2, f"float p_[{BN // 2}];  /* the folded sum (PROMOTE_SLICES) */")
     if rs:
-        emit_rs_offsets(w, BK, overlap, 2)
+        emit_rs_offsets(w, BK, overlap, 2, rs_kmajor(pa), x3)
     w.emit(2, "int kit_ = pp_ * KT_;" if pingpong else "int kit_ = 0;")  # (ping-pong: the slices of its own tiles)
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
@@ -458,7 +463,7 @@ def render_wgmma(w, c: Canon):
     if getattr(pb, "narrow", False):
         db = narrow_desc("sB_", BN, pb.width, "0", "kk")
     if rs:
-        emit_rs_slice(w, fname, BK, db, overlap, 3)
+        emit_rs_slice(w, fname, BK, db, overlap, 3, rs_kmajor(pa), lo_off)
     else:
         if x3:  # small terms first: lo*hi + hi*lo, then hi*hi (the lo tiles lo_off bytes after the hi ones)
             w.emit(4, f"{fname}(d_, {da.replace('sA_', f'sA_ + {lo_off}')}, {db});")
@@ -503,97 +508,3 @@ def render_wgmma(w, c: Canon):
     if cfg.get("persistent", False):  # one block per SM, each walking tiles
         return sm.minimum(tiles, w.target.sm_count if w.target is not None else 132)
     return tiles
-
-
-def _ring_staged(plan, rs: bool = False) -> bool:
-    """The default of knob `staged`: tf32x3 with both operands copied and one of them MN-major (the only
-    way for TF32 over an MN-major copy: tf32_staged)."""
-    kind, pa, pb = plan
-    return not rs and kind in ("tf32x3", "tf32") and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
-
-
-def _fit(plan, BM: int, BN: int, stages: int, smem_max: int, rs: bool = False) -> bool:
-    kind, pa, pb = plan
-    if not all(_rows_tile(p, R) for p, R in ((pa, BM), (pb, BN))):
-        return False
-    if _ring_staged(plan, rs):  # (with a staging ring of 2 slots at least)
-        return staged_bytes(BM + BN, stages, 2, _copies(kind)) <= smem_max
-    return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, pa, pb, BM, BN)) <= smem_max
-
-
-def _rows_tile(p, R: int) -> bool:
-    """Whether an R-row tile of operand p is whole runs of its rows or inside one (rows as two
-    runs: codegen/cuda_tma.py)."""
-    r = getattr(p, "r_inner", 0)
-    return not r or r % R == 0 or R % r == 0
-
-
-SYMBOLIC_M_GUESS = 512  # rows a symbolic M (a prompt) is planned for when choosing the tile
-
-
-# An epilogue with this many exp2 / log2 / recip / sqrt / sin per output runs long after the k loop,
-# with one block per SM and its loads idle: KernelBench's 14 (a TF32 3x3 conv 64 -> 64 then mish
-# twice: 8) took 1333 us in the 64 x 256 tile against 707 without the mish. Measured on the H100
-# over the whole space (bench/results/gpu-session36-2026-11-28/d/): tiles at most 128 wide and
-# persistent (the producer fills the ring with the next tile while the consumers run the
-# epilogue), as many stages as fit: 64 x 128 850 us, and 1762 -> 1073 us for 64 -> 128 channels
-# (128 x 128); two blocks per SM did as well at 64 rows (796) and worse at 128 (1448)
-HEAVY_EPILOGUE_TRANSCENDENTALS = 6
-
-
-def transcendental_ops(c: Canon) -> int:
-    """The multi-function-unit operations (exp2, log2, recip, sqrt, sin) per output of a contraction's epilogue."""
-    return sum(1 for v in ir.val_toposort([c.store.value]) if v.op in ("exp2", "log2", "recip", "sqrt", "sin"))
-
-
-def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
-    """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
-    measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
-    over the waves of one block per SM (the ring takes the shared memory). 128 x 256 runs 3 stages
-    (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3).
-    tf32x3 (hi and lo tiles: twice the ring, plus staging for MN-major operands) takes its own
-    rates (f32 4096^3 x @ W.T on the H100, bench/results/f32-contractions-2026-11-26.json) over the
-    tiles whose ring holds 2 slots, with as many slots as fit. swap, rs: those knobs (cuda_schedule.rs_default)."""
-    g = wgmma_contraction(c, swap)
-    plan = wgmma_plan(g, rs=rs)
-    x3 = not isinstance(plan, str) and plan[0] == "tf32x3"
-    Me = _size(g.m)
-    M = Me.value if Me.is_const else SYMBOLIC_M_GUESS
-    N, B = (_size(x).value for x in (g.n, g.batch))
-    sms = target.sm_count if target is not None else 132
-    rates = {(128, 256): 1.0, (128, 128): 0.75, (64, 256): 0.6, (128, 64): 0.55, (64, 128): 0.5, (64, 64): 0.4}
-    if x3:
-        # (64 x 64: 0.64 at 4096^3, but 0.5 by 04_matmul_irregular's 1031 x 2053 x 3136 on the H200,
-        # 464 us against 64 x 128's 373 at 5 and 3 waves: gpu-session41-2026-11-28/b/)
-        rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.5}
-
-    def cost(t):
-        bm, bn = t
-        tiles = -(-M // bm) * -(-N // bn) * B
-        waves = -(-tiles // sms)
-        return waves * bm * bn / rates[t]
-    smem_max = target.smem_per_block if target is not None else 227 * 1024
-    # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
-    wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
-    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max, rs) and t[1] <= wide}
-    heavy = not x3 and transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS
-    if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
-        rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
-    BM, BN = min(rates, key=cost)
-    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4, **({"swap": True} if swap else {}),
-           **({"rs": True} if rs else {})}
-    if heavy:
-        cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
-    if rs and swap:  # persistent, 4 stages where the output's rows (pixels) are contiguous: 35_conv2d_pointwise
-        # 101 -> 95 us, real KB 87 4.54 -> 3.73 ms on an H200; unswapped (21_EfficientNetMBConv, channels-last output)
-        # it lost, 5.35 -> 6.84 ms (gpu-session43-2026-11-29/rs/, rs2/, d/)
-        cfg.update(persistent=True, stages=max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max, True)))
-    if x3 or _ring_staged(plan, rs):
-        cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
-        if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
-            cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
-    mt, nt = -(-M // BM), -(-N // BN)
-    # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
-    # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
-    # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)
-    return dict(cfg, group=min(8, mt)) if mt > 1 and mt * nt * B > sms else cfg

@@ -166,14 +166,15 @@ def tf32_staged(plan) -> bool:
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
                   group: int, tile_origin, producers: int = 1, unroll: int = 1, lo_off: int = 0,
-                  lag: int = 0, cpasync: bool = False, hoist: bool = False) -> None:
+                  lag: int = 0, cpasync: bool = False, hoist: bool = False, raw: frozenset = frozenset()) -> None:
     """The producer warpgroups' loop over this block's tiles and k slices. feeds: [(operand, smem
     offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index.
     producers: warpgroups that gather (128 threads each); unroll: gathered chunks per thread in
     flight (their loads issued together). lo_off > 0: tf32x3, the lo tiles that far after the hi
     ones; TMA tiles are split `lag` slices after their copies were issued. cpasync: whole-chunk
     gathers issue `cp.async` copies (see CPASYNC). hoist: whole-chunk gathers split their rows
-    once a tile (codegen/cuda_wgmma_gather.py)."""
+    once a tile (codegen/cuda_wgmma_gather.py). raw: ids of tf32x3 operands written as landed (float32, no
+    lo tile: the RS form's A, split in the consumers' registers, codegen/cuda_wgmma_rs.py)."""
     I = w.IDX
     gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
     tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
@@ -198,7 +199,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(5, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(5, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
     w.emit(5, f"const em_u32 full_ = bars_ + 8 * s, slot_ = ring_ + s * {slot_bytes};")
-    staging = _staging(tmas, 2 * lo_off) if split else {}
+    staging = _staging([f for f in tmas if id(f[0]) not in raw], 2 * lo_off) if split else {}
     if tmas:
         nbytes = sum(R * SWIZZLE_BYTES for _, _, R, _ in tmas)
         w.emit(5, f"if ({lead}) {{")
@@ -213,10 +214,11 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     if cpasync:  # which way this thread filled the slot: asynchronous copies, ordinary stores, or both
         w.emit(5, "bool ca_ = false, st_ = false;")
     for p, off, R, origin in gathers:
-        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, lo_off, cpasync, tables.get(id(p)))
+        _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, 0 if id(p) in raw else lo_off, cpasync,
+                     tables.get(id(p)))
     if split:
         w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
-        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 6, staging, BK)
+        _emit_split(w, [f for f in tmas if id(f[0]) not in raw], stages, slot_bytes, lo_off, threads, 6, staging, BK)
         w.emit(5, "}")
     elif cpasync:  # copies only: the barrier counts this thread's arrival once they have landed
         w.emit(5, 'if (ca_ && !st_) asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(full_) : "memory");')
@@ -232,7 +234,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(3, "}")
     if split:  # the slices still unsplit
         w.emit(3, "while (ksp_ < kit_) {")
-        _emit_split(w, tmas, stages, slot_bytes, lo_off, threads, 4, staging, BK)
+        _emit_split(w, [f for f in tmas if id(f[0]) not in raw], stages, slot_bytes, lo_off, threads, 4, staging, BK)
         w.emit(3, "}")
     if cpasync:  # (no thread leaves with its copies still in flight)
         w.emit(3, 'asm volatile("cp.async.wait_all;" ::: "memory");')
@@ -384,11 +386,13 @@ def _emit_scalar_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
     w.emit(ind + 2, "}")
     w.emit(ind + 1, "}")
     at = f"{dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4)"
-    if p.kind == "tf32x3":
+    if p.kind == "tf32x3" and lo_off:
         w.emit(ind + 1, f"em_split3_store({at}, {lo_off}, x_);")
         w.emit(ind, "}")
         return
-    if p.kind == "tf32":
+    if p.kind == "tf32x3":  # raw (the RS form's A: split in registers)
+        words = [f"__float_as_uint(x_[{i}])" for i in range(4)]
+    elif p.kind == "tf32":
         words = [f"em_wg_tf32(x_[{i}])" for i in range(4)]
     else:
         words = [f"((em_u32){ROUND[p.kind]}(x_[{2 * i}]) | ((em_u32){ROUND[p.kind]}(x_[{2 * i + 1}]) << 16))"
@@ -433,7 +437,7 @@ def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
     w.emit(ind + 2, f"const int rr_ = q_ % {R}, cc_ = q_ / {R};")
     w.emit(ind + 2, "const uint4 x_ = xs_[u_];")
     at = f"{dst} + rr_ * {SWIZZLE_BYTES} + ((cc_ ^ (rr_ & 7)) << 4)"
-    if p.kind == "tf32x3":  # hi and lo TF32 parts of the four floats
+    if p.kind == "tf32x3" and lo_off:  # hi and lo TF32 parts of the four floats
         w.emit(ind + 2, "const float xf_[4] = {__uint_as_float(x_.x), __uint_as_float(x_.y), "
                         "__uint_as_float(x_.z), __uint_as_float(x_.w)};")
         w.emit(ind + 2, f"em_split3_store({at}, {lo_off}, xf_);")

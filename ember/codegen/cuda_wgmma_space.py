@@ -1,11 +1,11 @@
 """The `wgmma` schedules the search tries for a kernel (search/space.py): tiles, ring depth, the
 persistent tile loop, two blocks per SM, the gathering producers' knobs, the epilogue's paths; each
-a variation of the default (codegen/cuda_wgmma.py `default_wgmma_config`) the measurements left open."""
+a variation of the default (codegen/cuda_wgmma_default.py) the measurements left open."""
 from __future__ import annotations
 
 from ..kernel.structure import Canon, _size, contraction_of
-from .cuda_wgmma import (_copies, _fit, _ring_staged, _smem_bytes, _smem_limit, _staged_rows, default_wgmma_config,
-                         im2col_default, promote_slices, slice_elems, wgmma_applicable)
+from .cuda_wgmma import _copies, _smem_bytes, _smem_limit, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable
+from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config
 from .cuda_wgmma_epilogue import epilogue_loads, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand

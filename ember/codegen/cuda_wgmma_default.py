@@ -1,0 +1,106 @@
+"""The unsearched wgmma tile (`default_wgmma_config`) and the shared-memory fit every tile is checked by.
+
+Split from codegen/cuda_wgmma.py (the renderer); the search's space (codegen/cuda_wgmma_space.py) and the
+schedule's defaults (codegen/cuda_schedule.py) take their tiles from here."""
+from __future__ import annotations
+
+from ..kernel import ir
+from ..kernel.structure import Canon, _size
+from .cuda_tma import TmaOperand
+from .cuda_wgmma import _copies, _smem_bytes, _staged_rows, promote_slices, wgmma_contraction
+from .cuda_wgmma_feed import wgmma_plan
+from .cuda_wgmma_staged import staged_bytes
+
+
+def _ring_staged(plan, rs: bool = False) -> bool:
+    """The default of knob `staged`: tf32x3 with both operands copied and one of them MN-major (the only
+    way for TF32 over an MN-major copy: tf32_staged)."""
+    kind, pa, pb = plan
+    return not rs and kind in ("tf32x3", "tf32") and isinstance(pa, TmaOperand) and isinstance(pb, TmaOperand) and not (pa.kmajor and pb.kmajor)
+
+
+def _fit(plan, BM: int, BN: int, stages: int, smem_max: int, rs: bool = False) -> bool:
+    kind, pa, pb = plan
+    if not all(_rows_tile(p, R) for p, R in ((pa, BM), (pb, BN))):
+        return False
+    if _ring_staged(plan, rs):  # (with a staging ring of 2 slots at least)
+        return staged_bytes(BM + BN, stages, 2, _copies(kind)) <= smem_max
+    return _smem_bytes(BM, BN, stages, _copies(kind), _staged_rows(kind, None if rs else pa, pb, BM, BN), rs) <= smem_max
+
+
+def _rows_tile(p, R: int) -> bool:
+    """Whether an R-row tile of operand p is whole runs of its rows or inside one (rows as two
+    runs: codegen/cuda_tma.py)."""
+    r = getattr(p, "r_inner", 0)
+    return not r or r % R == 0 or R % r == 0
+
+
+SYMBOLIC_M_GUESS = 512  # rows a symbolic M (a prompt) is planned for when choosing the tile
+
+
+# An epilogue with this many exp2 / log2 / recip / sqrt / sin per output runs long after the k loop,
+# with one block per SM and its loads idle: KernelBench's 14 (a TF32 3x3 conv 64 -> 64 then mish
+# twice: 8) took 1333 us in the 64 x 256 tile against 707 without the mish. Measured on the H100
+# over the whole space (bench/results/gpu-session36-2026-11-28/d/): tiles at most 128 wide and
+# persistent (the producer fills the ring with the next tile while the consumers run the
+# epilogue), as many stages as fit: 64 x 128 850 us, and 1762 -> 1073 us for 64 -> 128 channels
+# (128 x 128); two blocks per SM did as well at 64 rows (796) and worse at 128 (1448)
+HEAVY_EPILOGUE_TRANSCENDENTALS = 6
+
+
+def transcendental_ops(c: Canon) -> int:
+    """The multi-function-unit operations (exp2, log2, recip, sqrt, sin) per output of a contraction's epilogue."""
+    return sum(1 for v in ir.val_toposort([c.store.value]) if v.op in ("exp2", "log2", "recip", "sqrt", "sin"))
+
+
+def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
+    """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
+    measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
+    over the waves of one block per SM (the ring takes the shared memory). 128 x 256 runs 3 stages
+    (4 lost 3-18%) in groups of 8 row tiles (L2 reuse of b: +5% at 4096^3, +9% at 8192^3).
+    tf32x3 (hi and lo tiles: twice the ring, plus staging for MN-major operands) takes its own
+    rates (f32 4096^3 x @ W.T on the H100, bench/results/f32-contractions-2026-11-26.json) over the
+    tiles whose ring holds 2 slots, with as many slots as fit. swap, rs: those knobs (cuda_schedule.rs_default)."""
+    g = wgmma_contraction(c, swap)
+    plan = wgmma_plan(g, rs=rs)
+    x3 = not isinstance(plan, str) and plan[0] == "tf32x3"
+    Me = _size(g.m)
+    M = Me.value if Me.is_const else SYMBOLIC_M_GUESS
+    N, B = (_size(x).value for x in (g.n, g.batch))
+    sms = target.sm_count if target is not None else 132
+    rates = {(128, 256): 1.0, (128, 128): 0.75, (64, 256): 0.6, (128, 64): 0.55, (64, 128): 0.5, (64, 64): 0.4}
+    if x3:
+        # (64 x 64: 0.64 at 4096^3, but 0.5 by 04_matmul_irregular's 1031 x 2053 x 3136 on the H200,
+        # 464 us against 64 x 128's 373 at 5 and 3 waves: gpu-session41-2026-11-28/b/)
+        rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.5}
+
+    def cost(t):
+        bm, bn = t
+        tiles = -(-M // bm) * -(-N // bn) * B
+        waves = -(-tiles // sms)
+        return waves * bm * bn / rates[t]
+    smem_max = target.smem_per_block if target is not None else 227 * 1024
+    # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
+    wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
+    rates = {t: r for t, r in rates.items() if _fit(plan, *t, 2, smem_max, rs) and t[1] <= wide}
+    heavy = not x3 and transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS
+    if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
+        rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
+    BM, BN = min(rates, key=cost)
+    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4, **({"swap": True} if swap else {}),
+           **({"rs": True} if rs else {})}
+    if heavy:
+        cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
+    if rs and swap:  # persistent, 4 stages where the output's rows (pixels) are contiguous: 35_conv2d_pointwise
+        # 101 -> 95 us, real KB 87 4.54 -> 3.73 ms on an H200; unswapped (21_EfficientNetMBConv, channels-last output)
+        # it lost, 5.35 -> 6.84 ms (gpu-session43-2026-11-29/rs/, rs2/, d/)
+        cfg.update(persistent=True, stages=max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max, True)))
+    if x3 or _ring_staged(plan, rs):
+        cfg["stages"] = max(s for s in range(2, 5) if _fit(plan, BM, BN, s, smem_max))
+        if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
+            cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
+    mt, nt = -(-M // BM), -(-N // BN)
+    # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
+    # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
+    # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)
+    return dict(cfg, group=min(8, mt)) if mt > 1 and mt * nt * B > sms else cfg
