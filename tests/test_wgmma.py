@@ -480,7 +480,7 @@ def test_a_heavy_epilogue_gets_persistent_tiles_at_most_128_wide():
     default tile is persistent so the producer loads the next tile meanwhile, and at most 128 wide.
     A light one (ReLU) and one mish (4 of them) keep the 128 x 256 tile."""
     from ember.backends.target import get_target
-    from ember.codegen.cuda_wgmma import HEAVY_EPILOGUE_TRANSCENDENTALS, transcendental_ops
+    from ember.codegen.cuda_wgmma_default import HEAVY_EPILOGUE_TRANSCENDENTALS, transcendental_ops
     h100 = get_target("h100")
 
     def config(act):

@@ -107,3 +107,14 @@ def test_rs_x3_matches_float64_on_the_gpu(case, i):
     make, cfgs = CASES[case]
     y, inputs = make()
     _check(y, cfgs[i], inputs)
+
+
+def test_the_search_offers_rs_x3_tiles_that_fit():
+    from ember.codegen.cuda_wgmma_rs import RS_MAX_REGISTERS, rs_registers
+    from ember.codegen.cuda_wgmma_space import wgmma_configs
+    t = pipeline.get_target("h100")
+    y, _ = _conv()
+    space = wgmma_configs(cg.canonical(_contraction(pipeline.lower([y.node], None, t))), "full", t)
+    rs = [cf for cf in space if cf.get("rs")]
+    assert any(cf.get("swap") and cf["BN"] == 96 for cf in rs), rs
+    assert all(rs_registers(cf["BN"], cf.get("overlap", True), 0, True) <= RS_MAX_REGISTERS for cf in rs), rs

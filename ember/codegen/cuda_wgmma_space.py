@@ -9,7 +9,7 @@ from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config
 from .cuda_wgmma_epilogue import epilogue_loads, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
-from .cuda_wgmma_rs import rs_applies
+from .cuda_wgmma_rs import RS_MAX_REGISTERS, rs_applies, rs_registers
 from .cuda_wgmma_staged import staged_bytes
 
 
@@ -85,7 +85,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], epair=True), dict(out[0], swide=not swide_default(c))]
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
-    return out + narrow_tiles(c, smem_max) + rs_tiles(c, smem_max)
+    return out + narrow_tiles(c, smem_max) + rs_tiles(c, smem_max) + rs_x3_tiles(c, smem_max)
 
 
 def rs_tiles(c: Canon, smem_max: int) -> list:
@@ -108,9 +108,30 @@ def rs_plan(c: Canon) -> tuple | None:
     """(swap, plan) putting a TF32 contraction's one MN-major TMA operand on A for the RS form, or None."""
     for swap in (False, True):
         plan = wgmma_applicable(c, gather=False, swap=swap, rs=True)
-        if rs_applies(plan, {"rs": True}):
+        if rs_applies(plan, {"rs": True}) and plan[0] == "tf32":
             return swap, plan
     return None
+
+
+def rs_x3_tiles(c: Canon, smem_max: int) -> list:
+    """Knob `rs` at float32 accuracy (tf32x3: A raw, split into registers by the consumers), either operand on A:
+    tiles whose accumulators and fragments fit the consumers' registers (codegen/cuda_wgmma_rs.py), 96 wide too
+    (a conv's 96 output channels on the columns: the seed-000 conv)."""
+    out = []
+    for swap in (False, True):
+        plan = wgmma_applicable(c, swap=swap, rs=True)
+        if isinstance(plan, str) or plan[0] != "tf32x3" or not rs_applies(plan, {"rs": True}):
+            continue
+        promote = promote_slices("tf32x3", _size(contraction_of(c).k).value, {})
+        base = {"mode": "wgmma", "rs": True, **({"swap": True} if swap else {})}
+        tiles = []
+        for BM, BN in ((128, 128), (128, 96), (128, 64), (64, 128)):
+            fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, True)]
+            overlap = rs_registers(BN, True, promote, True) <= RS_MAX_REGISTERS
+            if fits and (overlap or rs_registers(BN, False, promote, True) <= RS_MAX_REGISTERS):
+                tiles.append(dict(base, BM=BM, BN=BN, stages=max(fits), **({} if overlap else {"overlap": False})))
+        out += tiles + [dict(cf, persistent=True) for cf in tiles[:2]]
+    return out
 
 
 def narrow_tiles(c: Canon, smem_max: int) -> list:
