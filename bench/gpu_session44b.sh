@@ -5,9 +5,9 @@ set -u
 . bench/gpu_env.sh
 export OUT
 SECT="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy"
-timeout 200 ncu --kernel-name regex:k2_ --launch-skip 2 --launch-count 1 $SECT python3 bench/seed_conv_once.py > "$OUT/ncu-default.txt" 2>&1
+timeout 200 ncu --kernel-name ember_kernel --launch-skip 5 --launch-count 1 $SECT python3 bench/seed_conv_once.py > "$OUT/ncu-default.txt" 2>&1
 echo "rc=$?"
-timeout 200 ncu --kernel-name regex:k2_ --launch-skip 2 --launch-count 1 $SECT python3 bench/seed_conv_once.py \
+timeout 200 ncu --kernel-name ember_kernel --launch-skip 5 --launch-count 1 $SECT python3 bench/seed_conv_once.py \
   --overlay '{"swap": true, "rs": true, "BM": 128, "BN": 96, "stages": 4, "persistent": true}' > "$OUT/ncu-rs96.txt" 2>&1
 echo "rc=$?"
 for f in "$OUT"/ncu-*.txt; do echo "== $f"; grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\)|Issue Slots Busy|Executed Ipc|Shared Memory|Bank|Stall|Warp Cycles Per Issued|No Eligible|Registers Per|Tensor|Pipe" "$f" | cut -c1-140 | head -50; done

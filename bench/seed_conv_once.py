@@ -1,7 +1,7 @@
 """The seed-000 conv (100 x 3 x 224^2 -> 96, 11 x 11, stride 4, float32 accuracy, weights an input) run a few
-times for a profiler to watch (not a test): `--overlay JSON` laid over its wgmma kernel's default config.
+times for a profiler to watch (not a test; every launch is named ember_kernel, three a call): `--overlay JSON` laid over its wgmma kernel's default config.
 
-    ncu --kernel-name regex:k2_ --launch-skip 2 --launch-count 1 --section SpeedOfLight python3 bench/seed_conv_once.py
+    ncu --kernel-name ember_kernel --launch-skip 5 --launch-count 1 --section SpeedOfLight python3 bench/seed_conv_once.py
 """
 from __future__ import annotations
 
