@@ -15,7 +15,10 @@ F32_TOL = 1e-5  # relative to the largest output; one TF32 pass is ~1e-3 off
 
 CONV = [{"mode": "wgmma", "BM": 128, "BN": 96, "stages": 3, "swap": True, "rs": True},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4, "swap": True, "rs": True},
-        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 3, "swap": True, "rs": True, "persistent": True, "overlap": False}]
+        {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 3, "swap": True, "rs": True, "persistent": True, "overlap": False},
+        # the raw A as cp.async copies, rows split once a tile or per chunk (the split of B waits for them)
+        {"mode": "wgmma", "BM": 128, "BN": 96, "stages": 5, "swap": True, "rs": True, "cpasync": True},
+        {"mode": "wgmma", "BM": 128, "BN": 96, "stages": 4, "swap": True, "rs": True, "cpasync": True, "hoist": False, "persistent": True}]
 LINEAR = [{"mode": "wgmma", "BM": 128, "BN": 96, "stages": 3, "rs": True},
           {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4, "rs": True, "persistent": True}]
 
@@ -79,6 +82,7 @@ def test_rs_x3_renders_the_split_in_registers_and_compiles(case):
         body = src[src.index(f" {k.name}("):]
         # A stays raw: the producer splits B only, never writes an A lo tile; the consumers get the registers
         assert "setmaxnreg.inc" in body, cfg
+        assert ("cp.async.wait_group" in body) == bool(cfg.get("cpasync")), cfg
         assert all(len(c) > 0 for c in compile_kernels(src, "sm_90a").values()), cfg
 
 

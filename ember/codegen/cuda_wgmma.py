@@ -346,7 +346,7 @@ def render_wgmma(w, c: Canon):
         w.lines.insert(0, RS_HELPER)
     w.lines.insert(0, WGMMA_HELPERS)
     # whole-chunk gathers as cp.async copies (codegen/cuda_wgmma_feed.py, CPASYNC_HELPER's comment)
-    cpasync = bool(cfg.get("cpasync", os.environ.get("EMBER_WGMMA_CPASYNC", "0") == "1")) and not x3 and \
+    cpasync = bool(cfg.get("cpasync", os.environ.get("EMBER_WGMMA_CPASYNC", "0") == "1")) and (not x3 or (rs and not isinstance(pb, GatherOperand))) and \
         any(isinstance(p, GatherOperand) and p.vector is not None for p in (pa, pb))
     if cpasync:
         w.lines.insert(1, CPASYNC_HELPER)

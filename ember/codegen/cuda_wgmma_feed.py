@@ -210,14 +210,20 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
             _emit_tma(w, p, f"slot_ + {staging.get(id(p), off)}", f"map{maps[id(p)]}_", R, origin, BK, 6,
                       "landed_" if split else "full_", g)
         w.emit(5, "}")
-    cpasync = cpasync and not lo_off and any(p.vector is not None for p, _, _, _ in gathers)
+    # (tf32x3: only gathers written raw — the RS form's A — may be copies; the split then waits for them)
+    cpasync = cpasync and all(not lo_off or id(p) in raw for p, _, _, _ in gathers) and \
+        any(p.vector is not None for p, _, _, _ in gathers)
     if cpasync:  # which way this thread filled the slot: asynchronous copies, ordinary stores, or both
         w.emit(5, "bool ca_ = false, st_ = false;")
     for p, off, R, origin in gathers:
         _emit_gather(w, g, p, f"slot_ + {off}", R, origin, BK, 5, threads, unroll, 0 if id(p) in raw else lo_off, cpasync,
                      tables.get(id(p)))
     if split:
+        if cpasync:  # (one group of copies a slice: slice ksp_'s are done once at most `lag` later ones are in flight)
+            w.emit(5, 'asm volatile("cp.async.commit_group;" ::: "memory");')
         w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
+        if cpasync:
+            w.emit(6, f'asm volatile("cp.async.wait_group {lag};" ::: "memory");')
         _emit_split(w, [f for f in tmas if id(f[0]) not in raw], stages, slot_bytes, lo_off, threads, 6, staging, BK)
         w.emit(5, "}")
     elif cpasync:  # copies only: the barrier counts this thread's arrival once they have landed
@@ -233,6 +239,8 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(4, "}")
     w.emit(3, "}")
     if split:  # the slices still unsplit
+        if cpasync:
+            w.emit(3, 'asm volatile("cp.async.wait_all;" ::: "memory");')
         w.emit(3, "while (ksp_ < kit_) {")
         _emit_split(w, [f for f in tmas if id(f[0]) not in raw], stages, slot_bytes, lo_off, threads, 4, staging, BK)
         w.emit(3, "}")
@@ -447,14 +455,15 @@ def _emit_vector_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, o
     w.emit(ind, "}")
 
 
-# Knob `cpasync` (whole-chunk gathers, not tf32x3, whose chunks are split in registers): each chunk
+# Knob `cpasync` (whole-chunk gathers; tf32x3 only for the RS form's raw A, the rest split in registers): each chunk
 # is one `cp.async.cg` of 16 bytes straight into the swizzled slot (zero-filled where its guard
 # fails: src-size 0), and the thread's arrival on `full` is `cp.async.mbarrier.arrive.noinc`,
 # made when its copies land. The producer then moves on to the next slot at once, so several
 # slices' loads are in flight per thread where the register gather waits out each slice's
 # latency before its stores. The consumers fence the async proxy after their wait (the copies are
 # generic-proxy writes that wgmma reads through the async proxy). Off by default: timed slower on real
-# KernelBench 63 (8.37 -> 9.40 ms, bench/results/gpu-session37-2026-11-28/d/)
+# KernelBench 63 (8.37 -> 9.40 ms, bench/results/gpu-session37-2026-11-28/d/). Beside tf32x3's split (a TMA-fed B), the
+# copies of a slice are one commit group and the split that releases the slot `lag` slices later waits for it.
 # (EMBER_WGMMA_CPASYNC=1: on wherever it applies).
 CPASYNC_HELPER = r"""__device__ __forceinline__ void em_cp_async16(em_u32 dst, const void* src, bool ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");

@@ -131,6 +131,8 @@ def rs_x3_tiles(c: Canon, smem_max: int) -> list:
             if fits and (overlap or rs_registers(BN, False, promote, True) <= RS_MAX_REGISTERS):
                 tiles.append(dict(base, BM=BM, BN=BN, stages=max(fits), **({} if overlap else {"overlap": False})))
         out += tiles + [dict(cf, persistent=True) for cf in tiles[:2]]
+        if tiles and isinstance(plan[1], GatherOperand) and plan[1].vector is not None:  # A's chunks as cp.async copies
+            out += [dict(cf, cpasync=True) for cf in tiles[:2]] + [dict(tiles[0], cpasync=True, persistent=True)]
     return out
 
 
