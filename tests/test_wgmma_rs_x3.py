@@ -54,7 +54,7 @@ def _build(y, cfg, device):
     t = pipeline.get_target(device)
     lowered = pipeline.lower([y.node], None, t)
     k = _contraction(lowered)
-    cfgs = [cfg if kk is k else cg.default_config(kk, t) for kk, _ in lowered.kernels]
+    cfgs = [cfg if kk is k and cfg is not None else cg.default_config(kk, t) for kk, _ in lowered.kernels]
     return k, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
 
 
@@ -122,3 +122,54 @@ def test_the_search_offers_rs_x3_tiles_that_fit():
     rs = [cf for cf in space if cf.get("rs")]
     assert any(cf.get("swap") and cf["BN"] == 96 for cf in rs), rs
     assert all(rs_registers(cf["BN"], cf.get("overlap", True), 0, True) <= RS_MAX_REGISTERS for cf in rs), rs
+
+
+@pytest.mark.parametrize("flag", ["1", "0"])
+def test_the_default_takes_rs_x3_for_a_float32_conv_by_flag(monkeypatch, flag):
+    monkeypatch.setenv("EMBER_WGMMA_RS_X3", flag)
+    t = pipeline.get_target("h100")
+    y, _ = _conv()
+    cfg = cg.default_config(_contraction(pipeline.lower([y.node], None, t)), t)
+    assert cfg["mode"] == "wgmma", cfg
+    if flag == "1":  # the pixels on A (swapped), 96 columns for the 96 channels, A's chunks copied, the split close behind
+        assert cfg.get("rs") and cfg.get("swap") and cfg.get("cpasync") and cfg["BN"] == 96 and cfg["lag"] == 1, cfg
+    else:
+        assert not cfg.get("rs"), cfg
+    # TF32 allowed: one product, no split, the default as before
+    x, w = em.input("x", (3, 3, 64, 72), "float32"), em.input("w", (96, 3, 11, 11), "float32")
+    with em.allow_tf32():
+        y32 = em.conv2d(x, w, stride=4, padding=2)
+    assert not cg.default_config(_contraction(pipeline.lower([y32.node], None, t)), t).get("rs")
+
+
+def _conv3x3():
+    """A float32 3x3 conv over 64 channels (whole 128-byte k slices: the copy engine's im2col walk would take the
+    input in the shared-memory form; the RS form keeps it gathered)."""
+    x, w = em.input("x", (2, 64, 20, 18), "float32"), em.input("w", (64, 64, 3, 3), "float32")
+    return em.conv2d(x, w, padding=1), {"x": (2, 64, 20, 18), "w": (64, 64, 3, 3)}
+
+
+def test_a_3x3_conv_keeps_its_input_gathered_under_rs():
+    """Its default stays the shared-memory form over the im2col walk (RS over it is untimed); under the knob the
+    input stays gathered (cp.async copies), the walk not taken."""
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    t = pipeline.get_target("h100")
+    y, _ = _conv3x3()
+    k = _contraction(pipeline.lower([y.node], None, t))
+    assert not cg.default_config(k, t).get("rs")
+    cfg = RS3X3
+    _, prog = _build(y, cfg, "h100")
+    body = prog.source.split(f" {k.name}(")[1].split("__global__")[0]
+    assert "em_cp_async16(" in body and "em_lds_split3(" in body and "im2col" not in body
+    assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values())
+
+
+RS3X3 = {"mode": "wgmma", "BM": 128, "BN": 64, "stages": 5, "rs": True, "cpasync": True, "lag": 1, "persistent": True}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("make,cfg", [(_conv, None), (_conv3x3, RS3X3)], ids=["default", "3x3"])
+def test_the_rs_x3_default_matches_float64_on_the_gpu(make, cfg):
+    y, inputs = make()
+    _check(y, cfg, inputs)

@@ -28,7 +28,7 @@ from ..kernel.scan import short_sum_form
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import _smem_limit, default_takes_wgmma, wgmma_applicable
-from .cuda_wgmma_default import default_wgmma_config
+from .cuda_wgmma_default import default_wgmma_config, rs_x3_default
 from .cuda_wgmma_space import narrow_tiles, rs_plan
 from ..kernel import layout_gemm
 
@@ -351,7 +351,8 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         if big(M, 32) and big(N, 32) and big(K, 8):
             # (operands the producer must gather, a conv's input, are a search candidate only)
             if has_wgmma(target) and default_takes_wgmma(c) and big(M, WGMMA_MIN_M) and big(N, 64) and big(K, 64):
-                return default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
+                # (a float32-accuracy conv's gathered pixels against few channels: tf32x3's RS form)
+                return rs_x3_default(c, target) or default_wgmma_config(c, target)  # Hopper: TMA + wgmma (codegen/cuda_wgmma.py)
             rs = rs_default(c, target) if has_wgmma(target) and big(M, 64) and big(N, 64) and big(K, 64) else None
             if rs:  # (TF32 over one MN-major operand: its fragments from registers)
                 return rs

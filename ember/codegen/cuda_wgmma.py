@@ -287,15 +287,15 @@ def render_wgmma(w, c: Canon):
     pingpong = bool(cfg.get("pingpong", False))
     if pingpong:
         cfg = dict(cfg, persistent=True)
-    im2col = bool(cfg.get("im2col", im2col_default()))  # (codegen/cuda_wgmma_im2col.py)
+    rs = rs_applies(plan, cfg)  # (an MN-major TF32 a, or tf32x3's a: its fragments from registers, codegen/cuda_wgmma_rs.py)
+    im2col = bool(cfg.get("im2col", im2col_default()))  # (codegen/cuda_wgmma_im2col.py; the RS form's a stays gathered)
     if im2col:
-        pa, pb = _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
+        pa, pb = pa if rs else _as_im2col(w, g, kind, pa), _as_im2col(w, g, kind, pb)
     BM, BN, stages = int(cfg["BM"]), int(cfg["BN"]), int(cfg.get("stages", 4))
     overlap = bool(cfg.get("overlap", True))
     if BM not in (64, 128) or BN % 32 or not 32 <= BN <= 256 or not 2 <= stages <= 8:
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} with {stages} stages (BM 64 or 128, BN 32..256 by 32, 2-8 stages)")
     NC = consumer_warpgroups(cfg)
-    rs = rs_applies(plan, cfg)  # (TF32 with an MN-major a: its fragments from registers, codegen/cuda_wgmma_rs.py)
     tsplit = tf32_staged(plan) and not rs  # (TF32 over an MN-major copy: transposed from the staging ring)
     if pingpong and (BM != 64 or kind == "tf32x3" or tsplit or int(cfg.get("occupancy", 1)) != 1):
         raise UnsupportedKernel(f"wgmma ping-pong with a {BM}-row tile ({kind}): 64-row tiles, one block per SM, no tf32x3")

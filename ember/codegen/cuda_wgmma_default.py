@@ -104,3 +104,43 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
     # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)
     return dict(cfg, group=min(8, mt)) if mt > 1 and mt * nt * B > sms else cfg
+
+
+# tf32x3 over a gathered operand (a float32-accuracy conv's pixels) with few columns: the RS form, the pixels on A,
+# their chunks cp.async copies, the split of the other (TMA-fed) operand one slice behind, persistent tiles as
+# wide as the columns. The seed-000 conv (100 x 3 x 224^2 -> 96, 11 x 11 stride 4) on an H200: 524 -> 455 us,
+# 1.87x -> 2.15x eager float32 (bench/results/gpu-session44-2026-11-29/, c/ and d/): its producer had waited on
+# its gathered loads (ncu: L1TEX scoreboard 63% of stalls, tensor pipe 45%); the split's default lag (stages - 2)
+# 567 us, lag 1 or 2 472-477, persistent 454-455. EMBER_WGMMA_RS_X3=0: the shared-memory form as before.
+RS_X3_MAX_N = 128
+
+
+def rs_x3_default(c: Canon, target=None) -> dict | None:
+    """The RS form's tile for tf32x3 where one operand is gathered as whole chunks (and not an im2col walk) and the
+    other is a K-major TMA copy of at most RS_X3_MAX_N rows (else None)."""
+    import os
+    if os.environ.get("EMBER_WGMMA_RS_X3", "1") != "1":
+        return None
+    from .cuda_wgmma import im2col_default, slice_elems
+    from .cuda_wgmma_feed import GatherOperand
+    from .cuda_wgmma_im2col import im2col_operand
+    from .cuda_wgmma_rs import rs_applies
+    smem_max = target.smem_per_block if target is not None else 227 * 1024
+    for swap in (False, True):
+        g = wgmma_contraction(c, swap)
+        plan = wgmma_plan(g, rs=True) if g is not None else "not a contraction"
+        if isinstance(plan, str) or plan[0] != "tf32x3" or not rs_applies(plan, {"rs": True}):
+            continue
+        _, pa, pb = plan
+        N = _size(g.n)
+        if not (isinstance(pa, GatherOperand) and pa.vector is not None and isinstance(pb, TmaOperand) and N.is_const
+                and N.value <= RS_X3_MAX_N):
+            continue
+        if im2col_default() and not isinstance(im2col_operand(g, pa, slice_elems("tf32x3"), None), str):
+            continue  # (the copy engine's im2col walk takes it in the shared-memory form: RS over it untimed)
+        BN = -(-N.value // 32) * 32
+        fits = [s for s in range(2, 6) if _fit(plan, 128, BN, s, smem_max, True)]
+        if fits:
+            return {"mode": "wgmma", "BM": 128, "BN": BN, "stages": max(fits), "rs": True, "cpasync": True, "lag": 1,
+                    "persistent": True, **({"swap": True} if swap else {})}
+    return None
