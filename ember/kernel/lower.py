@@ -20,6 +20,7 @@ from .partition import INLINE_MAX, LoweringError, _region, partition
 from .prologue import staged_operands
 from .fold import fold_constants
 from .layout import contraction_layouts
+from .layout_windows import window_constant_layouts
 from .layout_gemm import aligned_gemm_layouts
 from .layout_phases import phase_layouts
 from .distribute import distribute_sums
@@ -111,6 +112,7 @@ def _lower(outputs: list, output_names: list | None, force, local, target, write
         # a softmax-weighted contraction the target streams is not split (it reads every key anyway)
         keep = _streamable if getattr(target, "online_softmax", None) is not None and not local else None
         roots = aligned_gemm_layouts(contraction_layouts(phase_layouts(fold_constants(roots), target), target), target)
+        roots = window_constant_layouts(roots, target)  # (kernel/layout_windows.py)
         roots = split_long_reductions(distribute_sums(roots), target.split if target is not None else None, keep)
     outputs, values = roots[:n_out], roots[n_out:]
     _check_writes(writes, values, outputs)
