@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--precision", default="torch", choices=list(fe.PRECISIONS))
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-compile", action="store_true", help="Ember's launches only (torch.compile not run)")
     a = ap.parse_args()
     model, xs, graph = kb.problem_graph(a.path, a.precision)
     res = {"problem": a.path}
@@ -40,12 +41,18 @@ def main():
         print(f"== ember: {len(rows)} launches, {sum(r[1] for r in rows):.1f} us")
         for k, us, cfg in sorted(rows, key=lambda r: -r[1])[:a.top]:
             print(f"  {us:8.1f} us  {k[:40]:40s} {json.dumps(cfg)[:150]}")
+        if a.no_compile:
+            return _save(a, res)
         cm = torch.compile(model)
         t = kernel_times(lambda: cm(*xs), 10)
         res["torch_compile"] = sorted(([k, *v] for k, v in t.items()), key=lambda r: -r[1])
         print(f"== torch.compile: {sum(v[0] for v in t.values()):.1f} us of kernels, {sum(v[1] for v in t.values())} launches")
         for k, us, n in res["torch_compile"][:a.top]:
             print(f"  {us:8.1f} us  x{n}  {k[:110]}")
+    _save(a, res)
+
+
+def _save(a, res) -> None:
     if a.out:
         json.dump(res, open(a.out, "w"), indent=1)
 
