@@ -24,6 +24,12 @@ from .layout import _axis_of_step, _order_for, _rebuild, _relaid, _source_view, 
 from .node_args import reduce_axes
 
 
+# Windows of fewer taps only: the column mode's lane-owned windows (codegen/cuda_schedule.py, `own`) take those;
+# a longer one (EfficientNet's 5x5, 25 taps) went from a thread per output, unrolled, to the GEMV column form,
+# slower: real KernelBench 22_EfficientNetB0's launches 2614 -> 2988 us with every window relaid (gpu-session44 h/)
+MAX_TAPS = 16
+
+
 def window_constant_layouts(roots: list, target) -> list:
     """The graph with every window's constant stored with the window's innermost output axis last
     (EMBER_WINDOW_CONSTANTS=0: as it was)."""
@@ -35,6 +41,11 @@ def window_constant_layouts(roots: list, target) -> list:
         if ops is None or not _window(n):
             continue
         shape, axes = n.srcs[0].shape, set(reduce_axes(n))
+        taps = 1
+        for a in axes:
+            taps *= shape[a].value if shape[a].is_const else 1 << 20
+        if taps >= MAX_TAPS:
+            continue
         outs = [a for a in range(len(shape)) if a not in axes and shape[a].is_const and shape[a].value > 1]
         if not outs:
             continue
