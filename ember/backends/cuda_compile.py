@@ -41,6 +41,24 @@ def compile_cuda(source: str, arch: str = "sm_90a") -> bytes:
     return cubin
 
 
+def ptxas_report(source: str, arch: str = "sm_90a") -> str:
+    """The assembler's own report on `source` (ptxas -v through NVRTC: registers, spills, and its performance
+    warnings — "wgmma.mma_async instructions are serialized ..." where it could not prove a wgmma's registers
+    safe to overlap); not cached, for tests and surveys."""
+    import io
+
+    from cuda.core import Program, ProgramOptions
+    log = io.StringIO()
+    options = ProgramOptions(arch=arch, std="c++17", ptxas_options="-v")
+    Program(source, code_type="c++", options=options).compile("cubin", logs=log)
+    return log.getvalue()
+
+
+def wgmma_serialized(report: str) -> list:
+    """The functions ptxas_report says run their wgmmas serialized."""
+    return re.findall(r"wgmma\.mma_async instructions are serialized[^']*'(\w+)'", report)
+
+
 KERNEL_SYMBOL = "ember_kernel"  # every kernel's symbol in the modules compile_kernels makes
 
 
