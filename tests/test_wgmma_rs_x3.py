@@ -10,6 +10,7 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
+from tests.test_wgmma_rs import _build, _contraction  # (the one contraction of a graph, built under a config)
 
 F32_TOL = 1e-5  # relative to the largest output; one TF32 pass is ~1e-3 off
 
@@ -42,20 +43,6 @@ def _x_at_w():
 
 
 CASES = [(_conv, CONV), (_linear, LINEAR), (_x_at_w, [dict(c, swap=True) for c in LINEAR])]
-
-
-def _contraction(lowered):
-    ks = [k for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None]
-    assert len(ks) == 1
-    return ks[0]
-
-
-def _build(y, cfg, device):
-    t = pipeline.get_target(device)
-    lowered = pipeline.lower([y.node], None, t)
-    k = _contraction(lowered)
-    cfgs = [cfg if kk is k and cfg is not None else cg.default_config(kk, t) for kk, _ in lowered.kernels]
-    return k, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
 
 
 def test_the_plans_put_a_raw_operand_on_a():

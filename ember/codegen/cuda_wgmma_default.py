@@ -4,11 +4,16 @@ Split from codegen/cuda_wgmma.py (the renderer); the search's space (codegen/cud
 schedule's defaults (codegen/cuda_schedule.py) take their tiles from here."""
 from __future__ import annotations
 
+import os
+
 from ..kernel import ir
 from ..kernel.structure import Canon, _size
 from .cuda_tma import TmaOperand
-from .cuda_wgmma import _copies, _smem_bytes, _staged_rows, promote_slices, wgmma_contraction
-from .cuda_wgmma_feed import wgmma_plan
+from .cuda_wgmma import (_copies, _smem_bytes, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable,
+                         wgmma_contraction)
+from .cuda_wgmma_feed import GatherOperand, wgmma_plan
+from .cuda_wgmma_im2col import im2col_operand
+from .cuda_wgmma_rs import rs_applies
 from .cuda_wgmma_staged import staged_bytes
 
 
@@ -115,22 +120,22 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
 RS_X3_MAX_N = 128
 
 
+def rs_x3_plans(c: Canon):
+    """(swap, plan) for each orientation whose tf32x3 plan the RS form takes (A raw, split in registers)."""
+    for swap in (False, True):
+        plan = wgmma_applicable(c, swap=swap, rs=True)
+        if not isinstance(plan, str) and plan[0] == "tf32x3" and rs_applies(plan, {"rs": True}):
+            yield swap, plan
+
+
 def rs_x3_default(c: Canon, target=None) -> dict | None:
     """The RS form's tile for tf32x3 where one operand is gathered as whole chunks (and not an im2col walk) and the
     other is a K-major TMA copy of at most RS_X3_MAX_N rows (else None)."""
-    import os
     if os.environ.get("EMBER_WGMMA_RS_X3", "1") != "1":
         return None
-    from .cuda_wgmma import im2col_default, slice_elems
-    from .cuda_wgmma_feed import GatherOperand
-    from .cuda_wgmma_im2col import im2col_operand
-    from .cuda_wgmma_rs import rs_applies
     smem_max = target.smem_per_block if target is not None else 227 * 1024
-    for swap in (False, True):
+    for swap, plan in rs_x3_plans(c):
         g = wgmma_contraction(c, swap)
-        plan = wgmma_plan(g, rs=True) if g is not None else "not a contraction"
-        if isinstance(plan, str) or plan[0] != "tf32x3" or not rs_applies(plan, {"rs": True}):
-            continue
         _, pa, pb = plan
         N = _size(g.n)
         if not (isinstance(pa, GatherOperand) and pa.vector is not None and isinstance(pb, TmaOperand) and N.is_const

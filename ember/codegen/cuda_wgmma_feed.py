@@ -199,7 +199,8 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(5, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(5, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
     w.emit(5, f"const em_u32 full_ = bars_ + 8 * s, slot_ = ring_ + s * {slot_bytes};")
-    staging = _staging([f for f in tmas if id(f[0]) not in raw], 2 * lo_off) if split else {}
+    splits = [f for f in tmas if id(f[0]) not in raw]  # (TMA tiles the producer splits: not the RS form's raw A)
+    staging = _staging(splits, 2 * lo_off) if split else {}
     if tmas:
         nbytes = sum(R * SWIZZLE_BYTES for _, _, R, _ in tmas)
         w.emit(5, f"if ({lead}) {{")
@@ -224,7 +225,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         w.emit(5, f"if (kit_ + 1 - ksp_ > {lag}) {{")
         if cpasync:
             w.emit(6, f'asm volatile("cp.async.wait_group {lag};" ::: "memory");')
-        _emit_split(w, [f for f in tmas if id(f[0]) not in raw], stages, slot_bytes, lo_off, threads, 6, staging, BK)
+        _emit_split(w, splits, stages, slot_bytes, lo_off, threads, 6, staging, BK)
         w.emit(5, "}")
     elif cpasync:  # copies only: the barrier counts this thread's arrival once they have landed
         w.emit(5, 'if (ca_ && !st_) asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(full_) : "memory");')
@@ -242,7 +243,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         if cpasync:
             w.emit(3, 'asm volatile("cp.async.wait_all;" ::: "memory");')
         w.emit(3, "while (ksp_ < kit_) {")
-        _emit_split(w, [f for f in tmas if id(f[0]) not in raw], stages, slot_bytes, lo_off, threads, 4, staging, BK)
+        _emit_split(w, splits, stages, slot_bytes, lo_off, threads, 4, staging, BK)
         w.emit(3, "}")
     if cpasync:  # (no thread leaves with its copies still in flight)
         w.emit(3, 'asm volatile("cp.async.wait_all;" ::: "memory");')

@@ -64,7 +64,9 @@ def rs_applies(plan, cfg: dict) -> bool:
     kind, pa, pb = plan
     if isinstance(pb, TmaOperand) and not pb.kmajor:
         return False
-    return rs_operand(pa) or (kind == "tf32x3" and rs_kmajor(pa)) if kind in ("tf32", "tf32x3") else False
+    if kind == "tf32":
+        return rs_operand(pa)
+    return kind == "tf32x3" and (rs_operand(pa) or rs_kmajor(pa))
 
 
 def rs_kmajor(p) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..kernel.structure import Canon, _size, contraction_of
 from .cuda_wgmma import _copies, _smem_bytes, _smem_limit, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable
-from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config
+from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, rs_x3_plans
 from .cuda_wgmma_epilogue import epilogue_loads, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
@@ -118,11 +118,8 @@ def rs_x3_tiles(c: Canon, smem_max: int) -> list:
     tiles whose accumulators and fragments fit the consumers' registers (codegen/cuda_wgmma_rs.py), 96 wide too
     (a conv's 96 output channels on the columns: the seed-000 conv)."""
     out = []
-    for swap in (False, True):
-        plan = wgmma_applicable(c, swap=swap, rs=True)
-        if isinstance(plan, str) or plan[0] != "tf32x3" or not rs_applies(plan, {"rs": True}):
-            continue
-        promote = promote_slices("tf32x3", _size(contraction_of(c).k).value, {})
+    promote = promote_slices("tf32x3", _size(contraction_of(c).k).value, {})
+    for swap, plan in rs_x3_plans(c):
         base = {"mode": "wgmma", "rs": True, **({"swap": True} if swap else {})}
         tiles = []
         for BM, BN in ((128, 128), (128, 96), (128, 64), (64, 128)):

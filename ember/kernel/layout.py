@@ -495,14 +495,14 @@ def _windowed(op: g.Node, n: g.Node) -> bool:
     """Whether the operand reads one axis of its source with a summed and an output variable (a
     conv's window: h = oh * stride + kh), where reordering the summed axes changes which is walked."""
     view = _source_view(op)
-    if view is None:
-        return False
-    x, v = view
-    axes = set(reduce_axes(n))
-    names = sm.free_vars(v.index)
+    return view is not None and _window_view(n, *view)
+
+
+def _window_view(n: g.Node, x: g.Node, v: View) -> bool:
+    """Whether view v of x reads one axis of x with both a summed and an output variable of n."""
+    axes, names = set(reduce_axes(n)), sm.free_vars(v.index)
     k_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in axes if index_name(a) in names}
-    out_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in range(n.ndim)
-                if a not in axes and index_name(a) in names}
+    out_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in range(n.ndim) if a not in axes and index_name(a) in names}
     return bool((k_axes & out_axes) - {None})
 
 

@@ -19,8 +19,7 @@ import os
 from .. import graph as g
 from ..view import index_name
 from .contraction import product_operands
-from .. import symbolic as sm
-from .layout import _axis_of_step, _order_for, _rebuild, _relaid, _source_view, _step, _views_read, enabled
+from .layout import _order_for, _rebuild, _relaid, _source_view, _views_read, _window_view, enabled
 from .node_args import reduce_axes
 
 
@@ -63,12 +62,4 @@ def window_constant_layouts(roots: list, target) -> list:
 def _window(n: g.Node) -> bool:
     """Whether sum n reads some source (through its product and elementwise nodes: a padding's `where`) along
     one axis with both a summed and an output variable (a conv's input: h = oh * stride + kh)."""
-    axes = set(reduce_axes(n))
-    for x, v in _views_read(n.srcs):
-        names = sm.free_vars(v.index)
-        k_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in axes if index_name(a) in names}
-        out_axes = {_axis_of_step(_step(v, index_name(a)), x) for a in range(len(n.srcs[0].shape))
-                    if a not in axes and index_name(a) in names}
-        if (k_axes & out_axes) - {None}:
-            return True
-    return False
+    return any(_window_view(n, x, v) for x, v in _views_read(n.srcs))
