@@ -20,6 +20,7 @@ from .cpu import CompileError  # noqa: F401 (re-exported)
 from .cuda_compile import KERNEL_SYMBOL, compile_cuda, compile_kernels, kernel_symbol, nvrtc_version  # noqa: F401 (re-exported)
 from .cuda_device import _check, allow_large_clusters, device, device_arch, load_kernel, set_max_dynamic_smem  # noqa: F401 (re-exported)
 from .cuda_dims import DeviceDims
+from .cuda_call import ctypes_graph_launch, graph_launch_mode, outputs_free
 from .cuda_graph import (Collective, DynamicGraph, check_coresident, issue, launch_config, pdl_enabled, programmatic,
                          static_collectives)
 
@@ -63,6 +64,7 @@ class CUDAExecutor:
         self._ptrs: dict = {}  # binding -> pointers of Ember-owned buffers
         self._gen: dict = {}  # binding -> generation of its buffers (new when they are reallocated)
         self._graphs: dict = {}
+        self._memo = None  # (generation, input pointers, outputs, graph) of the last replayed static call
         self._sightings: dict = {}  # pointer sets seen once (graphs are captured on the second)
         self._torch_outputs: dict = {}  # binding -> [(like input, shape, torch dtype, device)]
         self._rings: dict = {}  # (program, output dims) -> [calls, [output sets]] (`_ring_outs`)
@@ -173,6 +175,7 @@ class CUDAExecutor:
         if maps:
             if self._tma.full:  # the maps are about to be dropped: so are the graphs replaying them
                 self._graphs.clear()
+                self._memo = None
             bufs.append(self._tma.pointer(index, maps, bufs, env))
         elif maps is not None:  # a wgmma kernel whose operands are all gathered: no maps
             bufs.append(0)
@@ -197,6 +200,7 @@ class CUDAExecutor:
         if g is None and program.dim_bounds and static_collectives(program):  # one graph for every binding
             if len(self._graphs) >= GRAPH_CACHE:
                 self._graphs.pop(next(iter(self._graphs)))
+                self._memo = None
             g = self._graphs[key] = DynamicGraph(self, program, ptrs, env)
         if isinstance(g, DynamicGraph):
             return g.apply(env)
@@ -226,6 +230,7 @@ class CUDAExecutor:
             g.upload(self.stream)
             if len(self._graphs) >= GRAPH_CACHE:
                 self._graphs.pop(next(iter(self._graphs)))
+                self._memo = None
             self._graphs[key] = g
         return g
 
@@ -246,14 +251,18 @@ class CUDAExecutor:
                 return raw(dev)
 
         handles: dict = {}  # id(graph) -> (graph, its CUgraphExec): the graph kept, so its id stays its own
+        raw_launch = ctypes_graph_launch() if graph_launch_mode() == "ctypes" else None  # (None: no libcuda.so.1)
 
         def replay(g):
             h = handles.get(id(g))
             if h is None or h[0] is not g:
                 if len(handles) >= 2 * GRAPH_CACHE:
                     handles.clear()
-                h = handles[id(g)] = (g, g.handle)
-            err, = launch(h[1], stream())
+                h = handles[id(g)] = (g, int(g.handle) if raw_launch else g.handle)
+            if raw_launch:  # (two raw pointers, an int back; EMBER_GRAPH_LAUNCH=bindings: cuda.bindings)
+                err = raw_launch(h[1], stream())
+            else:
+                err, = launch(h[1], stream())
             if err:
                 raise RuntimeError(f"CUDA error {err} in a graph launch")
         return replay
@@ -363,8 +372,16 @@ class CUDAExecutor:
     def run_torch_static(self, program, ins: tuple) -> list:
         """run_torch for a program without dims whose inputs are checked contiguous CUDA tensors (the
         PyTorch frontend's fast path), with the replay of a pointer set seen before taken first: the
-        hot path of a loop that calls one model, a few microseconds of Python shorter."""
+        hot path of a loop that calls one model, a few microseconds of Python shorter. Where the last
+        call's inputs come again and the caller has dropped its outputs, those outputs are written again
+        and its graph replayed without a lookup (backends/cuda_call.py: no allocation on the way to the
+        launch, which an idle device waits for)."""
         device(self.dev.device_id)  # (this thread's current context: a server runs steps in its own)
+        memo = self._memo
+        if memo is not None and memo[1] == tuple(t.data_ptr() for t in ins) and memo[0] == self._gen.get(()) \
+                and not self.poison and outputs_free(memo[2]):
+            self._replay(memo[3])
+            return list(memo[2])
         specs, gen = self._torch_outputs.get(()), self._gen.get(())
         if specs is None or gen is None or self.poison:
             return self.run_torch(program, tuple(t.data_ptr() for t in ins), {}, ins)
@@ -373,6 +390,7 @@ class CUDAExecutor:
         g = self._graphs.get(gkey)
         if g is not None:
             self._replay(g)
+            self._memo = (gen, gkey[2][:len(ins)], tuple(outs), g)
             return outs
         return self._launch_torch(program, (), {}, gkey, None, outs)
 

@@ -1,0 +1,67 @@
+"""A repeated call from PyTorch writes the last call's outputs again only when the caller has dropped them
+(backends/cuda_call.py): the test of "dropped" on the CPU, the reuse itself on the GPU."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ember as em  # noqa: E402
+from ember.backends.cuda_call import outputs_free  # noqa: E402
+
+
+def _held():
+    return (torch.randn(5), torch.randn(3, 4))
+
+
+@pytest.mark.parametrize("keep", ["tensor", "view", "detached", "dlpack", "storage", "in_list", "numpy"])
+def test_any_reference_the_caller_keeps_makes_outputs_not_free(keep):
+    outs = _held()
+    assert outputs_free(outs)
+    o = outs[1]
+    kept = {"tensor": lambda: o, "view": lambda: o[1:], "detached": lambda: o.detach(),
+            "dlpack": lambda: o.__dlpack__(), "storage": lambda: o.untyped_storage(),
+            "in_list": lambda: [o], "numpy": lambda: o.numpy()}[keep]()
+    del o
+    assert not outputs_free(outs), keep
+    del kept
+    assert outputs_free(outs), keep
+
+
+class _Affine(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2 + 1, x.sum(dim=1)
+
+
+@pytest.mark.cuda
+def test_cuda_reused_outputs_never_change_a_tensor_the_caller_holds():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(37, 129, generator=g).cuda()
+    mod = _Affine()
+    fn = em.from_torch(mod, (x,), device="cuda")
+    for _ in range(4):  # the graph captured and the memo set up with outputs dropped each time
+        out = fn(x)
+        del out
+    seen = []
+    for i in range(6):
+        x.copy_(torch.randn(37, 129, generator=g))
+        want = [t.clone() for t in mod(x)]
+        a, b = fn(x)
+        torch.testing.assert_close(a, want[0])
+        torch.testing.assert_close(b, want[1])
+        if i % 3 == 0:
+            seen.append((a, want[0]))  # held whole
+        elif i % 3 == 1:
+            seen.append((b[2:], want[1][2:]))  # only a view held
+        del a, b
+    torch.cuda.synchronize()
+    for got, want in seen:
+        torch.testing.assert_close(got, want)
+    # dropped outputs are written again: the same memory, new values
+    a, _ = fn(x)
+    p = a.data_ptr()
+    del a, _
+    x.copy_(torch.randn(37, 129, generator=g))
+    a, b = fn(x)
+    assert a.data_ptr() == p
+    torch.testing.assert_close(a, mod(x)[0])
