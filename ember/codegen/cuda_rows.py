@@ -8,6 +8,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import _lanes_contiguous, acc_identity, compute_type
+from .cuda_strip import render_strip
 from .cuda_schedule import THREAD_CACHE_MAX, RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
@@ -348,6 +349,8 @@ class RowMappings:
         return sm.minimum((nrows + 32 * cv * W - 1) // (32 * cv * W), 2 ** 31 - 1)
 
     def _rows(self, c: Canon, mode: str, T: int, max_vec: int):
+        if mode == "thread" and int(self.cfg.get("strip", 1)) > 1:  # V outputs a thread sharing their loads
+            return render_strip(self, c, T, int(self.cfg["strip"]))
         if self.cluster > 1 and not (mode == "block" and self.cfg.get("cache")):
             raise UnsupportedKernel("a cluster shares a cached row: block mode with a row cache only")
         if self.cfg.get("cache") == "regs" and mode == "thread":

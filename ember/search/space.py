@@ -116,6 +116,10 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     # a thread's short fixed reduction unrolled, its loads in flight together (a pooling window: KernelBench
     # 42's 27 taps ran rolled; codegen/cuda_rows.py knob `unroll`)
     out += [{"mode": "thread", "threads": t, "vec": 8, "cache": False, "unroll": 32} for t in (128, 256)]
+    # V neighbouring outputs a thread, their shared window loads issued once (codegen/cuda_strip.py knob `strip`)
+    from ..codegen.cuda_strip import strip_plan
+    out += [{"mode": "thread", "threads": t, "vec": 1, "strip": v} for v in (2, 4, 8) if strip_plan(k, c, v)
+            for t in (128, 256)]
     for t, cache, cluster in (CLUSTER_ROWS_FULL if level == "full" else CLUSTER_ROWS):
         out.append({"mode": "block", "threads": t, "vec": 8, "cache": cache, "cluster": cluster})
     if level == "full":

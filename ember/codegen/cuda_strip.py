@@ -1,0 +1,123 @@
+"""Thread mode's output strips (knob `strip`: V): each thread computes V neighbouring outputs along one outer
+loop, with every window tap unrolled, so a load two of its outputs share is issued once.
+
+A 3x3 depthwise conv over NCHW (KernelBench 34) ran a thread per output: 9 input loads an output, 67 M
+outputs. With 4 outputs a thread stacked along the rows, a thread's 4 x 9 input taps touch 6 rows x 3
+columns: 18 loads instead of 36, the 9 weights and the bias once instead of 4 times. Nothing here knows
+about convolutions: the V copies of the reduction's summands are built with the strip's variable and the
+taps' variables substituted by numbers (`ir.substitute`), and since kernel values are interned, two
+summands reading the same element are the same value and render once (the renderer's value memo). Which
+outer loop to strip along is chosen by counting those distinct loads (`strip_plan`): the one that shares
+the most, where it saves at least a quarter of them.
+"""
+from __future__ import annotations
+
+import itertools
+
+from .. import symbolic as sm
+from ..kernel import ir
+from ..kernel.structure import Canon, UnsupportedKernel, _size
+from .clike import acc_identity, compute_type
+
+STRIP_MAX_TAPS = 32  # V x taps summands straight-line at most STRIP_MAX_TAPS x V
+STRIP_MIN_SAVING = 0.25  # distinct loads at most (1 - this) of V separate outputs' loads
+
+
+def _taps(c: Canon) -> list | None:
+    """Every assignment of the reduction variables of c's one stage ([{var: value}]), or None where the
+    stage count, the sizes or the tap count do not allow unrolling them."""
+    if len(c.stages) != 1 or c.inner:
+        return None
+    s = c.stages[0]
+    if not s.loops or not all(sm.sym(e).is_const for _, e in s.loops):
+        return None
+    sizes = [int(sm.sym(e).value) for _, e in s.loops]
+    n = 1
+    for z in sizes:
+        n *= z
+    if n > STRIP_MAX_TAPS:
+        return None
+    names = [v for v, _ in s.loops]
+    return [dict(zip(names, t)) for t in itertools.product(*(range(z) for z in sizes))]
+
+
+def _summands(c: Canon, var: str, V: int, base: sm.Expr, taps: list) -> list:
+    """[[summand of output j at each tap] for j < V], `var` = V * base + j."""
+    s = c.stages[0]
+    out = []
+    for j in range(V):
+        m0 = {var: base * V + j}
+        out.append([ir.substitute(s.update.value, {**m0, **dict(tap)}, {}) for tap in taps])
+    return out
+
+
+def _distinct_loads(vals: list) -> int:
+    return sum(1 for v in ir.val_toposort(vals) if v.op == "load")
+
+
+def strip_plan(k: ir.Kernel, c: Canon, V: int) -> tuple | None:
+    """(outer variable, its extent) to strip V outputs along, or None where no outer loop of a static
+    extent divisible by V shares enough of its outputs' loads (STRIP_MIN_SAVING) or the window cannot
+    be unrolled."""
+    taps = _taps(c)
+    if taps is None or V < 2 or not c.stages[0].acc.dtype.is_float:
+        return None
+    one = _distinct_loads([v for lane in _summands(c, c.outer[-1][0], 1, sm.var("_s", 0, None), taps) for v in lane]) \
+        if c.outer else 0
+    best = None
+    for var, ext in c.outer:
+        e = sm.sym(ext)
+        if not e.is_const or e.value % V or e.value < 2 * V:
+            continue
+        n = _distinct_loads([v for lane in _summands(c, var, V, sm.var("_s", 0, e.value // V - 1), taps) for v in lane])
+        if n <= (1 - STRIP_MIN_SAVING) * V * one and (best is None or n < best[0]):
+            best = (n, var, e.value)
+    return None if best is None else (best[1], best[2])
+
+
+def _rename_accs(v: ir.Val, names: dict, memo: dict) -> ir.Val:
+    r = memo.get(v)
+    if r is not None:
+        return r
+    if v.op == "acc" and v.args[0] in names:
+        r = ir.acc(names[v.args[0]], v.dtype)
+    elif v.srcs:
+        r = ir.Val(v.op, tuple(_rename_accs(a, names, memo) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
+    else:
+        r = v
+    memo[v] = r
+    return r
+
+
+def render_strip(w, c: Canon, T: int, V: int):
+    """Thread mode with V outputs a thread along strip_plan's loop (see the module doc). Returns the grid."""
+    plan = strip_plan(w.k, c, V)
+    if plan is None:
+        raise UnsupportedKernel(f"strip {V}: no outer loop whose {V} neighbouring outputs share a quarter of their loads")
+    var, ext = plan
+    I = w.IDX
+    sv = f"{var}_s"
+    outer = [(sv, ext // V) if v == var else (v, e) for v, e in c.outer]
+    nrows = _size(outer)
+    w.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {w.idx(nrows)}; row_ += ({I})gridDim.x * {T}) {{")
+    w.decompose("row_", outer, 2)
+    base = sm.var(sv, 0, ext // V - 1)
+    s = c.stages[0]
+    taps = _taps(c)
+    lanes = _summands(c, var, V, base, taps)
+    ct = compute_type(s.acc.dtype)
+    accs = [f"{s.acc.name}_{j}" for j in range(V)]
+    for a in accs:
+        w.emit(2, f"{ct} {a} = {acc_identity(s.acc.op, s.acc.dtype)};")
+    w._ind = 2
+    env = w.vr.vals([v for lane in lanes for v in lane], 2)
+    for a, lane in zip(accs, lanes):  # (each output's taps in the loop's order: the same sums as one a thread)
+        for v in lane:
+            w.emit(2, w.vr.update(ir.Update(a, s.update.op, v), env[v]))
+    for j, a in enumerate(accs):
+        m = {var: base * V + j}
+        st = c.store
+        value = _rename_accs(ir.substitute(st.value, m, {}), {s.acc.name: a}, {})
+        w.store(ir.Store(st.buffer, sm.substitute(st.index, m), value), None, 1, 2)
+    w.emit(1, "}")
+    return sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)

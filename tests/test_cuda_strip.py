@@ -1,0 +1,91 @@
+"""Thread mode's output strips (codegen/cuda_strip.py, knob `strip`): V neighbouring outputs a thread, the
+loads they share issued once. Which loop is stripped (CPU), the source rendered and compiled for sm_90a (CI),
+and the outputs against the reference on the GPU for depthwise convs and pools in NCHW, odd sizes."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import pipeline
+from ember.codegen import cuda as cg
+from ember.codegen.cuda_strip import strip_plan
+
+H100 = pipeline.get_target("h100")
+
+
+def _windowed(k):
+    return [kk for kk, _ in pipeline.lower([k.node], None, H100).kernels if cg.canonical(kk).stages]
+
+
+def _depthwise(shape, stride=1, padding=1, dilation=1, seed=0):
+    N, C, H, W = shape
+    w = np.random.default_rng(seed + 7).standard_normal((C, 1, 3, 3)).astype(np.float32)
+    b = np.random.default_rng(seed + 8).standard_normal(C).astype(np.float32)
+    x = em.input("x", shape)
+    return em.conv2d(x, em.tensor(w), em.tensor(b), stride=stride, padding=padding, dilation=dilation, groups=C)
+
+
+CASES = {
+    "depthwise": lambda: _depthwise((2, 5, 20, 13)),
+    "depthwise_s2": lambda: _depthwise((1, 3, 24, 17), stride=2),
+    "depthwise_d2": lambda: _depthwise((1, 4, 16, 11), padding=2, dilation=2),
+    "avgpool": lambda: em.avg_pool2d(em.input("x", (2, 3, 16, 15)), 3, stride=1, padding=1),
+    "maxpool_s2": lambda: em.max_pool2d(em.input("x", (2, 3, 16, 18)), 3, stride=2, padding=1),
+}
+
+
+def test_strip_runs_along_the_rows_of_a_depthwise_window():
+    (k,), = [_windowed(_depthwise((2, 5, 20, 13)))]
+    c = cg.canonical(k)
+    var, ext = strip_plan(k, c, 4)
+    assert ext == 20 and var == c.outer[-2][0]  # the rows (H): W = 13 is not divisible, and rows share 2 of 3
+    assert strip_plan(k, c, 3) is None  # no outer extent divisible by 3 shares (C = 5, H = 20, W = 13)
+
+
+def test_no_strip_where_outputs_share_no_loads():
+    x = em.input("x", (64, 32))
+    (k,) = _windowed(em.sum(x, axis=1))
+    assert strip_plan(k, cg.canonical(k), 4) is None
+    with pytest.raises(cg.UnsupportedKernel):
+        cg.render_kernel(k, {"mode": "thread", "threads": 128, "vec": 1, "strip": 4}, H100)
+
+
+def _prog(name, V, device):
+    y = CASES[name]()
+    lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
+    cfgs = []
+    for k, _ in lowered.kernels:
+        c = cg.canonical(k)
+        cfgs.append({"mode": "thread", "threads": 128, "vec": 1, "strip": V} if c.stages and strip_plan(k, c, V)
+                    else cg.default_config(k, pipeline.get_target(device)))
+    if not any(c.get("strip") for c in cfgs):
+        assert name.endswith("_s2") and V == 2, name  # stride 2: two outputs share one row of three, under a quarter
+        pytest.skip("two strided outputs share too little")
+    return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs)
+
+
+@pytest.mark.parametrize("V", [2, 4])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_strip_renders_and_compiles(name, V):
+    y, prog = _prog(name, V, "h100")
+    pytest.importorskip("cuda.core")
+    from ember.backends.cuda import compile_kernels
+    assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values())
+
+
+def test_the_search_offers_strips():
+    from ember.search.space import cuda_space
+    (k,) = _windowed(_depthwise((2, 5, 20, 13)))
+    assert {"mode": "thread", "threads": 128, "vec": 1, "strip": 4} in cuda_space(k, "fast", H100)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("V", [2, 4])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cuda_strip_equals_the_reference(name, V):
+    y, prog = _prog(name, V, "cuda")
+    prog.executor.poison = True
+    x_shape = {"depthwise": (2, 5, 20, 13), "depthwise_s2": (1, 3, 24, 17), "depthwise_d2": (1, 4, 16, 11),
+               "avgpool": (2, 3, 16, 15), "maxpool_s2": (2, 3, 16, 18)}[name]
+    for seed in (0, 1):
+        x = np.random.default_rng(seed).standard_normal(x_shape).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-5)
