@@ -14,15 +14,17 @@ def _held():
     return (torch.randn(5), torch.randn(3, 4))
 
 
+def _keep(o, how):
+    return {"tensor": lambda: o, "view": lambda: o[1:], "detached": lambda: o.detach(),
+            "dlpack": lambda: o.__dlpack__(), "storage": lambda: o.untyped_storage(),
+            "in_list": lambda: [o], "numpy": lambda: o.numpy()}[how]()
+
+
 @pytest.mark.parametrize("keep", ["tensor", "view", "detached", "dlpack", "storage", "in_list", "numpy"])
 def test_any_reference_the_caller_keeps_makes_outputs_not_free(keep):
     outs = _held()
     assert outputs_free(outs)
-    o = outs[1]
-    kept = {"tensor": lambda: o, "view": lambda: o[1:], "detached": lambda: o.detach(),
-            "dlpack": lambda: o.__dlpack__(), "storage": lambda: o.untyped_storage(),
-            "in_list": lambda: [o], "numpy": lambda: o.numpy()}[keep]()
-    del o
+    kept = _keep(outs[1], keep)
     assert not outputs_free(outs), keep
     del kept
     assert outputs_free(outs), keep

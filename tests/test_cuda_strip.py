@@ -89,3 +89,13 @@ def test_cuda_strip_equals_the_reference(name, V):
     for seed in (0, 1):
         x = np.random.default_rng(seed).standard_normal(x_shape).astype(np.float32)
         np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-5)
+
+
+def test_the_default_strips_4_where_4_share_else_2(monkeypatch):
+    from ember.codegen import cuda_schedule
+    (k,) = _windowed(_depthwise((2, 5, 20, 13)))
+    assert cg.default_config(k, H100)["strip"] == 4
+    (k2,) = _windowed(_depthwise((2, 5, 10, 13)))  # rows 10: 4 do not divide them, 2 do
+    assert cg.default_config(k2, H100)["strip"] == 2
+    monkeypatch.setattr(cuda_schedule, "THREAD_STRIP", 0)
+    assert "strip" not in cg.default_config(k, H100)

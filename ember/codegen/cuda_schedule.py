@@ -25,6 +25,7 @@ from .cuda_walks import _lanes_coalesced, _unit_stride, cols_vec_ok, columns_con
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
+from .cuda_strip import strip_plan
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import _smem_limit, default_takes_wgmma, wgmma_applicable
@@ -45,6 +46,9 @@ DECODE_STATIC_STEAL = os.environ.get("EMBER_DECODE_STATIC_STEAL", "1") == "1"  #
 # taps, =0: none). H200 (gpu-session40-2026-11-28/c/): a 27-tap avg pool 356 -> 118 us; 9-tap depthwise convs and
 # 4-9-tap pools -4% to +12%, within the run's swing: so windows of more than 16 taps only (the search offers the rest)
 THREAD_UNROLL_MIN = {"1": 2, "0": 33}.get(os.environ.get("EMBER_THREAD_UNROLL", ""), 17)
+# neighbouring outputs a thread-mode window computes together where they share loads (codegen/cuda_strip.py;
+# EMBER_THREAD_STRIP=0 off; measured in `_strip`)
+THREAD_STRIP = int(os.environ.get("EMBER_THREAD_STRIP", "4"))
 DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
 DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
@@ -426,7 +430,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # (4 rows a warp; 8 rows 9.5)
         return {"mode": "scan", "threads": 256, "unroll": 8 if nrows >= (1 << 18) else 4}
     if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
-        return {"mode": "thread", "threads": 128, "vec": 1}
+        return _strip({"mode": "thread", "threads": 128, "vec": 1}, k, c)
     if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
         return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
     if r >= 256:
@@ -441,8 +445,22 @@ def default_config(k: ir.Kernel, target=None) -> dict:
     if R.is_const and THREAD_UNROLL_MIN <= r <= 32 and all(s.acc.dtype.is_float for s in c.stages):
         # a short window (a depthwise conv's 9 taps, a pool's 27) unrolled: its tap arithmetic folds to
         # constants (THREAD_UNROLL_MIN; the search offers knob `unroll` to every window)
-        return {"mode": "thread", "threads": 128, "vec": 1, "unroll": 32}
-    return {"mode": "thread", "threads": 128, "vec": 1}
+        return _strip({"mode": "thread", "threads": 128, "vec": 1, "unroll": 32}, k, c)
+    return _strip({"mode": "thread", "threads": 128, "vec": 1}, k, c)
+
+
+def _strip(cfg: dict, k: ir.Kernel, c: Canon) -> dict:
+    """A thread-mode window with THREAD_STRIP neighbouring outputs a thread (2 where 4 share too little)
+    wherever they share their loads (codegen/cuda_strip.py). H200, gpu-session45 e/: KernelBench 34's
+    3x3 depthwise conv 644 -> 169 us (strip 2 322, 8 156), its 3x3 max pool (41) 248 -> 123, level 2's 20
+    792 -> 451, the real KernelBench's depthwise 82 / 84 / 85 / 86 2.0-3.2x faster, 46's 3-D avg pool
+    2782 -> 2497; nowhere slower (where no outer loop shares, the config is unchanged)."""
+    if THREAD_STRIP < 2:
+        return cfg
+    for v in (THREAD_STRIP, 2):
+        if v >= 2 and strip_plan(k, c, v) is not None:
+            return dict(cfg, strip=v)
+    return cfg
 
 
 # a symbolic row count bounded by at most this many rows runs as GEMVs. Measured on the H100
