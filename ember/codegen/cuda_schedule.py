@@ -21,7 +21,7 @@ from ..kernel.structure import (
     contraction_of,
 )
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
-from .cuda_walks import _lanes_coalesced, _unit_stride, cols_vec_ok, columns_contiguous, loads_shared_by_columns  # noqa: F401
+from .cuda_walks import _lanes_coalesced, _unit_stride, cols_vec_ok, columns_contiguous, loads_shared_by_columns, short_window_runs  # noqa: F401,E501
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
@@ -49,6 +49,9 @@ THREAD_UNROLL_MIN = {"1": 2, "0": 33}.get(os.environ.get("EMBER_THREAD_UNROLL", 
 # neighbouring outputs a thread-mode window computes together where they share loads (codegen/cuda_strip.py;
 # EMBER_THREAD_STRIP=0 off; measured in `_strip`)
 THREAD_STRIP = int(os.environ.get("EMBER_THREAD_STRIP", "4"))
+# windows read in short runs that neighbouring outputs continue take a thread per output, not a warp
+# (cuda_walks.short_window_runs; EMBER_SHORT_WINDOW_THREADS=0 off)
+SHORT_WINDOW_THREADS = os.environ.get("EMBER_SHORT_WINDOW_THREADS", "1") == "1"
 DECODE_GATHER = os.environ.get("EMBER_DECODE_GATHER", "1") == "1"  # the cluster's combine in rank 0 (0: off; A/B runs)
 DECODE_DIRECT = os.environ.get("EMBER_DECODE_DIRECT", "0") == "1"  # each warp's partial straight to rank 0 (gather 2)
 LONG_CACHE = 16384  # keys (or their bound) from which flash-decoding splits the keys over 8 clusters
@@ -431,6 +434,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         return {"mode": "scan", "threads": 256, "unroll": 8 if nrows >= (1 << 18) else 4}
     if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
         return _strip({"mode": "thread", "threads": 128, "vec": 1}, k, c)
+    if r <= 1024 and nrows >= (1 << 16) and SHORT_WINDOW_THREADS and short_window_runs(c):
+        unroll = R.is_const and THREAD_UNROLL_MIN <= r <= 32 and all(s.acc.dtype.is_float for s in c.stages)
+        return _strip({"mode": "thread", "threads": 128, "vec": 1, **({"unroll": 32} if unroll else {})}, k, c)
     if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
         return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
     if r >= 256:
