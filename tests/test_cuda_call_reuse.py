@@ -67,3 +67,40 @@ def test_cuda_reused_outputs_never_change_a_tensor_the_caller_holds():
     a, b = fn(x)
     assert a.data_ptr() == p
     torch.testing.assert_close(a, mod(x)[0])
+
+
+class _ConvBN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+@pytest.mark.cuda
+def test_cuda_general_path_reuse_keeps_buffers_and_outputs_right():
+    """A training-mode BatchNorm takes the general call path (buffers fed and written back, one multi-tensor
+    copy): called again and again with new contents at the same pointers, outputs and running statistics
+    follow eager's, and an output the caller keeps is never overwritten."""
+    g = torch.Generator().manual_seed(5)
+    ref, mod = _ConvBN().cuda().train(), _ConvBN().cuda().train()
+    mod.load_state_dict(ref.state_dict())
+    x = torch.randn(4, 3, 17, 19, generator=g).cuda()
+    fn = em.from_torch(mod, (x,), device="cuda")
+    kept = []
+    for i in range(6):
+        x.copy_(torch.randn(4, 3, 17, 19, generator=g))
+        with torch.backends.cudnn.flags(allow_tf32=False):  # (Ember keeps float32 accuracy by default)
+            want = ref(x).detach().clone()
+        got = fn(x)
+        torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
+        if i % 2:
+            kept.append((got, want))
+        del got
+    for got, want in kept:
+        torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
+    torch.testing.assert_close(mod.bn.running_mean, ref.bn.running_mean, rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(mod.bn.running_var, ref.bn.running_var, rtol=1e-3, atol=1e-4)
+    assert int(mod.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 6
