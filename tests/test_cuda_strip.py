@@ -63,13 +63,19 @@ def _prog(name, V, device):
     return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs)
 
 
-@pytest.mark.parametrize("V", [2, 4])
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_strip_renders_and_compiles(name, V):
-    y, prog = _prog(name, V, "h100")
+def _plans():
+    for name in sorted(CASES):
+        for V in (2, 4):
+            if not (name.endswith("_s2") and V == 2):  # (two strided outputs share too little: no strip)
+                yield name, V
+
+
+def test_strip_renders_and_compiles():
     pytest.importorskip("cuda.core")
-    from ember.backends.cuda import compile_kernels
-    assert all(len(c) > 0 for c in compile_kernels(prog.source, "sm_90a").values())
+    from tests.nvrtc_batch import compile_programs
+    progs = [(_prog(name, V, "h100")[1].source, (name, V)) for name, V in _plans()]
+    failures = compile_programs(progs)  # (a few kernels a module, in threads: tests/nvrtc_batch.py)
+    assert not failures, "\n".join(failures[:3])
 
 
 def test_the_search_offers_strips():
