@@ -16,3 +16,7 @@ timeout 300 python3 bench/kernelbench.py third_party/KernelBench --seeds 2 --tri
   --out "$OUT/real-mobile.json" 2>&1 | grep -v -i warn | tail -6
 timeout 100 python3 bench/kernelbench.py third_party/KernelBench --seeds 2 --level 1 --ember-precision torch \
   --only 45_Average,44_Average,41_Max_Pooling --out "$OUT/real-pools.json" 2>&1 | grep -v -i warn | tail -6
+# cols mode's pixel strips (knob `pstrip`, search-only, never run on a GPU): their CUDA tests ran above
+# (test_cuda_strip.py); the channels-last depthwise convs of the project's MobileNet blocks and level 2's 20
+timeout 200 python3 bench/knob_sweep.py kernelbench/level3/04_mobilenetv2_blocks.py kernelbench/level2/20_depthwise_conv_batchnorm_relu6.py \
+  --precision torch --knobs '[{"_on": "cols", "pstrip": 2}, {"_on": "cols", "pstrip": 4}]' --out "$OUT/pstrip.json" 2>&1 | grep -v -i warn | grep -v "^  "

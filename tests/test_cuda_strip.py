@@ -105,3 +105,55 @@ def test_the_default_strips_4_where_4_share_else_2(monkeypatch):
     assert cg.default_config(k2, H100)["strip"] == 2
     monkeypatch.setattr(cuda_schedule, "THREAD_STRIP", 0)
     assert "strip" not in cg.default_config(k, H100)
+
+
+# cols mode's `own` form with knob `pstrip`: a channels-last depthwise conv's lanes take 4 channels each and
+# P neighbouring pixels (codegen/cuda_strip.py render_cols_strip)
+NHWC = (2, 12, 10, 64)
+
+
+def _depthwise_nhwc(seed=0, pool=False):
+    x = em.input("x", NHWC)
+    if pool:
+        return em.max_pool2d(x.permute(0, 3, 1, 2), 3, stride=1, padding=1).permute(0, 2, 3, 1)
+    w = np.random.default_rng(seed + 3).standard_normal((3, 3, 1, NHWC[3])).astype(np.float32)  # stored channels-last
+    return em.conv2d(x.permute(0, 3, 1, 2), em.tensor(w).permute(3, 2, 0, 1), padding=1, groups=NHWC[3]).permute(0, 2, 3, 1)
+
+
+def _cols_prog(y, P, device):
+    lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
+    cfgs = [{"mode": "cols", "threads": 128, "cvec": 4, "own": True, "pstrip": P} if cg.canonical(k).stages
+            else cg.default_config(k, pipeline.get_target(device)) for k, _ in lowered.kernels]
+    return pipeline.build_program(lowered, device, None, "single", configs=cfgs)
+
+
+def test_cols_strip_shares_the_pixels_vector_loads():
+    import re
+    (k,) = _windowed(_depthwise_nhwc())
+    c = cg.canonical(k)
+    assert strip_plan(k, c, 4, exclude=c.outer[-1][0])[0] != c.outer[-1][0]
+    own = {"mode": "cols", "threads": 128, "cvec": 4, "own": True}
+    loads = {P: len(re.findall(r"const uint4 g\d+ =", cg.render_kernel(k, dict(own, pstrip=P) if P > 1 else own, H100)[0]))
+             for P in (1, 2, 4)}
+    assert loads == {1: 2, 2: 12 + 9, 4: 18 + 9}  # (rolled: 1 input + 1 weight a tap; 2 / 4 rows: 4 / 6 x 3 inputs + 9 weights)
+    assert dict(own, pstrip=4) in __import__("ember.search.space", fromlist=["cuda_space"]).cuda_space(k, "fast", H100)
+
+
+def test_cols_strip_renders_and_compiles():
+    pytest.importorskip("cuda.core")
+    from tests.nvrtc_batch import compile_programs
+    progs = [(_cols_prog(_depthwise_nhwc(pool=pool), P, "h100").source, (pool, P)) for pool in (False, True) for P in (2, 4)]
+    failures = compile_programs(progs)
+    assert not failures, "\n".join(failures[:3])
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("P", [2, 4])
+@pytest.mark.parametrize("pool", [False, True])
+def test_cuda_cols_strip_equals_the_reference(P, pool):
+    y = _depthwise_nhwc(pool=pool)
+    prog = _cols_prog(y, P, "cuda")
+    prog.executor.poison = True
+    for seed in (0, 1):
+        x = np.random.default_rng(seed).standard_normal(NHWC).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-5)

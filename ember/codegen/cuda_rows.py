@@ -8,7 +8,7 @@ from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import _lanes_contiguous, acc_identity, compute_type
-from .cuda_strip import render_strip
+from .cuda_strip import render_cols_strip, render_strip
 from .cuda_schedule import THREAD_CACHE_MAX, RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
@@ -311,6 +311,8 @@ class RowMappings:
         """Knob `own`: each warp its own `cv` x 32 outer points and the whole reduction (a short one:
         a pooling window over channels-last pixels, 9 taps of 16-byte loads), no partials in shared
         memory and no barrier, the lane's `cv` outputs one vector store where they are contiguous."""
+        if int(self.cfg.get("pstrip", 1)) > 1:  # neighbouring points a lane too, their shared loads once
+            return render_cols_strip(self, c, T, cv, int(self.cfg["pstrip"]), acc)
         I, W, o = self.IDX, T // 32, c.outer[-1][0]
         nrows = _size(c.outer)
         self.emit(1, "const int lane_ = threadIdx.x & 31;")

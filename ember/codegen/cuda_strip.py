@@ -17,7 +17,7 @@ import itertools
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, UnsupportedKernel, _size
-from .clike import acc_identity, compute_type
+from .clike import _lanes_contiguous, acc_identity, compute_type
 
 STRIP_MAX_TAPS = 32  # V x taps summands straight-line at most STRIP_MAX_TAPS x V
 STRIP_MIN_SAVING = 0.25  # distinct loads at most (1 - this) of V separate outputs' loads
@@ -55,10 +55,10 @@ def _distinct_loads(vals: list) -> int:
     return sum(1 for v in ir.val_toposort(vals) if v.op == "load")
 
 
-def strip_plan(k: ir.Kernel, c: Canon, V: int) -> tuple | None:
+def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tuple | None:
     """(outer variable, its extent) to strip V outputs along, or None where no outer loop of a static
     extent divisible by V shares enough of its outputs' loads (STRIP_MIN_SAVING) or the window cannot
-    be unrolled."""
+    be unrolled. `exclude`: a variable the strip may not take (cols mode's lanes)."""
     taps = _taps(c)
     if taps is None or V < 2 or not c.stages[0].acc.dtype.is_float:
         return None
@@ -66,6 +66,8 @@ def strip_plan(k: ir.Kernel, c: Canon, V: int) -> tuple | None:
         if c.outer else 0
     best = None
     for var, ext in c.outer:
+        if var == exclude:
+            continue
         e = sm.sym(ext)
         if not e.is_const or e.value % V or e.value < 2 * V:
             continue
@@ -121,3 +123,71 @@ def render_strip(w, c: Canon, T: int, V: int):
         w.store(ir.Store(st.buffer, sm.substitute(st.index, m), value), None, 1, 2)
     w.emit(1, "}")
     return sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
+
+
+def render_cols_strip(w, c: Canon, T: int, cv: int, P: int, acc):
+    """cols mode's `own` form (a warp's lanes `cv` consecutive points each along the innermost outer loop, vector
+    loads, the whole window a warp) with knob `pstrip`: P neighbouring points along another outer loop a lane
+    as well — a channels-last depthwise conv's neighbouring pixels — the window's taps unrolled and the vector
+    loads the points share issued once (the same substitution as the thread strips). Returns the grid."""
+    o = c.outer[-1][0]
+    plan = strip_plan(w.k, c, P, exclude=o)
+    if plan is None:
+        raise UnsupportedKernel(f"pstrip {P}: no outer loop but the lanes' whose {P} neighbours share a quarter of their loads")
+    var, ext = plan
+    s = c.stages[0]
+    taps = _taps(c)
+    I, W = w.IDX, T // 32
+    sv = f"{var}_s"
+    outer = [(sv, ext // P) if v == var else (v, e) for v, e in c.outer]
+    nrows = _size(outer)
+    w.emit(1, "const int lane_ = threadIdx.x & 31;")
+    w.emit(1, f"const {I} nrows_ = {w.idx(nrows)};")
+    w.emit(1, f"for ({I} g_ = ({I})blockIdx.x * {W} + (threadIdx.x >> 5); g_ * {32 * cv} < nrows_; g_ += ({I})gridDim.x * {W}) {{")
+    w.emit(2, f"const {I} row_ = g_ * {32 * cv} + lane_ * {cv};")
+    w.emit(2, "if (row_ < nrows_) {")  # (the innermost outer extent is a multiple of cv: all in or all out)
+    w.decompose("row_", outer, 3)
+    base = sm.var(sv, 0, ext // P - 1)
+    ct = compute_type(s.acc.dtype)
+    names = [[f"{s.acc.name}_{p}_{j}" for j in range(cv)] for p in range(P)]
+    for row in names:
+        for n in row:
+            w.emit(3, f"{ct} {n} = {acc_identity(s.acc.op, s.acc.dtype)};")
+    summands = [v for lane in _summands(c, var, P, base, taps) for v in lane]  # [p * taps + t]
+    w.emitted_groups = {}
+    lanes = w.lanes(summands, o, cv)  # lanes[j][i]: summand i at point o + j (vector loads along o)
+    w._ind = 3
+    env = w.vr.vals([v for lane in lanes for v in lane], 3)
+    nt = len(taps)
+    for p in range(P):
+        for j in range(cv):
+            for t in range(nt):
+                v = lanes[j][p * nt + t]
+                w.emit(3, w.vr.update(ir.Update(names[p][j], s.update.op, v), env[v]))
+    buf = w.k.buffer(c.store.buffer)
+    nbytes = buf.dtype.itemsize * cv
+    for p in range(P):
+        m = {var: base * P + p}
+        index = sm.substitute(c.store.index, m)
+        packed = (c.store.buffer not in w.vr.locals and not buf.dtype.is_bool and nbytes in (4, 8, 16)
+                  and _lanes_contiguous(index, o, cv))
+        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
+        if packed:
+            w.emit(3, f"{{ {raw_t} o_;")
+        for j in range(cv):
+            mj = dict(m, **({o: sm.var(o, 0, None) + j} if j else {}))
+            memo = {acc: ir.Val("acc", (names[p][j],), acc.dtype)} if acc is not None else {}
+            val = ir.substitute(c.store.value, mj, memo)
+            w.emitted_groups = {}
+            w._ind = 3
+            venv = w.vr.vals([val], 3)
+            value = w.vr.store(c.store.buffer, venv[val])
+            if packed:
+                w.emit(3, f"reinterpret_cast<{w.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {value};")
+            else:
+                w.emit(3, f"{c.store.buffer}[{w.idx(sm.substitute(c.store.index, mj))}] = {value};")
+        if packed:
+            w.emit(3, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(index)}]) = o_; }}")
+    w.emit(2, "}")
+    w.emit(1, "}")
+    return sm.minimum((nrows + 32 * cv * W - 1) // (32 * cv * W), 2 ** 31 - 1)

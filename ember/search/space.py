@@ -131,6 +131,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
                 for t in (256, 512)]
         # each warp its own outputs and the whole reduction (short windows: cuda_rows.py knob `own`)
         out += [{"mode": "cols", "threads": 128, "cvec": v, "own": True} for v in (4, 8) if cols_vec_ok(k, c, v) is None]
+        # neighbouring points a lane too (a channels-last depthwise conv's pixels), shared loads once (cuda_strip.py)
+        out += [{"mode": "cols", "threads": 128, "cvec": v, "own": True, "pstrip": p} for v in (4, 8)
+                if cols_vec_ok(k, c, v) is None for p in (2, 4) if strip_plan(k, c, p, exclude=c.outer[-1][0])]
     return out
 
 
