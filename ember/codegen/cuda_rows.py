@@ -7,8 +7,8 @@ from __future__ import annotations
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
-from .clike import _lanes_contiguous, acc_identity, compute_type
-from .cuda_strip import render_cols_strip, render_strip
+from .clike import acc_identity, compute_type
+from .cuda_strip import emit_lane_stores, render_cols_strip, render_strip
 from .cuda_schedule import THREAD_CACHE_MAX, RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
@@ -331,21 +331,7 @@ class RowMappings:
         self.decompose("r_", s.loops, 4)
         self._lane_updates(s, o, names, 4)
         self.emit(3, "}")
-        buf = self.k.buffer(c.store.buffer)
-        nbytes = buf.dtype.itemsize * cv
-        packed = (c.store.buffer not in self.vr.locals and not buf.dtype.is_bool and nbytes in (4, 8, 16)
-                  and _lanes_contiguous(c.store.index, o, cv))
-        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
-        if packed:
-            self.emit(3, f"{raw_t} o_;")
-        for j, n in enumerate(names):
-            value, idx = self._point_store(c, o, acc, j, n, 3)
-            if packed:
-                self.emit(3, f"reinterpret_cast<{self.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {value};")
-            else:
-                self.emit(3, f"{c.store.buffer}[{self.idx(idx)}] = {value};")
-        if packed:
-            self.emit(3, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{self.idx(c.store.index)}]) = o_;")
+        emit_lane_stores(self, c, acc, o, names, {}, 3)
         self.emit(2, "}")
         self.emit(1, "}")
         return sm.minimum((nrows + 32 * cv * W - 1) // (32 * cv * W), 2 ** 31 - 1)

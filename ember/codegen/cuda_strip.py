@@ -77,20 +77,6 @@ def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tu
     return None if best is None else (best[1], best[2])
 
 
-def _rename_accs(v: ir.Val, names: dict, memo: dict) -> ir.Val:
-    r = memo.get(v)
-    if r is not None:
-        return r
-    if v.op == "acc" and v.args[0] in names:
-        r = ir.acc(names[v.args[0]], v.dtype)
-    elif v.srcs:
-        r = ir.Val(v.op, tuple(_rename_accs(a, names, memo) if isinstance(a, ir.Val) else a for a in v.args), v.dtype)
-    else:
-        r = v
-    memo[v] = r
-    return r
-
-
 def render_strip(w, c: Canon, T: int, V: int):
     """Thread mode with V outputs a thread along strip_plan's loop (see the module doc). Returns the grid."""
     plan = strip_plan(w.k, c, V)
@@ -116,10 +102,11 @@ def render_strip(w, c: Canon, T: int, V: int):
     for a, lane in zip(accs, lanes):  # (each output's taps in the loop's order: the same sums as one a thread)
         for v in lane:
             w.emit(2, w.vr.update(ir.Update(a, s.update.op, v), env[v]))
+    acc = store_acc(c)
     for j, a in enumerate(accs):
         m = {var: base * V + j}
-        st = c.store
-        value = _rename_accs(ir.substitute(st.value, m, {}), {s.acc.name: a}, {})
+        st = c.store  # (the accumulator replaced through substitute's memo)
+        value = ir.substitute(st.value, m, {acc: ir.acc(a, acc.dtype)} if acc is not None else {})
         w.store(ir.Store(st.buffer, sm.substitute(st.index, m), value), None, 1, 2)
     w.emit(1, "}")
     return sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
@@ -164,30 +151,41 @@ def render_cols_strip(w, c: Canon, T: int, cv: int, P: int, acc):
             for t in range(nt):
                 v = lanes[j][p * nt + t]
                 w.emit(3, w.vr.update(ir.Update(names[p][j], s.update.op, v), env[v]))
-    buf = w.k.buffer(c.store.buffer)
-    nbytes = buf.dtype.itemsize * cv
     for p in range(P):
-        m = {var: base * P + p}
-        index = sm.substitute(c.store.index, m)
-        packed = (c.store.buffer not in w.vr.locals and not buf.dtype.is_bool and nbytes in (4, 8, 16)
-                  and _lanes_contiguous(index, o, cv))
-        raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
-        if packed:
-            w.emit(3, f"{{ {raw_t} o_;")
-        for j in range(cv):
-            mj = dict(m, **({o: sm.var(o, 0, None) + j} if j else {}))
-            memo = {acc: ir.Val("acc", (names[p][j],), acc.dtype)} if acc is not None else {}
-            val = ir.substitute(c.store.value, mj, memo)
-            w.emitted_groups = {}
-            w._ind = 3
-            venv = w.vr.vals([val], 3)
-            value = w.vr.store(c.store.buffer, venv[val])
-            if packed:
-                w.emit(3, f"reinterpret_cast<{w.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {value};")
-            else:
-                w.emit(3, f"{c.store.buffer}[{w.idx(sm.substitute(c.store.index, mj))}] = {value};")
-        if packed:
-            w.emit(3, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(index)}]) = o_; }}")
+        emit_lane_stores(w, c, acc, o, names[p], {var: base * P + p}, 3)
     w.emit(2, "}")
     w.emit(1, "}")
     return sm.minimum((nrows + 32 * cv * W - 1) // (32 * cv * W), 2 ** 31 - 1)
+
+
+def store_acc(c: Canon):
+    """The accumulator value of c's first stage as its store reads it (None where the store does not)."""
+    name = c.stages[0].acc.name
+    return next((x for x in ir.val_toposort([c.store.value]) if x.op == "acc" and x.args[0] == name), None)
+
+
+def emit_lane_stores(w, c: Canon, acc, o: str, names: list, m: dict, ind: int) -> None:
+    """A lane's stores of len(names) consecutive points along `o` (point j's accumulator names[j]), the other
+    variables substituted by `m`: one vector store where they are contiguous (cols mode's `own` form)."""
+    cv = len(names)
+    buf = w.k.buffer(c.store.buffer)
+    nbytes = buf.dtype.itemsize * cv
+    index = sm.substitute(c.store.index, m) if m else c.store.index
+    packed = (c.store.buffer not in w.vr.locals and not buf.dtype.is_bool and nbytes in (4, 8, 16)
+              and _lanes_contiguous(index, o, cv))
+    raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
+    if packed:
+        w.emit(ind, f"{{ {raw_t} o_;")
+    for j, n in enumerate(names):
+        mj = dict(m, **({o: sm.var(o, 0, None) + j} if j else {}))
+        memo = {acc: ir.Val("acc", (n,), acc.dtype)} if acc is not None else {}
+        val = ir.substitute(c.store.value, mj, memo)
+        w.emitted_groups = {}
+        w._ind = ind
+        value = w.vr.store(c.store.buffer, w.vr.vals([val], ind)[val])
+        if packed:
+            w.emit(ind, f"reinterpret_cast<{w.vr.d.storage_type(buf.dtype)}*>(&o_)[{j}] = {value};")
+        else:
+            w.emit(ind, f"{c.store.buffer}[{w.idx(sm.substitute(c.store.index, mj) if mj else c.store.index)}] = {value};")
+    if packed:
+        w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(index)}]) = o_; }}")
