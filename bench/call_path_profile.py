@@ -25,6 +25,8 @@ from ember.frontends import pytorch as fe  # noqa: E402
 
 
 def host_us(f, n=3000):
+    """Host microseconds a call, the clock stopped before the device is waited for (bench/overhead.py's
+    wall_us waits first: calls a second, not the host's share of one)."""
     for _ in range(100):
         f()
     torch.cuda.synchronize()

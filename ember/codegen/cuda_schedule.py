@@ -21,7 +21,14 @@ from ..kernel.structure import (
     contraction_of,
 )
 from .clike import _lanes_contiguous  # noqa: F401 (re-exported)
-from .cuda_walks import _lanes_coalesced, _unit_stride, cols_vec_ok, columns_contiguous, loads_shared_by_columns, short_window_runs  # noqa: F401,E501
+from .cuda_walks import (  # noqa: F401
+    _lanes_coalesced,
+    _unit_stride,
+    cols_vec_ok,
+    columns_contiguous,
+    loads_shared_by_columns,
+    short_window_runs,
+)
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
@@ -463,8 +470,8 @@ def _strip(cfg: dict, k: ir.Kernel, c: Canon) -> dict:
     2782 -> 2497; nowhere slower (where no outer loop shares, the config is unchanged)."""
     if THREAD_STRIP < 2:
         return cfg
-    for v in (THREAD_STRIP, 2):
-        if v >= 2 and strip_plan(k, c, v) is not None:
+    for v in dict.fromkeys((THREAD_STRIP, 2)):
+        if strip_plan(k, c, v) is not None:
             return dict(cfg, strip=v)
     return cfg
 
