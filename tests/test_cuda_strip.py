@@ -38,7 +38,8 @@ def test_strip_runs_along_the_rows_of_a_depthwise_window():
     c = cg.canonical(k)
     var, ext = strip_plan(k, c, 4)
     assert ext == 20 and var == c.outer[-2][0]  # the rows (H): W = 13 is not divisible, and rows share 2 of 3
-    assert strip_plan(k, c, 3) is None  # no outer extent divisible by 3 shares (C = 5, H = 20, W = 13)
+    # 3 divides no extent: the rows again, their last strip the remainder's 2 outputs
+    assert strip_plan(k, c, 3) == (c.outer[-2][0], 20)
 
 
 def test_no_strip_where_outputs_share_no_loads():
@@ -58,15 +59,15 @@ def _prog(name, V, device):
         cfgs.append({"mode": "thread", "threads": 128, "vec": 1, "strip": V} if c.stages and strip_plan(k, c, V)
                     else cg.default_config(k, pipeline.get_target(device)))
     if not any(c.get("strip") for c in cfgs):
-        assert name.endswith("_s2") and V == 2, name  # stride 2: two outputs share one row of three, under a quarter
+        assert name.endswith("_s2") and V in (2, 3), name  # stride 2: two outputs share one row of three, under a quarter
         pytest.skip("two strided outputs share too little")
     return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs)
 
 
 def _plans():
     for name in sorted(CASES):
-        for V in (2, 4):
-            if not (name.endswith("_s2") and V == 2):  # (two strided outputs share too little: no strip)
+        for V in (2, 3, 4):  # (3 divides none of the extents: a remainder strip)
+            if not (name.endswith("_s2") and V in (2, 3)):  # (two or three strided outputs share too little: no strip)
                 yield name, V
 
 
@@ -85,8 +86,7 @@ def test_the_search_offers_strips():
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("V", [2, 4])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name,V", list(_plans()))
 def test_cuda_strip_equals_the_reference(name, V):
     y, prog = _prog(name, V, "cuda")
     prog.executor.poison = True
@@ -98,12 +98,14 @@ def test_cuda_strip_equals_the_reference(name, V):
 
 
 def test_the_default_strips_4_where_4_share_else_2(monkeypatch):
-    from ember.codegen import cuda_schedule
+    from ember.codegen import cuda_thread_window
     (k,) = _windowed(_depthwise((2, 5, 20, 13)))
     assert cg.default_config(k, H100)["strip"] == 4
-    (k2,) = _windowed(_depthwise((2, 5, 10, 13)))  # rows 10: 4 do not divide them, 2 do
-    assert cg.default_config(k2, H100)["strip"] == 2
-    monkeypatch.setattr(cuda_schedule, "THREAD_STRIP", 0)
+    (k2,) = _windowed(_depthwise((2, 5, 10, 13)))  # rows 10: 4 do not divide them (a last strip of 2)
+    assert cg.default_config(k2, H100)["strip"] == 4
+    (k3,) = _windowed(_depthwise((2, 5, 6, 7)))  # 4 need at least 8 outputs along a loop, 2 do not
+    assert cg.default_config(k3, H100)["strip"] == 2
+    monkeypatch.setattr(cuda_thread_window, "THREAD_STRIP", 0)
     assert "strip" not in cg.default_config(k, H100)
 
 

@@ -48,14 +48,14 @@ def test_thread_unroll_on_the_gpu():
 def test_the_default_unrolls_windows_of_17_to_32_taps(monkeypatch):
     """A thread-mode window of 17-32 float taps unrolled by default, every window of 2-32 with
     EMBER_THREAD_UNROLL=1; an integer max never (NVRTC 13.0 miscompiles it unrolled)."""
-    from ember.codegen import cuda_schedule
+    from ember.codegen import cuda_thread_window
     y = _pool()
     (k, _), = [kk for kk in pipeline.lower([y.node], None, pipeline.get_target("h100")).kernels if cg.canonical(kk[0]).stages]
     assert "unroll" not in cg.default_config(k)  # 9 taps: rolled
     y3 = em.avg_pool2d(em.input("x3", SHAPE), 5, stride=2, padding=2)
     (k3, _), = [kk for kk in pipeline.lower([y3.node], None, pipeline.get_target("h100")).kernels if cg.canonical(kk[0]).stages]
     assert cg.default_config(k3)["unroll"] == 32  # 25 taps
-    monkeypatch.setattr(cuda_schedule, "THREAD_UNROLL_MIN", 2)
+    monkeypatch.setattr(cuda_thread_window, "THREAD_UNROLL_MIN", 2)
     assert cg.default_config(k)["unroll"] == 32
     xi = em.input("xi", SHAPE, "int32")
     (ki, _), = [kk for kk in pipeline.lower([em.max_pool2d(xi, 3, stride=2, padding=1).node], None,

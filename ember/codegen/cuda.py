@@ -47,7 +47,7 @@ from .cuda_wgmma import consumer_warpgroups, render_wgmma, wgmma_applicable, wgm
 from .cuda_schedule import (  # noqa: F401
     MMA_CONV_M64_TILE, MMA_DEFAULT_TILES, MMA_SMALL_TILE, SMEM_CACHE_MAX, RowCachePlan, _lanes_contiguous, _store_vec,
     columns_contiguous, default_config, epilogue_ops, has_clusters, has_tensor_cores, has_wgmma, loads_shared_by_columns,
-    row_cache_plan, tuning)
+    row_cache_plan, sm_count, tuning)
 
 PRELUDE = r"""
 #define INFINITY __int_as_float(0x7f800000)
@@ -424,6 +424,8 @@ class _KernelWriter(RowMappings):
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
+        if self.cfg.get("gridcap") and mode in ("thread", "warp", "elementwise"):  # grid-stride loops: at most
+            grid = sm.minimum(grid, int(self.cfg["gridcap"]) * sm_count(self.target))  # gridcap blocks an SM
         launch = {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0), "mode": mode}
         if pdl:
             launch["pdl"] = True

@@ -32,7 +32,7 @@ from .cuda_walks import (  # noqa: F401
 from ..kernel.guarded import applicable as guarded_applicable
 from ..kernel.scan import applicable as scan_applicable
 from ..kernel.scan import short_sum_form
-from .cuda_strip import strip_plan
+from .cuda_thread_window import thread_window
 from .cuda_transpose import elementwise_config
 from .cuda_mma import mma_applicable, one_pass
 from .cuda_wgmma import _smem_limit, default_takes_wgmma, wgmma_applicable
@@ -49,13 +49,6 @@ KV_PREFETCH = os.environ.get("EMBER_KV_PREFETCH", "0") == "1"
 DECODE_KT = int(os.environ.get("EMBER_DECODE_KT", "1"))  # flash-decoding's keys-major products (0: off; A/B runs)
 DECODE_NARROW_WARPS = os.environ.get("EMBER_DECODE_NARROW_WARPS", "1") == "1"  # head dim 64: 8 warps (0: 4; A/B runs)
 DECODE_STATIC_STEAL = os.environ.get("EMBER_DECODE_STATIC_STEAL", "1") == "1"  # those 8 warps interleaved (0: off; A/B runs)
-# the fewest taps of a thread-mode window default_config unrolls (EMBER_THREAD_UNROLL=1: every window of 2-32
-# taps, =0: none). H200 (gpu-session40-2026-11-28/c/): a 27-tap avg pool 356 -> 118 us; 9-tap depthwise convs and
-# 4-9-tap pools -4% to +12%, within the run's swing: so windows of more than 16 taps only (the search offers the rest)
-THREAD_UNROLL_MIN = {"1": 2, "0": 33}.get(os.environ.get("EMBER_THREAD_UNROLL", ""), 17)
-# neighbouring outputs a thread-mode window computes together where they share loads (codegen/cuda_strip.py;
-# EMBER_THREAD_STRIP=0 off; measured in `_strip`)
-THREAD_STRIP = int(os.environ.get("EMBER_THREAD_STRIP", "4"))
 # windows read in short runs that neighbouring outputs continue take a thread per output, not a warp
 # (cuda_walks.short_window_runs; EMBER_SHORT_WINDOW_THREADS=0 off)
 SHORT_WINDOW_THREADS = os.environ.get("EMBER_SHORT_WINDOW_THREADS", "1") == "1"
@@ -432,7 +425,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
             return {"mode": "cols", "threads": 32 * w}
         # a thread per row: a row its stages read more than once kept in registers (read once)
         cached = row_cache_plan(k, c, 1, 1, max_regs=THREAD_CACHE_MAX, scalar=True, target=target) is not None
-        return {"mode": "thread", "threads": 128, "vec": 1, **({"cache": "regs"} if cached else {})}
+        return {"mode": "thread", "threads": 128, "vec": 1, "cache": "regs"} if cached else thread_window(k, c, R)
     if 16 <= r <= 32 and nrows >= (1 << 15) and short_sum_form(c) is not None:
         # many short contiguous row sums (cumsum's block totals): a warp's lanes the terms, several
         # rows in flight a warp (codegen/cuda_scan.py). H100, bench/scan.py (gpu-session33-2026-11-27/d/):
@@ -440,10 +433,9 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         # (4 rows a warp; 8 rows 9.5)
         return {"mode": "scan", "threads": 256, "unroll": 8 if nrows >= (1 << 18) else 4}
     if r <= 1024 and nrows >= (1 << 16) and loads_shared_by_columns(c):
-        return _strip({"mode": "thread", "threads": 128, "vec": 1}, k, c)
+        return thread_window(k, c, R)
     if r <= 1024 and nrows >= (1 << 16) and SHORT_WINDOW_THREADS and short_window_runs(c):
-        unroll = R.is_const and THREAD_UNROLL_MIN <= r <= 32 and all(s.acc.dtype.is_float for s in c.stages)
-        return _strip({"mode": "thread", "threads": 128, "vec": 1, **({"unroll": 32} if unroll else {})}, k, c)
+        return thread_window(k, c, R)
     if r <= 1024 and row_cache_plan(k, c, 32, 8, target=target) is not None and nrows >= 512:
         return {"mode": "warp", "threads": 128, "vec": 8, "cache": "regs"}
     if r >= 256:
@@ -455,25 +447,7 @@ def default_config(k: ir.Kernel, target=None) -> dict:
         return {"mode": "block", "threads": 512 if r >= 16384 else 256, "vec": 8}
     if r >= 32:
         return {"mode": "warp", "threads": 128, "vec": 8}
-    if R.is_const and THREAD_UNROLL_MIN <= r <= 32 and all(s.acc.dtype.is_float for s in c.stages):
-        # a short window (a depthwise conv's 9 taps, a pool's 27) unrolled: its tap arithmetic folds to
-        # constants (THREAD_UNROLL_MIN; the search offers knob `unroll` to every window)
-        return _strip({"mode": "thread", "threads": 128, "vec": 1, "unroll": 32}, k, c)
-    return _strip({"mode": "thread", "threads": 128, "vec": 1}, k, c)
-
-
-def _strip(cfg: dict, k: ir.Kernel, c: Canon) -> dict:
-    """A thread-mode window with THREAD_STRIP neighbouring outputs a thread (2 where 4 share too little)
-    wherever they share their loads (codegen/cuda_strip.py). H200, gpu-session45 e/: KernelBench 34's
-    3x3 depthwise conv 644 -> 169 us (strip 2 322, 8 156), its 3x3 max pool (41) 248 -> 123, level 2's 20
-    792 -> 451, the real KernelBench's depthwise 82 / 84 / 85 / 86 2.0-3.2x faster, 46's 3-D avg pool
-    2782 -> 2497; nowhere slower (where no outer loop shares, the config is unchanged)."""
-    if THREAD_STRIP < 2:
-        return cfg
-    for v in dict.fromkeys((THREAD_STRIP, 2)):
-        if strip_plan(k, c, v) is not None:
-            return dict(cfg, strip=v)
-    return cfg
+    return thread_window(k, c, R)
 
 
 # a symbolic row count bounded by at most this many rows runs as GEMVs. Measured on the H100

@@ -69,7 +69,7 @@ def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tu
         if var == exclude:
             continue
         e = sm.sym(ext)
-        if not e.is_const or e.value % V or e.value < 2 * V:
+        if not e.is_const or e.value < 2 * V:
             continue
         n = _distinct_loads([v for lane in _summands(c, var, V, sm.var("_s", 0, e.value // V - 1), taps) for v in lane])
         if n <= (1 - STRIP_MIN_SAVING) * V * one and (best is None or n < best[0]):
@@ -78,38 +78,51 @@ def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tu
 
 
 def render_strip(w, c: Canon, T: int, V: int):
-    """Thread mode with V outputs a thread along strip_plan's loop (see the module doc). Returns the grid."""
+    """Thread mode with V outputs a thread along strip_plan's loop (see the module doc). Returns the grid.
+    An extent V does not divide leaves a last strip of its remainder, rendered as its own unrolled block
+    (real KernelBench 44's 65537 outputs a row)."""
     plan = strip_plan(w.k, c, V)
     if plan is None:
         raise UnsupportedKernel(f"strip {V}: no outer loop whose {V} neighbouring outputs share a quarter of their loads")
     var, ext = plan
+    full, rem = divmod(ext, V)
     I = w.IDX
     sv = f"{var}_s"
-    outer = [(sv, ext // V) if v == var else (v, e) for v, e in c.outer]
+    outer = [(sv, -(-ext // V)) if v == var else (v, e) for v, e in c.outer]
     nrows = _size(outer)
     w.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {w.idx(nrows)}; row_ += ({I})gridDim.x * {T}) {{")
     w.decompose("row_", outer, 2)
-    base = sm.var(sv, 0, ext // V - 1)
+    if not rem:
+        _strip_body(w, c, var, V, V, sm.var(sv, 0, full - 1), 2)
+    else:
+        w.emit(2, f"if ({sv} < {full}) {{")
+        _strip_body(w, c, var, V, V, sm.var(sv, 0, full - 1), 3)
+        w.emit(2, "} else {  // the last strip: the remainder's outputs")
+        _strip_body(w, c, var, V, rem, sm.sym(full), 3)
+        w.emit(2, "}")
+    w.emit(1, "}")
+    return sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
+
+
+def _strip_body(w, c: Canon, var: str, V: int, n: int, base, ind: int):
+    """The first n of a strip's V outputs, `var` = V * base + j: their taps' summands, then their stores."""
     s = c.stages[0]
-    taps = _taps(c)
-    lanes = _summands(c, var, V, base, taps)
+    lanes = _summands(c, var, V, base, _taps(c))[:n]
     ct = compute_type(s.acc.dtype)
-    accs = [f"{s.acc.name}_{j}" for j in range(V)]
+    accs = [f"{s.acc.name}_{j}" for j in range(n)]
     for a in accs:
-        w.emit(2, f"{ct} {a} = {acc_identity(s.acc.op, s.acc.dtype)};")
-    w._ind = 2
-    env = w.vr.vals([v for lane in lanes for v in lane], 2)
+        w.emit(ind, f"{ct} {a} = {acc_identity(s.acc.op, s.acc.dtype)};")
+    w._ind = ind
+    env = w.vr.vals([v for lane in lanes for v in lane], ind)
     for a, lane in zip(accs, lanes):  # (each output's taps in the loop's order: the same sums as one a thread)
         for v in lane:
-            w.emit(2, w.vr.update(ir.Update(a, s.update.op, v), env[v]))
+            w.emit(ind, w.vr.update(ir.Update(a, s.update.op, v), env[v]))
     acc = store_acc(c)
     for j, a in enumerate(accs):
         m = {var: base * V + j}
         st = c.store  # (the accumulator replaced through substitute's memo)
         value = ir.substitute(st.value, m, {acc: ir.acc(a, acc.dtype)} if acc is not None else {})
-        w.store(ir.Store(st.buffer, sm.substitute(st.index, m), value), None, 1, 2)
-    w.emit(1, "}")
-    return sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
+        w.store(ir.Store(st.buffer, sm.substitute(st.index, m), value), None, 1, ind)
 
 
 def render_cols_strip(w, c: Canon, T: int, cv: int, P: int, acc):
