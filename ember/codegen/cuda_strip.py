@@ -13,6 +13,7 @@ the most, where it saves at least a quarter of them.
 from __future__ import annotations
 
 import itertools
+import os
 
 from .. import symbolic as sm
 from ..kernel import ir
@@ -20,7 +21,8 @@ from ..kernel.structure import Canon, UnsupportedKernel, _size
 from .clike import _lanes_contiguous, acc_identity, compute_type
 
 STRIP_MAX_TAPS = 32  # V x taps summands straight-line at most STRIP_MAX_TAPS x V
-STRIP_MIN_SAVING = 0.25  # distinct loads at most (1 - this) of V separate outputs' loads
+# distinct loads at most (1 - this) of V separate outputs' loads (EMBER_STRIP_MIN_SAVING: A/B runs)
+STRIP_MIN_SAVING = float(os.environ.get("EMBER_STRIP_MIN_SAVING", "0.25"))
 
 
 def _taps(c: Canon) -> list | None:

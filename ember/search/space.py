@@ -120,6 +120,8 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     from ..codegen.cuda_strip import strip_plan
     out += [{"mode": "thread", "threads": t, "vec": 1, "strip": v} for v in (2, 4, 8) if strip_plan(k, c, v)
             for t in (128, 256)]
+    # fewer blocks, each thread looping over several outputs (codegen/cuda_thread_window.py knob `gridcap`)
+    out += [{"mode": "thread", "threads": 128, "vec": 1, "gridcap": g} for g in (16, 64)]
     for t, cache, cluster in (CLUSTER_ROWS_FULL if level == "full" else CLUSTER_ROWS):
         out.append({"mode": "block", "threads": t, "vec": 8, "cache": cache, "cluster": cluster})
     if level == "full":
