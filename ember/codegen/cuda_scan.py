@@ -8,6 +8,7 @@ over 4096 x 8192: 0.48 ms against eager's 0.24, bench/results/kernelbench-cuda-t
 from __future__ import annotations
 
 from .. import symbolic as sm
+from ..kernel import ir
 from ..kernel.scan import scan_form, short_sum_form
 from ..kernel.structure import Canon
 from .clike import compute_type
@@ -94,7 +95,14 @@ def _render(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, first: i
         e(4, f"const {ct[k]} {acc.name} = v{k}_[u_];")
     if ragged:
         e(4, f"if ({f.var} >= 0 && {f.var} < {ext}) {{")
-    r.store(c.store, None, 1, 5 if ragged else 4)
+    # the store's expression sees the position as n * block + lane, not as an opaque name, so its
+    # block-level terms (the running total before the block: cumsum's other levels) simplify to the block
+    lane = sm.var("lane_", 0, n - 1)
+    seg = dict(loops).get("scan_s_")
+    at = (sm.var("scan_s_", 0, seg.value - 1) + first) * n + shift + ((n - 1) - lane if f.reverse != f.suffix else lane)
+    st = c.store
+    r.store(ir.Store(st.buffer, sm.substitute(st.index, {f.var: at}), ir.substitute(st.value, {f.var: at}, {})),
+            None, 1, 5 if ragged else 4)
     if ragged:
         e(4, "}")
     e(3, "}")
