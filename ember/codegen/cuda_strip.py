@@ -23,6 +23,8 @@ from .clike import _lanes_contiguous, acc_identity, compute_type
 STRIP_MAX_TAPS = 32  # V x taps summands straight-line at most STRIP_MAX_TAPS x V
 # distinct loads at most (1 - this) of V separate outputs' loads (EMBER_STRIP_MIN_SAVING: A/B runs)
 STRIP_MIN_SAVING = float(os.environ.get("EMBER_STRIP_MIN_SAVING", "0.25"))
+# a loop V divides wins over a remainder strip (strip_plan; EMBER_STRIP_PREFER_DIVISIBLE=0: the fewest loads wins)
+STRIP_PREFER_DIVISIBLE = os.environ.get("EMBER_STRIP_PREFER_DIVISIBLE", "1") == "1"
 
 
 def _taps(c: Canon) -> list | None:
@@ -77,8 +79,9 @@ def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tu
         if not e.is_const or e.value < 2 * V:
             continue
         n = _distinct_loads([v for lane in _summands(c, var, V, sm.var("_s", 0, e.value // V - 1), taps) for v in lane])
-        if n <= (1 - STRIP_MIN_SAVING) * V * one and (best is None or (e.value % V > 0, n) < best[0]):
-            best = ((e.value % V > 0, n), var, e.value)
+        key = (STRIP_PREFER_DIVISIBLE and e.value % V > 0, n)
+        if n <= (1 - STRIP_MIN_SAVING) * V * one and (best is None or key < best[0]):
+            best = (key, var, e.value)
     return None if best is None else (best[1], best[2])
 
 
