@@ -2,7 +2,7 @@
 # For the forty-seventh session: the depthwise convs' strips with a remainder (EMBER_STRIP_PREFER_DIVISIBLE=0: real
 # KernelBench 82 / 84 / 85's rows — 510 / 254 / 250 of them, 4 not dividing — instead of the batch, which shares only
 # the weights; the batch strip measured 816 us on 82 where the rows' V = 2 took 1268, gpu-session45 e/), A/B in one
-# run. Then the project suite in one build: `LEVELS=1 BUDGET=380 bash bench/gpu_session37c.sh`, `LEVELS="2 3" BUDGET=170 ...`.
+# run; the scans under `gridcap`. Then the project suite in one build: `LEVELS=1 BUDGET=380 bash bench/gpu_session37c.sh`, `LEVELS="2 3" BUDGET=170 ...`.
 set -u
 . bench/gpu_env.sh
 export OUT
@@ -14,3 +14,8 @@ for d in 1 0; do
 import json
 for p in json.load(open('$OUT/depthwise-$d.json'))['problems']: print('$d', p['name'][:30], p.get('correct'), round(p.get('ember_ms') or 0, 3), round(p.get('speedup_vs_eager') or 0, 2))"
 done
+# the scans' grid capped (knob `gridcap` on scan mode: real KB cumsum's last kernel runs 524,288 blocks of 256 threads,
+# each 2048 positions; the pools' short-lived blocks left the SMs a third occupied, gpu-session46 e/)
+K=third_party/KernelBench/level1
+timeout 300 python3 bench/knob_sweep.py $K/89_cumsum.py $K/93_masked_cumsum.py --precision torch \
+  --knobs '[{"_on": "scan", "gridcap": 8}, {"_on": "scan", "gridcap": 32}]' --out "$OUT/scan-gridcap.json" 2>&1 | grep -v -i warn | grep -v "^  "

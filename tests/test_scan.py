@@ -398,3 +398,32 @@ def test_cpu_bf16_cumsum_is_rounded_once():
         ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(ref), 1e-30))) - 7)
         bound = ulp + 1e-5 * np.abs(ref).max()  # one rounding, and float32's own summation error
         assert np.all(np.abs(out - ref) <= bound), f"seed {seed}: {np.max(np.abs(out - ref) / bound):.1f}x the bound"
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kind", ["inclusive", "exclusive"])
+def test_cuda_scans_under_a_capped_grid_equal_the_reference(kind):
+    # knob `gridcap` 1: 132 blocks loop over every segment of every level (codegen/cuda.py)
+    from ember import pipeline
+    shape = (37, 5000)
+    x = em.input("x", shape, "float32")
+    y = _graph(x, 1, kind)
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("cuda"))
+    cfgs = [dict(c, gridcap=1) if c.get("mode") == "scan" else c
+            for c in (cg.default_config(k, pipeline.get_target("cuda")) for k, _ in lowered.kernels)]
+    assert any(c.get("gridcap") for c in cfgs)
+    fn = pipeline.build_program(lowered, "cuda", None, "single", configs=cfgs)
+    fn.executor.poison = True
+    for seed in (0, 1):
+        xs = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        assert_close(np.asarray(fn(x=xs)), _ref(xs, 1, kind), "float32", what=f"{kind} seed {seed}", scale=9.0)
+
+
+def test_a_capped_scan_grid_renders_at_most_its_cap():
+    from ember import pipeline
+    t = pipeline.get_target("h100")
+    (k, _), *_ = [kk for kk in lower([em.input("x", (4096, 8192), "float32").cumsum(1).node]).kernels
+                  if cg.default_config(kk[0], t)["mode"] == "scan"]
+    cfg = cg.default_config(k, t)
+    assert cg.render_kernel(k, cfg, t)[1]["grid"] > t.sm_count
+    assert cg.render_kernel(k, dict(cfg, gridcap=1), t)[1]["grid"] == t.sm_count

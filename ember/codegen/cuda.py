@@ -424,7 +424,7 @@ class _KernelWriter(RowMappings):
         else:
             raise UnsupportedKernel(f"unknown mode {mode!r}")
         self.emit(0, "}")
-        if self.cfg.get("gridcap") and mode in ("thread", "warp", "elementwise"):  # grid-stride loops: at most
+        if self.cfg.get("gridcap") and mode in ("thread", "warp", "elementwise", "scan"):  # grid-stride loops: at most
             grid = sm.minimum(grid, int(self.cfg["gridcap"]) * sm_count(self.target))  # gridcap blocks an SM
         launch = {"grid": sm.to_json(grid), "block": T, "smem": getattr(self, "smem_bytes", 0), "mode": mode}
         if pdl:

@@ -105,6 +105,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     from ..kernel.scan import scan_form, short_sum_form
     if scan_form(c) is not None or short_sum_form(c) is not None:  # warps of scans / short sums (codegen/cuda_scan.py)
         out += [{"mode": "scan", "threads": t, "unroll": u} for t in (128, 256, 512) for u in (4, 8)]
+        out += [{"mode": "scan", "threads": 256, "unroll": 8, "gridcap": g} for g in (8, 32)]  # (grid-stride: fewer blocks)
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:
