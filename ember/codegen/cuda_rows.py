@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import symbolic as sm
 from ..kernel import ir
+from ..kernel.interior import interior_form
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import acc_identity, compute_type
 from .cuda_strip import emit_lane_stores, render_cols_strip, render_strip
@@ -378,32 +379,44 @@ class RowMappings:
             lane_start, lane_step, ind = "0", 1, 2
             grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
         self.decompose("row_", shared_order(self.k, c) if self.cfg.get("order") == "shared" else c.outer, ind)
-        fuse = mode == "warp" and self.cfg.get("fuse", FUSE_STAGES)
-        for group in (_fused_stages(self.k, c.stages, max_vec) if fuse else [[s] for s in c.stages]):
-            s = group[0]
-            vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
-            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
-            for g in group:
-                self.emit(ind, f"{compute_type(g.acc.dtype)} {g.acc.name} = {acc_identity(g.acc.op, g.acc.dtype)};")
-            # (several: independent reductions over the same range in one loop, their loads in flight together)
-            self._stage_loop(s, start, f"{lane_step * vec}", vec, ind, tuple(group[1:]))
-            for s in group:
-                self._combine(s, mode, T, ind)
-        if c.inner:
-            vec = _store_vec(self.k, c.store, c.inner, max_vec) if mode != "thread" else 1
-            start = f"{lane_start} * {vec}" if vec > 1 else lane_start
-            self.emit(ind, f"for ({I} j_ = {start}; j_ < {self.idx(_size(c.inner))}; j_ += {lane_step * vec}) {{")
-            self.decompose("j_", c.inner, ind + 1)
-            self.store(c.store, c.inner[-1][0], vec, ind + 1)
-            self.emit(ind, "}")
-        else:
-            guard = {"block": "threadIdx.x == 0", "warp": "lane_ == 0", "thread": None}[mode]
-            if guard:
-                self.emit(ind, f"if ({guard}) {{")
-                self.store(c.store, None, 1, ind + 1)
+        form = interior_form(c) if mode == "thread" and self.cfg.get("interior") and not c.inner else None
+
+        def body(c: Canon, ind: int):  # (the stages' loops and the store, of the canon given)
+            fuse = mode == "warp" and self.cfg.get("fuse", FUSE_STAGES)
+            for group in (_fused_stages(self.k, c.stages, max_vec) if fuse else [[s] for s in c.stages]):
+                s = group[0]
+                vec = _reduce_vec(self.k, s, max_vec) if mode != "thread" else 1
+                start = f"{lane_start} * {vec}" if vec > 1 else lane_start
+                for g in group:
+                    self.emit(ind, f"{compute_type(g.acc.dtype)} {g.acc.name} = {acc_identity(g.acc.op, g.acc.dtype)};")
+                # (several: independent reductions over the same range in one loop, their loads in flight together)
+                self._stage_loop(s, start, f"{lane_step * vec}", vec, ind, tuple(group[1:]))
+                for s in group:
+                    self._combine(s, mode, T, ind)
+            if c.inner:
+                vec = _store_vec(self.k, c.store, c.inner, max_vec) if mode != "thread" else 1
+                start = f"{lane_start} * {vec}" if vec > 1 else lane_start
+                self.emit(ind, f"for ({I} j_ = {start}; j_ < {self.idx(_size(c.inner))}; j_ += {lane_step * vec}) {{")
+                self.decompose("j_", c.inner, ind + 1)
+                self.store(c.store, c.inner[-1][0], vec, ind + 1)
                 self.emit(ind, "}")
             else:
-                self.store(c.store, None, 1, ind)
+                guard = {"block": "threadIdx.x == 0", "warp": "lane_ == 0", "thread": None}[mode]
+                if guard:
+                    self.emit(ind, f"if ({guard}) {{")
+                    self.store(c.store, None, 1, ind + 1)
+                    self.emit(ind, "}")
+                else:
+                    self.store(c.store, None, 1, ind)
+
+        if form is None:
+            body(c, ind)
+        else:  # knob `interior`: where no guard can fail (kernel/interior.py) the taps run unguarded
+            self.emit(ind, f"if ({self.idx(form[0])}) {{")
+            body(form[1], ind + 1)
+            self.emit(ind, "} else {")
+            body(c, ind + 1)
+            self.emit(ind, "}")
         self.emit(1, "}")
         return grid
 

@@ -17,6 +17,7 @@ import os
 
 from .. import symbolic as sm
 from ..kernel import ir
+from ..kernel.interior import interior_form
 from ..kernel.structure import Canon, UnsupportedKernel, _size
 from .clike import _lanes_contiguous, acc_identity, compute_type
 
@@ -100,11 +101,24 @@ def render_strip(w, c: Canon, T: int, V: int):
     nrows = _size(outer)
     w.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {w.idx(nrows)}; row_ += ({I})gridDim.x * {T}) {{")
     w.decompose("row_", outer, 2)
+    base = sm.var(sv, 0, full - 1)
+    # knob `interior`: a whole strip whose taps no guard can fail runs them unguarded (kernel/interior.py)
+    form = interior_form(c, {"strip_j_": (0, V - 1)}, {var: base * V + sm.var("strip_j_", 0, V - 1)}) \
+        if w.cfg.get("interior") else None
+
+    def strips(ind: int):
+        if form is None:
+            return _strip_body(w, c, var, V, V, base, ind)
+        w.emit(ind, f"if ({w.idx(form[0])}) {{")
+        _strip_body(w, form[1], var, V, V, base, ind + 1)
+        w.emit(ind, "} else {")
+        _strip_body(w, c, var, V, V, base, ind + 1)
+        w.emit(ind, "}")
     if not rem:
-        _strip_body(w, c, var, V, V, sm.var(sv, 0, full - 1), 2)
+        strips(2)
     else:
         w.emit(2, f"if ({sv} < {full}) {{")
-        _strip_body(w, c, var, V, V, sm.var(sv, 0, full - 1), 3)
+        strips(3)
         w.emit(2, "} else {  // the last strip: the remainder's outputs")
         _strip_body(w, c, var, V, rem, sm.sym(full), 3)
         w.emit(2, "}")

@@ -123,6 +123,12 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             for t in (128, 256)]
     # fewer blocks, each thread looping over several outputs (codegen/cuda_thread_window.py knob `gridcap`)
     out += [{"mode": "thread", "threads": 128, "vec": 1, "gridcap": g} for g in (16, 64)]
+    from ..kernel.interior import interior_form
+    if interior_form(c) is not None:  # a padded window's taps unguarded where none can fail (knob `interior`)
+        d = cg.default_config(k, target)
+        out += [dict(d, interior=True)] if d.get("mode") == "thread" else []
+        out += [{"mode": "thread", "threads": 128, "vec": 1, "interior": True, **({"strip": v} if v else {})}
+                for v in (0, 4) if not v or strip_plan(k, c, v)]
     for t, cache, cluster in (CLUSTER_ROWS_FULL if level == "full" else CLUSTER_ROWS):
         out.append({"mode": "block", "threads": t, "vec": 8, "cache": cache, "cluster": cluster})
     if level == "full":
