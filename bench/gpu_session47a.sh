@@ -19,3 +19,10 @@ done
 K=third_party/KernelBench/level1
 timeout 300 python3 bench/knob_sweep.py $K/89_cumsum.py $K/93_masked_cumsum.py --precision torch \
   --knobs '[{"_on": "scan", "gridcap": 8}, {"_on": "scan", "gridcap": 32}]' --out "$OUT/scan-gridcap.json" 2>&1 | grep -v -i warn | grep -v "^  "
+# a padded window's interior unguarded (knob `interior`, kernel/interior.py; built in the forty-sixth session after its
+# device time ran out): its CUDA tests, then the real pools and the project's padded windows as overlays
+python3 -m pytest -q -p no:warnings -o addopts="" tests/test_interior.py tests/test_scan.py -k "interior or capped" 2>&1 | tail -2
+timeout 400 python3 bench/knob_sweep.py $K/41_Max_Pooling_1D.py $K/42_Max_Pooling_2D.py $K/43_Max_Pooling_3D.py \
+  $K/44_Average_Pooling_1D.py $K/86_conv_depthwise_separable_2D.py kernelbench/level1/34_conv2d_depthwise.py \
+  kernelbench/level1/41_maxpool2d.py kernelbench/level1/42_avgpool3d.py --precision torch \
+  --knobs '[{"_on": "thread", "interior": true}]' --out "$OUT/interior.json" 2>&1 | grep -v -i warn | grep -v "^  "
