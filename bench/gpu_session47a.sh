@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# For the forty-seventh session: the depthwise convs' strips with a remainder (EMBER_STRIP_PREFER_DIVISIBLE=0: real
-# KernelBench 82 / 84 / 85's rows — 510 / 254 / 250 of them, 4 not dividing — instead of the batch, which shares only
-# the weights; the batch strip measured 816 us on 82 where the rows' V = 2 took 1268, gpu-session45 e/), A/B in one
-# run; the scans under `gridcap`. Then the project suite in one build: `LEVELS=1 BUDGET=380 bash bench/gpu_session37c.sh`, `LEVELS="2 3" BUDGET=170 ...`.
+# For the forty-seventh session: the forty-sixth's untimed builds, in three calls (PART=1, 2, 3: each under 600 s).
+# 1: the depthwise convs' strips with a remainder (EMBER_STRIP_PREFER_DIVISIBLE=0: real KernelBench 82 / 84 / 85's
+#    rows — 510 / 254 / 250 of them, 4 not dividing — instead of the batch, which shares only the weights; the batch
+#    strip measured 816 us on 82 where the rows' V = 2 took 1268, gpu-session45 e/), A/B in one run.
+# 2: the scans' grid capped (knob `gridcap` on scan mode: real KB cumsum's last kernel runs 524,288 blocks of 256
+#    threads; the pools' short-lived blocks left the SMs a third occupied, gpu-session46 e/).
+# 3: a padded window's interior unguarded (knob `interior`, kernel/interior.py): its CUDA tests, then the real pools
+#    and the project's padded windows as overlays.
+# Then the project suite in one build: `LEVELS=1 BUDGET=380 bash bench/gpu_session37c.sh`, `LEVELS="2 3" BUDGET=170 ...`.
 set -u
 . bench/gpu_env.sh
 export OUT
-for d in 1 0; do
-  EMBER_STRIP_PREFER_DIVISIBLE=$d timeout 200 python3 bench/kernelbench.py third_party/KernelBench --seeds 2 --level 1 \
-    --ember-precision torch --no-compile --only 82_conv_depthwise,84_conv_depthwise,85_conv_depthwise \
-    --out "$OUT/depthwise-$d.json" 2>&1 | grep -v -i warn | tail -3 | head -1
-  python3 -c "
+K=third_party/KernelBench/level1
+case "${PART:-1}" in
+1)
+  for d in 1 0; do
+    EMBER_STRIP_PREFER_DIVISIBLE=$d timeout 250 python3 bench/kernelbench.py third_party/KernelBench --seeds 2 --level 1 \
+      --ember-precision torch --no-compile --only 82_conv_depthwise,84_conv_depthwise,85_conv_depthwise \
+      --out "$OUT/depthwise-$d.json" 2>&1 | grep -v -i warn | tail -3 | head -1
+    python3 -c "
 import json
 for p in json.load(open('$OUT/depthwise-$d.json'))['problems']: print('$d', p['name'][:30], p.get('correct'), round(p.get('ember_ms') or 0, 3), round(p.get('speedup_vs_eager') or 0, 2))"
-done
-# the scans' grid capped (knob `gridcap` on scan mode: real KB cumsum's last kernel runs 524,288 blocks of 256 threads,
-# each 2048 positions; the pools' short-lived blocks left the SMs a third occupied, gpu-session46 e/)
-K=third_party/KernelBench/level1
-timeout 300 python3 bench/knob_sweep.py $K/89_cumsum.py $K/93_masked_cumsum.py --precision torch \
-  --knobs '[{"_on": "scan", "gridcap": 8}, {"_on": "scan", "gridcap": 32}]' --out "$OUT/scan-gridcap.json" 2>&1 | grep -v -i warn | grep -v "^  "
-# a padded window's interior unguarded (knob `interior`, kernel/interior.py; built in the forty-sixth session after its
-# device time ran out): its CUDA tests, then the real pools and the project's padded windows as overlays
-python3 -m pytest -q -p no:warnings -o addopts="" tests/test_interior.py tests/test_scan.py -k "interior or capped" 2>&1 | tail -2
-timeout 400 python3 bench/knob_sweep.py $K/41_Max_Pooling_1D.py $K/42_Max_Pooling_2D.py $K/43_Max_Pooling_3D.py \
-  $K/44_Average_Pooling_1D.py $K/86_conv_depthwise_separable_2D.py kernelbench/level1/34_conv2d_depthwise.py \
-  kernelbench/level1/41_maxpool2d.py kernelbench/level1/42_avgpool3d.py --precision torch \
-  --knobs '[{"_on": "thread", "interior": true}]' --out "$OUT/interior.json" 2>&1 | grep -v -i warn | grep -v "^  "
+  done ;;
+2)
+  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_scan.py -k capped 2>&1 | tail -2
+  timeout 400 python3 bench/knob_sweep.py $K/89_cumsum.py $K/93_masked_cumsum.py --precision torch \
+    --knobs '[{"_on": "scan", "gridcap": 8}, {"_on": "scan", "gridcap": 32}]' --out "$OUT/scan-gridcap.json" 2>&1 \
+    | grep -v -i warn | grep -v "^  " ;;
+3)
+  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_interior.py 2>&1 | tail -2
+  timeout 450 python3 bench/knob_sweep.py $K/41_Max_Pooling_1D.py $K/42_Max_Pooling_2D.py $K/43_Max_Pooling_3D.py \
+    $K/44_Average_Pooling_1D.py $K/86_conv_depthwise_separable_2D.py kernelbench/level1/34_conv2d_depthwise.py \
+    kernelbench/level1/41_maxpool2d.py kernelbench/level1/42_avgpool3d.py --precision torch \
+    --knobs '[{"_on": "thread", "interior": true}]' --out "$OUT/interior.json" 2>&1 | grep -v -i warn | grep -v "^  " ;;
+esac
