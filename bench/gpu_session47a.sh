@@ -4,7 +4,8 @@
 #    rows — 510 / 254 / 250 of them, 4 not dividing — instead of the batch, which shares only the weights; the batch
 #    strip measured 816 us on 82 where the rows' V = 2 took 1268, gpu-session45 e/), A/B in one run.
 # 2: the scans' grid capped (knob `gridcap` on scan mode: real KB cumsum's last kernel runs 524,288 blocks of 256
-#    threads; the pools' short-lived blocks left the SMs a third occupied, gpu-session46 e/).
+#    threads; the pools' short-lived blocks left the SMs a third occupied, gpu-session46 e/), and 4 positions a lane
+#    (knob `pvec`: 16-byte loads and stores, the block's prefix once a lane); its CUDA tests first.
 # 3: a padded window's interior unguarded (knob `interior`, kernel/interior.py): its CUDA tests, then the real pools
 #    and the project's padded windows as overlays.
 # Then the project suite in one build: `LEVELS=1 BUDGET=380 bash bench/gpu_session37c.sh`, `LEVELS="2 3" BUDGET=170 ...`.
@@ -23,10 +24,10 @@ import json
 for p in json.load(open('$OUT/depthwise-$d.json'))['problems']: print('$d', p['name'][:30], p.get('correct'), round(p.get('ember_ms') or 0, 3), round(p.get('speedup_vs_eager') or 0, 2))"
   done ;;
 2)
-  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_scan.py -k capped 2>&1 | tail -2
-  timeout 400 python3 bench/knob_sweep.py $K/89_cumsum.py $K/93_masked_cumsum.py --precision torch \
-    --knobs '[{"_on": "scan", "gridcap": 8}, {"_on": "scan", "gridcap": 32}]' --out "$OUT/scan-gridcap.json" 2>&1 \
-    | grep -v -i warn | grep -v "^  " ;;
+  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_scan.py -k "capped or pvec" 2>&1 | tail -2
+  timeout 450 python3 bench/knob_sweep.py $K/89_cumsum.py $K/90_cumprod.py $K/93_masked_cumsum.py --precision torch \
+    --knobs '[{"_on": "scan", "gridcap": 8}, {"_on": "scan", "gridcap": 32}, {"_on": "scan", "pvec": 4}, {"_on": "scan", "pvec": 4, "unroll": 4}]' \
+    --out "$OUT/scans.json" 2>&1 | grep -v -i warn | grep -v "^  " ;;
 3)
   python3 -m pytest -q -p no:warnings -o addopts="" tests/test_interior.py 2>&1 | tail -2
   timeout 450 python3 bench/knob_sweep.py $K/41_Max_Pooling_1D.py $K/42_Max_Pooling_2D.py $K/43_Max_Pooling_3D.py \

@@ -427,3 +427,80 @@ def test_a_capped_scan_grid_renders_at_most_its_cap():
     cfg = cg.default_config(k, t)
     assert cg.render_kernel(k, cfg, t)[1]["grid"] > t.sm_count
     assert cg.render_kernel(k, dict(cfg, gridcap=1), t)[1]["grid"] == t.sm_count
+
+
+# knob `pvec`: 4 positions a lane (codegen/cuda_scan.py _render_pvec): whole blocks of a forward scan only
+PVEC_CASES = [((37, 4096), "float32", "cumsum"), ((8, 2048), "bfloat16", "cumsum"), ((6, 1024), "int32", "cumsum"),
+              ((12, 2048), "float32", "cumprod"), ((9, 4096), "float32", "masked")]
+
+
+def _pvec_graph(shape, dtype, kind):
+    x = em.input("x", shape, dtype)
+    if kind == "cumprod":
+        return x.cumprod(1)
+    if kind == "masked":  # the real KernelBench's 93_masked_cumsum: x * mask, then the scan
+        return (x * (x > 0).cast("float32")).cumsum(1)
+    return x.cumsum(1)
+
+
+def _pvec_configs(y, target):
+    from ember import pipeline
+    lowered = pipeline.lower([y.node], None, target)
+    cfgs = []
+    for k, _ in lowered.kernels:
+        d = cg.default_config(k, target)
+        if d.get("mode") == "scan" and scan_form(canonical(k)) is not None:
+            try:
+                cg.render_kernel(k, dict(d, pvec=4), target)
+                d = dict(d, pvec=4)
+            except cg.UnsupportedKernel:
+                pass
+        cfgs.append(d)
+    return lowered, cfgs
+
+
+def test_pvec_renders_vector_loads_and_stores_and_compiles():
+    pytest.importorskip("cuda.core")
+    from ember import pipeline
+    from tests.nvrtc_batch import compile_programs
+    t = pipeline.get_target("h100")
+    progs = []
+    for shape, dtype, kind in PVEC_CASES:
+        lowered, cfgs = _pvec_configs(_pvec_graph(shape, dtype, kind), t)
+        assert any(c.get("pvec") for c in cfgs), kind
+        prog = pipeline.build_program(lowered, "h100", None, "single", configs=cfgs)
+        if dtype == "float32" and kind == "cumsum":
+            assert "uint4 o_" in prog.source and "const uint4 g" in prog.source
+        progs.append((prog.source, (shape, dtype, kind)))
+    failures = compile_programs(progs)
+    assert not failures, "\n".join(failures[:3])
+
+
+def test_pvec_refuses_a_ragged_axis():
+    from ember import pipeline
+    t = pipeline.get_target("h100")
+    (k, _) = lower([em.input("x", (5, 4001), "float32").cumsum(1).node]).kernels[-1]
+    with pytest.raises(cg.UnsupportedKernel):
+        cg.render_kernel(k, dict(cg.default_config(k, t), pvec=4), t)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("shape,dtype,kind", PVEC_CASES)
+def test_cuda_pvec_scans_equal_the_reference(shape, dtype, kind):
+    from ember import pipeline
+    y = _pvec_graph(shape, dtype, kind)
+    lowered, cfgs = _pvec_configs(y, pipeline.get_target("cuda"))
+    fn = pipeline.build_program(lowered, "cuda", None, "single", configs=cfgs)
+    fn.executor.poison = True
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        xs = rng.integers(-9, 10, shape).astype(np.int32) if dtype == "int32" else \
+            (rng.uniform(0.5, 1.5, shape) if kind == "cumprod" else rng.standard_normal(shape)).astype(
+                em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float32)
+        ref = np.asarray(em.reference([y], x=xs)[0]).astype(np.float64)
+        out = np.asarray(fn(x=xs)).astype(np.float64)
+        if dtype == "int32":
+            assert np.array_equal(out, ref)
+        else:
+            np.testing.assert_allclose(out, ref, rtol=2e-2 if dtype == "bfloat16" else 1e-4,
+                                       atol=(2e-2 if dtype == "bfloat16" else 1e-4) * max(1.0, float(np.abs(ref).max())))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import symbolic as sm
 from ..kernel import ir
 from ..kernel.scan import scan_form, short_sum_form
-from ..kernel.structure import Canon
+from ..kernel.structure import Canon, UnsupportedKernel
 from .clike import compute_type
 
 
@@ -30,7 +30,97 @@ def render_scan(r, c: Canon, T: int):
     q = (ext - 1 - shift) // n - first + 1
     ragged = bool(shift) or (q * n != ext)  # blocks past either end: those positions are not stored
     loops = [("scan_s_", sm.const(q)) if v == f.var else (v, e) for v, e in c.outer]
+    P = int(r.cfg.get("pvec", 1))
+    if P > 1:
+        return _render_pvec(r, c, f, ct, n, warps, U, loops, P, ragged)
     return _render(r, c, f, ct, n, warps, U, loops, first, ext, ragged)
+
+
+def _render_pvec(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, P: int, ragged: bool):
+    """Knob `pvec` = P: each lane holds P consecutive positions of a block (16-byte loads of float32
+    terms where they are contiguous), a block of n spread over n / P lanes, so a warp scans 32 P
+    positions of P * 32 / n neighbouring blocks at a time: a lane's running sum over its P, a shuffle
+    scan of the lanes' totals within the block's lanes, their exclusive prefix added back. The
+    store's block-level terms (cumsum's other levels) are the same for a lane's P positions. Built in
+    the forty-sixth session with no device time left: untimed, searched only."""
+    G = n // P  # lanes a block
+    nseg = sm.sym(sm.prod(e for _, e in loops))
+    if ragged or f.shift or f.reverse or f.suffix or n % P or G < 1 or G & (G - 1) or 32 % G or not nseg.is_const \
+            or nseg.value % (32 // G):
+        raise UnsupportedKernel(f"pvec {P}: whole blocks of a forward scan, {P} dividing them, whole warps of blocks")
+    S = 32 // G  # blocks a warp at a time
+    I, e = r.IDX, r.emit
+    terms = f.terms()
+    nunit = nseg.value // S
+    e(1, "const int lane_ = threadIdx.x & 31;")
+    e(1, f"const int lq_ = lane_ & {G - 1};")
+    e(1, f"const {I} nunit_ = {nunit};")
+    e(1, f"for ({I} w0_ = (({I})blockIdx.x * {warps} + (threadIdx.x >> 5)) * {U}; w0_ < nunit_; "
+         f"w0_ += ({I})gridDim.x * {warps * U}) {{")
+    for k, t in enumerate(ct):
+        e(2, f"{t} v{k}_[{U}][{P}] = {{}};")
+    seg = f"(w0_ + {{u}}) * {S} + (lane_ >> {G.bit_length() - 1})"
+    for u in range(U):
+        e(2, f"if (w0_ + {u} < nunit_) {{")
+        r.decompose(seg.format(u=u), loops, 3)
+        for rv in dict.fromkeys(rv for rv, _, _ in terms):
+            e(3, f"const {I} {rv} = lq_ * {P};")
+        r.emitted_groups, r._ind = {}, 3
+        # (a term reads the block, not the position in it: the block's first position stands for it)
+        start = {f.var: sm.var("scan_s_", 0, dict(loops)["scan_s_"].value - 1) * n}
+        lanes = [r.lanes([ir.substitute(x, start, {})], rv, P) for rv, x, _ in terms]  # [term][position][0]
+        env = r.vr.vals([v for tl in lanes for lane in tl for v in lane], 3)
+        for k, tl in enumerate(lanes):
+            for i in range(P):
+                e(3, f"v{k}_[{u}][{i}] = ({ct[k]})({env[tl[i][0]]});")
+        e(2, "}")
+    for u in range(U):
+        for k, t in enumerate(ct):
+            for i in range(1, P):
+                e(2, f"v{k}_[{u}][{i}] += v{k}_[{u}][{i - 1}];")
+            e(2, f"{{ {t} tot_ = v{k}_[{u}][{P - 1}];")
+            d = 1
+            while d < G:
+                e(3, f"{{ const {t} s_ = __shfl_up_sync(0xffffffffu, tot_, {d}); if (lq_ >= {d}) tot_ += s_; }}")
+                d *= 2
+            e(3, f"const {t} ex_ = tot_ - v{k}_[{u}][{P - 1}];")
+            for i in range(P):
+                e(3, f"v{k}_[{u}][{i}] += ex_;")
+            e(2, "}")
+    # stores: position lq_ * P + i of the lane's block, packed into one vector where contiguous and aligned
+    st = c.store
+    nblk = dict(loops)["scan_s_"].value
+    pos = [sm.var("scan_s_", 0, nblk - 1) * n + sm.var("lq_", 0, G - 1) * P + i for i in range(P)]
+    index = [sm.substitute(st.index, {f.var: p}) for p in pos]
+    buf = r.k.buffer(st.buffer)
+    nbytes = buf.dtype.itemsize * P
+    packed = st.buffer not in r.vr.locals and not buf.dtype.is_bool and nbytes in (4, 8, 16) \
+        and (index[0] % P) is sm.ZERO and all(index[i] - index[0] is sm.const(i) for i in range(P))
+    raw_t = {16: "uint4", 8: "uint2", 4: "unsigned int"}.get(nbytes)
+    for u in range(U):
+        e(2, f"if (w0_ + {u} < nunit_) {{")
+        r.decompose(seg.format(u=u), loops, 3)
+        if packed:
+            e(3, f"{raw_t} o_;")
+        vals = []
+        for i in range(P):  # (the P values in one pass: the block-level terms they share render once)
+            for k, (_, _, acc) in enumerate(terms):
+                e(3, f"const {ct[k]} {acc.name}_{i} = v{k}_[{u}][{i}];")
+            memo = {ir.acc(acc.name, acc.dtype): ir.acc(f"{acc.name}_{i}", acc.dtype) for _, _, acc in terms}
+            vals.append(ir.substitute(st.value, {f.var: pos[i]}, memo))
+        r.emitted_groups, r._ind = {}, 3
+        env = r.vr.vals(vals, 3)
+        for i, val in enumerate(vals):
+            value = r.vr.store(st.buffer, env[val])
+            if packed:
+                e(3, f"reinterpret_cast<{r.vr.d.storage_type(buf.dtype)}*>(&o_)[{i}] = {value};")
+            else:
+                e(3, f"{st.buffer}[{r.idx(index[i])}] = {value};")
+        if packed:
+            e(3, f"*reinterpret_cast<{raw_t}*>(&{st.buffer}[{r.idx(index[0])}]) = o_;")
+        e(2, "}")
+    e(1, "}")
+    return sm.minimum((nunit + (warps * U - 1)) // (warps * U), 2 ** 31 - 1)
 
 
 def _render(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, first: int, ext: int, ragged: bool):

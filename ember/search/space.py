@@ -106,6 +106,7 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     if scan_form(c) is not None or short_sum_form(c) is not None:  # warps of scans / short sums (codegen/cuda_scan.py)
         out += [{"mode": "scan", "threads": t, "unroll": u} for t in (128, 256, 512) for u in (4, 8)]
         out += [{"mode": "scan", "threads": 256, "unroll": 8, "gridcap": g} for g in (8, 32)]  # (grid-stride: fewer blocks)
+        out += [{"mode": "scan", "threads": 256, "unroll": u, "pvec": 4} for u in (2, 4)]  # 4 positions a lane
     threads = (64, 128, 256, 512, 1024) if level == "full" else (128, 256, 512, 1024)
     for mode in ("warp", "block", "thread"):
         for t in threads:
