@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ember as em
+import ember.symbolic as sm
 from ember import pipeline
 from ember.codegen import cuda as cg
 from ember.codegen.cuda_strip import strip_plan
@@ -158,4 +159,46 @@ def test_cuda_cols_strip_equals_the_reference(P, pool):
     prog.executor.poison = True
     for seed in (0, 1):
         x = np.random.default_rng(seed).standard_normal(NHWC).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-5)
+
+
+# knob `walk` = "loads" (cuda_walks.loads_walk): a depthwise conv over NCHW storing channels-last (real KernelBench
+# 86's, before its pointwise conv) has its channels innermost; walked, its lanes run along the pixels
+def _channels_last_depthwise():
+    return _depthwise((2, 8, 40, 36)).permute(0, 2, 3, 1)
+
+
+def test_walk_puts_the_loads_contiguous_axis_innermost():
+    from ember.codegen.cuda_walks import loads_walk
+    (k,) = _windowed(_channels_last_depthwise())
+    c = cg.canonical(k)
+    assert sm.sym(c.outer[-1][1]).value == 8  # (the channels, innermost as stored)
+    walked = loads_walk(c.outer, [s.update.value for s in c.stages])
+    assert walked[-1] == c.outer[-2] and sorted(walked) == sorted(c.outer)  # the pixels' column, a permutation
+    (k2,) = _windowed(_depthwise((2, 5, 20, 13)))  # NCHW stored: already walking its loads
+    c2 = cg.canonical(k2)
+    assert loads_walk(c2.outer, [s.update.value for s in c2.stages]) == c2.outer
+
+
+def _walk_prog(device):
+    y = _channels_last_depthwise()
+    target = pipeline.get_target(device)
+    lowered = pipeline.lower([y.node], None, target)
+    cfgs = [dict(cg.default_config(k, target), walk="loads") if cg.canonical(k).stages else cg.default_config(k, target)
+            for k, _ in lowered.kernels]
+    return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs)
+
+
+def test_walk_renders_and_compiles():
+    pytest.importorskip("cuda.core")
+    from tests.nvrtc_batch import compile_programs
+    assert not compile_programs([(_walk_prog("h100")[1].source, "walk")])
+
+
+@pytest.mark.cuda
+def test_cuda_walked_strip_equals_the_reference():
+    y, prog = _walk_prog("cuda")
+    prog.executor.poison = True
+    for seed in (0, 1):
+        x = np.random.default_rng(seed).standard_normal((2, 8, 40, 36)).astype(np.float32)
         np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-5)

@@ -10,6 +10,7 @@ from ..kernel.interior import interior_form
 from ..kernel.structure import Canon, StageInfo, UnsupportedKernel, _size
 from .clike import acc_identity, compute_type
 from .cuda_strip import emit_lane_stores, render_cols_strip, render_strip
+from .cuda_walks import loads_walk
 from .cuda_schedule import THREAD_CACHE_MAX, RowCachePlan, _reduce_vec, _store_vec, cols_vec_ok, row_cache_plan
 
 # Thread-block clusters (sm_90): emitted only into kernels that use them, guarded against repeats
@@ -378,7 +379,9 @@ class RowMappings:
                          f"row_ += ({I})gridDim.x * {T}) {{")
             lane_start, lane_step, ind = "0", 1, 2
             grid = sm.minimum((nrows + (T - 1)) // T, 2 ** 31 - 1)
-        self.decompose("row_", shared_order(self.k, c) if self.cfg.get("order") == "shared" else c.outer, ind)
+        walk = loads_walk(c.outer, [s.update.value for s in c.stages]) if mode == "thread" and self.cfg.get("walk") == "loads" \
+            else c.outer  # (knob `walk`: lanes along the loads' contiguous axis)
+        self.decompose("row_", shared_order(self.k, c) if self.cfg.get("order") == "shared" else walk, ind)
         form = interior_form(c) if mode == "thread" and self.cfg.get("interior") and not c.inner else None
 
         def body(c: Canon, ind: int):  # (the stages' loops and the store, of the canon given)

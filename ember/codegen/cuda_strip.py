@@ -20,6 +20,7 @@ from ..kernel import ir
 from ..kernel.interior import interior_form
 from ..kernel.structure import Canon, UnsupportedKernel, _size
 from .clike import _lanes_contiguous, acc_identity, compute_type
+from .cuda_walks import loads_walk
 
 STRIP_MAX_TAPS = 32  # V x taps summands straight-line at most STRIP_MAX_TAPS x V
 # distinct loads at most (1 - this) of V separate outputs' loads (EMBER_STRIP_MIN_SAVING: A/B runs)
@@ -98,6 +99,8 @@ def render_strip(w, c: Canon, T: int, V: int):
     I = w.IDX
     sv = f"{var}_s"
     outer = [(sv, -(-ext // V)) if v == var else (v, e) for v, e in c.outer]
+    if w.cfg.get("walk") == "loads":  # lanes along the loads' contiguous axis (cuda_walks.loads_walk)
+        outer = loads_walk(outer, [s.update.value for s in c.stages])
     nrows = _size(outer)
     w.emit(1, f"for ({I} row_ = ({I})blockIdx.x * {T} + threadIdx.x; row_ < {w.idx(nrows)}; row_ += ({I})gridDim.x * {T}) {{")
     w.decompose("row_", outer, 2)

@@ -125,3 +125,17 @@ def loads_shared_by_columns(c: Canon) -> bool:
             if v.op == "load" and not isinstance(v.args[1], ir.Val) and o in sm.free_vars(v.args[1]):
                 return False
     return True
+
+
+def loads_walk(outer: list, vals: list, exclude: str | None = None) -> list:
+    """`outer` with the variable along which most of the loads in `vals` are unit-stride moved innermost (a
+    thread-mode kernel's lanes then read consecutive elements): knob `walk` = "loads". A depthwise conv over
+    an NCHW input storing channels-last (real KernelBench 86) has its channels innermost, so its lanes load a
+    plane apart; walked along the pixels, its loads coalesce and its stores stride instead. Unchanged where
+    no variable but `exclude` (a strip's) has a unit-stride load."""
+    loads = [v for v in ir.val_toposort(vals) if v.op == "load" and not isinstance(v.args[1], ir.Val)]
+    counts = {var: sum(_unit_stride(v.args[1], var) for v in loads) for var, _ in outer if var != exclude}
+    best = max(counts, key=lambda var: counts[var], default=None)
+    if best is None or not counts[best] or best == outer[-1][0]:
+        return outer
+    return [lp for lp in outer if lp[0] != best] + [lp for lp in outer if lp[0] == best]

@@ -124,6 +124,9 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             for t in (128, 256)]
     # fewer blocks, each thread looping over several outputs (codegen/cuda_thread_window.py knob `gridcap`)
     out += [{"mode": "thread", "threads": 128, "vec": 1, "gridcap": g} for g in (16, 64)]
+    # lanes along the loads' contiguous axis (cuda_walks.loads_walk: a window storing channels-last from NCHW)
+    d = cg.default_config(k, target)
+    out += [dict(d, walk="loads")] if d.get("mode") == "thread" and not d.get("cache") else []
     from ..kernel.interior import interior_form
     if interior_form(c) is not None:  # a padded window's taps unguarded where none can fail (knob `interior`)
         d = cg.default_config(k, target)
