@@ -49,6 +49,7 @@ def _render_pvec(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, P: 
             or nseg.value % (32 // G):
         raise UnsupportedKernel(f"pvec {P}: whole blocks of a forward scan, {P} dividing them, whole warps of blocks")
     S = 32 // G  # blocks a warp at a time
+    block = sm.var("scan_s_", 0, dict(loops)["scan_s_"].value - 1)
     I, e = r.IDX, r.emit
     terms = f.terms()
     nunit = nseg.value // S
@@ -67,7 +68,7 @@ def _render_pvec(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, P: 
             e(3, f"const {I} {rv} = lq_ * {P};")
         r.emitted_groups, r._ind = {}, 3
         # (a term reads the block, not the position in it: the block's first position stands for it)
-        start = {f.var: sm.var("scan_s_", 0, dict(loops)["scan_s_"].value - 1) * n}
+        start = {f.var: block * n}
         lanes = [r.lanes([ir.substitute(x, start, {})], rv, P) for rv, x, _ in terms]  # [term][position][0]
         env = r.vr.vals([v for tl in lanes for lane in tl for v in lane], 3)
         for k, tl in enumerate(lanes):
@@ -89,8 +90,7 @@ def _render_pvec(r, c, f, ct: list, n: int, warps: int, U: int, loops: list, P: 
             e(2, "}")
     # stores: position lq_ * P + i of the lane's block, packed into one vector where contiguous and aligned
     st = c.store
-    nblk = dict(loops)["scan_s_"].value
-    pos = [sm.var("scan_s_", 0, nblk - 1) * n + sm.var("lq_", 0, G - 1) * P + i for i in range(P)]
+    pos = [block * n + sm.var("lq_", 0, G - 1) * P + i for i in range(P)]
     index = [sm.substitute(st.index, {f.var: p}) for p in pos]
     buf = r.k.buffer(st.buffer)
     nbytes = buf.dtype.itemsize * P

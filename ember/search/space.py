@@ -124,13 +124,14 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
             for t in (128, 256)]
     # fewer blocks, each thread looping over several outputs (codegen/cuda_thread_window.py knob `gridcap`)
     out += [{"mode": "thread", "threads": 128, "vec": 1, "gridcap": g} for g in (16, 64)]
-    # lanes along the loads' contiguous axis (cuda_walks.loads_walk: a window storing channels-last from NCHW)
-    d = cg.default_config(k, target)
-    out += [dict(d, walk="loads")] if d.get("mode") == "thread" and not d.get("cache") else []
+    # the default thread window with its lanes along the loads' contiguous axis (cuda_walks.loads_walk: a window
+    # storing channels-last from NCHW) and, where padded, its taps unguarded where none can fail (knob `interior`)
     from ..kernel.interior import interior_form
-    if interior_form(c) is not None:  # a padded window's taps unguarded where none can fail (knob `interior`)
-        d = cg.default_config(k, target)
-        out += [dict(d, interior=True)] if d.get("mode") == "thread" else []
+    d = cg.default_config(k, target)
+    padded = interior_form(c) is not None
+    if d.get("mode") == "thread" and not d.get("cache"):
+        out += [dict(d, walk="loads")] + ([dict(d, interior=True)] if padded else [])
+    if padded:
         out += [{"mode": "thread", "threads": 128, "vec": 1, "interior": True, **({"strip": v} if v else {})}
                 for v in (0, 4) if not v or strip_plan(k, c, v)]
     for t, cache, cluster in (CLUSTER_ROWS_FULL if level == "full" else CLUSTER_ROWS):
