@@ -31,7 +31,11 @@ CASES = {
     "depthwise_d2": lambda: _depthwise((1, 4, 16, 11), padding=2, dilation=2),
     "avgpool": lambda: em.avg_pool2d(em.input("x", (2, 3, 16, 15)), 3, stride=1, padding=1),
     "maxpool_s2": lambda: em.max_pool2d(em.input("x", (2, 3, 16, 18)), 3, stride=2, padding=1),
+    # a batch 4 divides and rows 4 do not: knob `sfewest` strips the rows, a remainder of 2 (real KB 82's shape)
+    "depthwise_b8": lambda: _depthwise((8, 2, 22, 13)),
 }
+X_SHAPES = {"depthwise": (2, 5, 20, 13), "depthwise_s2": (1, 3, 24, 17), "depthwise_d2": (1, 4, 16, 11),
+            "avgpool": (2, 3, 16, 15), "maxpool_s2": (2, 3, 16, 18), "depthwise_b8": (8, 2, 22, 13)}
 
 
 def test_strip_runs_along_the_rows_of_a_depthwise_window():
@@ -41,6 +45,15 @@ def test_strip_runs_along_the_rows_of_a_depthwise_window():
     assert ext == 20 and var == c.outer[-2][0]  # the rows (H): W = 13 is not divisible, and rows share 2 of 3
     # 3 divides no extent: the rows again, their last strip the remainder's 2 outputs
     assert strip_plan(k, c, 3) == (c.outer[-2][0], 20)
+
+
+def test_sfewest_takes_the_rows_a_remainder_where_the_default_takes_the_batch():
+    (k,) = _windowed(CASES["depthwise_b8"]())
+    c = cg.canonical(k)
+    assert strip_plan(k, c, 4) == (c.outer[0][0], 8)  # the batch: 4 divide it, the weights shared
+    assert strip_plan(k, c, 4, fewest=True) == (c.outer[-2][0], 22)  # the rows share 2 of 3 taps' rows
+    from ember.search.space import cuda_space
+    assert {"mode": "thread", "threads": 128, "vec": 1, "strip": 4, "sfewest": True} in cuda_space(k, "fast", H100)
 
 
 def test_no_strip_where_outputs_share_no_loads():
@@ -55,10 +68,11 @@ def _prog(name, V, device):
     y = CASES[name]()
     lowered = pipeline.lower([y.node], None, pipeline.get_target(device))
     cfgs = []
+    fewest = name == "depthwise_b8"
     for k, _ in lowered.kernels:
         c = cg.canonical(k)
-        cfgs.append({"mode": "thread", "threads": 128, "vec": 1, "strip": V} if c.stages and strip_plan(k, c, V)
-                    else cg.default_config(k, pipeline.get_target(device)))
+        cfgs.append({"mode": "thread", "threads": 128, "vec": 1, "strip": V, **({"sfewest": True} if fewest else {})}
+                    if c.stages and strip_plan(k, c, V) else cg.default_config(k, pipeline.get_target(device)))
     if not any(c.get("strip") for c in cfgs):
         assert name.endswith("_s2") and V in (2, 3), name  # stride 2: two outputs share one row of three, under a quarter
         pytest.skip("two strided outputs share too little")
@@ -91,8 +105,7 @@ def test_the_search_offers_strips():
 def test_cuda_strip_equals_the_reference(name, V):
     y, prog = _prog(name, V, "cuda")
     prog.executor.poison = True
-    x_shape = {"depthwise": (2, 5, 20, 13), "depthwise_s2": (1, 3, 24, 17), "depthwise_d2": (1, 4, 16, 11),
-               "avgpool": (2, 3, 16, 15), "maxpool_s2": (2, 3, 16, 18)}[name]
+    x_shape = X_SHAPES[name]
     for seed in (0, 1):
         x = np.random.default_rng(seed).standard_normal(x_shape).astype(np.float32)
         np.testing.assert_allclose(np.asarray(prog(x=x)), np.asarray(em.reference([y], x=x)[0]), rtol=1e-5, atol=1e-5)

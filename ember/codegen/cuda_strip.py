@@ -61,13 +61,14 @@ def _distinct_loads(vals: list) -> int:
     return sum(1 for v in ir.val_toposort(vals) if v.op == "load")
 
 
-def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tuple | None:
+def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None, fewest: bool = False) -> tuple | None:
     """(outer variable, its extent) to strip V outputs along, or None where no outer loop of a static
     extent of at least 2V shares enough of its outputs' loads (STRIP_MIN_SAVING) or the window cannot
     be unrolled. `exclude`: a variable the strip may not take (cols mode's lanes). A loop V divides wins
     over one it does not (a last strip of the remainder) whatever they share: real KernelBench 82's 3x3
     depthwise conv over 510 rows ran its V = 4 strip along the batch (shared weights only) at 816 us
-    against the rows' V = 2 strip's 1268 (gpu-session45 e/); the rows' V = 4 with a remainder is untimed."""
+    against the rows' V = 2 strip's 1268 (gpu-session45 e/). `fewest` (knob `sfewest`, searched): the fewest loads
+    win, remainder or not — the rows' V = 4 took 82 to 671 us and 84 3173 -> 2662, but 85 706 -> 870 (gpu-session47 a/)."""
     taps = _taps(c)
     if taps is None or V < 2 or not c.stages[0].acc.dtype.is_float:
         return None
@@ -81,7 +82,7 @@ def strip_plan(k: ir.Kernel, c: Canon, V: int, exclude: str | None = None) -> tu
         if not e.is_const or e.value < 2 * V:
             continue
         n = _distinct_loads([v for lane in _summands(c, var, V, sm.var("_s", 0, e.value // V - 1), taps) for v in lane])
-        key = (STRIP_PREFER_DIVISIBLE and e.value % V > 0, n)
+        key = (STRIP_PREFER_DIVISIBLE and not fewest and e.value % V > 0, n)
         if n <= (1 - STRIP_MIN_SAVING) * V * one and (best is None or key < best[0]):
             best = (key, var, e.value)
     return None if best is None else (best[1], best[2])
@@ -91,7 +92,7 @@ def render_strip(w, c: Canon, T: int, V: int):
     """Thread mode with V outputs a thread along strip_plan's loop (see the module doc). Returns the grid.
     An extent V does not divide leaves a last strip of its remainder, rendered as its own unrolled block
     (real KernelBench 44's 65537 outputs a row)."""
-    plan = strip_plan(w.k, c, V)
+    plan = strip_plan(w.k, c, V, fewest=bool(w.cfg.get("sfewest")))
     if plan is None:
         raise UnsupportedKernel(f"strip {V}: no outer loop whose {V} neighbouring outputs share a quarter of their loads")
     var, ext = plan
