@@ -25,3 +25,10 @@ for p in json.load(open('$OUT/scans-pvec$p.json'))['problems']: print('pvec$p', 
 2)
   timeout 570 python3 bench/contraction_search.py --time-limit 18 --out "$OUT/contraction-search.json" 2>&1 | grep -v -i warn | tail -22 ;;
 esac
+# 3: bf16 / f16 MN-major rows as two runs copied by TMA (EMBER_WGMMA_MN_RUNS16; the ResNet 1x1 conv over NCHW
+#    ran in `mma` with its pixels gathered: 75 us against cuDNN's 22, e/): its CUDA tests, the wgmma suite's, and
+#    the contraction search's 1x1 row with the library beside it.
+if [ "${PART:-1}" = 3 ]; then
+  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_wgmma_mn_runs16.py tests/test_wgmma.py -m cuda 2>&1 | tail -3
+  timeout 200 python3 bench/contraction_search.py --time-limit 18 --only conv1x1 --out "$OUT/mnruns16.json" 2>&1 | grep -v -i warn | tail -3
+fi

@@ -27,6 +27,7 @@ buffers' device pointers at launch time (the pointers are only known then).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .. import dtypes as dt
@@ -34,6 +35,8 @@ from .. import symbolic as sm
 from ..kernel import ir, layout_gemm
 from ..kernel.structure import Contraction
 
+# bf16 / f16 MN-major rows as two runs, copied by TMA (EMBER_WGMMA_MN_RUNS16=0: gathered, as before; A/B runs)
+MN_RUNS_16 = os.environ.get("EMBER_WGMMA_MN_RUNS16", "1") == "1"
 SWIZZLE_BYTES = 128  # one swizzled shared-memory row: 64 bf16/f16 or 32 f32 of k (K-major)
 TMA_KINDS = {dt.bfloat16: "bf16", dt.float16: "f16", dt.float32: "tf32"}
 
@@ -134,9 +137,11 @@ def tma_operand(g: Contraction, val: ir.Val, rows: list, mn_runs: bool = False) 
         r, ro = _two_runs(rows, strides, 1, symbolic_outer=True)
         if r is not None and r[0] % 64 and 64 % r[0]:  # (no 64-row tile is whole runs or inside one)
             r = None
-    elif r is None and k is not None and (layout_gemm.TF32_STAGE or mn_runs) and ld.dtype == dt.float32:  # MN-major rows as two
+    elif r is None and k is not None and (((layout_gemm.TF32_STAGE or mn_runs) and ld.dtype == dt.float32)
+                                          or (MN_RUNS_16 and ld.dtype != dt.float32)):  # MN-major rows as two
         # runs (a 1x1 conv over NCHW: n outside, h w inside), each 128-byte chunk of rows inside one (TF32's staging
-        # ring; 16-bit types untested so far). Untimed: with EMBER_WGMMA_TF32_STAGE=1
+        # ring, the RS form; bf16 / f16 straight into wgmma's transposed operand: the contraction suite's ResNet 1x1
+        # conv over NCHW had its pixels gathered a scalar at a time, 75 us against cuDNN's 22, gpu-session47 e/)
         r, ro = _two_runs(rows, strides, SWIZZLE_BYTES // es)
         if r is not None and r[1] != 1:
             r = None

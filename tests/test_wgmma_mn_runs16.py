@@ -1,0 +1,97 @@
+"""bf16 / f16 operands whose rows are two MN-major runs — an NCHW 1x1 conv's input: the pixels of an image
+contiguous, the images apart — copied by TMA a 128-byte chunk of rows at a time (each chunk inside one run)
+into wgmma's transposed operand (codegen/cuda_tma.py, EMBER_WGMMA_MN_RUNS16), where they were gathered a
+scalar at a time (the contraction suite's ResNet 1x1 conv: 75 us against cuDNN's 22, gpu-session47 e/).
+Planned, rendered and compiled for sm_90a here; against the reference on the GPU (marked cuda)."""
+import numpy as np
+import pytest
+
+import ember as em
+from ember import pipeline
+from ember.codegen import cuda as cg
+from ember.codegen import cuda_tma
+from ember.codegen.cuda_tma import TmaOperand
+
+CFGS = [{"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4},
+        {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "persistent": True}]
+
+
+def _pointwise(dtype, n=3, c=40, o=72, h=16, w=20, weights_input=False, seed=0):
+    """out[n, o, p] = sum_c W[o, c] x[n, c, p] over NCHW, the pixels innermost (h * w of them a run)."""
+    rng = np.random.default_rng(seed)
+    x = em.input("x", (n, c, h, w), dtype)
+    wt = em.input("w", (o, c, 1, 1), dtype) if weights_input else \
+        em.tensor((rng.standard_normal((o, c, 1, 1)) / 8).astype(np.float32)).cast(dtype)
+    return em.conv2d(x, wt)
+
+
+def _contraction(lowered):
+    ks = [k for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None]
+    assert len(ks) == 1
+    return ks[0]
+
+
+def _build(y, cfg, device):
+    t = pipeline.get_target(device)
+    lowered = pipeline.lower([y.node], None, t)
+    k = _contraction(lowered)
+    cfgs = [cfg if kk is k and cfg is not None else cg.default_config(kk, t) for kk, _ in lowered.kernels]
+    return k, cfgs, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_the_pixels_are_copied_as_two_runs(dtype, monkeypatch):
+    lowered = pipeline.lower([_pointwise(dtype, weights_input=True).node], None, pipeline.get_target("h100"))
+    c = cg.canonical(_contraction(lowered))
+    plan = cg.wgmma_applicable(c, gather=False)
+    assert not isinstance(plan, str), plan
+    x = [p for p in plan[1:] if isinstance(p, TmaOperand) and not p.kmajor]
+    assert len(x) == 1 and x[0].r_inner == 16 * 20 and x[0].dims == [320, 40, 3]
+    # the ResNet shape's default takes it (a small one may keep the mma mode)
+    big = pipeline.lower([_pointwise(dtype, n=2, c=256, o=64, h=56, w=56, weights_input=True).node], None,
+                         pipeline.get_target("h100"))
+    assert cg.default_config(_contraction(big), pipeline.get_target("h100"))["mode"] == "wgmma"
+    monkeypatch.setattr(cuda_tma, "MN_RUNS_16", False)
+    assert isinstance(cg.wgmma_applicable(c, gather=False), str)  # (gathered before)
+
+
+def test_runs_a_chunk_does_not_divide_stay_gathered():
+    y = _pointwise("bfloat16", h=7, w=9)  # 63 pixels a run: a 64-row chunk would straddle two images
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
+    assert isinstance(cg.wgmma_applicable(cg.canonical(_contraction(lowered)), gather=False), str)
+
+
+def _cases():
+    for dtype in ("bfloat16", "float16"):
+        for i, cfg in enumerate(CFGS):
+            yield dtype, i, cfg
+
+
+def test_renders_and_compiles():
+    pytest.importorskip("cuda.core")
+    from tests.nvrtc_batch import compile_programs
+    progs = []
+    for dtype, i, cfg in _cases():
+        k, cfgs, prog = _build(_pointwise(dtype, weights_input=bool(i % 2)), cfg, "h100")
+        assert "em_tma3" in prog.source, (dtype, i)
+        progs.append((prog.source, (dtype, i)))
+    failures = compile_programs(progs)
+    assert not failures, "\n".join(failures[:3])
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype,i,cfg", list(_cases()))
+def test_cuda_equals_the_reference(dtype, i, cfg):
+    y = _pointwise(dtype, n=3, c=72, o=136, h=8, w=24, weights_input=bool(i % 2))
+    _, _, prog = _build(y, cfg, "cuda")
+    prog.executor.poison = True
+    npdt = em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float16
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        ins = {"x": rng.standard_normal((3, 72, 8, 24)).astype(npdt)}
+        if i % 2:
+            ins["w"] = (rng.standard_normal((136, 72, 1, 1)) / 8).astype(npdt)
+        ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
+        out = np.asarray(prog(**ins)).astype(np.float32)
+        np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
