@@ -32,3 +32,7 @@ if [ "${PART:-1}" = 3 ]; then
   python3 -m pytest -q -p no:warnings -o addopts="" tests/test_wgmma_mn_runs16.py tests/test_wgmma.py -m cuda 2>&1 | tail -3
   timeout 200 python3 bench/contraction_search.py --time-limit 18 --only conv1x1 --out "$OUT/mnruns16.json" 2>&1 | grep -v -i warn | tail -3
 fi
+# 4: short-K wgmma rings (bench/short_k_ab.py: 1x1 convs and a K = 256 GEMM under stage / pingpong / persistent overlays)
+if [ "${PART:-1}" = 4 ]; then
+  timeout 280 python3 bench/short_k_ab.py --out "$OUT/short-k.json" 2>&1 | grep -v -i warn | tail -30
+fi

@@ -1,0 +1,61 @@
+"""A/B of wgmma configs on short-K contractions (a few k slices a tile: the ring's depth decides whether the
+producer runs into the next tile): each config's program timed as a graph replay in one process, against
+the library. python bench/short_k_ab.py --out F.json"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+
+from contractions import build, graph_timed, program  # noqa: E402
+
+CASES = [("resnet50 b32 conv1x1 256->64 56x56", (32, 256, 56, 56, 64, 1, 1, 0), "conv"),
+         ("resnet50 b32 conv1x1 64->256 56x56", (32, 64, 56, 56, 256, 1, 1, 0), "conv"),
+         ("resnet50 b32 conv1x1 512->128 28x28", (32, 512, 28, 28, 128, 1, 1, 0), "conv"),
+         ("gemm 8192x4096x256 nt", (8192, 4096, 256), "nt")]
+CFGS = [None, {"stages": 8}, {"stages": 8, "pingpong": True}, {"stages": 8, "persistent": True},
+        {"stages": 6}, {"BN": 128, "stages": 6}]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    import torch
+    from ember import pipeline
+    from ember.codegen import cuda as cg
+    rows = []
+    for name, shape, layout in CASES:
+        y, ins, fn, flops = build(shape, layout, "bfloat16")
+        lib = graph_timed(fn)
+        t = pipeline.get_target("cuda")
+        d = [cg.default_config(k, t) for k, _ in pipeline.lower([y.node], None, t).kernels]
+        base = next(c for c in d if c.get("mode") in ("wgmma", "mma"))
+        for over in CFGS:
+            cfg = None if over is None else dict(base, **over)
+            try:
+                built = program(y, cfg)
+                if built is None:
+                    continue
+                prog, _ = built
+                us = min(prog.benchmark(reps=7, **ins) for _ in range(2))
+                out = prog(**ins)
+                out = out.float().cpu().numpy() if hasattr(out, "cpu") else np.asarray(out).astype(np.float32)
+                err = float(np.abs(out - fn().float().cpu().numpy()).max())
+                rows.append({"case": name, "cfg": cfg or base, "us": us, "library_us": lib, "max_err": err})
+                print(f"{name:38s} {json.dumps(over):48s} {us:8.1f} us  library {lib:7.1f}  err {err:.3g}", flush=True)
+            except Exception as e:  # noqa: BLE001 - per config
+                print(f"{name:38s} {json.dumps(over):48s} FAILED {type(e).__name__}: {str(e)[:120]}", flush=True)
+    if args.out:
+        json.dump({"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "torch": torch.__version__, "rows": rows}, open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
