@@ -36,3 +36,10 @@ fi
 if [ "${PART:-1}" = 4 ]; then
   timeout 280 python3 bench/short_k_ab.py --out "$OUT/short-k.json" 2>&1 | grep -v -i warn | tail -30
 fi
+# 5: the same cases persistent (the ring runs into the next tile while the consumers store this one's outputs)
+if [ "${PART:-1}" = 5 ]; then
+  SHORT_K_CFGS='[null, {"persistent": true}, {"persistent": true, "stages": 4}, {"persistent": true, "BN": 128, "stages": 6},
+    {"persistent": true, "BM": 64, "BN": 128, "stages": 8}, {"persistent": true, "BM": 64, "BN": 256, "stages": 4},
+    {"persistent": true, "BM": 64, "BN": 64, "stages": 8}]' \
+    timeout 250 python3 bench/short_k_ab.py --out "$OUT/short-k-persistent.json" 2>&1 | grep -v -i warn | tail -30
+fi

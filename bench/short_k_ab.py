@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -21,6 +22,8 @@ CASES = [("resnet50 b32 conv1x1 256->64 56x56", (32, 256, 56, 56, 64, 1, 1, 0), 
          ("gemm 8192x4096x256 nt", (8192, 4096, 256), "nt")]
 CFGS = [None, {"stages": 8}, {"stages": 8, "pingpong": True}, {"stages": 8, "persistent": True},
         {"stages": 6}, {"BN": 128, "stages": 6}]
+if os.environ.get("SHORT_K_CFGS"):  # (a JSON list of overlays, null for the default)
+    CFGS = json.loads(os.environ["SHORT_K_CFGS"])
 
 
 def main():
