@@ -43,3 +43,8 @@ if [ "${PART:-1}" = 5 ]; then
     {"persistent": true, "BM": 64, "BN": 64, "stages": 8}]' \
     timeout 250 python3 bench/short_k_ab.py --out "$OUT/short-k-persistent.json" 2>&1 | grep -v -i warn | tail -30
 fi
+# 6: the short-K persistent default (codegen/cuda_wgmma_default.py short_k_persistent): CUDA tests, the defaults timed
+if [ "${PART:-1}" = 6 ]; then
+  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_wgmma_short_k.py tests/test_wgmma_mn_runs16.py -m cuda 2>&1 | tail -2
+  SHORT_K_CFGS='[null]' timeout 150 python3 bench/short_k_ab.py --out "$OUT/short-k-default.json" 2>&1 | grep -v -i warn | tail -6
+fi

@@ -11,8 +11,9 @@ from ..kernel.structure import Canon, _size
 from .cuda_tma import TmaOperand
 from .cuda_wgmma import (_copies, _smem_bytes, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable,
                          wgmma_contraction)
+from .cuda_wgmma_epilogue import epilogue_loads
 from .cuda_wgmma_feed import GatherOperand, wgmma_plan
-from .cuda_wgmma_im2col import im2col_operand
+from .cuda_wgmma_im2col import Im2colOperand, im2col_operand
 from .cuda_wgmma_rs import rs_applies
 from .cuda_wgmma_staged import staged_bytes
 
@@ -56,6 +57,28 @@ HEAVY_EPILOGUE_TRANSCENDENTALS = 6
 def transcendental_ops(c: Canon) -> int:
     """The multi-function-unit operations (exp2, log2, recip, sqrt, sin) per output of a contraction's epilogue."""
     return sum(1 for v in ir.val_toposort([c.store.value]) if v.op in ("exp2", "log2", "recip", "sqrt", "sin"))
+
+
+# A k loop of at most this many slices a tile, over more tiles than SMs, runs persistent by default
+# (EMBER_WGMMA_SHORT_K_PERSISTENT=0: off). H200, bench/short_k_ab.py (gpu-session47-2026-11-29/g/, h/): bf16
+# 1x1 convs over NCHW 256 -> 64 37.9 -> 27.2 us, 64 -> 256 78.9 -> 55.0; x @ W.T 8192 x 4096 x 256 85.4 -> 78.0:
+# each block's ring runs into its next tile while its consumers store this one's outputs (the store, not the
+# four k slices, is most of a tile's time). Only where the epilogue loads nothing: knob `swide`'s staged walk
+# (the default wherever it loads) needs the ring free after the k loop, not persistent.
+SHORT_K_SLICES = 4
+SHORT_K_PERSISTENT = os.environ.get("EMBER_WGMMA_SHORT_K_PERSISTENT", "1") == "1"
+
+
+def short_k_persistent(c: Canon, plan, x3: bool, rs: bool, tiles: int, sms: int, cfg: dict) -> bool:
+    """Whether the default tile runs persistent for its short k loop (SHORT_K_SLICES): both operands copied
+    by TMA (not gathered, not an im2col walk), 16-bit, more tiles than SMs, an epilogue that loads nothing."""
+    if not SHORT_K_PERSISTENT or isinstance(plan, str) or x3 or rs or cfg.get("persistent") or tiles <= sms:
+        return False
+    kind, pa, pb = plan
+    if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
+        return False
+    g = wgmma_contraction(c, cfg.get("swap", False))
+    return -(-_size(g.k).value // slice_elems(kind)) <= SHORT_K_SLICES and not epilogue_loads(c)
 
 
 def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
@@ -105,6 +128,8 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
             cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
     mt, nt = -(-M // BM), -(-N // BN)
+    if short_k_persistent(c, plan, x3, rs, mt * nt * B, sms, cfg):
+        cfg["persistent"] = True
     # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
     # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
     # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)
