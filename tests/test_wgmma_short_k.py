@@ -49,3 +49,67 @@ def test_cuda_short_k_default_equals_the_reference():
         ref = np.asarray(em.reference([y], x=x, w=w)[0]).astype(np.float32)
         out = np.asarray(prog(x=x, w=w)).astype(np.float32)
         np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
+
+
+# knob `sown`: the staged epilogue in a buffer of its own after the ring, so a persistent tile stages its outputs
+# (codegen/cuda_wgmma_epilogue.py): searched, untimed
+SOWN = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "group": 8},
+        {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 8, "persistent": True, "sown": True, "group": 8},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "swide": True},
+        {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 6, "sown": True}]
+SOWN_GRAPHS = {
+    "gemm": lambda: _gemm(M=1100, N=520, K=200),
+    "gemm_bias_relu": lambda: em.relu(_gemm(M=1100, N=520, K=200, bias=True)),
+    "conv1x1_nchw_f16": lambda: em.conv2d(em.input("x", (3, 72, 8, 24), "float16"), em.input("w", (136, 72, 1, 1), "float16")),
+}
+
+
+def _sown_program(name, cfg, device):
+    y = SOWN_GRAPHS[name]()
+    t = pipeline.get_target(device)
+    lowered = pipeline.lower([y.node], None, t)
+    cfgs = [cfg if cg.contraction_of(cg.canonical(k)) is not None else cg.default_config(k, t) for k, _ in lowered.kernels]
+    return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
+
+
+def test_the_search_offers_sown_and_it_refuses_ping_pong():
+    from ember.search.space import cuda_space
+    (k, _), = pipeline.lower([_gemm().node], None, H100).kernels
+    assert any(c.get("sown") and c.get("persistent") for c in cuda_space(k, "fast", H100))
+    with pytest.raises(cg.UnsupportedKernel):
+        cg.render_kernel(k, {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4, "pingpong": True, "sown": True}, H100)
+
+
+def test_sown_renders_and_compiles():
+    pytest.importorskip("cuda.core")
+    from tests.nvrtc_batch import compile_programs
+    progs = []
+    for name in SOWN_GRAPHS:
+        for i, cfg in enumerate(SOWN):
+            _, prog = _sown_program(name, cfg, "h100")
+            ring = cfg["stages"] * (cfg["BM"] + cfg["BN"]) * 128  # (the buffer starts past the ring)
+            assert f"+ {ring}) + cw_" in prog.source, (name, i)
+            progs.append((prog.source, (name, i)))
+    failures = compile_programs(progs)
+    assert not failures, "\n".join(failures[:3])
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", list(SOWN_GRAPHS))
+@pytest.mark.parametrize("i", range(len(SOWN)))
+def test_cuda_sown_equals_the_reference(name, i):
+    y, prog = _sown_program(name, SOWN[i], "cuda")
+    prog.executor.poison = True
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        if name == "conv1x1_nchw_f16":
+            ins = {"x": rng.standard_normal((3, 72, 8, 24)).astype(np.float16),
+                   "w": (rng.standard_normal((136, 72, 1, 1)) / 8).astype(np.float16)}
+        else:
+            ins = {"x": rng.standard_normal((1100, 200)).astype(em.dtypes.bfloat16.np),
+                   "w": (rng.standard_normal((520, 200)) / 8).astype(em.dtypes.bfloat16.np)}
+            if name == "gemm_bias_relu":
+                ins["b"] = rng.standard_normal(520).astype(em.dtypes.bfloat16.np)
+        ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
+        out = np.asarray(prog(**ins)).astype(np.float32)
+        np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))

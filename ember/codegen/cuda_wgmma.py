@@ -33,7 +33,8 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_epilogue import emit_register_epilogue, emit_staged_epilogue, pairable, staged_epilogue, unpaired_columns, wide_lanes
+from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, own_epilogue_bytes, pairable, staged_epilogue,
+                                  unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_rs import RS_HELPER, RS_MAX_REGISTERS, RS_REGS, emit_rs_offsets, emit_rs_slice, rs_applies, rs_kmajor, rs_registers, wgmma_rs_fn
@@ -333,8 +334,16 @@ def render_wgmma(w, c: Canon):
     # tile's accumulators (64 per thread) fit beside the addressing
     if occupancy not in (1, 2) or (occupancy == 2 and (NC == 2 or BN > 128)):
         raise UnsupportedKernel(f"wgmma occupancy {occupancy} with a {BM}x{BN} tile (two blocks per SM take 64 x 64..128)")
-    if smem > smem_max:
-        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages needs {smem} bytes of shared memory (max {smem_max})")
+    # knob `sown`: the staged epilogue in a buffer of its own after the ring (codegen/cuda_wgmma_epilogue.py), so a
+    # persistent block's producer fills the ring with its next tile while the consumers walk this one's outputs
+    sown = bool(cfg.get("sown", False))
+    if sown and (x3 or tsplit or rs or ring_staged or pingpong):  # (ping-pong's consumers are both cw_ 0)
+        raise UnsupportedKernel(f"wgmma knob sown with {kind}{' rs' if rs else ''}{' staged' if ring_staged else ''}")
+    if sown:  # (1 KB short of the limit: the static barriers count against it too, and the ring would fill the rest)
+        smem += own_epilogue_bytes(NC, BN)
+    if smem > smem_max - (1024 if sown else 0):
+        raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages{' + its epilogue buffer' if sown else ''} needs {smem} "
+                                f"bytes of shared memory (max {smem_max})")
     BK = slice_elems(kind)
     _, _, kstep = INSTR[kind]
     A_BYTES, B_BYTES = BM * SWIZZLE_BYTES, BN * SWIZZLE_BYTES
@@ -497,7 +506,7 @@ def render_wgmma(w, c: Canon):
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
     wide = wide_lanes(w, c, g, cfg)  # (the 16-byte walk stages the tile unless `sepi` says no)
     if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
-        emit_staged_epilogue(w, c, g, BM, BN, pair, wide)
+        emit_staged_epilogue(w, c, g, BM, BN, pair, wide, own=stages * slot_bytes if sown else None)
     else:
         emit_register_epilogue(w, c, g, BM, BN, pair)
     if pingpong:  # the other consumer's tile's slices come next in the ring

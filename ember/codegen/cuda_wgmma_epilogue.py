@@ -37,11 +37,19 @@ def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int, unpaired: bool
     k loop (not persistent: no next tile's slices land there) and holds every consumer's tile; each
     block stages in its own ring, so two blocks per SM (`occupancy` 2) may too (since the thirty-ninth
     session; untimed there). Off by default, but on where the register path would write half sectors
-    (`unpaired`, unpaired_columns) or knob `swide` walks 16 bytes a lane."""
+    (`unpaired`, unpaired_columns) or knob `swide` walks 16 bytes a lane. Knob `sown`: in a buffer of its
+    own after the ring (own_epilogue_bytes), persistent or not, and staged whatever `sepi` says."""
+    if cfg.get("sown"):
+        return True
     fits = (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
     free = not cfg.get("persistent", False)
     default = unpaired or os.environ.get("EMBER_WGMMA_SEPI", "0") == "1"  # (=1: staged by default, for A/Bs)
     return fits and free and bool(cfg.get("sepi", default))
+
+
+def own_epilogue_bytes(consumers: int, BN: int) -> int:
+    """Knob `sown`'s buffer: each consumer warpgroup's 64 staged rows of BN + PAD floats."""
+    return consumers * 64 * (BN + PAD) * 4
 
 
 def unpaired_columns(c: Canon, g, pair: bool) -> bool:
@@ -56,15 +64,20 @@ def unpaired_columns(c: Canon, g, pair: bool) -> bool:
     return not pair and step is sm.ONE
 
 
-def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0) -> None:
+def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0, own: int | None = None) -> None:
     """Fragments to shared memory (after every consumer's last wgmma: the ring is then free), then
     rows walked with consecutive lanes on consecutive column pairs (two stores each where they do not
-    pair), or, `wide` (wide_lanes), on consecutive runs of that many columns: one 16-byte store each."""
+    pair), or, `wide` (wide_lanes), on consecutive runs of that many columns: one 16-byte store each.
+    own: knob `sown`, the buffer that many bytes past the ring's start — each warpgroup's rows its own, so
+    only the warpgroup waits (its previous tile's walk done) before writing them."""
     I, P = w.IDX, BN + PAD
     NC = BM // 64
-    w.emit(2, f'asm volatile("bar.sync 2, {128 * NC};" ::: "memory");')  # (every consumer is past its k loop)
+    if own is None:
+        w.emit(2, f'asm volatile("bar.sync 2, {128 * NC};" ::: "memory");')  # (every consumer is past its k loop)
+    else:  # (this warpgroup's walk of its previous tile is done before its rows are overwritten)
+        w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')
     w.emit(2, f"float* const se_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared("
-              f"em_dyn_smem))) + cw_ * {64 * P};")
+              f"em_dyn_smem)){f' + {own}' if own else ''}) + cw_ * {64 * P};")
     w.emit(2, "{")
     w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
     w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")

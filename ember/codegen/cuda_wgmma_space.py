@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..kernel.structure import Canon, _size, contraction_of
 from .cuda_wgmma import _copies, _smem_bytes, _smem_limit, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable
 from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, rs_x3_plans
-from .cuda_wgmma_epilogue import epilogue_loads, swide_default
+from .cuda_wgmma_epilogue import epilogue_loads, own_epilogue_bytes, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
 from .cuda_wgmma_rs import RS_MAX_REGISTERS, rs_applies, rs_registers
@@ -72,6 +72,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += [dict(out[0], lag=lg) for lg in range(st - 2) if lg != max(0, st - 2)]
             out += [dict(out[0], overlap=False, lag=st - 1)]
         out += [dict(out[0], group=8, persistent=True)]
+        if cp == 1 and not _ring_staged(plan):  # persistent with the staged epilogue in its own buffer (knob `sown`)
+            out += own_epilogue_tiles(plan, smem_max, epilogue_loads(c))
         if cp == 1:  # two consumers on alternate 64-row tiles (ping-pong: one's epilogue under the other's products)
             for BN in sorted({out[0]["BN"], 128}):
                 if _fit(plan, 64, BN, 2, smem_max):
@@ -86,6 +88,19 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out + narrow_tiles(c, smem_max) + rs_tiles(c, smem_max) + rs_x3_tiles(c, smem_max)
+
+
+def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
+    """Persistent tiles whose staged epilogue has a buffer of its own (knob `sown`): the ring fills with the next
+    tile while the consumers walk this one's rows — for short k loops, whose tiles are mostly their store
+    (bench/results/gpu-session47-2026-11-29/ README). As many stages as fit beside the buffer; 16 bytes a lane too."""
+    out = []
+    for BM, BN in ((128, 128), (64, 128), (64, 64)):
+        extra = own_epilogue_bytes(BM // 64, BN) + 1024  # (the render keeps 1 KB free with `sown`)
+        fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, smem_max - extra)]
+        if fits:
+            out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "persistent": True, "sown": True, "group": 8})
+    return out + ([dict(out[0], swide=True)] if out and not loads else [])
 
 
 def rs_tiles(c: Canon, smem_max: int) -> list:
