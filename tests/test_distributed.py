@@ -21,8 +21,10 @@ def test_two_ranks(case):
     assert launch(CASES + [case], 2, timeout_s=300) == 0
 
 
-@pytest.mark.parametrize("arch,sharding", [("llama", "manual"), ("llama", "propagate"), ("qwen2", "propagate"),
-                                           ("qwen3", "propagate")])
+# (llama's manual plan and qwen2 run with -m slow: each ~28 s of CI's 2 cores, and qwen3 / llama's propagation
+# cover the same path; tensor parallelism is the last issue, its GPUs withheld)
+@pytest.mark.parametrize("arch,sharding", [pytest.param("llama", "manual", marks=pytest.mark.slow), ("llama", "propagate"),
+                                           pytest.param("qwen2", "propagate", marks=pytest.mark.slow), ("qwen3", "propagate")])
 def test_llm_on_two_ranks(arch, sharding, tmp_path):
     pytest.importorskip("transformers")
     assert launch(CASES + ["llm", arch, sharding, str(tmp_path / "ckpt")], 2, timeout_s=300) == 0

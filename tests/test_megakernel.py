@@ -295,14 +295,19 @@ def _nvrtc():
     return compile_cuda
 
 
+def _measured_off(options: dict):
+    """Options measured and left off (docs/megakernel.md): compiled with -m slow only (each ~6 s of CI's 2 cores)."""
+    return pytest.param(options, marks=pytest.mark.slow)
+
+
 @pytest.mark.parametrize("options", [{}, {"jitter": 5, "seed": 2}, {"trace": True}, {"threads": 256}, {"unroll": False},
                                      {"fuse": True}, {"free_running": False}, {"stream": 0}, {"decode_splits": 32},
-                                     {"fence": True}, {"cyclic": True},
-                                     {"stream_blocks": 2}, {"spin": 100000, "sleep_ns": 0},
-                                     {"decode_stages": 3}, {"sticky": False}, {"evict": False, "stream": 65536},
-                                     {"compact": False}, {"replicate": True}, {"idle": 65536, "idle_ns": 100},
-                                     {"preload": 32768}, {"preload": 16384, "replicate": True},
-                                     {"relaxed_poll": True}, {"inline_writes": True}])
+                                     _measured_off({"fence": True}), _measured_off({"cyclic": True}),
+                                     _measured_off({"stream_blocks": 2}), _measured_off({"spin": 100000, "sleep_ns": 0}),
+                                     _measured_off({"decode_stages": 3}), {"sticky": False}, {"evict": False, "stream": 65536},
+                                     {"compact": False}, {"replicate": True}, _measured_off({"idle": 65536, "idle_ns": 100}),
+                                     _measured_off({"preload": 32768}), {"preload": 16384, "replicate": True},
+                                     _measured_off({"relaxed_poll": True}), {"inline_writes": True}])
 def test_llm_decode_megakernel_compiles(tmp_path, options):
     import ember.llm as L
     compile_cuda = _nvrtc()

@@ -84,7 +84,7 @@ def test_default_kept_message_prints_the_times_it_compared(cache_dir, monkeypatc
     default. It now prints both confirmed times and the reason the default stayed."""
     from ember.search import driver
     monkeypatch.setattr(driver, "_confirm", lambda prog, default, arrays, env: (t_best, t_default))
-    fn = em.compile(graph(), device="cpu", search="fast", time_limit=10, progress=False)
+    fn = em.compile(graph(), device="cpu", search="fast", time_limit=3, progress=False)
     msg = fn.meta["search"]
     assert f"default kept (best candidate {t_best:.1f} us vs default {t_default:.1f} us" in msg, msg
     assert f"{why})" in msg, msg
@@ -98,11 +98,11 @@ def test_default_lowering_stays_unless_the_winner_is_clearly_faster(cache_dir, m
     from ember.search import driver
     monkeypatch.setattr(driver, "_confirm", lambda prog, default, arrays, env: times)
     y = graph()
-    fn = em.compile(y, device="cpu", search="fast", time_limit=10, progress=False)
+    fn = em.compile(y, device="cpu", search="fast", time_limit=3, progress=False)
     assert ("default kept" in fn.meta["search"]) == kept, fn.meta["search"]
     xv = np.random.default_rng(3).standard_normal((6, 300)).astype(np.float32)
     assert_close(fn(x=xv), em.reference(y, x=xv))
-    again = em.compile(y, device="cpu", search="fast", time_limit=10, progress=False)
+    again = em.compile(y, device="cpu", search="fast", time_limit=3, progress=False)
     assert "from cache" in again.meta["search"]
     assert_close(again(x=xv), em.reference(y, x=xv))
 
