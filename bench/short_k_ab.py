@@ -29,12 +29,19 @@ if os.environ.get("SHORT_K_CFGS"):  # (a JSON list of overlays, null for the def
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
+    ap.add_argument("--suite", default=None, help="comma-separated substrings of bench/contractions.py case names to run "
+                    "instead of CASES (the mid-size BERT / Llama GEMMs: 'prefill,bert')")
     args = ap.parse_args()
+    cases = CASES
+    if args.suite:
+        from contractions import cases as suite
+        cases = [(n, shape, layout) for n, shape, layout, dtype in suite(False)
+                 if dtype == "bfloat16" and not n.startswith("gemv") and any(w in n for w in args.suite.split(","))]
     import torch
     from ember import pipeline
     from ember.codegen import cuda as cg
     rows = []
-    for name, shape, layout in CASES:
+    for name, shape, layout in cases:
         y, ins, fn, flops = build(shape, layout, "bfloat16")
         lib = graph_timed(fn)
         t = pipeline.get_target("cuda")
