@@ -11,6 +11,7 @@ from ember import pipeline
 from ember.codegen import cuda as cg
 from ember.codegen import cuda_tma
 from ember.codegen.cuda_tma import TmaOperand
+from tests.test_wgmma_rs import _build, _contraction  # (one contraction's config, the rest default)
 
 CFGS = [{"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 4},
@@ -24,20 +25,6 @@ def _pointwise(dtype, n=3, c=40, o=72, h=16, w=20, weights_input=False, seed=0):
     wt = em.input("w", (o, c, 1, 1), dtype) if weights_input else \
         em.tensor((rng.standard_normal((o, c, 1, 1)) / 8).astype(np.float32)).cast(dtype)
     return em.conv2d(x, wt)
-
-
-def _contraction(lowered):
-    ks = [k for k, _ in lowered.kernels if cg.contraction_of(cg.canonical(k)) is not None]
-    assert len(ks) == 1
-    return ks[0]
-
-
-def _build(y, cfg, device):
-    t = pipeline.get_target(device)
-    lowered = pipeline.lower([y.node], None, t)
-    k = _contraction(lowered)
-    cfgs = [cfg if kk is k and cfg is not None else cg.default_config(kk, t) for kk, _ in lowered.kernels]
-    return k, cfgs, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -73,7 +60,7 @@ def test_renders_and_compiles():
     from tests.nvrtc_batch import compile_programs
     progs = []
     for dtype, i, cfg in _cases():
-        k, cfgs, prog = _build(_pointwise(dtype, weights_input=bool(i % 2)), cfg, "h100")
+        _, prog = _build(_pointwise(dtype, weights_input=bool(i % 2)), cfg, "h100")
         assert "em_tma3" in prog.source, (dtype, i)
         progs.append((prog.source, (dtype, i)))
     failures = compile_programs(progs)
@@ -84,7 +71,7 @@ def test_renders_and_compiles():
 @pytest.mark.parametrize("dtype,i,cfg", list(_cases()))
 def test_cuda_equals_the_reference(dtype, i, cfg):
     y = _pointwise(dtype, n=3, c=72, o=136, h=8, w=24, weights_input=bool(i % 2))
-    _, _, prog = _build(y, cfg, "cuda")
+    _, prog = _build(y, cfg, "cuda")
     prog.executor.poison = True
     npdt = em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float16
     for seed in (0, 1):
