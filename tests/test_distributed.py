@@ -16,14 +16,16 @@ torch = pytest.importorskip("torch")
 CASES = [sys.executable, "tests/distributed_cases.py"]
 
 
-@pytest.mark.parametrize("case", ["collectives", "gradients", "train", "sharding", "fuzz_sharding"])
+@pytest.mark.parametrize("case", ["collectives", "gradients", "train", "sharding",
+                                  pytest.param("fuzz_sharding", marks=pytest.mark.slow)])  # (20 s of CI: -m slow)
 def test_two_ranks(case):
     assert launch(CASES + [case], 2, timeout_s=300) == 0
 
 
 # (llama's manual plan and qwen2 run with -m slow: each ~28 s of CI's 2 cores, and qwen3 / llama's propagation
 # cover the same path; tensor parallelism is the last issue, its GPUs withheld)
-@pytest.mark.parametrize("arch,sharding", [pytest.param("llama", "manual", marks=pytest.mark.slow), ("llama", "propagate"),
+@pytest.mark.parametrize("arch,sharding", [pytest.param("llama", "manual", marks=pytest.mark.slow),
+                                           pytest.param("llama", "propagate", marks=pytest.mark.slow),
                                            pytest.param("qwen2", "propagate", marks=pytest.mark.slow), ("qwen3", "propagate")])
 def test_llm_on_two_ranks(arch, sharding, tmp_path):
     pytest.importorskip("transformers")
@@ -106,6 +108,7 @@ def test_sharding_rules_in_one_process():
         shard_graph([y], {w1: 0}, 2, 2)
 
 
+@pytest.mark.slow  # (43 s of CI's 2 cores; tensor parallelism is the last issue, its GPUs withheld: -m slow)
 def test_sharding_search_finds_megatron_where_it_pays():
     from ember.search.sharding import LinkModel, plan_sharding
 
@@ -159,6 +162,7 @@ def _generate(path, prompt, tp, device, capfd):
     return code, out, err
 
 
+@pytest.mark.slow  # (29 s of CI; test_serve_tp2 generates over two ranks too: -m slow)
 def test_generate_tp2_equals_tp1_and_transformers(tmp_path, capfd):
     path, prompt, want = _tiny_llama(tmp_path)
     for tp in (1, 2):

@@ -24,11 +24,11 @@ def graph():
 
 def test_search_returns_verified_program_and_caches_it(cache_dir):
     y = graph()
-    fn = em.compile(y, device="cpu", search="fast", time_limit=20, progress=False)
+    fn = em.compile(y, device="cpu", search="fast", time_limit=6, progress=False)
     xv = np.random.default_rng(5).standard_normal((6, 300)).astype(np.float32)
     assert_close(fn(x=xv), em.reference(y, x=xv))
     assert "structures" in fn.meta["search"]
-    again = em.compile(y, device="cpu", search="fast", time_limit=20, progress=False)
+    again = em.compile(y, device="cpu", search="fast", time_limit=6, progress=False)
     assert "from cache" in again.meta["search"]
     assert_close(again(x=xv), em.reference(y, x=xv))
 
