@@ -40,43 +40,71 @@ def test_the_pixels_are_copied_as_two_runs(dtype, monkeypatch):
                          pipeline.get_target("h100"))
     assert cg.default_config(_contraction(big), pipeline.get_target("h100"))["mode"] == "wgmma"
     monkeypatch.setattr(cuda_tma, "MN_RUNS_16", False)
+    from ember.codegen import cuda_wgmma
+    monkeypatch.setattr(cuda_wgmma, "COLUMN_BATCH", False)  # (which would take the images as a batch instead)
     assert isinstance(cg.wgmma_applicable(c, gather=False), str)  # (gathered before)
 
 
 def test_runs_a_chunk_does_not_divide_stay_gathered():
-    y = _pointwise("bfloat16", h=7, w=9)  # 63 pixels a run: a 64-row chunk would straddle two images
+    y = _pointwise("bfloat16", h=7, w=9)  # 63 pixels (126 bytes) an image: no 16-byte stride between images
     lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
     assert isinstance(cg.wgmma_applicable(cg.canonical(_contraction(lowered)), gather=False), str)
+
+
+def test_images_not_whole_chunks_are_a_batch(monkeypatch):
+    """120 pixels an image (240 bytes: whole 16-byte chunks, not whole 64-pixel ones): the images become a batch
+    of the contraction (cuda_wgmma.outer_columns_as_batch), a tile's columns inside one image, the input uncopied
+    (kernel/layout_gemm.py leaves it); EMBER_WGMMA_COLUMN_BATCH=0 copied it channels-last."""
+    from ember.codegen import cuda_wgmma
+    from ember.kernel import layout_gemm
+    y = _pointwise("bfloat16", n=3, c=72, o=136, h=12, w=10, weights_input=True)
+    lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
+    assert len(lowered.kernels) == 1
+    c = cg.canonical(_contraction(lowered))
+    assert [v for v, _ in cuda_wgmma.wgmma_contraction(c).batch] == [c.outer[0][0]]
+    plan = cg.wgmma_applicable(c, gather=False)
+    assert not isinstance(plan, str) and plan[2].dims == [120, 72, 3] and not plan[2].kmajor and plan[1].batch_vars == []
+    monkeypatch.setattr(cuda_wgmma, "COLUMN_BATCH", False)
+    assert isinstance(cg.wgmma_applicable(c, gather=False), str)
+    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", False)
+    y2 = _pointwise("bfloat16", n=8, c=256, o=136, h=12, w=10, weights_input=True)  # (enough products to copy)
+    assert len(pipeline.lower([y2.node], None, pipeline.get_target("h100")).kernels) == 2
+
+
+IMAGES = {"runs": (8, 24), "batch": (12, 10)}  # 192 pixels an image (whole 64-pixel chunks), 120 (a batch of images)
 
 
 def _cases():
     for dtype in ("bfloat16", "float16"):
         for i, cfg in enumerate(CFGS):
-            yield dtype, i, cfg
+            for images in IMAGES:
+                yield dtype, i, cfg, images
 
 
 def test_renders_and_compiles():
     pytest.importorskip("cuda.core")
     from tests.nvrtc_batch import compile_programs
     progs = []
-    for dtype, i, cfg in _cases():
-        _, prog = _build(_pointwise(dtype, weights_input=bool(i % 2)), cfg, "h100")
-        assert "em_tma3" in prog.source, (dtype, i)
-        progs.append((prog.source, (dtype, i)))
+    for dtype, i, cfg, images in _cases():
+        h, w = IMAGES[images]
+        _, prog = _build(_pointwise(dtype, h=h, w=w, weights_input=bool(i % 2)), cfg, "h100")
+        assert "em_tma3" in prog.source, (dtype, i, images)
+        progs.append((prog.source, (dtype, i, images)))
     failures = compile_programs(progs)
     assert not failures, "\n".join(failures[:3])
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("dtype,i,cfg", list(_cases()))
-def test_cuda_equals_the_reference(dtype, i, cfg):
-    y = _pointwise(dtype, n=3, c=72, o=136, h=8, w=24, weights_input=bool(i % 2))
+@pytest.mark.parametrize("dtype,i,cfg,images", list(_cases()))
+def test_cuda_equals_the_reference(dtype, i, cfg, images):
+    h, w = IMAGES[images]
+    y = _pointwise(dtype, n=3, c=72, o=136, h=h, w=w, weights_input=bool(i % 2))
     _, prog = _build(y, cfg, "cuda")
     prog.executor.poison = True
     npdt = em.dtypes.bfloat16.np if dtype == "bfloat16" else np.float16
     for seed in (0, 1):
         rng = np.random.default_rng(seed)
-        ins = {"x": rng.standard_normal((3, 72, 8, 24)).astype(npdt)}
+        ins = {"x": rng.standard_normal((3, 72, h, w)).astype(npdt)}
         if i % 2:
             ins["w"] = (rng.standard_normal((136, 72, 1, 1)) / 8).astype(npdt)
         ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)

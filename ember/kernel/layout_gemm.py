@@ -53,6 +53,10 @@ TF32_STAGE = os.environ.get("EMBER_WGMMA_TF32_STAGE", "0") == "1"
 # 5.72 -> 5.35 (not persistent), a TF32 x @ W at 4096^3 268 -> 368 TFLOP/s (104% of cuBLAS TF32)
 RS = os.environ.get("EMBER_WGMMA_RS", "1") == "1"
 RS_MIN = 64  # k and each operand's rows (with its batch) at least this: the RS tile's (64 x 64 x 64 at the least)
+# a 16-bit GEMM's columns over images (an NCHW 1x1 conv whose image is not whole 64-pixel chunks) with the images
+# as a batch of the wgmma contraction, the input left as stored (codegen/cuda_wgmma.py outer_columns_as_batch;
+# EMBER_WGMMA_COLUMN_BATCH=0: copied channels-last as before). Built in the forty-seventh session, untimed
+COLUMN_BATCH = os.environ.get("EMBER_WGMMA_COLUMN_BATCH", "1") == "1"
 KPAD = 16  # k is padded to this many 16-byte chunks: a split over k (kernel/split.py, power-of-two
 # parts of at least 128) still cuts it into whole chunks, which the copy engine takes
 
@@ -176,8 +180,16 @@ def _rs_operand(views: list, kv: str, es: int) -> g.Node | None:
 
 def _needs_copy(x: g.Node, v, kv: str, tf32: bool, es: int) -> bool:
     """Whether the copy engine cannot take this operand as it is stored: its rows are not whole
-    16-byte chunks, or (TF32) its summed axis is not innermost."""
+    16-byte chunks, or (TF32) its summed axis is not innermost. A 16-bit operand whose summed axis is
+    not innermost has rows of the axes after it, merged (an NCHW 1x1 conv's input: an image's 28 x 28
+    pixels, 1568 bytes): whole chunks there, the wgmma kernel takes it with the images as a batch
+    (codegen/cuda_wgmma.py outer_columns_as_batch, COLUMN_BATCH)."""
     d = L._axis_walked(v, kv, x)
     if d is None:
         return False  # (not a plain axis: the gather's business)
-    return _misaligned(x, es) or (tf32 and d != x.ndim - 1 and not TF32_STAGE)
+    if tf32 and d != x.ndim - 1 and not TF32_STAGE:
+        return True
+    if COLUMN_BATCH and not tf32 and es == 2 and d < x.ndim - 1 and \
+            (int(np.prod([s.value for s in x.shape[d + 1:]])) * es) % 16 == 0:
+        return False
+    return _misaligned(x, es)
