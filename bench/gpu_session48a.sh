@@ -15,13 +15,16 @@ case "${PART:-1}" in
     {"persistent": true, "sown": true, "swide": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
     {"persistent": true, "sown": true, "BM": 64, "BN": 128, "stages": 8, "group": 8},
     {"persistent": true, "sown": true, "swide": true, "BM": 64, "BN": 128, "stages": 8, "group": 8},
-    {"persistent": true, "sown": true, "BM": 64, "BN": 64, "stages": 8}]' \
+    {"persistent": true, "sown": true, "BM": 64, "BN": 64, "stages": 8},
+    {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 256, "stages": 3, "group": 8},
+    {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 128, "stages": 5, "group": 8}]' \
     timeout 400 python3 bench/short_k_ab.py --out "$OUT/short-k-sown.json" 2>&1 | grep -v -i warn | tail -30 ;;
 2)
   # the mid-size GEMMs (52-71% of cuBLAS in the 47th's e/) persistent with the epilogue staged in its own buffer
   SHORT_K_CFGS='[null, {"persistent": true, "group": 8}, {"persistent": true, "sown": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
     {"persistent": true, "sown": true, "swide": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
-    {"persistent": true, "sown": true, "BM": 64, "BN": 256, "stages": 3, "group": 8}]' \
+    {"persistent": true, "sown": true, "BM": 64, "BN": 256, "stages": 3, "group": 8},
+    {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 256, "stages": 3, "group": 8}]' \
     timeout 300 python3 bench/short_k_ab.py --suite prefill,bert --out "$OUT/midsize-sown.json" 2>&1 | grep -v -i warn | tail -30 ;;
 3)
   timeout 570 python3 bench/contraction_search.py --time-limit 18 --out "$OUT/contraction-search.json" 2>&1 | grep -v -i warn | tail -22 ;;

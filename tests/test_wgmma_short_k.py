@@ -56,12 +56,25 @@ def test_cuda_short_k_default_equals_the_reference():
 SOWN = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "group": 8},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 8, "persistent": True, "sown": True, "group": 8},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "swide": True},
-        {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 6, "sown": True}]
+        {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 6, "sown": True},
+        # knob `shalf`: staged as the 16-bit outputs (a plain cast of the accumulator only)
+        {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "persistent": True, "sown": True, "shalf": True},
+        {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 5, "persistent": True, "sown": True, "shalf": True, "group": 8}]
 SOWN_GRAPHS = {
     "gemm": lambda: _gemm(M=1100, N=520, K=200),
     "gemm_bias_relu": lambda: em.relu(_gemm(M=1100, N=520, K=200, bias=True)),
     "conv1x1_nchw_f16": lambda: em.conv2d(em.input("x", (3, 72, 8, 24), "float16"), em.input("w", (136, 72, 1, 1), "float16")),
 }
+
+
+def _sown_cases():
+    return [(name, i) for name in SOWN_GRAPHS for i, cfg in enumerate(SOWN) if not (cfg.get("shalf") and name == "gemm_bias_relu")]
+
+
+def test_shalf_refuses_an_epilogue_that_computes():
+    cfg = next(c for c in SOWN if c.get("shalf"))
+    with pytest.raises(cg.UnsupportedKernel, match="shalf"):
+        _sown_program("gemm_bias_relu", cfg, "h100")
 
 
 def _sown_program(name, cfg, device):
@@ -84,19 +97,19 @@ def test_sown_renders_and_compiles():
     pytest.importorskip("cuda.core")
     from tests.nvrtc_batch import compile_programs
     progs = []
-    for name in SOWN_GRAPHS:
-        for i, cfg in enumerate(SOWN):
-            _, prog = _sown_program(name, cfg, "h100")
-            ring = cfg["stages"] * (cfg["BM"] + cfg["BN"]) * 128  # (the buffer starts past the ring)
-            assert f"+ {ring}) + cw_" in prog.source, (name, i)
-            progs.append((prog.source, (name, i)))
+    for name, i in _sown_cases():
+        cfg = SOWN[i]
+        _, prog = _sown_program(name, cfg, "h100")
+        ring = cfg["stages"] * (cfg["BM"] + cfg["BN"]) * 128  # (the buffer starts past the ring)
+        assert f"+ {ring}) + cw_" in prog.source, (name, i)
+        assert ("unsigned short* const sh_" in prog.source) == bool(cfg.get("shalf")), (name, i)
+        progs.append((prog.source, (name, i)))
     failures = compile_programs(progs)
     assert not failures, "\n".join(failures[:3])
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("name", list(SOWN_GRAPHS))
-@pytest.mark.parametrize("i", range(len(SOWN)))
+@pytest.mark.parametrize("name,i", _sown_cases())
 def test_cuda_sown_equals_the_reference(name, i):
     y, prog = _sown_program(name, SOWN[i], "cuda")
     prog.executor.poison = True

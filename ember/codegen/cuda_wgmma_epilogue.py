@@ -26,7 +26,7 @@ import os
 
 from .. import symbolic as sm
 from ..kernel import ir
-from ..kernel.structure import Canon
+from ..kernel.structure import Canon, UnsupportedKernel
 from .clike import _lanes_contiguous
 
 PAD = 4  # floats of padding per staged row (spreads a fragment store's 8 rows over the banks)
@@ -47,9 +47,31 @@ def staged_epilogue(cfg: dict, BM: int, BN: int, ring_bytes: int, unpaired: bool
     return fits and free and bool(cfg.get("sepi", default))
 
 
-def own_epilogue_bytes(consumers: int, BN: int) -> int:
-    """Knob `sown`'s buffer: each consumer warpgroup's 64 staged rows of BN + PAD floats."""
-    return consumers * 64 * (BN + PAD) * 4
+def own_epilogue_bytes(consumers: int, BN: int, half: bool = False) -> int:
+    """Knob `sown`'s buffer: each consumer warpgroup's 64 staged rows of BN + PAD floats (`shalf`: BN + HPAD
+    16-bit outputs)."""
+    return consumers * 64 * ((BN + HPAD) * 2 if half else (BN + PAD) * 4)
+
+
+HPAD = 8  # 16-bit outputs of padding per half-staged row (16 bytes: rows stay 16-byte aligned)
+
+
+def half_staging(w, c: Canon, g, cfg: dict) -> bool:
+    """Knob `shalf` (with `sown`): the tile staged as its 16-bit outputs, not float32 accumulators — where the
+    store's value is the accumulator cast to the output's type (a plain GEMM's bf16 output), so the staged
+    value is the stored one and each lane copies 16 bytes of it straight to memory; half the shared memory
+    (a 128 x 256 tile's buffer fits beside 3 stages). Raises where it does not apply. Searched, untimed."""
+    if not cfg.get("shalf"):
+        return False
+    v, acc = c.store.value, _acc_val(c, g)
+    buf = w.k.buffer(c.store.buffer)
+    var, ext = g.n[-1]
+    if not (cfg.get("sown") and acc is not None and v.op == "cast" and v.args[0] is acc and v.dtype == buf.dtype
+            and buf.dtype.itemsize == 2 and buf.dtype.is_float and ext.is_const and ext.value % 8 == 0
+            and _lanes_contiguous(c.store.index, var, 8)):
+        raise UnsupportedKernel("wgmma knob shalf: with sown, a store of the accumulator cast to a 16-bit output "
+                                "contiguous along whole runs of 8 columns")
+    return True
 
 
 def unpaired_columns(c: Canon, g, pair: bool) -> bool:
@@ -64,12 +86,47 @@ def unpaired_columns(c: Canon, g, pair: bool) -> bool:
     return not pair and step is sm.ONE
 
 
-def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0, own: int | None = None) -> None:
+def _emit_half_staged(w, c: Canon, g, BM: int, BN: int, own: int) -> None:
+    """Knob `shalf`: each warpgroup's fragments converted to the 16-bit output and staged in its own rows (after
+    its previous tile's walk), then its rows walked 8 outputs (16 bytes) a lane, copied as they lie."""
+    I, P = w.IDX, BN + HPAD
+    narrow = "em_f2h" if w.k.buffer(c.store.buffer).dtype.name == "float16" else "em_f2bf"
+    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')
+    w.emit(2, f"unsigned short* const sh_ = reinterpret_cast<unsigned short*>(em_dyn_smem + (ring_ - "
+              f"(em_u32)__cvta_generic_to_shared(em_dyn_smem)) + {own}) + cw_ * {64 * P};")
+    w.emit(2, "{")
+    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<unsigned*>("
+              f"&sh_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]) = (unsigned){narrow}(d_[4 * j + 2 * h]) | "
+              f"((unsigned){narrow}(d_[4 * j + 2 * h + 1]) << 16);")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+    cv = BN // 8
+    w.emit(2, f"for (int i_ = tid_; i_ < {64 * cv}; i_ += 128) {{")
+    w.emit(3, f"const int r_ = i_ / {cv}, cv_ = i_ % {cv};")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_;")
+    w.emit(3, f"const {I} gn_ = bn_ * {BN} + 8 * cv_;")
+    w.emit(3, "if (gm_ < M_ && gn_ < N_) {")  # (N_ is a multiple of 8: a run is all in or all out)
+    w.decompose("gm_", g.m, 4)
+    w.decompose("gn_", g.n, 4)
+    w.emit(4, f"*reinterpret_cast<uint4*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = "
+              f"*reinterpret_cast<const uint4*>(&sh_[r_ * {P} + 8 * cv_]);")
+    w.emit(3, "}")
+    w.emit(2, "}")
+
+
+def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0, own: int | None = None,
+                         half: bool = False) -> None:
     """Fragments to shared memory (after every consumer's last wgmma: the ring is then free), then
     rows walked with consecutive lanes on consecutive column pairs (two stores each where they do not
     pair), or, `wide` (wide_lanes), on consecutive runs of that many columns: one 16-byte store each.
     own: knob `sown`, the buffer that many bytes past the ring's start — each warpgroup's rows its own, so
     only the warpgroup waits (its previous tile's walk done) before writing them."""
+    if half:
+        _emit_half_staged(w, c, g, BM, BN, own)
+        return
     I, P = w.IDX, BN + PAD
     NC = BM // 64
     if own is None:

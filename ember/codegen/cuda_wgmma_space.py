@@ -100,6 +100,13 @@ def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
         fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, smem_max - extra)]
         if fits:
             out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "persistent": True, "sown": True, "group": 8})
+    if not loads:  # staged as the 16-bit outputs themselves (knob `shalf`: half the buffer, so 128 x 256 fits)
+        for BM, BN in ((128, 256), (128, 128)):
+            extra = own_epilogue_bytes(BM // 64, BN, half=True) + 1024
+            fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, smem_max - extra)]
+            if fits:
+                out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "persistent": True, "sown": True,
+                            "shalf": True, "group": 8})
     return out + ([dict(out[0], swide=True)] if out and not loads else [])
 
 
