@@ -19,7 +19,7 @@ import ember as em  # noqa: E402
 
 from contractions import build, cases, graph_timed  # noqa: E402
 
-SUITE = ("ragged", "prefill", "bert", "resnet50", "vgg", "tf32 nt", "conv3x3 64->128")
+SUITE = ("ragged", "short-k", "prefill", "bert", "resnet50", "vgg", "tf32 nt", "conv3x3 64->128")
 
 
 def main():

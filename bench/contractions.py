@@ -37,6 +37,7 @@ def cases(quick: bool):
         ("gemm 4096^3 tf32 nt", (4096, 4096, 4096), "nt", "float32"),
         ("gemm 4096^3 tf32 nn", (4096, 4096, 4096), "nn", "float32"),  # (W [K, N]: MN-major for TF32)
         ("ragged 1031x3080x2056 nn", (1031, 3080, 2056), "nn", BF),
+        ("short-k 8192x4096x256 nt", (8192, 4096, 256), "nt", BF),
         ("llama1b prefill512 qkv 2048->3072", (512, 3072, 2048), "nt", BF),
         ("llama1b prefill512 o 2048->2048", (512, 2048, 2048), "nt", BF),
         ("llama1b prefill512 up 2048->8192", (512, 8192, 2048), "nt", BF),
@@ -49,6 +50,9 @@ def cases(quick: bool):
         ("resnet50 b32 conv3x3 128->128 28x28", (32, 128, 28, 28, 128, 3, 1, 1), "conv", BF),
         ("resnet50 b32 conv3x3 256->256 14x14", (32, 256, 14, 14, 256, 3, 1, 1), "conv", BF),
         ("resnet50 b32 conv1x1 256->64 56x56", (32, 256, 56, 56, 64, 1, 1, 0), "conv", BF),
+        # short k loops over NCHW graph inputs (their tile time is the store: gpu-session47-2026-11-29/g/, h/)
+        ("resnet50 b32 conv1x1 64->256 56x56", (32, 64, 56, 56, 256, 1, 1, 0), "conv", BF),
+        ("resnet50 b32 conv1x1 512->128 28x28", (32, 512, 28, 28, 128, 1, 1, 0), "conv", BF),
         ("resnet50 b32 stem 7x7/2 3->64 224", (32, 3, 224, 224, 64, 7, 2, 3), "conv", BF),
         ("vgg b16 conv3x3 256->256 56x56", (16, 256, 56, 56, 256, 3, 1, 1), "conv", BF),
         ("conv3x3 64->128 56x56 b32 tf32", (32, 64, 56, 56, 128, 3, 1, 1), "conv", "float32"),
