@@ -24,7 +24,8 @@ case "${PART:-1}" in
   SHORT_K_CFGS='[null, {"persistent": true, "group": 8}, {"persistent": true, "sown": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
     {"persistent": true, "sown": true, "swide": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
     {"persistent": true, "sown": true, "BM": 64, "BN": 256, "stages": 3, "group": 8},
-    {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 256, "stages": 3, "group": 8}]' \
+    {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 256, "stages": 3, "group": 8},
+    {"BM": 128, "BN": 192, "stages": 5}, {"BM": 64, "BN": 192, "stages": 7}, {"BM": 128, "BN": 192, "stages": 5, "persistent": true}]' \
     timeout 300 python3 bench/short_k_ab.py --suite prefill,bert --out "$OUT/midsize-sown.json" 2>&1 | grep -v -i warn | tail -30 ;;
 3)
   timeout 570 python3 bench/contraction_search.py --time-limit 18 --out "$OUT/contraction-search.json" 2>&1 | grep -v -i warn | tail -22 ;;

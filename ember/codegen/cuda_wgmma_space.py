@@ -34,6 +34,7 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
         for st in sorted({most, max(2, most - 1), 3} if level == "full" else {most}):
             if _fit(plan, BM, BN, st, smem_max):
                 out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": st})
+    out += wave_tiles(c, plan, smem_max, target)
     if out:  # persistent blocks; the first tile with L2-grouped rasterisation; in the full space more knobs
         out += [dict(cf, persistent=True) for cf in list(out)]
         # two blocks per SM (one's epilogue under the other's main loop), for tiles whose ring fits half
@@ -88,6 +89,35 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
     if level == "full":
         out += [dict(cf, overlap=False) for cf in out[:2]] + [dict(out[0], pair=False)]
     return out + narrow_tiles(c, smem_max) + rs_tiles(c, smem_max) + rs_x3_tiles(c, smem_max)
+
+
+WAVE_BN = 192  # (a multiple of 64: an MN-major operand's tile is whole 128-byte chunks of rows)
+
+
+def wave_tiles(c: Canon, plan, smem_max: int, target=None) -> list:
+    """Tiles 192 wide where they fill the last wave of blocks better than the default's tile by a tenth of a
+    wave: the default's rate table knows 64 / 128 / 256-wide tiles only, and a mid-size GEMM's tile count can
+    leave a wave a quarter empty — BERT-base's 3072 -> 768 projection over 4096 tokens is 96 tiles of 128 x 256
+    on 132 SMs (0.73 of a wave), 128 of 128 x 192; a Llama-1B prefill's qkv over 512 tokens 96 tiles of
+    128 x 128, 128 of 64 x 192 (the contraction suite's GEMMs at 52-71% of cuBLAS, gpu-session47-2026-11-29/e/).
+    Searched, untimed."""
+    g = contraction_of(c)
+    sizes = [_size(x) for x in (g.m, g.n, g.batch)]
+    if any(not s.is_const for s in sizes) or promote_slices(plan[0], _size(g.k).value, {}):
+        return []
+    M, N, B = (s.value for s in sizes)
+    sms = target.sm_count if target is not None else 132
+
+    def fill(BM: int, BN: int) -> float:
+        tiles = -(-M // BM) * -(-N // BN) * B
+        return tiles / (-(-tiles // sms) * sms)
+    d = default_wgmma_config(c, target)
+    base = fill(int(d["BM"]), int(d["BN"]))
+    out = []
+    for BM in (128, 64):
+        if N > WAVE_BN and fill(BM, WAVE_BN) >= base + 0.1 and _fit(plan, BM, WAVE_BN, 2, smem_max):
+            out.append({"mode": "wgmma", "BM": BM, "BN": WAVE_BN, "stages": max(s for s in range(2, 9) if _fit(plan, BM, WAVE_BN, s, smem_max))})
+    return out
 
 
 def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
