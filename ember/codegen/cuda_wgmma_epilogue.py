@@ -86,6 +86,20 @@ def unpaired_columns(c: Canon, g, pair: bool) -> bool:
     return not pair and step is sm.ONE
 
 
+def _emit_fragments(w, BN: int, P: int, pair_t: str, base: str, value: str) -> None:
+    """A consumer warpgroup's accumulator fragments into its staged rows (P elements a row of `base`): each lane's
+    column pairs as one `pair_t` store of `value` ({a}, {b}: the pair's accumulators); then the warpgroup's barrier."""
+    w.emit(2, "{")
+    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
+    pair = value.format(a="d_[4 * j + 2 * h]", b="d_[4 * j + 2 * h + 1]")
+    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<{pair_t}*>("
+              f"&{base}[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]) = {pair};")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+
+
 def _emit_half_staged(w, c: Canon, g, BM: int, BN: int, own: int) -> None:
     """Knob `shalf`: each warpgroup's fragments converted to the 16-bit output and staged in its own rows (after
     its previous tile's walk), then its rows walked 8 outputs (16 bytes) a lane, copied as they lie."""
@@ -94,15 +108,7 @@ def _emit_half_staged(w, c: Canon, g, BM: int, BN: int, own: int) -> None:
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')
     w.emit(2, f"unsigned short* const sh_ = reinterpret_cast<unsigned short*>(em_dyn_smem + (ring_ - "
               f"(em_u32)__cvta_generic_to_shared(em_dyn_smem)) + {own}) + cw_ * {64 * P};")
-    w.emit(2, "{")
-    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
-    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
-    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<unsigned*>("
-              f"&sh_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]) = (unsigned){narrow}(d_[4 * j + 2 * h]) | "
-              f"((unsigned){narrow}(d_[4 * j + 2 * h + 1]) << 16);")
-    w.emit(3, "}")
-    w.emit(2, "}")
-    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+    _emit_fragments(w, BN, P, "unsigned", "sh_", "(unsigned){n}({a}) | ((unsigned){n}({b}) << 16)".replace("{n}", narrow))
     cv = BN // 8
     w.emit(2, f"for (int i_ = tid_; i_ < {64 * cv}; i_ += 128) {{")
     w.emit(3, f"const int r_ = i_ / {cv}, cv_ = i_ % {cv};")
@@ -135,14 +141,7 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int
         w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')
     w.emit(2, f"float* const se_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared("
               f"em_dyn_smem)){f' + {own}' if own else ''}) + cw_ * {64 * P};")
-    w.emit(2, "{")
-    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
-    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
-    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) *reinterpret_cast<float2*>("
-              f"&se_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]) = make_float2(d_[4 * j + 2 * h], d_[4 * j + 2 * h + 1]);")
-    w.emit(3, "}")
-    w.emit(2, "}")
-    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+    _emit_fragments(w, BN, P, "float2", "se_", "make_float2({a}, {b})")
     if wide:
         _emit_wide_walk(w, c, g, BM, BN, wide, int(w.cfg.get("swunroll", 4)))
         return
