@@ -10,7 +10,7 @@ set -u
 export OUT
 case "${PART:-1}" in
 1)
-  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_wgmma_short_k.py tests/test_wgmma_mn_runs16.py -m cuda 2>&1 | tail -3
+  python3 -m pytest -q -p no:warnings -o addopts="" tests/test_wgmma_short_k.py tests/test_wgmma_mn_runs16.py tests/test_wgmma_wave_tiles.py -m cuda 2>&1 | tail -3
   SHORT_K_CFGS='[null, {"persistent": true, "sown": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
     {"persistent": true, "sown": true, "swide": true, "BM": 128, "BN": 128, "stages": 4, "group": 8},
     {"persistent": true, "sown": true, "BM": 64, "BN": 128, "stages": 8, "group": 8},
