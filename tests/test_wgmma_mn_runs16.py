@@ -11,6 +11,7 @@ from ember import pipeline
 from ember.codegen import cuda as cg
 from ember.codegen import cuda_tma
 from ember.codegen.cuda_tma import TmaOperand
+from ember.kernel import layout_gemm
 from tests.test_wgmma_rs import _build, _contraction  # (one contraction's config, the rest default)
 
 CFGS = [{"mode": "wgmma", "BM": 64, "BN": 64, "stages": 4},
@@ -40,8 +41,7 @@ def test_the_pixels_are_copied_as_two_runs(dtype, monkeypatch):
                          pipeline.get_target("h100"))
     assert cg.default_config(_contraction(big), pipeline.get_target("h100"))["mode"] == "wgmma"
     monkeypatch.setattr(cuda_tma, "MN_RUNS_16", False)
-    from ember.codegen import cuda_wgmma
-    monkeypatch.setattr(cuda_wgmma, "COLUMN_BATCH", False)  # (which would take the images as a batch instead)
+    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", False)  # (which would take the images as a batch instead)
     assert isinstance(cg.wgmma_applicable(c, gather=False), str)  # (gathered before)
 
 
@@ -52,11 +52,12 @@ def test_runs_a_chunk_does_not_divide_stay_gathered():
 
 
 def test_images_not_whole_chunks_are_a_batch(monkeypatch):
-    """120 pixels an image (240 bytes: whole 16-byte chunks, not whole 64-pixel ones): the images become a batch
-    of the contraction (cuda_wgmma.outer_columns_as_batch), a tile's columns inside one image, the input uncopied
-    (kernel/layout_gemm.py leaves it); EMBER_WGMMA_COLUMN_BATCH=0 copied it channels-last."""
+    """120 pixels an image (240 bytes: whole 16-byte chunks, not whole 64-pixel ones): with COLUMN_BATCH the images
+    become a batch of the contraction (cuda_wgmma.outer_columns_as_batch), a tile's columns inside one image, the
+    input uncopied (kernel/layout_gemm.py leaves it); without (the default until its CUDA tests pass) it is copied
+    channels-last where the copy pays, else gathered."""
     from ember.codegen import cuda_wgmma
-    from ember.kernel import layout_gemm
+    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", True)
     y = _pointwise("bfloat16", n=3, c=72, o=136, h=12, w=10, weights_input=True)
     lowered = pipeline.lower([y.node], None, pipeline.get_target("h100"))
     assert len(lowered.kernels) == 1
@@ -64,10 +65,10 @@ def test_images_not_whole_chunks_are_a_batch(monkeypatch):
     assert [v for v, _ in cuda_wgmma.wgmma_contraction(c).batch] == [c.outer[0][0]]
     plan = cg.wgmma_applicable(c, gather=False)
     assert not isinstance(plan, str) and plan[2].dims == [120, 72, 3] and not plan[2].kmajor and plan[1].batch_vars == []
-    monkeypatch.setattr(cuda_wgmma, "COLUMN_BATCH", False)
-    assert isinstance(cg.wgmma_applicable(c, gather=False), str)
-    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", False)
     y2 = _pointwise("bfloat16", n=8, c=256, o=136, h=12, w=10, weights_input=True)  # (enough products to copy)
+    assert len(pipeline.lower([y2.node], None, pipeline.get_target("h100")).kernels) == 1
+    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", False)
+    assert isinstance(cg.wgmma_applicable(c, gather=False), str)
     assert len(pipeline.lower([y2.node], None, pipeline.get_target("h100")).kernels) == 2
 
 
@@ -81,8 +82,9 @@ def _cases():
                 yield dtype, i, cfg, images
 
 
-def test_renders_and_compiles():
+def test_renders_and_compiles(monkeypatch):
     pytest.importorskip("cuda.core")
+    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", True)  # (the 120-pixel images as a batch)
     from tests.nvrtc_batch import compile_programs
     progs = []
     for dtype, i, cfg, images in _cases():
@@ -96,7 +98,8 @@ def test_renders_and_compiles():
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype,i,cfg,images", list(_cases()))
-def test_cuda_equals_the_reference(dtype, i, cfg, images):
+def test_cuda_equals_the_reference(dtype, i, cfg, images, monkeypatch):
+    monkeypatch.setattr(layout_gemm, "COLUMN_BATCH", True)  # (the 120-pixel images as a batch)
     h, w = IMAGES[images]
     y = _pointwise(dtype, n=3, c=72, o=136, h=h, w=w, weights_input=bool(i % 2))
     _, prog = _build(y, cfg, "cuda")

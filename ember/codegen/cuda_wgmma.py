@@ -40,7 +40,7 @@ from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, nar
 from .cuda_wgmma_rs import RS_HELPER, RS_MAX_REGISTERS, RS_REGS, emit_rs_offsets, emit_rs_slice, rs_applies, rs_kmajor, rs_registers, wgmma_rs_fn
 from .cuda_wgmma_im2col import launch_entry as im2col_entry
 from .cuda_wgmma_staged import emit_staged_producer, staged_bytes
-from ..kernel.layout_gemm import COLUMN_BATCH  # (the outermost column as a batch: outer_columns_as_batch)
+from ..kernel import layout_gemm  # (COLUMN_BATCH: the outermost column as a batch, outer_columns_as_batch)
 
 WGMMA_HELPERS = r"""#ifndef EM_WGMMA_HELPERS
 #define EM_WGMMA_HELPERS
@@ -177,9 +177,9 @@ def outer_columns_as_batch(g):
     and could not before: an NCHW 1x1 conv's pixels over images of 784 (28^2) — not whole 64-pixel chunks, so
     no chunk of the flat pixel index stays inside one image; as a batch, a tile's columns stay inside one image
     (its last tile zero-filled past the image), the input a three-dimensional tensor map (pixels, channels,
-    images). The weights do not read the image: a batch variable they read with stride 0. EMBER_WGMMA_COLUMN_BATCH=0
-    off; built after the forty-seventh session's device time ran out: untimed."""
-    if not COLUMN_BATCH or len(g.n) < 2 or not g.n[0][1].is_const:
+    images). The weights do not read the image: a batch variable they read with stride 0. Built after the
+    forty-seventh session's device time ran out: off until its CUDA tests pass (layout_gemm.COLUMN_BATCH)."""
+    if not layout_gemm.COLUMN_BATCH or len(g.n) < 2 or not g.n[0][1].is_const:
         return g
     if not isinstance(wgmma_plan(g, gather=False), str):
         return g
