@@ -30,12 +30,17 @@ def _blocks(c: Canon, f):
 
 
 def pvec_applicable(c: Canon, P: int) -> bool:
-    """Whether knob `pvec` = P renders (_render_pvec): whole blocks of a forward scan, P dividing them into a
-    power-of-two number of lanes that divides a warp, and whole warps of blocks."""
+    """Whether knob `pvec` = P renders (_render_pvec): see _pvec_fits."""
     f = scan_form(c)
     if f is None or f.var is None:
         return False
     loops, _, ragged = _blocks(c, f)
+    return _pvec_fits(f, loops, ragged, P)
+
+
+def _pvec_fits(f, loops: list, ragged: bool, P: int) -> bool:
+    """Whole blocks of a forward scan, P dividing them into a power-of-two number of lanes that divides a warp,
+    and whole warps of blocks."""
     n = f.n
     G = n // P
     nseg = sm.sym(sm.prod(e for _, e in loops))
@@ -57,7 +62,7 @@ def render_scan(r, c: Canon, T: int):
     loops, first, ragged = _blocks(c, f)
     P = int(r.cfg.get("pvec", 1))
     if P > 1:
-        if not pvec_applicable(c, P):
+        if not _pvec_fits(f, loops, ragged, P):
             raise UnsupportedKernel(f"pvec {P}: whole blocks of a forward scan, {P} dividing them, whole warps of blocks")
         return _render_pvec(r, c, f, ct, n, warps, U, loops, P)
     return _render(r, c, f, ct, n, warps, U, loops, first, f.extent.value, ragged)

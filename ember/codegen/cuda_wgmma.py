@@ -33,8 +33,8 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_epilogue import (emit_register_epilogue, emit_staged_epilogue, half_staging, own_epilogue_bytes, pairable,
-                                  staged_epilogue, unpaired_columns, wide_lanes)
+from .cuda_wgmma_epilogue import (SOWN_SLACK, emit_register_epilogue, emit_staged_epilogue, half_staging, own_epilogue_bytes,
+                                  pairable, staged_epilogue, unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
 from .cuda_wgmma_im2col import IM2COL_HELPER, Im2colOperand, im2col_operand, narrow_desc
 from .cuda_wgmma_rs import RS_HELPER, RS_MAX_REGISTERS, RS_REGS, emit_rs_offsets, emit_rs_slice, rs_applies, rs_kmajor, rs_registers, wgmma_rs_fn
@@ -358,9 +358,9 @@ def render_wgmma(w, c: Canon):
     if sown and (x3 or tsplit or rs or ring_staged or pingpong):  # (ping-pong's consumers are both cw_ 0)
         raise UnsupportedKernel(f"wgmma knob sown with {kind}{' rs' if rs else ''}{' staged' if ring_staged else ''}")
     half = half_staging(w, c, g, cfg)  # (knob `shalf`: the tile staged as its 16-bit outputs)
-    if sown:  # (1 KB short of the limit: the static barriers count against it too, and the ring would fill the rest)
+    if sown:
         smem += own_epilogue_bytes(NC, BN, half)
-    if smem > smem_max - (1024 if sown else 0):
+    if smem > smem_max - (SOWN_SLACK if sown else 0):
         raise UnsupportedKernel(f"wgmma tile {BM}x{BN} x {stages} stages{' + its epilogue buffer' if sown else ''} needs {smem} "
                                 f"bytes of shared memory (max {smem_max})")
     BK = slice_elems(kind)

@@ -69,15 +69,14 @@ SHORT_K_SLICES = 4
 SHORT_K_PERSISTENT = os.environ.get("EMBER_WGMMA_SHORT_K_PERSISTENT", "1") == "1"
 
 
-def short_k_persistent(c: Canon, plan, x3: bool, rs: bool, tiles: int, sms: int, cfg: dict) -> bool:
+def short_k_persistent(c: Canon, g, plan, tiles: int, sms: int, cfg: dict) -> bool:
     """Whether the default tile runs persistent for its short k loop (SHORT_K_SLICES): both operands copied
     by TMA (not gathered, not an im2col walk), 16-bit, more tiles than SMs, an epilogue that loads nothing."""
-    if not SHORT_K_PERSISTENT or isinstance(plan, str) or x3 or rs or cfg.get("persistent") or tiles <= sms:
+    if not SHORT_K_PERSISTENT or isinstance(plan, str) or cfg.get("persistent") or tiles <= sms:
         return False
     kind, pa, pb = plan
     if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
         return False
-    g = wgmma_contraction(c, cfg.get("swap", False))
     return -(-_size(g.k).value // slice_elems(kind)) <= SHORT_K_SLICES and not epilogue_loads(c)
 
 
@@ -128,7 +127,7 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
             cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
     mt, nt = -(-M // BM), -(-N // BN)
-    if short_k_persistent(c, plan, x3, rs, mt * nt * B, sms, cfg):
+    if short_k_persistent(c, g, plan, mt * nt * B, sms, cfg):
         cfg["persistent"] = True
     # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
     # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once

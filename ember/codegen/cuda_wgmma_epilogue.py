@@ -54,6 +54,9 @@ def own_epilogue_bytes(consumers: int, BN: int, half: bool = False) -> int:
 
 
 HPAD = 8  # 16-bit outputs of padding per half-staged row (16 bytes: rows stay 16-byte aligned)
+# shared memory `sown` leaves free below the limit: the static barriers count against it too, and ring and buffer
+# together could fill the rest exactly
+SOWN_SLACK = 1024
 
 
 def half_staging(w, c: Canon, g, cfg: dict) -> bool:

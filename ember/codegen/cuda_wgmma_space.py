@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..kernel.structure import Canon, _size, contraction_of
 from .cuda_wgmma import _copies, _smem_bytes, _smem_limit, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable
 from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, rs_x3_plans
-from .cuda_wgmma_epilogue import epilogue_loads, own_epilogue_bytes, swide_default
+from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, own_epilogue_bytes, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
 from .cuda_wgmma_rs import RS_MAX_REGISTERS, rs_applies, rs_registers
@@ -124,19 +124,15 @@ def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
     """Persistent tiles whose staged epilogue has a buffer of its own (knob `sown`): the ring fills with the next
     tile while the consumers walk this one's rows — for short k loops, whose tiles are mostly their store
     (bench/results/gpu-session47-2026-11-29/ README). As many stages as fit beside the buffer; 16 bytes a lane too."""
+    # (and, where the epilogue only casts, staged as the 16-bit outputs themselves: knob `shalf`, half the buffer)
+    tiles = [(128, 128, False), (64, 128, False), (64, 64, False)] + ([] if loads else [(128, 256, True), (128, 128, True)])
     out = []
-    for BM, BN in ((128, 128), (64, 128), (64, 64)):
-        extra = own_epilogue_bytes(BM // 64, BN) + 1024  # (the render keeps 1 KB free with `sown`)
+    for BM, BN, half in tiles:
+        extra = own_epilogue_bytes(BM // 64, BN, half) + SOWN_SLACK
         fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, smem_max - extra)]
         if fits:
-            out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "persistent": True, "sown": True, "group": 8})
-    if not loads:  # staged as the 16-bit outputs themselves (knob `shalf`: half the buffer, so 128 x 256 fits)
-        for BM, BN in ((128, 256), (128, 128)):
-            extra = own_epilogue_bytes(BM // 64, BN, half=True) + 1024
-            fits = [st for st in range(2, 9) if _fit(plan, BM, BN, st, smem_max - extra)]
-            if fits:
-                out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "persistent": True, "sown": True,
-                            "shalf": True, "group": 8})
+            out.append({"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "persistent": True, "sown": True,
+                        **({"shalf": True} if half else {}), "group": 8})
     return out + ([dict(out[0], swide=True)] if out and not loads else [])
 
 

@@ -120,11 +120,11 @@ def cuda_space(k: ir.Kernel, level: str = "fast", target=None) -> list:
     out += [{"mode": "thread", "threads": t, "vec": 8, "cache": False, "unroll": 32} for t in (128, 256)]
     # V neighbouring outputs a thread, their shared window loads issued once (codegen/cuda_strip.py knob `strip`)
     from ..codegen.cuda_strip import strip_plan
-    out += [{"mode": "thread", "threads": t, "vec": 1, "strip": v} for v in (2, 4, 8) if strip_plan(k, c, v)
-            for t in (128, 256)]
+    plans = {v: strip_plan(k, c, v) for v in (2, 4, 8)}
+    out += [{"mode": "thread", "threads": t, "vec": 1, "strip": v} for v, p in plans.items() if p for t in (128, 256)]
     # ... along the loop with the fewest loads where that is another (a remainder strip; knob `sfewest`)
-    out += [{"mode": "thread", "threads": 128, "vec": 1, "strip": v, "sfewest": True} for v in (2, 4, 8)
-            if strip_plan(k, c, v) and strip_plan(k, c, v, fewest=True) != strip_plan(k, c, v)]
+    out += [{"mode": "thread", "threads": 128, "vec": 1, "strip": v, "sfewest": True} for v, p in plans.items()
+            if p and strip_plan(k, c, v, fewest=True) != p]
     # fewer blocks, each thread looping over several outputs (codegen/cuda_thread_window.py knob `gridcap`)
     out += [{"mode": "thread", "threads": 128, "vec": 1, "gridcap": g} for g in (16, 64)]
     # the default thread window with its lanes along the loads' contiguous axis (cuda_walks.loads_walk: a window
