@@ -50,7 +50,7 @@ def cases(quick: bool):
         ("resnet50 b32 conv3x3 128->128 28x28", (32, 128, 28, 28, 128, 3, 1, 1), "conv", BF),
         ("resnet50 b32 conv3x3 256->256 14x14", (32, 256, 14, 14, 256, 3, 1, 1), "conv", BF),
         ("resnet50 b32 conv1x1 256->64 56x56", (32, 256, 56, 56, 64, 1, 1, 0), "conv", BF),
-        # short k loops over NCHW graph inputs (their tile time is the store: gpu-session47-2026-11-29/g/, h/)
+        # short k loops over NCHW graph inputs (their tile time probably the store: gpu-session47-2026-11-29/g/, h/)
         ("resnet50 b32 conv1x1 64->256 56x56", (32, 64, 56, 56, 256, 1, 1, 0), "conv", BF),
         ("resnet50 b32 conv1x1 512->128 28x28", (32, 512, 28, 28, 128, 1, 1, 0), "conv", BF),
         ("resnet50 b32 stem 7x7/2 3->64 224", (32, 3, 224, 224, 64, 7, 2, 3), "conv", BF),

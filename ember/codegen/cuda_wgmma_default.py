@@ -63,7 +63,7 @@ def transcendental_ops(c: Canon) -> int:
 # (EMBER_WGMMA_SHORT_K_PERSISTENT=0: off). H200, bench/short_k_ab.py (gpu-session47-2026-11-29/g/, h/): bf16
 # 1x1 convs over NCHW 256 -> 64 37.9 -> 27.2 us, 64 -> 256 78.9 -> 55.0; x @ W.T 8192 x 4096 x 256 85.4 -> 78.0:
 # each block's ring runs into its next tile while its consumers store this one's outputs (the store, not the
-# four k slices, is most of a tile's time). Only where the epilogue loads nothing: knob `swide`'s staged walk
+# four k slices, is probably most of a tile's time; not profiled). Only where the epilogue loads nothing: knob `swide`'s staged walk
 # (the default wherever it loads) needs the ring free after the k loop, not persistent.
 SHORT_K_SLICES = 4
 SHORT_K_PERSISTENT = os.environ.get("EMBER_WGMMA_SHORT_K_PERSISTENT", "1") == "1"
