@@ -88,14 +88,29 @@ def build(shape, layout, dtype):
         ins = {"q": torch.randn(B, M, K, device="cuda").to(tdt), "k": torch.randn(B, N, K, device="cuda").to(tdt)}
         return y, ins, lambda: torch.matmul(ins["q"], ins["k"].transpose(1, 2)), 2 * M * N * K * B
     M, N, K = shape
+    layout, *epi = layout.split("+")  # (an epilogue: "nt+bias", "nt+bias+gelu", "nt+res")
     x = em.input("x", (M, K), dtype)
     w = em.input("w", (N, K) if layout == "nt" else (K, N), dtype)
     y = x @ (w.T if layout == "nt" else w)
     tdt = getattr(torch, dtype)
     ins = {"x": torch.randn(M, K, device="cuda").to(tdt), "w": torch.randn(*w.shape, device="cuda").to(tdt)}
-    if layout == "nt":
-        return y, ins, lambda: torch.matmul(ins["x"], ins["w"].T), 2 * M * N * K
-    return y, ins, lambda: torch.matmul(ins["x"], ins["w"]), 2 * M * N * K
+    mm = (lambda: torch.matmul(ins["x"], ins["w"].T)) if layout == "nt" else (lambda: torch.matmul(ins["x"], ins["w"]))
+    fn = mm
+    for e in epi:
+        if e == "bias":
+            y = y + em.input("b", (N,), dtype)
+            ins["b"] = torch.randn(N, device="cuda").to(tdt)
+            fn = (lambda f: lambda: f() + ins["b"])(fn)
+        elif e == "res":
+            y = y + em.input("r", (M, N), dtype)
+            ins["r"] = torch.randn(M, N, device="cuda").to(tdt)
+            fn = (lambda f: lambda: f() + ins["r"])(fn)
+        elif e == "gelu":
+            y = em.gelu(y)
+            fn = (lambda f: lambda: torch.nn.functional.gelu(f()))(fn)
+        else:
+            raise ValueError(f"unknown epilogue {e!r} in layout")
+    return y, ins, fn, 2 * M * N * K
 
 
 def program(y, cfg):

@@ -24,16 +24,26 @@ CFGS = [None, {"stages": 8}, {"stages": 8, "pingpong": True}, {"stages": 8, "per
         {"stages": 6}, {"BN": 128, "stages": 6}]
 if os.environ.get("SHORT_K_CFGS"):  # (a JSON list of overlays, null for the default)
     CFGS = json.loads(os.environ["SHORT_K_CFGS"])
+# (with --envs: the default config resolved under each set of EMBER_* variables, e.g. '[{}, {"EMBER_WGMMA_SHALF": "0"}]')
+EPILOGUE_CASES = [("bert-base b32x128 ff1 +bias+gelu", (4096, 3072, 768), "nt+bias+gelu"),
+                  ("bert-base b32x128 qkv +bias", (4096, 2304, 768), "nt+bias"),
+                  ("bert-base b32x128 ff2 +bias+res", (4096, 768, 3072), "nt+bias+res"),
+                  ("llama1b prefill512 o +res", (512, 2048, 2048), "nt+res"),
+                  ("gemm 8192x4096x256 +res", (8192, 4096, 256), "nt+res")]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--suite", default=None, help="comma-separated substrings of bench/contractions.py case names to run "
-                    "instead of CASES (the mid-size BERT / Llama GEMMs: 'prefill,bert')")
+                    "instead of CASES (the mid-size BERT / Llama GEMMs: 'prefill,bert'); 'epilogue': EPILOGUE_CASES")
+    ap.add_argument("--envs", default=None, help="a JSON list of EMBER_* variable sets: each case's default resolved "
+                    "and timed under each (overlays in SHORT_K_CFGS then ignored)")
     args = ap.parse_args()
     cases = CASES
-    if args.suite:
+    if args.suite == "epilogue":
+        cases = EPILOGUE_CASES
+    elif args.suite:
         from contractions import cases as suite
         cases = [(n, shape, layout) for n, shape, layout, dtype in suite(False)
                  if dtype == "bfloat16" and not n.startswith("gemv") and any(w in n for w in args.suite.split(","))]
@@ -45,10 +55,21 @@ def main():
         y, ins, fn, flops = build(shape, layout, "bfloat16")
         lib = graph_timed(fn)
         t = pipeline.get_target("cuda")
-        d = [cg.default_config(k, t) for k, _ in pipeline.lower([y.node], None, t).kernels]
-        base = next(c for c in d if c.get("mode") in ("wgmma", "mma"))
-        for over in CFGS:
-            cfg = None if over is None else dict(base, **over)
+
+        def base_config():
+            d = [cg.default_config(k, t) for k, _ in pipeline.lower([y.node], None, t).kernels]
+            return next(c for c in d if c.get("mode") in ("wgmma", "mma"))
+        base = base_config()
+        runs = [(over, None if over is None else dict(base, **over)) for over in CFGS]
+        if args.envs:
+            runs = []
+            for env in json.loads(args.envs):
+                saved = {n: os.environ.get(n) for n in env}
+                os.environ.update(env)
+                runs.append((env, base_config()))
+                for n, v in saved.items():
+                    os.environ.pop(n, None) if v is None else os.environ.__setitem__(n, v)
+        for over, cfg in runs:
             try:
                 built = program(y, cfg)
                 if built is None:

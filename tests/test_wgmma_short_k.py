@@ -23,6 +23,7 @@ def _defaults(y, target=H100):
 
 
 def test_short_k_runs_persistent(monkeypatch):
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "0")  # (knob shalf's default is persistent too: below)
     (cfg,) = _defaults(_gemm())
     assert cfg["mode"] == "wgmma" and cfg.get("persistent"), cfg
     (conv,) = _defaults(em.conv2d(em.input("x", (8, 64, 56, 56), "bfloat16"), em.input("w", (256, 64, 1, 1), "bfloat16")))
@@ -31,7 +32,8 @@ def test_short_k_runs_persistent(monkeypatch):
     assert not _defaults(_gemm())[0].get("persistent")
 
 
-def test_not_where_k_is_long_the_epilogue_loads_or_the_tiles_are_few():
+def test_not_where_k_is_long_the_epilogue_loads_or_the_tiles_are_few(monkeypatch):
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "0")
     assert not _defaults(_gemm(K=768))[0].get("persistent")  # 12 slices
     assert not [c for c in _defaults(_gemm(bias=True)) if c["mode"] == "wgmma"][0].get("persistent")  # (swide's staged walk)
     assert not _defaults(_gemm(M=256, N=256))[0].get("persistent")  # 4 tiles
@@ -41,7 +43,7 @@ def test_not_where_k_is_long_the_epilogue_loads_or_the_tiles_are_few():
 def test_cuda_short_k_default_equals_the_reference():
     y = _gemm()
     prog = em.compile(y, device="cuda")
-    assert any(l.config.get("persistent") for l in prog.launches)
+    assert any(l.config["cfg"].get("persistent") for l in prog.launches if "cfg" in l.config)
     for seed in (0, 1):
         rng = np.random.default_rng(seed)
         x = rng.standard_normal((4100, 192)).astype(em.dtypes.bfloat16.np)
@@ -52,29 +54,54 @@ def test_cuda_short_k_default_equals_the_reference():
 
 
 # knob `sown`: the staged epilogue in a buffer of its own after the ring, so a persistent tile stages its outputs
-# (codegen/cuda_wgmma_epilogue.py): searched, untimed
+# (codegen/cuda_wgmma_epilogue.py)
 SOWN = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "group": 8},
         {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 8, "persistent": True, "sown": True, "group": 8},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "swide": True},
         {"mode": "wgmma", "BM": 64, "BN": 64, "stages": 6, "sown": True},
-        # knob `shalf`: staged as the 16-bit outputs (a plain cast of the accumulator only)
+        # knob `shalf`: staged as the 16-bit outputs (the epilogue, if any, computed in the registers first)
         {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "persistent": True, "sown": True, "shalf": True},
         {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 5, "persistent": True, "sown": True, "shalf": True, "group": 8}]
 SOWN_GRAPHS = {
     "gemm": lambda: _gemm(M=1100, N=520, K=200),
     "gemm_bias_relu": lambda: em.relu(_gemm(M=1100, N=520, K=200, bias=True)),
+    "gemm_bias_residual_gelu": lambda: em.gelu(_gemm(M=1100, N=520, K=200, bias=True) + em.input("r", (1100, 520), "bfloat16")),
     "conv1x1_nchw_f16": lambda: em.conv2d(em.input("x", (3, 72, 8, 24), "float16"), em.input("w", (136, 72, 1, 1), "float16")),
 }
 
 
 def _sown_cases():
-    return [(name, i) for name in SOWN_GRAPHS for i, cfg in enumerate(SOWN) if not (cfg.get("shalf") and name == "gemm_bias_relu")]
+    return [(name, i) for name in SOWN_GRAPHS for i, cfg in enumerate(SOWN)]
 
 
-def test_shalf_refuses_an_epilogue_that_computes():
+def test_shalf_refuses_columns_not_in_runs_of_8():
     cfg = next(c for c in SOWN if c.get("shalf"))
-    with pytest.raises(cg.UnsupportedKernel, match="shalf"):
-        _sown_program("gemm_bias_relu", cfg, "h100")
+    SOWN_GRAPHS["ragged_n"] = lambda: _gemm(M=300, N=522, K=200)
+    try:
+        with pytest.raises(cg.UnsupportedKernel, match="shalf"):
+            _sown_program("ragged_n", cfg, "h100")
+    finally:
+        del SOWN_GRAPHS["ragged_n"]
+
+
+def test_shalf_default_follows_the_epilogue(monkeypatch):
+    """EMBER_WGMMA_SHALF: the default ("cast") stages a plain cast only; "columns" a per-column epilogue too (bias,
+    relu), not a residual's rows; "all" those too; "0" none; few tiles none; a bad value one clear error."""
+    def shalf(y):
+        return [c for c in _defaults(y) if c["mode"] == "wgmma"][0].get("shalf", False)
+    res = lambda: _gemm(bias=True) + em.input("r", (4100, 2000), "bfloat16")
+    bias = lambda: em.relu(_gemm(K=768, bias=True))
+    assert shalf(_gemm(K=768)) and not shalf(bias()) and not shalf(res())
+    assert not shalf(_gemm(M=256, N=256))
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "columns")
+    assert shalf(bias()) and not shalf(res())
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "all")
+    assert shalf(res())
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "0")
+    assert not shalf(_gemm())
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "yes")
+    with pytest.raises(ValueError, match="EMBER_WGMMA_SHALF"):
+        _defaults(_gemm())
 
 
 def _sown_program(name, cfg, device):
@@ -121,8 +148,10 @@ def test_cuda_sown_equals_the_reference(name, i):
         else:
             ins = {"x": rng.standard_normal((1100, 200)).astype(em.dtypes.bfloat16.np),
                    "w": (rng.standard_normal((520, 200)) / 8).astype(em.dtypes.bfloat16.np)}
-            if name == "gemm_bias_relu":
+            if name.startswith("gemm_bias"):
                 ins["b"] = rng.standard_normal(520).astype(em.dtypes.bfloat16.np)
+            if name == "gemm_bias_residual_gelu":
+                ins["r"] = rng.standard_normal((1100, 520)).astype(em.dtypes.bfloat16.np)
         ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
         out = np.asarray(prog(**ins)).astype(np.float32)
         np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))

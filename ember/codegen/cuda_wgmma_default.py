@@ -11,7 +11,7 @@ from ..kernel.structure import Canon, _size
 from .cuda_tma import TmaOperand
 from .cuda_wgmma import (_copies, _smem_bytes, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable,
                          wgmma_contraction)
-from .cuda_wgmma_epilogue import epilogue_loads
+from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, half_stageable, own_epilogue_bytes, plain_cast, row_loads
 from .cuda_wgmma_feed import GatherOperand, wgmma_plan
 from .cuda_wgmma_im2col import Im2colOperand, im2col_operand
 from .cuda_wgmma_rs import rs_applies
@@ -80,6 +80,47 @@ def short_k_persistent(c: Canon, g, plan, tiles: int, sms: int, cfg: dict) -> bo
     return -(-_size(g.k).value // slice_elems(kind)) <= SHORT_K_SLICES and not epilogue_loads(c)
 
 
+# Knob `shalf` (with `sown`, persistent) by default where the store is a 16-bit output contiguous along runs of 8
+# columns and the tiles fill half a wave: each tile's outputs rounded in the registers, staged in a buffer of their
+# own past the ring and copied 16 bytes a lane while the producer fills the ring with the next tile. H200,
+# bench/short_k_ab.py --envs (gpu-session48-2026-11-29/b/): x @ W.T 8192 x 4096 x 256 79.0 -> 39.9 us (cuBLAS 36.3),
+# BERT-base qkv 47.3 -> 35.2, ff1 52.0 -> 36.6, attention scores 19.2 -> 11.9, a Llama-1B prefill's up projection
+# 36.7 -> 31.2 and o 16.7 -> 15.3, ResNet-50's 1x1 convs over NCHW 64 -> 256 55.7 -> 24.1 and 256 -> 64 27.0 -> 22.5;
+# at 0.73 and 0.48 of a wave (the prefill's qkv, o as 128 x 128) 17.9 -> 17.4, 17.0 -> 16.5. An epilogue computed in
+# the registers first measured mixed: BERT's ff1 + bias + GELU 56.6 -> 66.8 us (swide's walk computes it faster), + bias
+# 40.2 -> 39.7, 8192 x 4096 x 256 + residual 121.8 -> 105.0, the prefill's o + residual 15.9 -> 16.8. So
+# EMBER_WGMMA_SHALF: "cast" (the default) a plain cast of the accumulator only; "columns" also an epilogue that loads
+# per column only (a bias); "all" a residual's rows too; "0" off. The search offers the computed form everywhere.
+SHALF_MODES = ("0", "cast", "columns", "all")
+
+
+def shalf_mode() -> str:
+    mode = os.environ.get("EMBER_WGMMA_SHALF", "cast")
+    if mode not in SHALF_MODES:
+        raise ValueError(f"EMBER_WGMMA_SHALF={mode!r}: use one of {', '.join(SHALF_MODES)}")
+    return mode
+
+
+def half_staged_default(c: Canon, g, plan, tiles: int, sms: int, cfg: dict, smem_max: int) -> dict | None:
+    """The default config made persistent with knob `shalf`'s staged 16-bit outputs (as many stages as fit beside
+    the buffer), or None: 16-bit operands both copied by TMA (not an im2col walk: unmeasured), at least half a
+    wave of tiles, no heavy epilogue, the store half-stageable, and its loads as shalf_mode() allows."""
+    mode = shalf_mode()
+    if mode == "0" or isinstance(plan, str) or cfg.get("rs") or tiles * 2 < sms:
+        return None
+    kind, pa, pb = plan
+    if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
+        return None
+    if not half_stageable(c, g) or transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS:
+        return None
+    if not plain_cast(c, g) and (mode == "cast" or (mode == "columns" and row_loads(c, g))):
+        return None
+    BM, BN = int(cfg["BM"]), int(cfg["BN"])
+    extra = own_epilogue_bytes(BM // 64, BN, True) + SOWN_SLACK
+    fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max - extra)]
+    return dict(cfg, persistent=True, sown=True, shalf=True, stages=max(fits)) if fits else None
+
+
 def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
     """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
     measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
@@ -129,6 +170,8 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     mt, nt = -(-M // BM), -(-N // BN)
     if short_k_persistent(c, g, plan, mt * nt * B, sms, cfg):
         cfg["persistent"] = True
+    if not heavy and not x3:
+        cfg = half_staged_default(c, g, plan, mt * nt * B, sms, cfg, smem_max) or cfg
     # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
     # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
     # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)

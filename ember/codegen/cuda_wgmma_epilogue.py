@@ -60,21 +60,41 @@ SOWN_SLACK = 1024
 
 
 def half_staging(w, c: Canon, g, cfg: dict) -> bool:
-    """Knob `shalf` (with `sown`): the tile staged as its 16-bit outputs, not float32 accumulators — where the
-    store's value is the accumulator cast to the output's type (a plain GEMM's bf16 output), so the staged
-    value is the stored one and each lane copies 16 bytes of it straight to memory; half the shared memory
-    (a 128 x 256 tile's buffer fits beside 3 stages). Raises where it does not apply. Searched, untimed."""
+    """Knob `shalf` (with `sown`): the tile staged as its 16-bit outputs, not float32 accumulators — the store's
+    value computed from each fragment in the registers (a plain cast of the accumulator, or an epilogue: bias,
+    activation, residual), rounded to the output's type and staged, so each lane then copies 16 bytes of it
+    straight to memory; half the shared memory (a 128 x 256 tile's buffer fits beside 3 stages). Raises where
+    it does not apply."""
     if not cfg.get("shalf"):
         return False
-    v, acc = c.store.value, _acc_val(c, g)
     buf = w.k.buffer(c.store.buffer)
-    var, ext = g.n[-1]
-    if not (cfg.get("sown") and acc is not None and v.op == "cast" and v.args[0] is acc and v.dtype == buf.dtype
-            and buf.dtype.itemsize == 2 and buf.dtype.is_float and ext.is_const and ext.value % 8 == 0
-            and _lanes_contiguous(c.store.index, var, 8)):
-        raise UnsupportedKernel("wgmma knob shalf: with sown, a store of the accumulator cast to a 16-bit output "
-                                "contiguous along whole runs of 8 columns")
+    if not (cfg.get("sown") and c.store.value.dtype == buf.dtype and half_stageable(c, g)):
+        raise UnsupportedKernel("wgmma knob shalf: with sown, a store of the accumulator (or an epilogue of it) into a "
+                                "16-bit output contiguous along whole runs of 8 columns")
     return True
+
+
+def half_stageable(c: Canon, g) -> bool:
+    """Whether the store takes knob `shalf`: a 16-bit float value of the accumulator, contiguous along whole runs of
+    8 columns (the output buffer's type is checked where the kernel is rendered)."""
+    v, acc = c.store.value, _acc_val(c, g)
+    var, ext = g.n[-1]
+    return (acc is not None and v.dtype.itemsize == 2 and v.dtype.is_float and ext.is_const and ext.value % 8 == 0
+            and _lanes_contiguous(c.store.index, var, 8))
+
+
+def plain_cast(c: Canon, g) -> bool:
+    """Whether the store's value is the accumulator cast to the output's type, nothing else."""
+    v = c.store.value
+    return v.op == "cast" and v.args[0] is _acc_val(c, g)
+
+
+def row_loads(c: Canon, g) -> bool:
+    """Whether the store's value loads anything that varies with the row (a residual), not only with the column (a
+    bias, a per-channel scale)."""
+    rows = {var for var, _ in g.m}
+    return any(v.op == "load" and rows & set(sm.free_vars(v.args[1]) if len(v.args) > 1 else ())
+               for v in ir.val_toposort([c.store.value]))
 
 
 def unpaired_columns(c: Canon, g, pair: bool) -> bool:
@@ -104,14 +124,18 @@ def _emit_fragments(w, BN: int, P: int, pair_t: str, base: str, value: str) -> N
 
 
 def _emit_half_staged(w, c: Canon, g, BM: int, BN: int, own: int) -> None:
-    """Knob `shalf`: each warpgroup's fragments converted to the 16-bit output and staged in its own rows (after
-    its previous tile's walk), then its rows walked 8 outputs (16 bytes) a lane, copied as they lie."""
+    """Knob `shalf`: each warpgroup's fragments converted to the 16-bit output (a plain cast) or their store's value
+    computed in the registers (an epilogue: _emit_computed_fragments) and staged in its own rows (after its previous
+    tile's walk), then its rows walked 8 outputs (16 bytes) a lane, copied as they lie."""
     I, P = w.IDX, BN + HPAD
     narrow = "em_f2h" if w.k.buffer(c.store.buffer).dtype.name == "float16" else "em_f2bf"
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')
     w.emit(2, f"unsigned short* const sh_ = reinterpret_cast<unsigned short*>(em_dyn_smem + (ring_ - "
               f"(em_u32)__cvta_generic_to_shared(em_dyn_smem)) + {own}) + cw_ * {64 * P};")
-    _emit_fragments(w, BN, P, "unsigned", "sh_", "(unsigned){n}({a}) | ((unsigned){n}({b}) << 16)".replace("{n}", narrow))
+    if plain_cast(c, g):
+        _emit_fragments(w, BN, P, "unsigned", "sh_", "(unsigned){n}({a}) | ((unsigned){n}({b}) << 16)".replace("{n}", narrow))
+    else:
+        _emit_computed_fragments(w, c, g, BM, BN, P)
     cv = BN // 8
     w.emit(2, f"for (int i_ = tid_; i_ < {64 * cv}; i_ += 128) {{")
     w.emit(3, f"const int r_ = i_ / {cv}, cv_ = i_ % {cv};")
@@ -124,6 +148,31 @@ def _emit_half_staged(w, c: Canon, g, BM: int, BN: int, own: int) -> None:
               f"*reinterpret_cast<const uint4*>(&sh_[r_ * {P} + 8 * cv_]);")
     w.emit(3, "}")
     w.emit(2, "}")
+
+
+def _emit_computed_fragments(w, c: Canon, g, BM: int, BN: int, P: int) -> None:
+    """Knob `shalf` over an epilogue: the register epilogue's column pairs (their loads in the fragment layout, as
+    emit_register_epilogue reads them) written as packed 16-bit pairs into the staged rows instead of memory; rows
+    and columns past the output left unwritten (the walk never copies them). Then the warpgroup's barrier."""
+    I = w.IDX
+    w.emit(2, "{")
+    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
+    w.emit(4, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
+    w.emit(4, "if (gm_ < M_) {")
+    w.decompose("gm_", g.m, 5)
+    w.emit(5, f"#pragma unroll\n          for (int j = 0; j < {BN // 8}; ++j) {{")
+    w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
+    w.emit(6, "if (gn_ < N_) {")
+    w.decompose("gn_", g.n, 7)
+    w.emit(7, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
+    _pair_store(w, c, g, 7, dest=f"sh_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]")
+    w.emit(6, "}")
+    w.emit(5, "}")
+    w.emit(4, "}")
+    w.emit(3, "}")
+    w.emit(2, "}")
+    w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
 
 
 def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0, own: int | None = None,
@@ -276,9 +325,10 @@ def pairable(w, c: Canon, g) -> bool:
             and _lanes_contiguous(c.store.index, var, 2))
 
 
-def _pair_store(w, c: Canon, g, ind: int) -> None:
+def _pair_store(w, c: Canon, g, ind: int, dest: str | None = None) -> None:
     """The store of columns n (accl_) and n+1 (acch_): the store's value twice, the second with the
-    innermost n variable advanced by one, packed into one 4- or 8-byte write."""
+    innermost n variable advanced by one, packed into one 4- or 8-byte write (to `dest`: knob `shalf`'s
+    staged row, else the output)."""
     var = g.n[-1][0]
     acc = _acc_val(c, g)
     lo = ir.substitute(c.store.value, {}, {acc: ir.Val("acc", ("accl_",), acc.dtype)})
@@ -294,7 +344,7 @@ def _pair_store(w, c: Canon, g, ind: int) -> None:
     w.emit(ind, f"{raw_t} o_;")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[0] = {w.vr.store(c.store.buffer, env[lo])};")
     w.emit(ind, f"reinterpret_cast<{st_t}*>(&o_)[1] = {w.vr.store(c.store.buffer, env[hi])};")
-    w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{c.store.buffer}[{w.idx(c.store.index)}]) = o_;")
+    w.emit(ind, f"*reinterpret_cast<{raw_t}*>(&{dest or f'{c.store.buffer}[{w.idx(c.store.index)}]'}) = o_;")
 
 
 def _emit_column_pair(w, c: Canon, g, col: str, lo: str, hi: str, one: str, pair: bool, ind: int) -> None:

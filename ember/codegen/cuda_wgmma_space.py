@@ -124,8 +124,9 @@ def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
     """Persistent tiles whose staged epilogue has a buffer of its own (knob `sown`): the ring fills with the next
     tile while the consumers walk this one's rows — for short k loops, whose tiles are mostly their store
     (bench/results/gpu-session47-2026-11-29/ README). As many stages as fit beside the buffer; 16 bytes a lane too."""
-    # (and, where the epilogue only casts, staged as the 16-bit outputs themselves: knob `shalf`, half the buffer)
-    tiles = [(128, 128, False), (64, 128, False), (64, 64, False)] + ([] if loads else [(128, 256, True), (128, 128, True)])
+    # (and staged as the 16-bit outputs themselves, the epilogue computed in the registers first: knob `shalf`, half the
+    # buffer; refused by the renderer where the output is not 16-bit runs of 8 columns)
+    tiles = [(128, 128, False), (64, 128, False), (64, 64, False), (128, 256, True), (128, 128, True)]
     out = []
     for BM, BN, half in tiles:
         extra = own_epilogue_bytes(BM // 64, BN, half) + SOWN_SLACK
