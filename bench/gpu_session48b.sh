@@ -4,6 +4,7 @@
 # and the images as a batch on by default (EMBER_WGMMA_COLUMN_BATCH).
 # 1: CUDA tests; each case's default under the old and new defaults (bench/short_k_ab.py --envs); shalf over few tiles.
 # 2: whole models (bench/gpu_models.py) under the new and old defaults.
+# 3: the computed form's tiles (overlays on the epilogue cases), then whole models with it on ("columns", "all").
 set -u
 . bench/gpu_env.sh
 export OUT
@@ -23,6 +24,15 @@ case "${PART:-1}" in
 2)
   for v in base EMBER_WGMMA_SHALF=0,EMBER_WGMMA_COLUMN_BATCH=0; do
     env $([ $v = base ] || echo $v | tr , ' ') timeout 250 python3 bench/gpu_models.py --only resnet50,bert-base,llama --dtypes bf16 \
+      --rounds 3 --out "$OUT/models-$(echo $v | tr -d =,).json" 2>&1 | python3 bench/model_rows.py $v
+  done ;;
+3)
+  SHORT_K_CFGS='[null, {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 256, "stages": 3, "group": 8},
+    {"persistent": true, "sown": true, "shalf": true, "BM": 128, "BN": 128, "stages": 5, "group": 8},
+    {"persistent": true, "sown": true, "shalf": true, "BM": 64, "BN": 256, "stages": 4, "group": 8}]' \
+    timeout 150 python3 bench/short_k_ab.py --suite epilogue --out "$OUT/epilogue-tiles.json" 2>&1 | grep -v -i warn | tail -20
+  for v in base EMBER_WGMMA_SHALF=columns EMBER_WGMMA_SHALF=all; do
+    env $([ $v = base ] || echo $v) timeout 250 python3 bench/gpu_models.py --only resnet50,bert-base,llama --dtypes bf16 \
       --rounds 3 --out "$OUT/models-$(echo $v | tr -d =,).json" 2>&1 | python3 bench/model_rows.py $v
   done ;;
 esac
