@@ -67,6 +67,8 @@ SOWN_GRAPHS = {
     "gemm_bias_relu": lambda: em.relu(_gemm(M=1100, N=520, K=200, bias=True)),
     "gemm_bias_residual_gelu": lambda: em.gelu(_gemm(M=1100, N=520, K=200, bias=True) + em.input("r", (1100, 520), "bfloat16")),
     "conv1x1_nchw_f16": lambda: em.conv2d(em.input("x", (3, 72, 8, 24), "float16"), em.input("w", (136, 72, 1, 1), "float16")),
+    # 12 x 12 images: a run of 8 outputs crosses image rows (shalf over the flattened columns, merged_runs)
+    "conv1x1_nchw_12x12": lambda: em.conv2d(em.input("x", (3, 72, 12, 12), "bfloat16"), em.input("w", (136, 72, 1, 1), "bfloat16")),
 }
 
 
@@ -82,6 +84,14 @@ def test_shalf_refuses_columns_not_in_runs_of_8():
             _sown_program("ragged_n", cfg, "h100")
     finally:
         del SOWN_GRAPHS["ragged_n"]
+
+
+def test_shalf_takes_runs_across_image_rows_for_a_plain_cast():
+    """28 x 28 NCHW images: a run of 8 outputs crosses rows of the image, contiguous in memory (merged_runs)."""
+    conv = em.conv2d(em.input("x", (32, 512, 28, 28), "bfloat16"), em.input("w", (128, 512, 1, 1), "bfloat16"))
+    assert [c for c in _defaults(conv) if c["mode"] == "wgmma"][0].get("shalf")
+    src = _sown_program("conv1x1_nchw_12x12", SOWN[4], "h100")[1].source
+    assert "unsigned short* const sh_" in src
 
 
 def test_shalf_default_follows_the_epilogue(monkeypatch):
@@ -145,6 +155,9 @@ def test_cuda_sown_equals_the_reference(name, i):
         if name == "conv1x1_nchw_f16":
             ins = {"x": rng.standard_normal((3, 72, 8, 24)).astype(np.float16),
                    "w": (rng.standard_normal((136, 72, 1, 1)) / 8).astype(np.float16)}
+        elif name == "conv1x1_nchw_12x12":
+            ins = {"x": rng.standard_normal((3, 72, 12, 12)).astype(em.dtypes.bfloat16.np),
+                   "w": (rng.standard_normal((136, 72, 1, 1)) / 8).astype(em.dtypes.bfloat16.np)}
         else:
             ins = {"x": rng.standard_normal((1100, 200)).astype(em.dtypes.bfloat16.np),
                    "w": (rng.standard_normal((520, 200)) / 8).astype(em.dtypes.bfloat16.np)}

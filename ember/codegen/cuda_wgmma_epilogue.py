@@ -76,11 +76,36 @@ def half_staging(w, c: Canon, g, cfg: dict) -> bool:
 
 def half_stageable(c: Canon, g) -> bool:
     """Whether the store takes knob `shalf`: a 16-bit float value of the accumulator, contiguous along whole runs of
-    8 columns (the output buffer's type is checked where the kernel is rendered)."""
+    8 columns (the output buffer's type is checked where the kernel is rendered) — of the innermost column, or, for a
+    plain cast (copied as it lies: no value computed at column + 1), of the columns flattened (an NCHW conv's 28 x 28
+    pixels: merged_runs)."""
     v, acc = c.store.value, _acc_val(c, g)
     var, ext = g.n[-1]
-    return (acc is not None and v.dtype.itemsize == 2 and v.dtype.is_float and ext.is_const and ext.value % 8 == 0
-            and _lanes_contiguous(c.store.index, var, 8))
+    if acc is None or v.dtype.itemsize != 2 or not v.dtype.is_float:
+        return False
+    return (ext.is_const and ext.value % 8 == 0 and _lanes_contiguous(c.store.index, var, 8)) or (
+        plain_cast(c, g) and merged_runs(c, g, 8))
+
+
+def merged_runs(c: Canon, g, vec: int) -> bool:
+    """Whether the output is contiguous along the column variables flattened (each one's stride the product of the
+    extents inside it), their product a multiple of `vec`, and the rest of the index a multiple of `vec`: a run of
+    `vec` flat columns starting at a multiple of `vec` is one aligned vector in memory."""
+    if len(g.n) < 2 or not all(e.is_const for _, e in g.n):
+        return False
+    total = 1
+    for _, e in g.n:
+        total *= e.value
+    if total % vec:
+        return False
+    idx, inner = c.store.index, 1
+    for var, ext in reversed(g.n):
+        x = sm.var(var, 0, None)
+        if sm.substitute(idx, {var: x + 1}) - sm.substitute(idx, {var: x}) is not sm.const(inner):
+            return False
+        inner *= ext.value
+    rest = sm.substitute(idx, {var: sm.const(0) for var, _ in g.n})
+    return (rest % vec) is sm.ZERO
 
 
 def plain_cast(c: Canon, g) -> bool:
