@@ -35,4 +35,9 @@ case "${PART:-1}" in
     env $([ $v = base ] || echo $v) timeout 250 python3 bench/gpu_models.py --only resnet50,bert-base,llama --dtypes bf16 \
       --rounds 3 --out "$OUT/models-$(echo $v | tr -d =,).json" 2>&1 | python3 bench/model_rows.py $v
   done ;;
+4)  # shalf over the flattened columns (merged_runs: the 28^2 NCHW conv), its CUDA tests, ResNet-50
+  timeout 150 python3 -m pytest -m cuda tests/test_wgmma_short_k.py -p no:cacheprovider -p no:warnings -n 4 -rf -q > "$OUT/tests.log" 2>&1
+  echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head -5; tail -1 "$OUT/tests.log"
+  timeout 100 python3 bench/short_k_ab.py --envs '[{}]' --out "$OUT/short-k.json" 2>&1 | grep -v -i warn | tail -6
+  timeout 100 python3 bench/gpu_models.py --only resnet50 --dtypes bf16 --rounds 3 --out "$OUT/resnet.json" 2>&1 | python3 bench/model_rows.py base ;;
 esac

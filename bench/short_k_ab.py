@@ -19,7 +19,10 @@ from contractions import build, graph_timed, program  # noqa: E402
 CASES = [("resnet50 b32 conv1x1 256->64 56x56", (32, 256, 56, 56, 64, 1, 1, 0), "conv"),
          ("resnet50 b32 conv1x1 64->256 56x56", (32, 64, 56, 56, 256, 1, 1, 0), "conv"),
          ("resnet50 b32 conv1x1 512->128 28x28", (32, 512, 28, 28, 128, 1, 1, 0), "conv"),
-         ("gemm 8192x4096x256 nt", (8192, 4096, 256), "nt")]
+         ("gemm 8192x4096x256 nt", (8192, 4096, 256), "nt"),
+         # NCHW images whose rows are not 16-byte strides (196 / 49 pixels): copied channels-last first
+         ("resnet50 b32 conv1x1 1024->256 14x14", (32, 1024, 14, 14, 256, 1, 1, 0), "conv"),
+         ("resnet50 b32 conv1x1 2048->512 7x7", (32, 2048, 7, 7, 512, 1, 1, 0), "conv")]
 CFGS = [None, {"stages": 8}, {"stages": 8, "pingpong": True}, {"stages": 8, "persistent": True},
         {"stages": 6}, {"BN": 128, "stages": 6}]
 if os.environ.get("SHORT_K_CFGS"):  # (a JSON list of overlays, null for the default)
