@@ -394,8 +394,8 @@ class _KernelWriter(RowMappings):
             emit_grid_dependency(self, self.cfg, wait=not (mode == "decode" and owns_wait(self.cfg)))
         for i, d in enumerate(self.k.dims):
             self.emit(1, f"const long long {self.names[d]} = em_dims_[{i}];")
-        if self.cluster > 1 and mode not in ("block", "decode"):
-            raise UnsupportedKernel(f"clusters are for block mode, not {mode}")
+        if self.cluster > 1 and mode not in ("block", "decode", "wgmma"):  # (wgmma: its k loop split, cuda_wgmma_kcluster.py)
+            raise UnsupportedKernel(f"clusters are for block, decode and wgmma modes, not {mode}")
         if mode == "rowlocal":
             grid = self._rowlocal(T)
         elif mode in ("flash", "decode", "scores"):  # attention streamed (kernel/online.py; its backward: kernel/scores.py)

@@ -33,6 +33,7 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
+from .cuda_wgmma_kcluster import emit_cluster_epilogue, emit_k_range, emit_producer_syncs, kcluster_size, tile_loop
 from .cuda_wgmma_epilogue import (SOWN_SLACK, emit_register_epilogue, emit_staged_epilogue, half_staging, own_epilogue_bytes,
                                   pairable, staged_epilogue, unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
@@ -423,6 +424,12 @@ def render_wgmma(w, c: Canon):
     _sizes(w, g, BM, BN)
     group = int(cfg.get("group", 0))
     w.emit(1, f"const int KT_ = (int)((K_ + {BK - 1}) / {BK});")
+    slot_bytes = (A_BYTES + B_BYTES) * _copies(kind) - (A_BYTES if rs and x3 else 0) + srows * SWIZZLE_BYTES
+    # knob `cluster`: the k loop split over a cluster of S blocks, summed through their shared memory
+    S = kcluster_size(cfg, BM, BN, NC, stages * slot_bytes, {"persistent": cfg.get("persistent"), "pingpong": pingpong, "sown": sown,
+                      "tf32x3": x3, "the staging ring": ring_staged, "the RS form": rs, "promote": promote, "occupancy 2": occupancy != 1})
+    w.tk_split = S
+    emit_k_range(w, S)
     w.emit(1, "if (threadIdx.x == 0) {")
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P, split)}); "
               f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 if pingpong else 4 * NC}); }}")
@@ -441,14 +448,14 @@ def render_wgmma(w, c: Canon):
         w.emit(2, f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {regs[0]};");')
     # (tf32x3: a slot is [a hi | b hi | a lo | b lo], lo tiles lo_off after their hi ones; RS: [a raw | b hi | b lo])
     lo_off = (B_BYTES if rs else A_BYTES + B_BYTES) if x3 else 0
-    slot_bytes = (A_BYTES + B_BYTES) * _copies(kind) - (A_BYTES if rs and x3 else 0) + srows * SWIZZLE_BYTES
     if ring_staged:
         emit_staged_producer(w, g, feeds, maps, stages, sdepth, BK, slot_bytes, group, _tile_origin, lo_off)
     else:
         # (codegen/cuda_wgmma_gather.py; default since measured: real KB 63 8.37 -> 7.95 ms, ResNet-50 bf16 2.85 -> 2.64 ms on an H200)
         hoist = bool(cfg.get("hoist", os.environ.get("EMBER_WGMMA_HOIST", "1") == "1"))
         emit_producer(w, g, feeds, maps, stages, BK, slot_bytes, group, _tile_origin, P, int(cfg.get("gunroll", 1)), lo_off, lag,
-                      cpasync, hoist, frozenset({id(pa)} if rs and x3 else ()))
+                      cpasync, hoist, frozenset({id(pa)} if rs and x3 else ()), S)
+    emit_producer_syncs(w, S)
     # ---- consumers
     w.emit(1, "} else {")
     if regs:
@@ -464,14 +471,14 @@ def render_wgmma(w, c: Canon):
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
     w.emit(2, f"for ({I} tile_ = blockIdx.x + pp_ * gridDim.x; tile_ < ntiles_; tile_ += 2 * gridDim.x) {{" if pingpong else
-           f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
+           tile_loop(I, S))
     _tile_origin(w, g, group, 2)
     w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
     if pingpong:  # the other consumer's products of the tile before are done (its slots too: parity safe)
         w.emit(2, 'if (tile_ - blockIdx.x >= gridDim.x) asm volatile("bar.sync %0, 256;" :: "r"(5 + pp_) : "memory");')
     if promote:
         w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) p_[i] = 0.f;")
-    w.emit(2, "for (int it = 0; it < KT_; ++it, ++kit_) {")
+    w.emit(2, "for (int it = kb_; it < ke_; ++it, ++kit_) {")
     w.emit(3, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(3, "em_mbar_wait(bars_ + 8 * s, ph);")
     if cpasync:  # (the copies' generic-proxy writes, ordered before this thread's wgmma reads)
@@ -502,7 +509,7 @@ def render_wgmma(w, c: Canon):
     release = f"if ((tid_ & 31) == 0) em_mbar_arrive(bars_ + 8 * ({stages} + "
     if overlap:  # the previous slice's group is done: release its slot, keep this one queued
         w.emit(3, "em_wg_wait1();")
-        w.emit(3, f"if (it > 0) {{ {release}(kit_ + {stages - 1}) % {stages})); }}")
+        w.emit(3, f"if (it > kb_) {{ {release}(kit_ + {stages - 1}) % {stages})); }}")
     else:
         w.emit(3, "em_wg_wait0();")
         w.emit(3, f"{release}s));")
@@ -524,7 +531,9 @@ def render_wgmma(w, c: Canon):
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
     wide = wide_lanes(w, c, g, cfg)  # (the 16-byte walk stages the tile unless `sepi` says no)
-    if staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
+    if S > 1:
+        emit_cluster_epilogue(w, c, g, BM, BN, NC, S, pair)
+    elif staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
         emit_staged_epilogue(w, c, g, BM, BN, pair, wide, own=stages * slot_bytes if sown else None, half=half)
     else:
         emit_register_epilogue(w, c, g, BM, BN, pair)
@@ -535,4 +544,4 @@ def render_wgmma(w, c: Canon):
     tiles = w.tile_grid(g, BM, BN)
     if cfg.get("persistent", False):  # one block per SM, each walking tiles
         return sm.minimum(tiles, w.target.sm_count if w.target is not None else 132)
-    return tiles
+    return tiles * S

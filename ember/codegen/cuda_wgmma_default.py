@@ -14,6 +14,7 @@ from .cuda_wgmma import (_copies, _smem_bytes, _staged_rows, im2col_default, pro
 from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, half_stageable, own_epilogue_bytes, plain_cast, row_loads
 from .cuda_wgmma_feed import GatherOperand, wgmma_plan
 from .cuda_wgmma_im2col import Im2colOperand, im2col_operand
+from .cuda_wgmma_kcluster import KCLUSTER_MIN_SLICES, KCLUSTER_SIZES, kcluster_default_on, ring_holds_tile
 from .cuda_wgmma_rs import rs_applies
 from .cuda_wgmma_staged import staged_bytes
 
@@ -142,11 +143,11 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         # 464 us against 64 x 128's 373 at 5 and 3 waves: gpu-session41-2026-11-28/b/)
         rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.5}
 
-    def cost(t):
+    def cost(t, S=1):  # (S: the k loop split over a cluster of S blocks, each a 1 / S share)
         bm, bn = t
-        tiles = -(-M // bm) * -(-N // bn) * B
+        tiles = -(-M // bm) * -(-N // bn) * B * S
         waves = -(-tiles // sms)
-        return waves * bm * bn / rates[t]
+        return waves * bm * bn / (rates[t] * S)
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
     wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
@@ -154,9 +155,14 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     heavy = not x3 and transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS
     if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
         rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
-    BM, BN = min(rates, key=cost)
+    # (EMBER_WGMMA_KCLUSTER=1: also each tile's k loop split over a cluster, codegen/cuda_wgmma_kcluster.py; untimed)
+    slices = -(-_size(g.k).value // slice_elems(plan[0])) if not isinstance(plan, str) else 0
+    ksplit = kcluster_default_on() and not isinstance(plan, str) and plan[0] in ("bf16", "f16") and not rs and not heavy
+    choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_SIZES if ksplit else ())
+               if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, (3 if t == (128, 256) else 4) * sum(t) * 128))]
+    (BM, BN), S = min(choices, key=lambda ts: cost(*ts))
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4, **({"swap": True} if swap else {}),
-           **({"rs": True} if rs else {})}
+           **({"rs": True} if rs else {}), **({"cluster": S} if S > 1 else {})}
     if heavy:
         cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
     if rs and swap:  # persistent, 4 stages where the output's rows (pixels) are contiguous: 35_conv2d_pointwise
@@ -168,9 +174,9 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         if _ring_staged(plan) and cfg["stages"] == 2:  # consumers holding both slots starve the split:
             cfg["overlap"] = False  # release each at once (x.T @ g 64 -> 67, x @ W 63 -> 66 TFLOP/s)
     mt, nt = -(-M // BM), -(-N // BN)
-    if short_k_persistent(c, g, plan, mt * nt * B, sms, cfg):
+    if S == 1 and short_k_persistent(c, g, plan, mt * nt * B, sms, cfg):
         cfg["persistent"] = True
-    if not heavy and not x3:
+    if S == 1 and not heavy and not x3:
         cfg = half_staged_default(c, g, plan, mt * nt * B, sms, cfg, smem_max) or cfg
     # more tiles than SMs: row tiles fastest, in groups of up to 8 — with few row tiles (a prompt's
     # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once

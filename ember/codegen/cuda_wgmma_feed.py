@@ -39,6 +39,7 @@ from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 from .cuda_wgmma_gather import emit_hoisted_gather, emit_row_table, hoistable
 from .cuda_wgmma_im2col import Im2colOperand, emit_im2col_copy
+from .cuda_wgmma_kcluster import tile_loop
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
 LOAD_BATCH = 16  # chunks whose loads a gathering thread has in flight at once (vector gather; 16 beat 8, 4 and 2
@@ -166,7 +167,7 @@ def tf32_staged(plan) -> bool:
 
 def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: int, slot_bytes: int,
                   group: int, tile_origin, producers: int = 1, unroll: int = 1, lo_off: int = 0,
-                  lag: int = 0, cpasync: bool = False, hoist: bool = False, raw: frozenset = frozenset()) -> None:
+                  lag: int = 0, cpasync: bool = False, hoist: bool = False, raw: frozenset = frozenset(), S: int = 1) -> None:
     """The producer warpgroups' loop over this block's tiles and k slices. feeds: [(operand, smem
     offset in the slot, rows per tile, origin variable)]; maps: operand -> its tensor map's index.
     producers: warpgroups that gather (128 threads each); unroll: gathered chunks per thread in
@@ -174,7 +175,8 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     ones; TMA tiles are split `lag` slices after their copies were issued. cpasync: whole-chunk
     gathers issue `cp.async` copies (see CPASYNC). hoist: whole-chunk gathers split their rows
     once a tile (codegen/cuda_wgmma_gather.py). raw: ids of tf32x3 operands written as landed (float32, no
-    lo tile: the RS form's A, split in the consumers' registers, codegen/cuda_wgmma_rs.py)."""
+    lo tile: the RS form's A, split in the consumers' registers, codegen/cuda_wgmma_rs.py). S: blocks of a cluster
+    sharing each tile, this one's k slices kb_..ke_ (knob `cluster`, codegen/cuda_wgmma_kcluster.py)."""
     I = w.IDX
     gathers = [f for f in feeds if isinstance(f[0], GatherOperand)]
     tmas = [f for f in feeds if isinstance(f[0], TmaOperand)]
@@ -189,13 +191,13 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
     if split:
         w.emit(3, "int ksp_ = 0;  // slices split so far")
-    w.emit(3, f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{")
+    w.emit(3, tile_loop(I, S))
     tile_origin(w, g, group, 4)
     tables = {id(p): i for i, (p, _, R, _) in enumerate(gathers) if hoist and hoistable(p, R, threads)}
     for p, _, R, origin in gathers:
         if id(p) in tables:
             emit_row_table(w, p, tables[id(p)], R, origin, threads, 4)
-    w.emit(4, "for (int it = 0; it < KT_; ++it, ++kit_) {")
+    w.emit(4, "for (int it = kb_; it < ke_; ++it, ++kit_) {")
     w.emit(5, f"const int s = kit_ % {stages}; const em_u32 ph = (kit_ / {stages}) & 1;")
     w.emit(5, f"em_mbar_wait(bars_ + 8 * ({stages} + s), ph ^ 1);")
     w.emit(5, f"const em_u32 full_ = bars_ + 8 * s, slot_ = ring_ + s * {slot_bytes};")

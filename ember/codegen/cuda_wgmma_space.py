@@ -9,6 +9,7 @@ from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, rs_x3_
 from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, own_epilogue_bytes, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
+from .cuda_wgmma_kcluster import KCLUSTER_MIN_SLICES, KCLUSTER_SIZES
 from .cuda_wgmma_rs import RS_MAX_REGISTERS, rs_applies, rs_registers
 from .cuda_wgmma_staged import staged_bytes
 
@@ -75,6 +76,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
         out += [dict(out[0], group=8, persistent=True)]
         if cp == 1 and not _ring_staged(plan):  # persistent with the staged epilogue in its own buffer (knob `sown`)
             out += own_epilogue_tiles(plan, smem_max, epilogue_loads(c))
+        if cp == 1 and not _ring_staged(plan) and not promote:  # the k loop split over a cluster (few tiles)
+            out += kcluster_tiles(c, plan, target)
         if cp == 1:  # two consumers on alternate 64-row tiles (ping-pong: one's epilogue under the other's products)
             for BN in sorted({out[0]["BN"], 128}):
                 if _fit(plan, 64, BN, 2, smem_max):
@@ -117,6 +120,24 @@ def wave_tiles(c: Canon, plan, smem_max: int, target=None) -> list:
     for BM in (128, 64):
         if N > WAVE_BN and fill(BM, WAVE_BN) >= base + 0.1 and _fit(plan, BM, WAVE_BN, 2, smem_max):
             out.append({"mode": "wgmma", "BM": BM, "BN": WAVE_BN, "stages": max(s for s in range(2, 9) if _fit(plan, BM, WAVE_BN, s, smem_max))})
+    return out
+
+
+def kcluster_tiles(c: Canon, plan, target=None) -> list:
+    """Knob `cluster` (codegen/cuda_wgmma_kcluster.py) on 128 x 128 and 128 x 256 tiles where they are fewer than the SMs
+    and each block keeps KCLUSTER_MIN_SLICES k slices: S = 2 and 4."""
+    g = contraction_of(c)
+    sizes = [_size(x) for x in (g.m, g.n, g.batch, g.k)]
+    if any(not s.is_const for s in sizes):
+        return []
+    M, N, B, K = (s.value for s in sizes)
+    sms = target.sm_count if target is not None else 132
+    slices = -(-K // slice_elems(plan[0]))
+    out = []
+    for BM, BN, st in ((128, 128, 4), (128, 256, 3)):
+        tiles = -(-M // BM) * -(-N // BN) * B
+        out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": st, "cluster": S} for S in KCLUSTER_SIZES
+                if tiles < sms and slices >= S * KCLUSTER_MIN_SLICES]
     return out
 
 

@@ -17,6 +17,7 @@ A TF32 mark (ember/precision.py) stays on the partial contraction.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .. import dtypes as dt
@@ -86,6 +87,11 @@ class SplitPolicy:
 
 
 DEFAULT_POLICY = SplitPolicy()
+# EMBER_SPLIT_LONG_K=0: no split of a long k loop over one to two waves of 64 x 64 tiles (the `long_chunks` rule), so
+# a 16-bit GEMM keeps its k loop whole for the wgmma k split over a cluster (EMBER_WGMMA_KCLUSTER=1,
+# codegen/cuda_wgmma_kcluster.py); the pair is the forty-ninth session's A/B (the Llama prefill's down projection)
+def long_k_split() -> bool:
+    return os.environ.get("EMBER_SPLIT_LONG_K", "1") == "1"
 
 
 def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
@@ -103,7 +109,7 @@ def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
         if rows is not None and rows <= p.rows_gemv:
             return None  # (GEMVs shared by the rows, codegen/cuda_rows.py: one weight row per warp)
         tiles = -(-outs // p.tile)
-        if p.tiles_few <= tiles < 2 * p.tiles_few and L >= p.k_long and L % p.long_chunks == 0:
+        if p.tiles_few <= tiles < 2 * p.tiles_few and L >= p.k_long and L % p.long_chunks == 0 and long_k_split():
             return p.long_chunks  # (the second wave's idle SMs)
         if L < p.k_min or tiles >= p.tiles_few:
             return None

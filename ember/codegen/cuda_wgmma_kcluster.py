@@ -1,0 +1,118 @@
+"""Knob `cluster` of the wgmma mode: the k loop split over a thread-block cluster of S blocks, their partial tiles
+summed through distributed shared memory — split-K without partials in global memory or a second kernel.
+
+Why: a GEMM with few output tiles (a 512-token prefill's projections: 64-96 tiles of 128 x 128 on 132 SMs, 59-65% of
+cuBLAS in bench/results/gpu-session48-2026-11-29/e/) leaves SMs idle, and the graph-level split-K (kernel/split.py)
+writes S float32 partial tiles to memory and sums them in a second kernel: the Llama-1B prefill's down projection
+(512 x 2048 over k 8192, split in 8) moved 64 MB of partials for 8.4 MB of output (48.8 us, cuBLAS 29.0).
+
+How: block `rank` of each cluster of S (consecutive blockIdx.x, `__cluster_dims__(S, 1, 1)`) computes the same output
+tile over k slices [KT * rank / S, KT * (rank + 1) / S). After its k loop each consumer warpgroup stages its float32
+accumulators in the ring (free: the tile is not persistent), the cluster synchronises, and rank r sums rows
+[r * BM / S, (r + 1) * BM / S) of the tile over every rank's staging (`ld.shared::cluster.v4.f32`: its own rows only,
+so no two ranks write the same bytes), the cluster synchronises again (no block leaves while another reads its shared
+memory), and each rank walks its own rows through the kernel's epilogue: the S ranks store a tile together. Every
+output is summed by one block in a fixed order: deterministic. The producer warpgroup joins both cluster barriers.
+
+Not with `persistent` (the ring must be free after the k loop), `pingpong`, `sown`, tf32x3, the RS form, the staging
+ring, accumulator folds (`promote`) or two blocks per SM. Built in the forty-eighth session after its device time ran
+out: searched (codegen/cuda_wgmma_space.py: S = 2, 4 where the tiles are fewer than SMs), compiled with NVRTC in CI, a
+default behind EMBER_WGMMA_KCLUSTER=1; its CUDA tests and timing are the forty-ninth's (bench/gpu_session49a.sh).
+"""
+from __future__ import annotations
+
+import os
+
+from ..kernel.structure import Canon, UnsupportedKernel
+from .cuda_wgmma_epilogue import PAD, _emit_column_pair, _emit_fragments
+
+KCLUSTER_SIZES = (2, 4)
+# EMBER_WGMMA_KCLUSTER=1: the default wgmma tile is chosen over (tile, S) pairs, a tile's time over S blocks taken as
+# 1 / S of its k loop (cuda_wgmma_default.default_wgmma_config); off until timed (with EMBER_SPLIT_LONG_K=0 for the
+# long k loops kernel/split.py otherwise splits in global memory first)
+def kcluster_default_on() -> bool:
+    """EMBER_WGMMA_KCLUSTER=1, read at each call (bench/short_k_ab.py --envs flips it in one process)."""
+    return os.environ.get("EMBER_WGMMA_KCLUSTER", "0") == "1"
+
+
+KCLUSTER_MIN_SLICES = 8  # k slices each block of the cluster at least runs (the sum through shared memory is per tile)
+
+
+def ring_holds_tile(BM: int, BN: int, ring_bytes: int) -> bool:
+    """Whether the ring holds the float32 tile the cluster sums (each consumer's 64 rows of BN + PAD floats)."""
+    return (BM // 64) * 64 * (BN + PAD) * 4 <= ring_bytes
+
+
+def kcluster_size(cfg: dict, BM: int, BN: int, NC: int, ring_bytes: int, excluded: dict) -> int:
+    """S, the blocks the k loop is split over (1: knob off); raises where the knob does not apply. excluded: the
+    incompatible knobs in force, by name."""
+    S = int(cfg.get("cluster", 1))
+    if S == 1:
+        return 1
+    if S not in KCLUSTER_SIZES:
+        raise UnsupportedKernel(f"wgmma k split over a cluster of {S} blocks ({' or '.join(map(str, KCLUSTER_SIZES))})")
+    on = [name for name, v in excluded.items() if v]
+    if on:
+        raise UnsupportedKernel(f"wgmma k split over a cluster with {', '.join(on)}")
+    if not ring_holds_tile(BM, BN, ring_bytes) or NC != BM // 64:
+        raise UnsupportedKernel(f"wgmma k split over a cluster: a {BM}x{BN} float32 tile does not fit in the ring "
+                                f"({ring_bytes} bytes)")
+    return S
+
+
+def emit_k_range(w, S: int) -> None:
+    """kb_, ke_: this block's k slices (all of them without the knob)."""
+    if S == 1:
+        w.emit(1, "const int kb_ = 0, ke_ = KT_;")
+        return
+    w.emit(1, "const int kr_ = (int)em_cluster_rank();")
+    w.emit(1, f"const int kb_ = (int)(((long long)KT_ * kr_) / {S}), ke_ = (int)(((long long)KT_ * (kr_ + 1)) / {S});")
+
+
+def tile_loop(I: str, S: int) -> str:
+    """The header of a block's loop over its tiles: a cluster of S blocks shares one tile."""
+    if S == 1:
+        return f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{"
+    return f"for ({I} tile_ = blockIdx.x / {S}; tile_ < ntiles_; tile_ += gridDim.x / {S}) {{"
+
+
+def emit_producer_syncs(w, S: int) -> None:
+    """The producer warpgroup's part in the epilogue's two cluster barriers (every thread of the cluster arrives)."""
+    if S > 1:
+        w.emit(2, "em_cluster_sync();  // (the tile staged in every rank)")
+        w.emit(2, "em_cluster_sync();  // (every rank's rows summed)")
+
+
+def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pair: bool) -> None:
+    """Stage, sum this rank's rows over the cluster, store them through the epilogue (see the module docstring)."""
+    I, P, T = w.IDX, BN + PAD, 128 * NC
+    rows = BM // S
+    w.emit(2, "float* const st_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared(em_dyn_smem)));")
+    w.emit(2, f"float* const se_ = st_ + cw_ * {64 * P};")
+    _emit_fragments(w, BN, P, "float2", "se_", "make_float2({a}, {b})")
+    w.emit(2, "em_cluster_sync();")
+    w.emit(2, f"const int ct_ = cw_ * 128 + tid_, r0_ = kr_ * {rows};")
+    n4 = rows * BN // 4
+    w.emit(2, f"for (int i_ = ct_; i_ < {n4}; i_ += {T}) {{")
+    w.emit(3, f"const int at_ = (r0_ + i_ / {BN // 4}) * {P} + 4 * (i_ % {BN // 4});")
+    w.emit(3, "float4 v_ = *reinterpret_cast<const float4*>(&st_[at_]);")
+    for q in range(1, S):  # (the other ranks in a fixed order from this one: each output summed by one block)
+        w.emit(3, "{")
+        w.emit(4, "float4 u_;")
+        w.emit(4, 'asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(u_.x), "=f"(u_.y), '
+                  f'"=f"(u_.z), "=f"(u_.w) : "r"(em_cluster_addr(&st_[at_], (unsigned)((kr_ + {q}) % {S}))) : "memory");')
+        w.emit(4, "v_.x += u_.x; v_.y += u_.y; v_.z += u_.z; v_.w += u_.w;")
+        w.emit(3, "}")
+    w.emit(3, "*reinterpret_cast<float4*>(&st_[at_]) = v_;")
+    w.emit(2, "}")
+    w.emit(2, "em_cluster_sync();")
+    cp = BN // 2
+    w.emit(2, f"for (int i_ = ct_; i_ < {rows * cp}; i_ += {T}) {{")
+    w.emit(3, f"const int r_ = r0_ + i_ / {cp}, cp_ = i_ % {cp};")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + r_;")
+    w.emit(3, "if (gm_ < M_) {")
+    w.decompose("gm_", g.m, 4)
+    w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&st_[r_ * {P} + 2 * cp_]);")
+    _emit_column_pair(w, c, g, f"bn_ * {BN} + 2 * cp_", "v_.x", "v_.y", "r ? v_.y : v_.x", pair, 4)
+    w.emit(3, "}")
+    w.emit(2, "}")
