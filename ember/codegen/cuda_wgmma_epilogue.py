@@ -210,7 +210,7 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int
     if half:
         _emit_half_staged(w, c, g, BM, BN, own)
         return
-    I, P = w.IDX, BN + PAD
+    P = BN + PAD
     NC = BM // 64
     if own is None:
         w.emit(2, f'asm volatile("bar.sync 2, {128 * NC};" ::: "memory");')  # (every consumer is past its k loop)
@@ -222,13 +222,20 @@ def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int
     if wide:
         _emit_wide_walk(w, c, g, BM, BN, wide, int(w.cfg.get("swunroll", 4)))
         return
-    cp = BN // 2
-    w.emit(2, f"for (int i_ = tid_; i_ < {64 * cp}; i_ += 128) {{")
+    emit_pair_walk(w, c, g, BM, BN, pair, "tid_", 64, 128, "cw_ * 64", "se_")
+
+
+def emit_pair_walk(w, c: Canon, g, BM: int, BN: int, pair: bool, thread: str, rows: int, threads: int, row0: str,
+                   base: str) -> None:
+    """`rows` staged rows of the tile (from tile row `row0`; at `base` + (r - row0) * (BN + PAD)) walked by `threads`
+    threads (this one `thread`), consecutive threads on consecutive column pairs, each through the store's value."""
+    I, P, cp = w.IDX, BN + PAD, BN // 2
+    w.emit(2, f"for (int i_ = {thread}; i_ < {rows * cp}; i_ += {threads}) {{")
     w.emit(3, f"const int r_ = i_ / {cp}, cp_ = i_ % {cp};")
-    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + r_;")
+    w.emit(3, f"const {I} gm_ = bm_ * {BM} + {row0} + r_;")
     w.emit(3, "if (gm_ < M_) {")
     w.decompose("gm_", g.m, 4)
-    w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&se_[r_ * {P} + 2 * cp_]);")
+    w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&{base}[r_ * {P} + 2 * cp_]);")
     _emit_column_pair(w, c, g, f"bn_ * {BN} + 2 * cp_", "v_.x", "v_.y", "r ? v_.y : v_.x", pair, 4)
     w.emit(3, "}")
     w.emit(2, "}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 
 from ..kernel.structure import Canon, UnsupportedKernel
-from .cuda_wgmma_epilogue import PAD, _emit_column_pair, _emit_fragments
+from .cuda_wgmma_epilogue import PAD, _emit_fragments, emit_pair_walk
 
 KCLUSTER_SIZES = (2, 4)
 # EMBER_WGMMA_KCLUSTER=1: the default wgmma tile is chosen over (tile, S) pairs, a tile's time over S blocks taken as
@@ -85,7 +85,7 @@ def emit_producer_syncs(w, S: int) -> None:
 
 def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pair: bool) -> None:
     """Stage, sum this rank's rows over the cluster, store them through the epilogue (see the module docstring)."""
-    I, P, T = w.IDX, BN + PAD, 128 * NC
+    P, T = BN + PAD, 128 * NC
     rows = BM // S
     w.emit(2, "float* const st_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared(em_dyn_smem)));")
     w.emit(2, f"float* const se_ = st_ + cw_ * {64 * P};")
@@ -106,13 +106,4 @@ def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pai
     w.emit(3, "*reinterpret_cast<float4*>(&st_[at_]) = v_;")
     w.emit(2, "}")
     w.emit(2, "em_cluster_sync();")
-    cp = BN // 2
-    w.emit(2, f"for (int i_ = ct_; i_ < {rows * cp}; i_ += {T}) {{")
-    w.emit(3, f"const int r_ = r0_ + i_ / {cp}, cp_ = i_ % {cp};")
-    w.emit(3, f"const {I} gm_ = bm_ * {BM} + r_;")
-    w.emit(3, "if (gm_ < M_) {")
-    w.decompose("gm_", g.m, 4)
-    w.emit(4, f"const float2 v_ = *reinterpret_cast<const float2*>(&st_[r_ * {P} + 2 * cp_]);")
-    _emit_column_pair(w, c, g, f"bn_ * {BN} + 2 * cp_", "v_.x", "v_.y", "r ? v_.y : v_.x", pair, 4)
-    w.emit(3, "}")
-    w.emit(2, "}")
+    emit_pair_walk(w, c, g, BM, BN, pair, "ct_", rows, T, "r0_", f"(st_ + r0_ * {P})")
