@@ -168,3 +168,28 @@ def test_cuda_sown_equals_the_reference(name, i):
         ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
         out = np.asarray(prog(**ins)).astype(np.float32)
         np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
+
+
+def _symbolic_gemm():
+    return em.input("x", ("n", 256), "bfloat16") @ em.input("w", (8192, 256), "bfloat16").T
+
+
+def test_a_symbolic_row_count_takes_shalf_planned_for_a_prompt():
+    """A prompt's rows (planned as SYMBOLIC_M_GUESS) against 8192 columns: 128 tiles of 128 x 256, so shalf, persistent
+    (the grid capped at the SMs and evaluated at launch)."""
+    (cfg,) = _defaults(_symbolic_gemm())
+    assert cfg.get("shalf") and cfg.get("persistent"), cfg
+
+
+@pytest.mark.cuda
+def test_cuda_shalf_default_over_a_symbolic_row_count():
+    y = _symbolic_gemm()
+    prog = em.compile(y, device="cuda")
+    assert any(l.config["cfg"].get("shalf") for l in prog.launches if "cfg" in l.config)
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((8192, 256)) / 8).astype(em.dtypes.bfloat16.np)
+    for n in (1, 77, 512, 1300):
+        x = rng.standard_normal((n, 256)).astype(em.dtypes.bfloat16.np)
+        ref = np.asarray(em.reference([y], x=x, w=w)[0]).astype(np.float32)
+        out = np.asarray(prog(x=x, w=w)).astype(np.float32)
+        np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())), err_msg=str(n))
