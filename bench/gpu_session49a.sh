@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # For the forty-ninth session (prepared in the forty-eighth after its device time ran out).
-# 1: the shalf default at the large GEMMs (never timed there: 4096^3 / 8192^3 bf16 take it since the 48th), then the
+# 1: the shalf default at the large GEMMs (capped at 48 k slices until timed: EMBER_WGMMA_SHALF_MAX_SLICES=0 lifts it), then the
 #    CUDA tests of the k split over a cluster (wgmma knob `cluster`, codegen/cuda_wgmma_kcluster.py: built untimed).
 # 2: the k split over a cluster as the default (EMBER_WGMMA_KCLUSTER=1 EMBER_SPLIT_LONG_K=0) against the default on the
 #    mid-size GEMMs (the Llama prefill's qkv / o / down at 59-65% of cuBLAS), and as overlays.
@@ -11,7 +11,7 @@ export OUT
 KC='{"EMBER_WGMMA_KCLUSTER": "1", "EMBER_SPLIT_LONG_K": "0"}'
 case "${PART:-1}" in
 1)
-  timeout 150 python3 bench/short_k_ab.py --suite "4096^3,8192^3" --envs '[{"EMBER_WGMMA_SHALF": "0"}, {}]' \
+  timeout 150 python3 bench/short_k_ab.py --suite "4096^3,8192^3" --envs '[{}, {"EMBER_WGMMA_SHALF_MAX_SLICES": "0"}]' \
     --out "$OUT/large-shalf.json" 2>&1 | grep -v -i warn | tail -12
   timeout 240 python3 -m pytest -m cuda tests/test_wgmma_kcluster.py tests/test_wgmma_short_k.py -p no:cacheprovider \
     -p no:warnings -n 4 -rf -q > "$OUT/tests.log" 2>&1

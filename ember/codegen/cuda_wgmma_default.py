@@ -93,6 +93,14 @@ def short_k_persistent(c: Canon, g, plan, tiles: int, sms: int, cfg: dict) -> bo
 # EMBER_WGMMA_SHALF: "cast" (the default) a plain cast of the accumulator only; "columns" also an epilogue that loads
 # per column only (a bias); "all" a residual's rows too; "0" off. The search offers the computed form everywhere.
 SHALF_MODES = ("0", "cast", "columns", "all")
+# ... and only over the k loops it was measured on (at most 48 slices: k <= 3072 in bf16, BERT's ff2 the longest): the
+# large GEMMs' tiles (4096^3: 64 slices) are not store-bound and keep their measured default until timed
+# (EMBER_WGMMA_SHALF_MAX_SLICES=0: no cap; bench/gpu_session49a.sh PART=1)
+SHALF_MAX_SLICES = 48
+
+
+def shalf_max_slices() -> int:
+    return int(os.environ.get("EMBER_WGMMA_SHALF_MAX_SLICES", str(SHALF_MAX_SLICES)))
 
 
 def shalf_mode() -> str:
@@ -105,7 +113,8 @@ def shalf_mode() -> str:
 def half_staged_default(c: Canon, g, plan, tiles: int, sms: int, cfg: dict, smem_max: int) -> dict | None:
     """The default config made persistent with knob `shalf`'s staged 16-bit outputs (as many stages as fit beside
     the buffer), or None: 16-bit operands both copied by TMA (not an im2col walk: unmeasured), at least half a
-    wave of tiles, no heavy epilogue, the store half-stageable, and its loads as shalf_mode() allows."""
+    wave of tiles, a k loop of at most shalf_max_slices(), no heavy epilogue, the store half-stageable, and its loads as
+    shalf_mode() allows."""
     mode = shalf_mode()
     if mode == "0" or isinstance(plan, str) or cfg.get("rs") or tiles * 2 < sms:
         return None
@@ -113,6 +122,9 @@ def half_staged_default(c: Canon, g, plan, tiles: int, sms: int, cfg: dict, smem
     if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
         return None
     if not half_stageable(c, g) or transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS:
+        return None
+    cap = shalf_max_slices()
+    if cap and -(-_size(g.k).value // slice_elems(kind)) > cap:
         return None
     if not plain_cast(c, g) and (mode == "cast" or (mode == "columns" and row_loads(c, g))):
         return None
