@@ -103,3 +103,14 @@ def test_cuda_equals_the_reference(name, i):
         ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
         out = np.asarray(prog(**ins)).astype(np.float32)
         np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
+
+
+def test_wave192_rates_a_192_wide_tile_where_it_fills_the_waves(monkeypatch):
+    """EMBER_WGMMA_WAVE192=1 (an A/B, cuda_wgmma_default.py): BERT's ff2 (96 tiles of 128 x 256) takes 128 x 192; 4096^3 not."""
+    def tile(M, N, K):
+        (k, _), *_ = pipeline.lower([_gemm(M, N, K).node], None, H100).kernels
+        c = cg.default_config(k, H100)
+        return c["BM"], c["BN"]
+    assert tile(4096, 768, 3072) == (128, 256)
+    monkeypatch.setenv("EMBER_WGMMA_WAVE192", "1")
+    assert tile(4096, 768, 3072) == (128, 192) and tile(4096, 4096, 4096) == (128, 256)

@@ -134,6 +134,17 @@ def half_staged_default(c: Canon, g, plan, tiles: int, sms: int, cfg: dict, smem
     return dict(cfg, persistent=True, sown=True, shalf=True, stages=max(fits)) if fits else None
 
 
+# EMBER_WGMMA_WAVE192=1: the default's rate table also rates 128 x 192 tiles (5 stages), so a GEMM whose 128 x 256 tiles
+# leave the last wave a quarter empty takes them where the waves say so. The search found them on BERT's ff2 (96 tiles
+# of 128 x 256 on 132 SMs; 128 of 128 x 192: 42.3 -> 35.3 us) and a 3x3 conv 128 -> 128 at 28² (35.2 -> 32.8;
+# gpu-session48-2026-11-29/a/, e/); lost on the Llama prefill's (fewer tiles still). Off until timed as a rule.
+WAVE192_RATE = 0.9
+
+
+def wave192_on() -> bool:
+    return os.environ.get("EMBER_WGMMA_WAVE192", "0") == "1"
+
+
 def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
     """The unsearched wgmma tile: the one with the least estimated time, from each tile's rate
     measured on the H100 at 4096^3 and 8192^3 (bench/results/contractions-2026-11-25-variants.json)
@@ -160,6 +171,8 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         tiles = -(-M // bm) * -(-N // bn) * B * S
         waves = -(-tiles // sms)
         return waves * bm * bn / (rates[t] * S)
+    if wave192_on() and not x3:  # (EMBER_WGMMA_WAVE192=1: 128 x 192 rated between 128 x 128 and 128 x 256; untimed as a rule)
+        rates[(128, 192)] = WAVE192_RATE
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
     wide = 256 if isinstance(plan, str) or not promote_slices(plan[0], _size(g.k).value, {}) else 128
@@ -173,7 +186,7 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_SIZES if ksplit else ())
                if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, (3 if t == (128, 256) else 4) * sum(t) * 128))]
     (BM, BN), S = min(choices, key=lambda ts: cost(*ts))
-    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": 3 if (BM, BN) == (128, 256) else 4, **({"swap": True} if swap else {}),
+    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": {(128, 256): 3, (128, 192): 5}.get((BM, BN), 4), **({"swap": True} if swap else {}),
            **({"rs": True} if rs else {}), **({"cluster": S} if S > 1 else {})}
     if heavy:
         cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))
