@@ -83,7 +83,9 @@ def main():
                 out = out.float().cpu().numpy() if hasattr(out, "cpu") else np.asarray(out).astype(np.float32)
                 err = float(np.abs(out - fn().float().cpu().numpy()).max())
                 rows.append({"case": name, "cfg": cfg or base, "us": us, "library_us": lib, "max_err": err})
-                print(f"{name:38s} {json.dumps(over):48s} {us:8.1f} us  library {lib:7.1f}  err {err:.3g}", flush=True)
+                shown = {k: v for k, v in (cfg or base).items() if k in ("BM", "BN", "stages", "persistent", "shalf", "cluster", "pingpong")}
+                print(f"{name:38s} {json.dumps(over):48s} {us:8.1f} us  library {lib:7.1f}  err {err:.3g}"
+                      f"{'  ' + json.dumps(shown) if args.envs else ''}", flush=True)
             except Exception as e:  # noqa: BLE001 - per config
                 print(f"{name:38s} {json.dumps(over):48s} FAILED {type(e).__name__}: {str(e)[:120]}", flush=True)
     if args.out:
