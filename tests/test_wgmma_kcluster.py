@@ -49,6 +49,8 @@ def test_grid_is_the_tiles_times_the_cluster_and_each_block_its_k_share():
         assert f"__cluster_dims__({cfg['cluster']}, 1, 1)" in src
         assert "for (int it = kb_; it < ke_;" in src and src.count("em_cluster_sync();") == 4
         assert "ld.shared::cluster.v4.f32" in src
+        # (the staging waits for every consumer's k loop: it overwrites slots another consumer may still read)
+        assert src.index(f'bar.sync 2, {128 * (cfg["BM"] // 64)};') < src.index("float* const st_")
 
 
 def test_refused_where_the_ring_is_not_free_or_the_size_is_not_2_or_4():

@@ -89,6 +89,8 @@ def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pai
     """Stage, sum this rank's rows over the cluster, store them through the epilogue (see the module docstring)."""
     P, T = BN + PAD, 128 * NC
     rows = BM // S
+    # (every consumer past its k loop before any stages: the staging overwrites slots another may still be reading)
+    w.emit(2, f'asm volatile("bar.sync 2, {T};" ::: "memory");')
     w.emit(2, "float* const st_ = reinterpret_cast<float*>(em_dyn_smem + (ring_ - (em_u32)__cvta_generic_to_shared(em_dyn_smem)));")
     w.emit(2, f"float* const se_ = st_ + cw_ * {64 * P};")
     _emit_fragments(w, BN, P, "float2", "se_", "make_float2({a}, {b})")
