@@ -179,25 +179,32 @@ def _emit_computed_fragments(w, c: Canon, g, BM: int, BN: int, P: int) -> None:
     """Knob `shalf` over an epilogue: the register epilogue's column pairs (their loads in the fragment layout, as
     emit_register_epilogue reads them) written as packed 16-bit pairs into the staged rows instead of memory; rows
     and columns past the output left unwritten (the walk never copies them). Then the warpgroup's barrier."""
-    I = w.IDX
+    def pair(ind: int) -> None:
+        w.emit(ind, f"const {w.IDX} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
+        w.emit(ind, "if (gn_ < N_) {")
+        w.decompose("gn_", g.n, ind + 1)
+        w.emit(ind + 1, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
+        _pair_store(w, c, g, ind + 1, dest=f"sh_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]")
+        w.emit(ind, "}")
     w.emit(2, "{")
-    w.emit(3, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
-    w.emit(3, "#pragma unroll\n      for (int h = 0; h < 2; ++h) {")
-    w.emit(4, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
-    w.emit(4, "if (gm_ < M_) {")
-    w.decompose("gm_", g.m, 5)
-    w.emit(5, f"#pragma unroll\n          for (int j = 0; j < {BN // 8}; ++j) {{")
-    w.emit(6, f"const {I} gn_ = bn_ * {BN} + 8 * j + 2 * (l_ % 4);")
-    w.emit(6, "if (gn_ < N_) {")
-    w.decompose("gn_", g.n, 7)
-    w.emit(7, "const float accl_ = d_[4 * j + 2 * h], acch_ = d_[4 * j + 2 * h + 1];")
-    _pair_store(w, c, g, 7, dest=f"sh_[(wq_ * 16 + l_ / 4 + 8 * h) * {P} + 8 * j + 2 * (l_ % 4)]")
-    w.emit(6, "}")
-    w.emit(5, "}")
-    w.emit(4, "}")
-    w.emit(3, "}")
+    _fragment_rows(w, g, BM, BN, 3, pair)
     w.emit(2, "}")
     w.emit(2, 'asm volatile("bar.sync %0, 128;" :: "r"(3 + cw_) : "memory");')  # (this warpgroup's tile staged)
+
+
+def _fragment_rows(w, g, BM: int, BN: int, ind: int, body) -> None:
+    """The loops over a consumer's accumulator fragments: rows gm_ (decomposed; past the output skipped), column groups
+    j; body(indent) emits each j's column pair (d_[4 j + 2 h], d_[4 j + 2 h + 1])."""
+    w.emit(ind, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
+    w.emit(ind, "#pragma unroll\n" + "  " * ind + "for (int h = 0; h < 2; ++h) {")
+    w.emit(ind + 1, f"const {w.IDX} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
+    w.emit(ind + 1, "if (gm_ < M_) {")
+    w.decompose("gm_", g.m, ind + 2)
+    w.emit(ind + 2, "#pragma unroll\n" + "  " * (ind + 2) + f"for (int j = 0; j < {BN // 8}; ++j) {{")
+    body(ind + 3)
+    w.emit(ind + 2, "}")
+    w.emit(ind + 1, "}")
+    w.emit(ind, "}")
 
 
 def emit_staged_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool, wide: int = 0, own: int | None = None,
@@ -315,18 +322,9 @@ def _emit_wide_walk(w, c: Canon, g, BM: int, BN: int, vec: int, unroll: int = 4)
 
 def emit_register_epilogue(w, c: Canon, g, BM: int, BN: int, pair: bool) -> None:
     """The store's value per accumulator register, from the fragment layout."""
-    I = w.IDX
-    w.emit(2, "const int wq_ = tid_ / 32, l_ = tid_ % 32;")
-    w.emit(2, "#pragma unroll\n    for (int h = 0; h < 2; ++h) {")
-    w.emit(3, f"const {I} gm_ = bm_ * {BM} + cw_ * 64 + wq_ * 16 + l_ / 4 + 8 * h;")
-    w.emit(3, "if (gm_ < M_) {")
-    w.decompose("gm_", g.m, 4)
-    w.emit(4, f"#pragma unroll\n        for (int j = 0; j < {BN // 8}; ++j) {{")
-    _emit_column_pair(w, c, g, f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)", "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]",
-                      "d_[4 * j + 2 * h + r]", pair, 5)
-    w.emit(4, "}")
-    w.emit(3, "}")
-    w.emit(2, "}")
+    _fragment_rows(w, g, BM, BN, 2, lambda ind: _emit_column_pair(
+        w, c, g, f"bn_ * {BN} + 8 * j + 2 * (l_ % 4)", "d_[4 * j + 2 * h]", "d_[4 * j + 2 * h + 1]", "d_[4 * j + 2 * h + r]",
+        pair, ind))
 
 
 def pair_loads_default() -> bool:
