@@ -112,6 +112,10 @@ def test_shalf_default_follows_the_epilogue(monkeypatch):
     monkeypatch.setenv("EMBER_WGMMA_SHALF", "yes")
     with pytest.raises(ValueError, match="EMBER_WGMMA_SHALF"):
         _defaults(_gemm())
+    monkeypatch.setenv("EMBER_WGMMA_SHALF", "cast")
+    monkeypatch.setenv("EMBER_WGMMA_SHALF_MAX_SLICES", "lots")
+    with pytest.raises(ValueError, match="EMBER_WGMMA_SHALF_MAX_SLICES"):
+        _defaults(_gemm())
 
 
 def _sown_program(name, cfg, device):

@@ -100,7 +100,10 @@ SHALF_MAX_SLICES = 48
 
 
 def shalf_max_slices() -> int:
-    return int(os.environ.get("EMBER_WGMMA_SHALF_MAX_SLICES", str(SHALF_MAX_SLICES)))
+    raw = os.environ.get("EMBER_WGMMA_SHALF_MAX_SLICES", str(SHALF_MAX_SLICES))
+    if not raw.isdigit():
+        raise ValueError(f"EMBER_WGMMA_SHALF_MAX_SLICES={raw!r}: a count of k slices (0: no cap)")
+    return int(raw)
 
 
 def shalf_mode() -> str:
