@@ -70,6 +70,16 @@ SHORT_K_SLICES = 4
 SHORT_K_PERSISTENT = os.environ.get("EMBER_WGMMA_SHORT_K_PERSISTENT", "1") == "1"
 
 
+def k_slices(g, kind: str) -> int:
+    """The contraction's k loop in slices of `kind`'s ring slot."""
+    return -(-_size(g.k).value // slice_elems(kind))
+
+
+def default_stages(BM: int, BN: int) -> int:
+    """The default tile's ring depth: 128 x 256 at 3 (4 lost 3-18%), 128 x 192 at 5, the rest at 4."""
+    return {(128, 256): 3, (128, 192): 5}.get((BM, BN), 4)
+
+
 def short_k_persistent(c: Canon, g, plan, tiles: int, sms: int, cfg: dict) -> bool:
     """Whether the default tile runs persistent for its short k loop (SHORT_K_SLICES): both operands copied
     by TMA (not gathered, not an im2col walk), 16-bit, more tiles than SMs, an epilogue that loads nothing."""
@@ -78,7 +88,7 @@ def short_k_persistent(c: Canon, g, plan, tiles: int, sms: int, cfg: dict) -> bo
     kind, pa, pb = plan
     if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
         return False
-    return -(-_size(g.k).value // slice_elems(kind)) <= SHORT_K_SLICES and not epilogue_loads(c)
+    return k_slices(g, kind) <= SHORT_K_SLICES and not epilogue_loads(c)
 
 
 # Knob `shalf` (with `sown`, persistent) by default where the store is a 16-bit output contiguous along runs of 8
@@ -127,7 +137,7 @@ def half_staged_default(c: Canon, g, plan, tiles: int, sms: int, cfg: dict, smem
     if not half_stageable(c, g) or transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS:
         return None
     cap = shalf_max_slices()
-    if cap and -(-_size(g.k).value // slice_elems(kind)) > cap:
+    if cap and k_slices(g, kind) > cap:
         return None
     if not plain_cast(c, g) and (mode == "cast" or (mode == "columns" and row_loads(c, g))):
         return None
@@ -184,12 +194,12 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
         rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
     # (EMBER_WGMMA_KCLUSTER=1: also each tile's k loop split over a cluster, codegen/cuda_wgmma_kcluster.py; untimed)
-    slices = -(-_size(g.k).value // slice_elems(plan[0])) if not isinstance(plan, str) else 0
+    slices = k_slices(g, plan[0]) if not isinstance(plan, str) else 0
     ksplit = kcluster_default_on() and not isinstance(plan, str) and plan[0] in ("bf16", "f16") and not rs and not heavy
     choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_SIZES if ksplit else ())
-               if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, (3 if t == (128, 256) else 4) * sum(t) * 128))]
+               if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, default_stages(*t) * sum(t) * 128))]
     (BM, BN), S = min(choices, key=lambda ts: cost(*ts))
-    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": {(128, 256): 3, (128, 192): 5}.get((BM, BN), 4), **({"swap": True} if swap else {}),
+    cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": default_stages(BM, BN), **({"swap": True} if swap else {}),
            **({"rs": True} if rs else {}), **({"cluster": S} if S > 1 else {})}
     if heavy:
         cfg.update(persistent=True, stages=max(s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max, rs)))

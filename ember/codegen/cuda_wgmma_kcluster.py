@@ -29,11 +29,13 @@ from .clike import _lanes_contiguous
 from .cuda_wgmma_epilogue import PAD, _emit_fragments, emit_pair_walk, plain_cast
 
 KCLUSTER_SIZES = (2, 4)
-# EMBER_WGMMA_KCLUSTER=1: the default wgmma tile is chosen over (tile, S) pairs, a tile's time over S blocks taken as
-# 1 / S of its k loop (cuda_wgmma_default.default_wgmma_config); off until timed (with EMBER_SPLIT_LONG_K=0 for the
-# long k loops kernel/split.py otherwise splits in global memory first)
+
+
 def kcluster_default_on() -> bool:
-    """EMBER_WGMMA_KCLUSTER=1, read at each call (bench/short_k_ab.py --envs flips it in one process)."""
+    """EMBER_WGMMA_KCLUSTER=1: the default wgmma tile is chosen over (tile, S) pairs, a tile's time over S blocks taken
+    as 1 / S of its k loop (cuda_wgmma_default.default_wgmma_config); off until timed (with EMBER_SPLIT_LONG_K=0 for
+    the long k loops kernel/split.py otherwise splits in global memory first). Read at each call (bench/short_k_ab.py
+    --envs flips it in one process)."""
     return os.environ.get("EMBER_WGMMA_KCLUSTER", "0") == "1"
 
 
@@ -56,7 +58,7 @@ def kcluster_size(cfg: dict, BM: int, BN: int, NC: int, ring_bytes: int, exclude
     on = [name for name, v in excluded.items() if v]
     if on:
         raise UnsupportedKernel(f"wgmma k split over a cluster with {', '.join(on)}")
-    if not ring_holds_tile(BM, BN, ring_bytes) or NC != BM // 64:
+    if not ring_holds_tile(BM, BN, ring_bytes):
         raise UnsupportedKernel(f"wgmma k split over a cluster: a {BM}x{BN} float32 tile does not fit in the ring "
                                 f"({ring_bytes} bytes)")
     return S

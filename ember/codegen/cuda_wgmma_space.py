@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..kernel.structure import Canon, _size, contraction_of
 from .cuda_wgmma import _copies, _smem_bytes, _smem_limit, _staged_rows, im2col_default, promote_slices, slice_elems, wgmma_applicable
-from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, rs_x3_plans
+from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, k_slices, rs_x3_plans
 from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, own_epilogue_bytes, swide_default
 from .cuda_wgmma_feed import GatherOperand
 from .cuda_wgmma_im2col import im2col_operand
@@ -130,9 +130,9 @@ def kcluster_tiles(c: Canon, plan, target=None) -> list:
     sizes = [_size(x) for x in (g.m, g.n, g.batch, g.k)]
     if any(not s.is_const for s in sizes):
         return []
-    M, N, B, K = (s.value for s in sizes)
+    M, N, B, _ = (s.value for s in sizes)
     sms = target.sm_count if target is not None else 132
-    slices = -(-K // slice_elems(plan[0]))
+    slices = k_slices(g, plan[0])
     out = []
     for BM, BN, st in ((128, 128, 4), (128, 256, 3)):
         tiles = -(-M // BM) * -(-N // BN) * B
