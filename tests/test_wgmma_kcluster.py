@@ -1,6 +1,6 @@
 """wgmma knob `cluster`: the k loop split over a thread-block cluster, the partial tiles summed through distributed
 shared memory (codegen/cuda_wgmma_kcluster.py). Rendered and compiled for sm_90a here (grid, k ranges, refusals, the
-default behind EMBER_WGMMA_KCLUSTER); against the reference on the GPU (marked cuda): ragged rows, k not a multiple
+default's choice of it); against the reference on the GPU (marked cuda): ragged rows, k not a multiple
 of the slice or of the cluster, a cluster wider than the k loop, epilogues that load, two seeds."""
 import numpy as np
 import pytest
@@ -63,15 +63,38 @@ def test_refused_where_the_ring_is_not_free_or_the_size_is_not_2_or_4():
             cg.render_kernel(k, dict(base, **extra), H100)
 
 
-def test_the_default_takes_it_only_when_asked(monkeypatch):
-    def cfg(M, N, K):
-        (k, _), *_ = pipeline.lower([_gemm(M, N, K).node], None, H100).kernels
-        return cg.default_config(k, H100)
-    assert "cluster" not in cfg(512, 2048, 2048)
-    monkeypatch.setenv("EMBER_WGMMA_KCLUSTER", "1")
-    assert cfg(512, 2048, 2048).get("cluster") in (2, 4)  # (64-128 tiles on 132 SMs)
-    assert "cluster" not in cfg(4096, 4096, 4096)  # (a full wave and more)
-    assert "cluster" not in cfg(512, 2048, 256)  # (4 k slices: under KCLUSTER_MIN_SLICES a block)
+def _default(M, N, K):
+    (k, _), *_ = pipeline.lower([_gemm(M, N, K).node], None, H100).kernels
+    return cg.default_config(k, H100)
+
+
+def test_the_default_takes_two_blocks_where_the_tiles_are_few_and_the_k_loop_long(monkeypatch):
+    down = _default(512, 2048, 8192)  # (the Llama-1B prefill's down: 64 tiles of 128 x 128, 128 k slices)
+    assert down.get("cluster") == 2 and down["BN"] <= 128
+    assert "cluster" not in _default(4096, 4096, 4096)  # (a full wave and more)
+    assert "cluster" not in _default(512, 2048, 256)  # (4 k slices: under KCLUSTER_MIN_SLICES a block)
+    monkeypatch.setenv("EMBER_WGMMA_KCLUSTER", "0")
+    assert "cluster" not in _default(512, 2048, 8192)
+
+
+def test_a_long_16bit_k_loop_is_left_whole_for_the_cluster(monkeypatch):
+    """kernel/split.py's long-k rule (split in 8 through memory) skips 16-bit GEMMs on a target with long_k_cluster,
+    unless EMBER_WGMMA_KCLUSTER=0; float32 keeps it."""
+    def kernels(dtype):
+        y = em.input("x", (512, 8192), dtype) @ em.input("w", (2048, 8192), dtype).T
+        return len(pipeline.lower([y.node], None, H100).kernels)
+    assert kernels("bfloat16") == 1 and kernels("float32") > 1
+    monkeypatch.setenv("EMBER_WGMMA_KCLUSTER", "0")
+    assert kernels("bfloat16") > 1
+
+
+def test_pingpong_is_the_default_where_128_row_tiles_leave_sms_idle(monkeypatch):
+    o = _default(512, 2048, 2048)  # (the prefill's o: 128 tiles of 64 x 128 against 64 of 128 x 128)
+    assert o.get("pingpong") and (o["BM"], o["BN"]) == (64, 128) and "cluster" not in o
+    assert not _default(512, 3072, 2048).get("pingpong")  # (qkv: two waves of it)
+    assert not _default(4096, 4096, 4096).get("pingpong")
+    monkeypatch.setenv("EMBER_WGMMA_PINGPONG_DEFAULT", "0")
+    assert not _default(512, 2048, 2048).get("pingpong")
 
 
 def test_the_search_offers_it_for_few_tiles():
@@ -108,11 +131,11 @@ def test_cuda_equals_the_reference(name, i):
 
 
 def test_wave192_rates_a_192_wide_tile_where_it_fills_the_waves(monkeypatch):
-    """EMBER_WGMMA_WAVE192=1 (an A/B, cuda_wgmma_default.py): BERT's ff2 (96 tiles of 128 x 256) takes 128 x 192; 4096^3 not."""
+    """cuda_wgmma_default.py's 128 x 192 rate: BERT's ff2 (96 tiles of 128 x 256) takes 128 x 192; 4096^3 not;
+    EMBER_WGMMA_WAVE192=0 drops it."""
     def tile(M, N, K):
-        (k, _), *_ = pipeline.lower([_gemm(M, N, K).node], None, H100).kernels
-        c = cg.default_config(k, H100)
+        c = _default(M, N, K)
         return c["BM"], c["BN"]
-    assert tile(4096, 768, 3072) == (128, 256)
-    monkeypatch.setenv("EMBER_WGMMA_WAVE192", "1")
     assert tile(4096, 768, 3072) == (128, 192) and tile(4096, 4096, 4096) == (128, 256)
+    monkeypatch.setenv("EMBER_WGMMA_WAVE192", "0")
+    assert tile(4096, 768, 3072) == (128, 256)

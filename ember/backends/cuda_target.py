@@ -320,7 +320,7 @@ H100 = Target(
     tensor_cores=("mma.sync.tf32", "wgmma"), device_memory=True,
     # (x @ W GEMVs split finer than the defaults: kernel/split.py, measured by bench/gemv_sweep.py)
     split=SplitPolicy(tiles_few=132, gemv_k_min=1024, gemv_chunk_min=256, gemv_wanted=2048, gemv_few=1024,
-                      rows_gemv=ROWS_GEMV),
+                      rows_gemv=ROWS_GEMV, long_k_cluster=True),
     tuning=_tuning(227 * KB),
     render_program=_render_program, render_kernel=_render_kernel, default_config=_default_config,
     search_space=_space, refine=_refine, executor=_executor, compiler=_compiler, precompile=_precompile,

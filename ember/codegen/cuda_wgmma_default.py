@@ -14,7 +14,7 @@ from .cuda_wgmma import (_copies, _smem_bytes, _staged_rows, im2col_default, pro
 from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, half_stageable, own_epilogue_bytes, plain_cast, row_loads
 from .cuda_wgmma_feed import GatherOperand, wgmma_plan
 from .cuda_wgmma_im2col import Im2colOperand, im2col_operand
-from .cuda_wgmma_kcluster import KCLUSTER_MIN_SLICES, KCLUSTER_SIZES, kcluster_default_on, ring_holds_tile
+from .cuda_wgmma_kcluster import KCLUSTER_MIN_SLICES, kcluster_default_on, ring_holds_tile
 from .cuda_wgmma_rs import rs_applies
 from .cuda_wgmma_staged import staged_bytes
 
@@ -103,10 +103,10 @@ def short_k_persistent(c: Canon, g, plan, tiles: int, sms: int, cfg: dict) -> bo
 # EMBER_WGMMA_SHALF: "cast" (the default) a plain cast of the accumulator only; "columns" also an epilogue that loads
 # per column only (a bias); "all" a residual's rows too; "0" off. The search offers the computed form everywhere.
 SHALF_MODES = ("0", "cast", "columns", "all")
-# ... and only over the k loops it was measured on (at most 48 slices: k <= 3072 in bf16, BERT's ff2 the longest): the
-# large GEMMs' tiles (4096^3: 64 slices) are not store-bound and keep their measured default until timed
-# (EMBER_WGMMA_SHALF_MAX_SLICES=0: no cap; bench/gpu_session49a.sh PART=1)
-SHALF_MAX_SLICES = 48
+# EMBER_WGMMA_SHALF_MAX_SLICES caps the k loop it is the default over (0: no cap, the default). Uncapped since timed at
+# the large GEMMs on an H200 (gpu-session49-2026-11-29/a/): 4096^3 203.0 -> 188.6 us (cuBLAS 172.9), 8192^3 1753 -> 1704
+# (cuBLAS 1598), both layouts.
+SHALF_MAX_SLICES = 0
 
 
 def shalf_max_slices() -> int:
@@ -147,15 +147,37 @@ def half_staged_default(c: Canon, g, plan, tiles: int, sms: int, cfg: dict, smem
     return dict(cfg, persistent=True, sown=True, shalf=True, stages=max(fits)) if fits else None
 
 
-# EMBER_WGMMA_WAVE192=1: the default's rate table also rates 128 x 192 tiles (5 stages), so a GEMM whose 128 x 256 tiles
-# leave the last wave a quarter empty takes them where the waves say so. The search found them on BERT's ff2 (96 tiles
-# of 128 x 256 on 132 SMs; 128 of 128 x 192: 42.3 -> 35.3 us) and a 3x3 conv 128 -> 128 at 28² (35.2 -> 32.8;
-# gpu-session48-2026-11-29/a/, e/); lost on the Llama prefill's (fewer tiles still). Off until timed as a rule.
+# 128 x 192 tiles (5 stages) in the default's rate table, so a GEMM whose 128 x 256 tiles leave the last wave a quarter
+# empty takes them where the waves say so. H200, bench/short_k_ab.py --envs (gpu-session49-2026-11-29/b/): BERT-base
+# qkv 34.8 -> 28.6 us, ff2 37.4 -> 30.9, a 3x3 conv 128 -> 128 at 28² 35.4 -> 33.7, the rest unchanged.
+# EMBER_WGMMA_WAVE192=0: off.
 WAVE192_RATE = 0.9
 
 
 def wave192_on() -> bool:
-    return os.environ.get("EMBER_WGMMA_WAVE192", "0") == "1"
+    return os.environ.get("EMBER_WGMMA_WAVE192", "1") == "1"
+
+
+# The k loop split over a cluster of 2 blocks (knob `cluster`) in the default where the cost says so, a tile's time
+# over S blocks taken as 1 / S of its k loop plus KCLUSTER_SUM_SLICES slices for the sum through distributed shared
+# memory, on tiles at most 128 wide. H200 (gpu-session49-2026-11-29/b/): the Llama-1B prefill's down projection (512
+# x 2048 over k 8192) 128 x 128 over 2 blocks 36.2 us against 45.0 (128 x 64 whole) and 49.1 (split in 8 through
+# memory; cuBLAS 31.8), o 15.3 against 16.8; 128 x 256 over 2 blocks lost (down 50.9, o 21.0), over 4 more so (59.0,
+# 27.1): those stay searched. EMBER_WGMMA_KCLUSTER=0: off.
+KCLUSTER_DEFAULT_SIZES = (2,)
+KCLUSTER_MAX_BN = 128
+KCLUSTER_SUM_SLICES = 6  # (fit to the two: down's 0.80 and o's 0.91 of the whole loop's time)
+
+# Ping-pong 64 x 128 (two consumers on alternate tiles, one's epilogue under the other's products) rated in the
+# default's table for 16-bit TMA operands: it fills the SMs where 128-row tiles leave them half idle. H200
+# (gpu-session49-2026-11-29/b/): the prefill's o 13.4 us against 16.8 (the search found it in the forty-eighth, 1.16x),
+# down 38.1 (the cluster's 36.2 wins there), qkv 22.2 against 17.4 (two waves of it: not chosen); BERT's FFN lost with
+# it (gpu-session40-2026-11-28/d/: 128 x 256 fills the waves there). EMBER_WGMMA_PINGPONG_DEFAULT=0: off.
+PINGPONG_RATE = 0.65
+
+
+def pingpong_default_on() -> bool:
+    return os.environ.get("EMBER_WGMMA_PINGPONG_DEFAULT", "1") == "1"
 
 
 def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = False) -> dict:
@@ -179,12 +201,14 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         # 464 us against 64 x 128's 373 at 5 and 3 waves: gpu-session41-2026-11-28/b/)
         rates = {(128, 256): 1.0, (128, 128): 0.87, (64, 256): 0.77, (64, 128): 0.75, (128, 64): 0.67, (64, 64): 0.5}
 
-    def cost(t, S=1):  # (S: the k loop split over a cluster of S blocks, each a 1 / S share)
+    slices = k_slices(g, plan[0]) if not isinstance(plan, str) else 0
+
+    def cost(t, S=1, rate=None):  # (S: the k loop split over a cluster of S blocks, each a 1 / S share plus the sum)
         bm, bn = t
         tiles = -(-M // bm) * -(-N // bn) * B * S
         waves = -(-tiles // sms)
-        return waves * bm * bn / (rates[t] * S)
-    if wave192_on() and not x3:  # (EMBER_WGMMA_WAVE192=1: 128 x 192 rated between 128 x 128 and 128 x 256; untimed as a rule)
+        return waves * bm * bn * (1 / S + (KCLUSTER_SUM_SLICES / slices if S > 1 else 0)) / (rate or rates[t])
+    if wave192_on() and not x3:  # (128 x 192 rated between 128 x 128 and 128 x 256)
         rates[(128, 192)] = WAVE192_RATE
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
@@ -193,12 +217,14 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     heavy = not x3 and transcendental_ops(c) >= HEAVY_EPILOGUE_TRANSCENDENTALS
     if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
         rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
-    # (EMBER_WGMMA_KCLUSTER=1: also each tile's k loop split over a cluster, codegen/cuda_wgmma_kcluster.py; untimed)
-    slices = k_slices(g, plan[0]) if not isinstance(plan, str) else 0
+    # (also each tile's k loop split over a cluster: KCLUSTER_DEFAULT_SIZES)
     ksplit = kcluster_default_on() and not isinstance(plan, str) and plan[0] in ("bf16", "f16") and not rs and not heavy
-    choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_SIZES if ksplit else ())
+    choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_DEFAULT_SIZES if ksplit and t[1] <= KCLUSTER_MAX_BN else ())
                if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, default_stages(*t) * sum(t) * 128))]
     (BM, BN), S = min(choices, key=lambda ts: cost(*ts))
+    pp = pingpong_default(plan, rs, heavy, smem_max) if Me.is_const else None  # (a symbolic M: unmeasured)
+    if pp is not None and cost((64, 128), rate=PINGPONG_RATE) < cost((BM, BN), S):
+        return dict(pp, **({"swap": True} if swap else {}))
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": default_stages(BM, BN), **({"swap": True} if swap else {}),
            **({"rs": True} if rs else {}), **({"cluster": S} if S > 1 else {})}
     if heavy:
@@ -220,6 +246,18 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     # 512 rows against a 128256-row LM head: 4 x 501 tiles) each wave then reads b's columns once
     # where columns-fastest order read all of b once per row tile (4 x 525 MB from HBM)
     return dict(cfg, group=min(8, mt)) if mt > 1 and mt * nt * B > sms else cfg
+
+
+def pingpong_default(plan, rs: bool, heavy: bool, smem_max: int) -> dict | None:
+    """The ping-pong 64 x 128 tile the default rates (PINGPONG_RATE), as many stages as fit, or None: 16-bit operands
+    both copied by TMA (not an im2col walk: unmeasured), not the RS form, no heavy epilogue."""
+    if not pingpong_default_on() or isinstance(plan, str) or rs or heavy:
+        return None
+    kind, pa, pb = plan
+    if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
+        return None
+    fits = [s for s in range(2, 9) if _fit(plan, 64, 128, s, smem_max)]
+    return {"mode": "wgmma", "BM": 64, "BN": 128, "stages": max(fits), "pingpong": True, "group": 8} if fits else None
 
 
 # tf32x3 over a gathered operand (a float32-accuracy conv's pixels) with few columns: the RS form, the pixels on A,

@@ -17,8 +17,9 @@ output is summed by one block in a fixed order: deterministic. The producer warp
 
 Not with `persistent` (the ring must be free after the k loop), `pingpong`, `sown`, tf32x3, the RS form, the staging
 ring, accumulator folds (`promote`) or two blocks per SM. Built in the forty-eighth session after its device time ran
-out: searched (codegen/cuda_wgmma_space.py: S = 2, 4 where the tiles are fewer than SMs), compiled with NVRTC in CI, a
-default behind EMBER_WGMMA_KCLUSTER=1; its CUDA tests and timing are the forty-ninth's (bench/gpu_session49a.sh).
+out: searched (codegen/cuda_wgmma_space.py: S = 2, 4 where the tiles are fewer than SMs), compiled with NVRTC in CI; its
+CUDA tests passed on an H200 in the forty-ninth, which made S = 2 over tiles at most 128 wide a default by cost
+(cuda_wgmma_default.py, KCLUSTER_DEFAULT_SIZES: the prefill's down 49.1 -> 36.2 us).
 """
 from __future__ import annotations
 
@@ -32,11 +33,9 @@ KCLUSTER_SIZES = (2, 4)
 
 
 def kcluster_default_on() -> bool:
-    """EMBER_WGMMA_KCLUSTER=1: the default wgmma tile is chosen over (tile, S) pairs, a tile's time over S blocks taken
-    as 1 / S of its k loop (cuda_wgmma_default.default_wgmma_config); off until timed (with EMBER_SPLIT_LONG_K=0 for
-    the long k loops kernel/split.py otherwise splits in global memory first). Read at each call (bench/short_k_ab.py
-    --envs flips it in one process)."""
-    return os.environ.get("EMBER_WGMMA_KCLUSTER", "0") == "1"
+    """The default wgmma tile is chosen over (tile, S) pairs (cuda_wgmma_default.KCLUSTER_DEFAULT_SIZES);
+    EMBER_WGMMA_KCLUSTER=0: off. Read at each call (bench/short_k_ab.py --envs flips it in one process)."""
+    return os.environ.get("EMBER_WGMMA_KCLUSTER", "1") == "1"
 
 
 KCLUSTER_MIN_SLICES = 8  # k slices each block of the cluster at least runs (the sum through shared memory is per tile)

@@ -84,14 +84,19 @@ class SplitPolicy:
     gemv_few: int = 0  # at or above this many blocks no split (0: tiles_few)
     k_long: int = 4096
     long_chunks: int = 8
+    long_k_cluster: bool = False  # 16-bit long k loops left to the target's cluster split (long_k_split)
 
 
 DEFAULT_POLICY = SplitPolicy()
-# EMBER_SPLIT_LONG_K=0: no split of a long k loop over one to two waves of 64 x 64 tiles (the `long_chunks` rule), so
-# a 16-bit GEMM keeps its k loop whole for the wgmma k split over a cluster (EMBER_WGMMA_KCLUSTER=1,
-# codegen/cuda_wgmma_kcluster.py); the pair is the forty-ninth session's A/B (the Llama prefill's down projection)
-def long_k_split() -> bool:
-    return os.environ.get("EMBER_SPLIT_LONG_K", "1") == "1"
+# EMBER_SPLIT_LONG_K=0: no split of a long k loop over one to two waves of 64 x 64 tiles (the `long_chunks` rule). A
+# target with `long_k_cluster` keeps a 16-bit GEMM's long k loop whole: its wgmma default splits it over a cluster of
+# blocks summed through shared memory (codegen/cuda_wgmma_kcluster.py; the Llama-1B prefill's down projection 49.1 ->
+# 36.2 us on an H200), unless EMBER_WGMMA_KCLUSTER=0 (then the split here, as before). Both read at each call.
+def long_k_split(n: g.Node | None = None, p: SplitPolicy | None = None) -> bool:
+    if os.environ.get("EMBER_SPLIT_LONG_K", "1") != "1":
+        return False
+    kept = p is not None and p.long_k_cluster and n is not None and n.dtype.is_float and n.dtype.itemsize == 2
+    return not (kept and os.environ.get("EMBER_WGMMA_KCLUSTER", "1") == "1")
 
 
 def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
@@ -109,7 +114,7 @@ def _chunks(n: g.Node, L: int, p: SplitPolicy) -> int | None:
         if rows is not None and rows <= p.rows_gemv:
             return None  # (GEMVs shared by the rows, codegen/cuda_rows.py: one weight row per warp)
         tiles = -(-outs // p.tile)
-        if p.tiles_few <= tiles < 2 * p.tiles_few and L >= p.k_long and L % p.long_chunks == 0 and long_k_split():
+        if p.tiles_few <= tiles < 2 * p.tiles_few and L >= p.k_long and L % p.long_chunks == 0 and long_k_split(n, p):
             return p.long_chunks  # (the second wave's idle SMs)
         if L < p.k_min or tiles >= p.tiles_few:
             return None
