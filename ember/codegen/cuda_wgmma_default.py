@@ -208,7 +208,7 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
         tiles = -(-M // bm) * -(-N // bn) * B * S
         waves = -(-tiles // sms)
         return waves * bm * bn * (1 / S + (KCLUSTER_SUM_SLICES / slices if S > 1 else 0)) / (rate or rates[t])
-    if wave192_on() and not x3:  # (128 x 192 rated between 128 x 128 and 128 x 256)
+    if wave192_on() and not isinstance(plan, str) and plan[0] in ("bf16", "f16"):  # (measured on 16-bit only)
         rates[(128, 192)] = WAVE192_RATE
     smem_max = target.smem_per_block if target is not None else 227 * 1024
     # tiles whose ring holds 2 slots (tf32x3: hi, lo and staging tiles) and whose rows fit the runs
