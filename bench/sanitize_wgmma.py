@@ -33,6 +33,14 @@ CASES = [
     (lambda: em.input("x", (130, 200)) @ em.input("w", (200, 264)), {"BM": 128, "BN": 128, "stages": 2, "persistent": True}),
     (lambda: em.input("x", (300, 136)).T @ em.input("w", (300, 72)), {"BM": 128, "BN": 64, "stages": 2, "overlap": False, "sdepth": 4}),
     (lambda: em.input("x", (96, 136)).T.relu() @ em.input("w", (96, 72)), {"BM": 64, "BN": 64, "stages": 3}),
+    # the forty-ninth session's defaults: the k loop split over a cluster (partial tiles through distributed shared
+    # memory; a loading epilogue walks each rank's rows), ping-pong consumers, outputs staged as 16-bit (shalf)
+    (lambda: em.input("x", (200, 1000), BF) @ em.input("w", (300, 1000), BF).T, {"BM": 128, "BN": 128, "stages": 4, "cluster": 2}),
+    (lambda: (em.input("x", (130, 1536), BF) @ em.input("w", (264, 1536), BF).T + em.input("b", (264,), BF)).relu()
+     + em.input("r", (130, 264), BF), {"BM": 128, "BN": 256, "stages": 3, "cluster": 4}),
+    (lambda: em.input("x", (333, 200), BF) @ em.input("w", (520, 200), BF).T, {"BM": 64, "BN": 128, "stages": 6, "pingpong": True, "group": 8}),
+    (lambda: em.input("x", (300, 256), BF) @ em.input("w", (1000, 256), BF).T,
+     {"BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "shalf": True}),
 ]
 bad = 0
 for make, knobs in CASES:
