@@ -139,3 +139,27 @@ def test_wave192_rates_a_192_wide_tile_where_it_fills_the_waves(monkeypatch):
     assert tile(4096, 768, 3072) == (128, 192) and tile(4096, 4096, 4096) == (128, 256)
     monkeypatch.setenv("EMBER_WGMMA_WAVE192", "0")
     assert tile(4096, 768, 3072) == (128, 256)
+
+
+def _symbolic_down():
+    return em.input("x", ("n", 4096), "bfloat16") @ em.input("w", (1024, 4096), "bfloat16").T
+
+
+def test_a_symbolic_row_count_takes_the_cluster_planned_for_a_prompt():
+    """A prompt's rows (planned as 512) against 1024 columns over k 4096: 32 tiles of 128 x 128, so two blocks each."""
+    (k, _), = pipeline.lower([_symbolic_down().node], None, H100).kernels
+    assert cg.default_config(k, H100).get("cluster") == 2
+
+
+@pytest.mark.cuda
+def test_cuda_cluster_default_over_a_symbolic_row_count():
+    y = _symbolic_down()
+    prog = em.compile(y, device="cuda")
+    assert any(l.config["cfg"].get("cluster") == 2 for l in prog.launches if "cfg" in l.config)
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((1024, 4096)) / 8).astype(BF)
+    for n in (1, 77, 512, 1300):
+        x = rng.standard_normal((n, 4096)).astype(BF)
+        ref = np.asarray(em.reference([y], x=x, w=w)[0]).astype(np.float32)
+        out = np.asarray(prog(x=x, w=w)).astype(np.float32)
+        np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())), err_msg=str(n))
