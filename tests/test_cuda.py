@@ -334,7 +334,7 @@ def test_convs_as_implicit_gemm_on_cuda(graph, tile):
             for k, _ in L.kernels):
         pytest.skip("no k variable that a 16-deep slice divides")
     cfgs = [tile if tile and cg.mma_applicable(cg.canonical(k)) else cg.default_config(k) for k, _ in L.kernels]
-    assert any(c.get("mode") == "mma" for c in cfgs), "the conv should be a tensor-core kernel"
+    assert any(c.get("mode") in ("mma", "wgmma") for c in cfgs), "the conv should be a tensor-core kernel"
     fn = build_program(L, "cuda", None, "single", configs=cfgs)
     fn.executor.poison = True
     for seed in (0, 1):
