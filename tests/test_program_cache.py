@@ -72,3 +72,16 @@ def test_state_writes_and_bounds_survive_the_cache(cache_dir):
     s = np.zeros((4, 6), np.float32)
     np.testing.assert_array_equal(p.run({"s": s, "v": np.ones((4, 1), np.float32)}, dims={"P": 2}), 3.0)
     assert (s[:, 2] == 3.0).all() and s.sum() == 12.0
+
+
+def test_ember_flags_are_part_of_the_key(cache_dir, monkeypatch):
+    """An EMBER_* variable switches the compiler's defaults: a program compiled under another setting is not served
+    (an A/B across processes under one cache directory got the first side's program); the cache's own location is
+    not keyed."""
+    y, _ = _graph()
+    assert not em.compile(y, device="cpu", cache=True).from_cache
+    monkeypatch.setenv("EMBER_WGMMA_KCLUSTER", "0")
+    assert not em.compile(_graph()[0], device="cpu", cache=True).from_cache
+    assert em.compile(_graph()[0], device="cpu", cache=True).from_cache
+    monkeypatch.delenv("EMBER_WGMMA_KCLUSTER")
+    assert em.compile(_graph()[0], device="cpu", cache=True).from_cache

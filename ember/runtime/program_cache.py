@@ -5,8 +5,10 @@ decode programs: 7.6 + 3.2 s from NVRTC's cache alone on the H100, bench/results
 Opt in with `em.compile(..., cache=True)`: a cached program is what the same Ember source made for
 the same graph, but not what a test that patches the lowering or the renderer would get, so the
 default stays off. The key hashes every output's structural node key (constants by content),
-the output names and packing, the state writes and dim bounds, the target's identity and the text
-of every Ember source file (any change to the compiler is a new key). An entry holds the program
+the output names and packing, the state writes and dim bounds, the target's identity, the text
+of every Ember source file (any change to the compiler is a new key) and the EMBER_* environment
+variables in force (they switch the compiler's defaults: an A/B across processes under one cache
+directory was served the first side's program, `ember_env`). An entry holds the program
 without its constant arrays: an array that is one of the graph's own constants is named by its
 content hash and taken from the graph on load; a folded constant (made by the lowering) is stored."""
 from __future__ import annotations
@@ -38,11 +40,21 @@ def source_stamp() -> str:
     return h.hexdigest()
 
 
+# (where the cache lives, not what the compiler makes)
+_ENV_NOT_KEYED = ("EMBER_CACHE_DIR",)
+
+
+def ember_env() -> list:
+    """The EMBER_* environment variables that are set, as sorted (name, value) pairs (all but _ENV_NOT_KEYED: a
+    variable that does not change the program only costs a recompile)."""
+    return sorted((k, v) for k, v in os.environ.items() if k.startswith("EMBER_") and k not in _ENV_NOT_KEYED)
+
+
 def program_key(nodes: list, names, kind: str, writes: list, updated: list, bounds: dict, target,
                 megakernel=False) -> str:
     ident = target.identity_of(target) if getattr(target, "identity_of", None) else ""
     parts = {"megakernel": megakernel, "nodes": [n.key for n in nodes], "names": names, "kind": kind, "writes": writes,
-             "updated": [n.key for n in updated], "bounds": bounds, "stamp": source_stamp(),
+             "updated": [n.key for n in updated], "bounds": bounds, "stamp": source_stamp(), "env": ember_env(),
              "target": [target.kind, target.preset, target.arch, target.sm_count, ident,
                         bool(getattr(target, "fold_norms", False))]}
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:40]
