@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Prepared in the forty-ninth session for the next: what the library runs where Ember's default trails it most (the
+# Llama-1B prefill's qkv at 64% of cuBLAS, o 69%, BERT attention scores 71%), then ncu on the two sides of qkv.
+set -u
+. bench/gpu_env.sh
+export OUT
+timeout 120 python3 bench/library_kernels.py --suite prefill,bert,conv3x3,4096,short-k --out "$OUT/library-kernels.json" 2>&1 \
+  | grep -v -i warn | tail -40
+SECT="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy"
+for c in "prefill512 qkv" "prefill512 o"; do
+  f=$(echo $c | tr ' ' _)
+  timeout 150 ncu --kernel-name regex:ember --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" > "$OUT/ncu-ember-$f.txt" 2>&1
+  timeout 150 ncu --kernel-name regex:"gemm|xmma|cutlass|sm90" --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" --library > "$OUT/ncu-library-$f.txt" 2>&1
+done
+for f in "$OUT"/ncu-*.txt; do echo "== $f"; grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Executed Ipc|Grid Size|Block Size|Cluster|Registers Per|Shared Memory Config|No Eligible|Warp Cycles Per Issued" "$f" | cut -c1-150 | head -24; done
