@@ -1,7 +1,7 @@
 """One contraction-suite case run a few times, for a profiler (ncu --kernel-name ember_kernel --launch-skip ...):
 Ember's default program, an overlay on its contraction's config, or the library's call (--library).
 
-    ncu --kernel-name regex:ember --launch-skip 3 --launch-count 1 python bench/contraction_once.py --case "prefill512 qkv"
+    ncu --kernel-name ember_kernel --launch-skip 3 --launch-count 1 python bench/contraction_once.py --case "prefill512 qkv"
 """
 from __future__ import annotations
 

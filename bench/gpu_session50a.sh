@@ -10,6 +10,6 @@ SECT="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryW
 for c in "prefill512 qkv" "prefill512 o"; do
   f=$(echo $c | tr ' ' _)
   timeout 150 ncu --kernel-name regex:ember --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" > "$OUT/ncu-ember-$f.txt" 2>&1
-  timeout 150 ncu --kernel-name regex:"gemm|xmma|cutlass|sm90" --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" --library > "$OUT/ncu-library-$f.txt" 2>&1
+  timeout 150 ncu --kernel-name regex:"gemm|xmma|cutlass|sm90|nvjet" --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" --library > "$OUT/ncu-library-$f.txt" 2>&1
 done
 for f in "$OUT"/ncu-*.txt; do echo "== $f"; grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Executed Ipc|Grid Size|Block Size|Cluster|Registers Per|Shared Memory Config|No Eligible|Warp Cycles Per Issued" "$f" | cut -c1-150 | head -24; done
