@@ -1,19 +1,38 @@
 #!/usr/bin/env bash
-# Prepared in the forty-ninth session for the next: what the library runs where Ember's default trails it most (the
-# Llama-1B prefill's qkv at 64% of cuBLAS, o 69%, BERT attention scores 71%), then ncu on the two sides of qkv.
+# Prepared in the forty-ninth session for the next.
+# PART=1: the cluster sum's loads unrolled (knob `cunroll`, built untimed): CUDA tests, compute-sanitizer, then overlays
+#   on the few-tile prefill GEMMs — if 128 x 256 over 2 blocks gets near 128 x 128's cost, widen the default
+#   (KCLUSTER_MAX_BN, KCLUSTER_SUM_SLICES in codegen/cuda_wgmma_default.py).
+# PART=2: what the library runs where Ember's default trails it most (the prefill's qkv at 64% of cuBLAS, o 69%, BERT
+#   attention scores 71%), then ncu on both sides of qkv and on the cluster's 128 x 256 form.
 set -u
 . bench/gpu_env.sh
 export OUT
-timeout 120 python3 bench/library_kernels.py --suite prefill,bert,conv3x3,4096,short-k --out "$OUT/library-kernels.json" 2>&1 \
-  | grep -v -i warn | tail -40
-SECT="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy"
-for c in "prefill512 qkv" "prefill512 o"; do
-  f=$(echo $c | tr ' ' _)
-  timeout 150 ncu --kernel-name regex:ember --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" > "$OUT/ncu-ember-$f.txt" 2>&1
-  timeout 150 ncu --kernel-name regex:"gemm|xmma|cutlass|sm90|nvjet" --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" --library > "$OUT/ncu-library-$f.txt" 2>&1
-done
-# the cluster split's 128 x 256 form (21.4 us on qkv against 17.9, down 50.9 against 36.2 at 128 x 128): is the sum
-# through distributed shared memory the cost (gpu-session49-2026-11-29/b/)?
-timeout 150 ncu --kernel-name ember_kernel --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "prefill512 qkv" \
-  --overlay '{"BN": 256, "stages": 3, "cluster": 2, "persistent": false, "sown": false, "shalf": false}' > "$OUT/ncu-ember-qkv-c2x256.txt" 2>&1
-for f in "$OUT"/ncu-*.txt; do echo "== $f"; grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Executed Ipc|Grid Size|Block Size|Cluster|Registers Per|Shared Memory Config|No Eligible|Warp Cycles Per Issued" "$f" | cut -c1-150 | head -24; done
+case "${PART:-1}" in
+1)
+  timeout 200 python3 -m pytest -m cuda tests/test_wgmma_kcluster.py -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
+  echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head -5
+  for tool in memcheck racecheck; do
+    timeout 150 compute-sanitizer --tool $tool python3 bench/sanitize_wgmma.py > "$OUT/sanitize-$tool.log" 2>&1
+    echo "compute-sanitizer $tool: exit $?"; grep -v -i warn "$OUT/sanitize-$tool.log" | tail -1
+  done
+  OFF='"persistent": false, "sown": false, "shalf": false, "pingpong": false'
+  SHORT_K_CFGS="[null, {\"BM\": 128, \"BN\": 128, \"stages\": 4, \"cluster\": 2, $OFF}, {\"BM\": 128, \"BN\": 128, \"stages\": 4, \"cluster\": 2, \"cunroll\": 4, $OFF},
+    {\"BM\": 128, \"BN\": 128, \"stages\": 4, \"cluster\": 2, \"cunroll\": 8, $OFF}, {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 2, $OFF},
+    {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 2, \"cunroll\": 4, $OFF}, {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 2, \"cunroll\": 8, $OFF},
+    {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 4, \"cunroll\": 4, $OFF}]" \
+    timeout 200 python3 bench/short_k_ab.py --suite "prefill512 qkv,prefill512 o,prefill512 down,bert-base b32x128 ff2" \
+    --out "$OUT/cunroll.json" 2>&1 | grep -v -i warn | tail -32 ;;
+2)
+  timeout 120 python3 bench/library_kernels.py --suite prefill,bert,conv3x3,4096,short-k --out "$OUT/library-kernels.json" 2>&1 \
+    | grep -v -i warn | tail -40
+  SECT="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy"
+  for c in "prefill512 qkv" "prefill512 o"; do
+    f=$(echo $c | tr ' ' _)
+    timeout 150 ncu --kernel-name ember_kernel --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" > "$OUT/ncu-ember-$f.txt" 2>&1
+    timeout 150 ncu --kernel-name regex:"gemm|xmma|cutlass|sm90|nvjet" --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" --library > "$OUT/ncu-library-$f.txt" 2>&1
+  done
+  timeout 150 ncu --kernel-name ember_kernel --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "prefill512 qkv" \
+    --overlay '{"BN": 256, "stages": 3, "cluster": 2, "persistent": false, "sown": false, "shalf": false}' > "$OUT/ncu-ember-qkv-c2x256.txt" 2>&1
+  for f in "$OUT"/ncu-*.txt; do echo "== $f"; grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|Executed Ipc|Grid Size|Block Size|Cluster|Registers Per|Shared Memory Config|No Eligible|Warp Cycles Per Issued" "$f" | cut -c1-150 | head -24; done ;;
+esac

@@ -38,6 +38,8 @@ CASES = [
     (lambda: em.input("x", (200, 1000), BF) @ em.input("w", (300, 1000), BF).T, {"BM": 128, "BN": 128, "stages": 4, "cluster": 2}),
     (lambda: (em.input("x", (130, 1536), BF) @ em.input("w", (264, 1536), BF).T + em.input("b", (264,), BF)).relu()
      + em.input("r", (130, 264), BF), {"BM": 128, "BN": 256, "stages": 3, "cluster": 4}),
+    (lambda: em.input("x", (200, 1000), BF) @ em.input("w", (600, 1000), BF).T,
+     {"BM": 128, "BN": 256, "stages": 3, "cluster": 2, "cunroll": 4}),
     (lambda: em.input("x", (333, 200), BF) @ em.input("w", (520, 200), BF).T, {"BM": 64, "BN": 128, "stages": 6, "pingpong": True, "group": 8}),
     (lambda: em.input("x", (300, 256), BF) @ em.input("w", (1000, 256), BF).T,
      {"BM": 128, "BN": 128, "stages": 4, "persistent": True, "sown": True, "shalf": True}),

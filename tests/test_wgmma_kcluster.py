@@ -15,7 +15,9 @@ BF = em.dtypes.bfloat16.np
 CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cluster": 2},
            {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "cluster": 4, "group": 4},
            {"mode": "wgmma", "BM": 64, "BN": 128, "stages": 6, "cluster": 2},
-           {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "cluster": 4}]
+           {"mode": "wgmma", "BM": 64, "BN": 256, "stages": 4, "cluster": 4},
+           {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "cluster": 2, "cunroll": 4},
+           {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cluster": 4, "cunroll": 2}]
 
 
 def _gemm(M, N, K, epi=""):
@@ -51,6 +53,18 @@ def test_grid_is_the_tiles_times_the_cluster_and_each_block_its_k_share():
         assert "ld.shared::cluster.v4.f32" in src
         # (the staging waits for every consumer's k loop: it overwrites slots another consumer may still read)
         assert src.index(f'bar.sync 2, {128 * (cfg["BM"] // 64)};') < src.index("float* const st_")
+
+
+def test_the_unrolled_sum_issues_every_load_before_its_adds():
+    y = _gemm(300, 1800, 1000)
+    (k, _), = pipeline.lower([y.node], None, H100).kernels
+    src = cg.render_kernel(k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "cluster": 2, "cunroll": 4}, H100)[0]
+    assert "float4 lv_[4], ru_[4][1];" in src
+    body = src[src.index("float4 lv_[4]"):]
+    assert body.index("ld.shared::cluster.v4.f32") < body.index("v_.x += ru_[u][0].x")
+    for bad in (3, 0):  # (16 runs a thread: 3 does not divide them)
+        with pytest.raises(cg.UnsupportedKernel):
+            cg.render_kernel(k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "cluster": 2, "cunroll": bad}, H100)
 
 
 def test_refused_where_the_ring_is_not_free_or_the_size_is_not_2_or_4():

@@ -33,7 +33,7 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
-from .cuda_wgmma_kcluster import emit_cluster_epilogue, emit_k_range, emit_producer_syncs, kcluster_size, tile_loop
+from .cuda_wgmma_kcluster import emit_cluster_epilogue, emit_k_range, emit_producer_syncs, kcluster_size, sum_unroll, tile_loop
 from .cuda_wgmma_epilogue import (SOWN_SLACK, emit_register_epilogue, emit_staged_epilogue, half_staging, own_epilogue_bytes,
                                   pairable, staged_epilogue, unpaired_columns, wide_lanes)
 from .cuda_wgmma_feed import CPASYNC_HELPER, GatherOperand, emit_producer, full_count, tf32_staged, wgmma_plan
@@ -532,7 +532,7 @@ def render_wgmma(w, c: Canon):
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
     wide = wide_lanes(w, c, g, cfg)  # (the 16-byte walk stages the tile unless `sepi` says no)
     if S > 1:
-        emit_cluster_epilogue(w, c, g, BM, BN, NC, S, pair)
+        emit_cluster_epilogue(w, c, g, BM, BN, NC, S, pair, sum_unroll(cfg, BM, BN, NC, S))
     elif staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
         emit_staged_epilogue(w, c, g, BM, BN, pair, wide, own=stages * slot_bytes if sown else None, half=half)
     else:

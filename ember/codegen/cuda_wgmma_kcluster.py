@@ -86,8 +86,20 @@ def emit_producer_syncs(w, S: int) -> None:
         w.emit(2, "em_cluster_sync();  // (every rank's rows summed)")
 
 
-def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pair: bool) -> None:
-    """Stage, sum this rank's rows over the cluster, store them through the epilogue (see the module docstring)."""
+def sum_unroll(cfg: dict, BM: int, BN: int, NC: int, S: int) -> int:
+    """Knob `cunroll`: each thread's float4 runs of the cluster's sum loaded U at a time (every rank's U loads in flight
+    before the first add) — one remote load a run in flight at a time waits its distributed-shared-memory latency once
+    a run (128 x 256 over 2 blocks: 16 runs a thread). U divides the runs a thread sums (rows x BN / 4 / threads)."""
+    U = int(cfg.get("cunroll", 1))
+    runs = (BM // S) * BN // 4 // (128 * NC)
+    if U < 1 or runs % U:
+        raise UnsupportedKernel(f"wgmma cluster sum unrolled {U} times over {runs} runs a thread (a divisor of it)")
+    return U
+
+
+def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pair: bool, U: int = 1) -> None:
+    """Stage, sum this rank's rows over the cluster, store them through the epilogue (see the module docstring);
+    U: the runs a thread loads before summing (sum_unroll)."""
     P, T = BN + PAD, 128 * NC
     rows = BM // S
     # (every consumer past its k loop before any stages: the staging overwrites slots another may still be reading)
@@ -98,16 +110,37 @@ def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pai
     w.emit(2, "em_cluster_sync();")
     w.emit(2, f"const int ct_ = cw_ * 128 + tid_, r0_ = kr_ * {rows};")
     n4 = rows * BN // 4
-    w.emit(2, f"for (int i_ = ct_; i_ < {n4}; i_ += {T}) {{")
-    w.emit(3, f"const int at_ = (r0_ + i_ / {BN // 4}) * {P} + 4 * (i_ % {BN // 4});")
-    w.emit(3, "float4 v_ = *reinterpret_cast<const float4*>(&st_[at_]);")
-    for q in range(1, S):  # (the other ranks in a fixed order from this one: each output summed by one block)
-        w.emit(3, "{")
-        w.emit(4, "float4 u_;")
-        w.emit(4, 'asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(u_.x), "=f"(u_.y), '
-                  f'"=f"(u_.z), "=f"(u_.w) : "r"(em_cluster_addr(&st_[at_], (unsigned)((kr_ + {q}) % {S}))) : "memory");')
-        w.emit(4, "v_.x += u_.x; v_.y += u_.y; v_.z += u_.z; v_.w += u_.w;")
+
+    def at(i: str) -> str:
+        return f"(r0_ + ({i}) / {BN // 4}) * {P} + 4 * (({i}) % {BN // 4})"
+
+    def remote(dst: str, i: str, q: int) -> str:
+        return ('asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : '
+                f'"=f"({dst}.x), "=f"({dst}.y), "=f"({dst}.z), "=f"({dst}.w) : '
+                f'"r"(em_cluster_addr(&st_[{at(i)}], (unsigned)((kr_ + {q}) % {S}))) : "memory");')
+    if U == 1:
+        w.emit(2, f"for (int i_ = ct_; i_ < {n4}; i_ += {T}) {{")
+        w.emit(3, f"const int at_ = {at('i_')};")
+        w.emit(3, "float4 v_ = *reinterpret_cast<const float4*>(&st_[at_]);")
+        for q in range(1, S):  # (the other ranks in a fixed order from this one: each output summed by one block)
+            w.emit(3, "{")
+            w.emit(4, "float4 u_;")
+            w.emit(4, remote("u_", "i_", q))
+            w.emit(4, "v_.x += u_.x; v_.y += u_.y; v_.z += u_.z; v_.w += u_.w;")
+            w.emit(3, "}")
+    else:  # (U runs' loads, local and remote, issued before any sum: their latencies overlap; same order of adds)
+        w.emit(2, f"for (int j_ = ct_; j_ < {n4}; j_ += {U * T}) {{")
+        w.emit(3, f"float4 lv_[{U}], ru_[{U}][{S - 1}];")
+        w.emit(3, f"#pragma unroll\n      for (int u = 0; u < {U}; ++u) {{")
+        w.emit(4, f"lv_[u] = *reinterpret_cast<const float4*>(&st_[{at(f'j_ + u * {T}')}]);")
+        for q in range(1, S):
+            w.emit(4, remote(f"ru_[u][{q - 1}]", f"j_ + u * {T}", q))
         w.emit(3, "}")
+        w.emit(3, f"#pragma unroll\n      for (int u = 0; u < {U}; ++u) {{")
+        w.emit(3, f"const int i_ = j_ + u * {T}, at_ = {at('i_')};")
+        w.emit(3, "float4 v_ = lv_[u];")
+        for q in range(1, S):
+            w.emit(3, f"v_.x += ru_[u][{q - 1}].x; v_.y += ru_[u][{q - 1}].y; v_.z += ru_[u][{q - 1}].z; v_.w += ru_[u][{q - 1}].w;")
     direct = direct_store(w, c, g)
     if direct:  # (a plain cast to 16 bits: the 4 sums rounded and stored at once, 8 bytes a lane)
         narrow = "em_f2h" if w.k.buffer(c.store.buffer).dtype.name == "float16" else "em_f2bf"
@@ -120,6 +153,8 @@ def emit_cluster_epilogue(w, c: Canon, g, BM: int, BN: int, NC: int, S: int, pai
         w.emit(3, "}")
     else:
         w.emit(3, "*reinterpret_cast<float4*>(&st_[at_]) = v_;")
+    if U > 1:
+        w.emit(3, "}")
     w.emit(2, "}")
     w.emit(2, "em_cluster_sync();")
     if not direct:

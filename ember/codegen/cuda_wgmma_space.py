@@ -125,7 +125,8 @@ def wave_tiles(c: Canon, plan, smem_max: int, target=None) -> list:
 
 def kcluster_tiles(c: Canon, plan, target=None) -> list:
     """Knob `cluster` (codegen/cuda_wgmma_kcluster.py) on 128 x 128 and 128 x 256 tiles where they are fewer than the SMs
-    and each block keeps KCLUSTER_MIN_SLICES k slices: S = 2 and 4."""
+    and each block keeps KCLUSTER_MIN_SLICES k slices: S = 2 and 4; the sum's loads 1 or 4 runs at a time (`cunroll`: the
+    runs a thread sums are 4-16 on these tiles)."""
     g = contraction_of(c)
     sizes = [_size(x) for x in (g.m, g.n, g.batch, g.k)]
     if any(not s.is_const for s in sizes):
@@ -136,8 +137,8 @@ def kcluster_tiles(c: Canon, plan, target=None) -> list:
     out = []
     for BM, BN, st in ((128, 128, 4), (128, 256, 3)):
         tiles = -(-M // BM) * -(-N // BN) * B
-        out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": st, "cluster": S} for S in KCLUSTER_SIZES
-                if tiles < sms and slices >= S * KCLUSTER_MIN_SLICES]
+        out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": st, "cluster": S, **u} for S in KCLUSTER_SIZES
+                if tiles < sms and slices >= S * KCLUSTER_MIN_SLICES for u in ({}, {"cunroll": 4})]
     return out
 
 
