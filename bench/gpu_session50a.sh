@@ -27,7 +27,7 @@ case "${PART:-1}" in
   timeout 120 python3 bench/library_kernels.py --suite prefill,bert,conv3x3,4096,short-k --out "$OUT/library-kernels.json" 2>&1 \
     | grep -v -i warn | tail -40
   SECT="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy"
-  for c in "prefill512 qkv" "prefill512 o"; do
+  for c in "prefill512 qkv" "prefill512 o" "ragged" "prefill512 up"; do
     f=$(echo $c | tr ' ' _)
     timeout 150 ncu --kernel-name ember_kernel --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" > "$OUT/ncu-ember-$f.txt" 2>&1
     timeout 150 ncu --kernel-name regex:"gemm|xmma|cutlass|sm90|nvjet" --launch-skip 3 --launch-count 1 $SECT python3 bench/contraction_once.py --case "$c" --library > "$OUT/ncu-library-$f.txt" 2>&1
