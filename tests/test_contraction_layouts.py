@@ -247,7 +247,7 @@ def test_long_conv_with_few_tiles_splits_on_its_taps():
     x = em.input("x", (1, 128, 5, 5), "bfloat16")
     y = em.conv2d(x.relu(), em.tensor(rng.standard_normal((16, 128, 3, 3)).astype(np.float32)).cast("bfloat16"),
                   padding=1)
-    policy = dataclasses.replace(H100.split, tile=1 << 30, tiles_few=1, k_long=1, long_chunks=8)
+    policy = dataclasses.replace(H100.split, tile=1 << 30, tiles_few=1, k_long=1, long_chunks=8, long_k_cluster=False)
     split = split_long_reductions(layout.contraction_layouts([y.node], H100), policy)
     sums = [n for n in g.toposort(split) if n.op == g.SUM]
     assert len(sums) == 2 and sorted(len(n.arg) for n in sums) == [1, 2]  # the channels inside, the taps outside
