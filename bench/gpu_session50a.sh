@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in the forty-ninth session for the next.
-# PART=1: the cluster sum's loads unrolled (knob `cunroll`, built untimed): CUDA tests, compute-sanitizer, then overlays
+# PART=1: the cluster sum's loads unrolled (knob `cunroll`) and stream-K (knob `streamk`), both built untimed: CUDA
+#   tests, compute-sanitizer, then overlays
 #   on the few-tile prefill GEMMs — if 128 x 256 over 2 blocks gets near 128 x 128's cost, widen the default
 #   (KCLUSTER_MAX_BN, KCLUSTER_SUM_SLICES in codegen/cuda_wgmma_default.py).
 # PART=2: what the library runs where Ember's default trails it most (the prefill's qkv at 64% of cuBLAS, o 69%, BERT
@@ -10,7 +11,7 @@ set -u
 export OUT
 case "${PART:-1}" in
 1)
-  timeout 200 python3 -m pytest -m cuda tests/test_wgmma_kcluster.py -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
+  timeout 200 python3 -m pytest -m cuda tests/test_wgmma_kcluster.py tests/test_wgmma_streamk.py -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
   echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head -5
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool python3 bench/sanitize_wgmma.py > "$OUT/sanitize-$tool.log" 2>&1
@@ -22,7 +23,13 @@ case "${PART:-1}" in
     {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 2, \"cunroll\": 4, $OFF}, {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 2, \"cunroll\": 8, $OFF},
     {\"BM\": 128, \"BN\": 256, \"stages\": 3, \"cluster\": 4, \"cunroll\": 4, $OFF}]" \
     timeout 200 python3 bench/short_k_ab.py --suite "prefill512 qkv,prefill512 o,prefill512 down,bert-base b32x128 ff2" \
-    --out "$OUT/cunroll.json" 2>&1 | grep -v -i warn | tail -32 ;;
+    --out "$OUT/cunroll.json" 2>&1 | grep -v -i warn | tail -32
+  # stream-K (knob `streamk`, built untimed): on the default's tile (its shalf staging kept), 128 x 256, 128 x 128
+  SHORT_K_CFGS='[null, {"streamk": true}, {"BM": 128, "BN": 256, "stages": 3, "streamk": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1},
+    {"BM": 128, "BN": 128, "stages": 5, "streamk": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1},
+    {"BM": 128, "BN": 256, "stages": 3, "streamk": true, "group": 8, "sown": true, "shalf": true, "pingpong": false, "cluster": 1}]' \
+    timeout 240 python3 bench/short_k_ab.py --suite "prefill512,ragged,bert-base,conv3x3 256->256 14x14" \
+    --out "$OUT/streamk.json" 2>&1 | grep -v -i warn | tail -45 ;;
 2)
   timeout 120 python3 bench/library_kernels.py --suite prefill,bert,conv3x3,4096,short-k --out "$OUT/library-kernels.json" 2>&1 \
     | grep -v -i warn | tail -40

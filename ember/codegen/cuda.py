@@ -374,6 +374,8 @@ class _KernelWriter(RowMappings):
         elif mode == "wgmma":  # a producer warpgroup and one consumer warpgroup per 64 rows
             T = 128 * (consumer_warpgroups(self.cfg) + int(self.cfg.get("producers", 1)))
             self.extra_params = ["const unsigned char* __restrict__ em_tma_"]  # the tensor maps
+            if self.cfg.get("streamk"):  # (the partial tiles and their flags: codegen/cuda_wgmma_streamk.py)
+                self.extra_params.append("float* __restrict__ em_ws_")
         self.cluster = int(self.cfg.get("cluster", 1))
         if self.cluster > 1 and not has_clusters(self.target):
             raise UnsupportedKernel(f"{self.target} has no thread-block clusters (sm_90 and later)")

@@ -33,6 +33,7 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
+from .cuda_wgmma_streamk import emit_fixup, streamk_on, workspace_bytes
 from .cuda_wgmma_kcluster import emit_cluster_epilogue, emit_k_range, emit_producer_syncs, kcluster_size, sum_unroll, tile_loop
 from .cuda_wgmma_epilogue import (SOWN_SLACK, emit_register_epilogue, emit_staged_epilogue, half_staging, own_epilogue_bytes,
                                   pairable, staged_epilogue, unpaired_columns, wide_lanes)
@@ -305,7 +306,7 @@ def render_wgmma(w, c: Canon):
     # starts a tile's products only once the other's are done (named barriers 5 and 6), so it never
     # waits on a slot two fills ahead (an mbarrier's parity cannot tell). Untimed
     pingpong = bool(cfg.get("pingpong", False))
-    if pingpong:
+    if pingpong or cfg.get("streamk"):  # (stream-K: one block per SM walking segments, codegen/cuda_wgmma_streamk.py)
         cfg = dict(cfg, persistent=True)
     rs = rs_applies(plan, cfg)  # (an MN-major TF32 a, or tf32x3's a: its fragments from registers, codegen/cuda_wgmma_rs.py)
     im2col = bool(cfg.get("im2col", im2col_default()))  # (codegen/cuda_wgmma_im2col.py; the RS form's a stays gathered)
@@ -429,6 +430,11 @@ def render_wgmma(w, c: Canon):
     S = kcluster_size(cfg, BM, BN, NC, stages * slot_bytes, {"persistent": cfg.get("persistent"), "pingpong": pingpong, "sown": sown,
                       "tf32x3": x3, "the staging ring": ring_staged, "the RS form": rs, "promote": promote, "occupancy 2": occupancy != 1})
     w.tk_split = S
+    w.streamk = streamk_on(cfg, {"pingpong": pingpong, "cluster": S > 1, "the staging ring": ring_staged, "promote": promote,
+                                 "occupancy 2": occupancy != 1})
+    G = w.target.sm_count if w.target is not None else 132
+    if w.streamk:
+        w.workspace = workspace_bytes(G, BM, BN)
     emit_k_range(w, S)
     w.emit(1, "if (threadIdx.x == 0) {")
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P, split)}); "
@@ -471,7 +477,7 @@ def render_wgmma(w, c: Canon):
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
     w.emit(2, f"for ({I} tile_ = blockIdx.x + pp_ * gridDim.x; tile_ < ntiles_; tile_ += 2 * gridDim.x) {{" if pingpong else
-           tile_loop(I, S))
+           tile_loop(I, S, w.streamk))
     _tile_origin(w, g, group, 2)
     w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
     if pingpong:  # the other consumer's products of the tile before are done (its slots too: parity safe)
@@ -531,6 +537,8 @@ def render_wgmma(w, c: Canon):
     # ---- epilogue (codegen/cuda_wgmma_epilogue.py)
     pair = bool(cfg.get("pair", True)) and pairable(w, c, g)
     wide = wide_lanes(w, c, g, cfg)  # (the 16-byte walk stages the tile unless `sepi` says no)
+    if w.streamk:  # (a contributor's partial to the workspace; an owner's contributors' partials added)
+        emit_fixup(w, BM, BN, NC)
     if S > 1:
         emit_cluster_epilogue(w, c, g, BM, BN, NC, S, pair, sum_unroll(cfg, BM, BN, NC, S))
     elif staged_epilogue(cfg, BM, BN, stages * slot_bytes, unpaired_columns(c, g, pair) or bool(wide)):
@@ -542,6 +550,8 @@ def render_wgmma(w, c: Canon):
     w.emit(2, "}")
     w.emit(1, "}")
     tiles = w.tile_grid(g, BM, BN)
+    if w.streamk:  # (every SM's block: the slices are dealt out whatever the tile count)
+        return G
     if cfg.get("persistent", False):  # one block per SM, each walking tiles
         return sm.minimum(tiles, w.target.sm_count if w.target is not None else 132)
     return tiles * S

@@ -191,7 +191,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
     if split:
         w.emit(3, "int ksp_ = 0;  // slices split so far")
-    w.emit(3, tile_loop(I, S))
+    w.emit(3, tile_loop(I, S, getattr(w, "streamk", False)))
     tile_origin(w, g, group, 4)
     tables = {id(p): i for i, (p, _, R, _) in enumerate(gathers) if hoist and hoistable(p, R, threads)}
     for p, _, R, origin in gathers:

@@ -28,6 +28,7 @@ import os
 from ..kernel.structure import Canon, UnsupportedKernel
 from .clike import _lanes_contiguous
 from .cuda_wgmma_epilogue import PAD, _emit_fragments, emit_pair_walk, plain_cast
+from .cuda_wgmma_streamk import emit_segment_range, segment_loop
 
 KCLUSTER_SIZES = (2, 4)
 
@@ -64,7 +65,11 @@ def kcluster_size(cfg: dict, BM: int, BN: int, NC: int, ring_bytes: int, exclude
 
 
 def emit_k_range(w, S: int) -> None:
-    """kb_, ke_: this block's k slices (all of them without the knob)."""
+    """kb_, ke_: this block's k slices (all of them without the knob); stream-K: its range of (tile, slice) pairs,
+    kb_ and ke_ set per segment by the loop (codegen/cuda_wgmma_streamk.py)."""
+    if getattr(w, "streamk", False):
+        emit_segment_range(w)
+        return
     if S == 1:
         w.emit(1, "const int kb_ = 0, ke_ = KT_;")
         return
@@ -72,8 +77,10 @@ def emit_k_range(w, S: int) -> None:
     w.emit(1, f"const int kb_ = (int)(((long long)KT_ * kr_) / {S}), ke_ = (int)(((long long)KT_ * (kr_ + 1)) / {S});")
 
 
-def tile_loop(I: str, S: int) -> str:
-    """The header of a block's loop over its tiles: a cluster of S blocks shares one tile."""
+def tile_loop(I: str, S: int, streamk: bool = False) -> str:
+    """The header of a block's loop over its tiles: a cluster of S blocks shares one tile; stream-K: its segments."""
+    if streamk:
+        return segment_loop(I)
     if S == 1:
         return f"for ({I} tile_ = blockIdx.x; tile_ < ntiles_; tile_ += gridDim.x) {{"
     return f"for ({I} tile_ = blockIdx.x / {S}; tile_ < ntiles_; tile_ += gridDim.x / {S}) {{"

@@ -78,6 +78,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += own_epilogue_tiles(plan, smem_max, epilogue_loads(c))
         if cp == 1 and not _ring_staged(plan) and not promote:  # the k loop split over a cluster (few tiles)
             out += kcluster_tiles(c, plan, target)
+        if not _ring_staged(plan) and not promote:  # every tile's slices dealt out to the SMs (stream-K)
+            out += streamk_tiles(c, plan, smem_max, target)
         if cp == 1:  # two consumers on alternate 64-row tiles (ping-pong: one's epilogue under the other's products)
             for BN in sorted({out[0]["BN"], 128}):
                 if _fit(plan, 64, BN, 2, smem_max):
@@ -140,6 +142,26 @@ def kcluster_tiles(c: Canon, plan, target=None) -> list:
         out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": st, "cluster": S, **u} for S in KCLUSTER_SIZES
                 if tiles < sms and slices >= S * KCLUSTER_MIN_SLICES for u in ({}, {"cunroll": 4})]
     return out
+
+
+def streamk_tiles(c: Canon, plan, smem_max: int, target=None) -> list:
+    """Knob `streamk` (codegen/cuda_wgmma_streamk.py) where the tiles leave the last of at most four waves a tenth
+    empty or more at 128 x 128: 128 x 256, 128 x 128 and the default's tile, as many stages as fit (untimed)."""
+    g = contraction_of(c)
+    sizes = [_size(x) for x in (g.m, g.n, g.batch)]
+    if any(not s.is_const for s in sizes):
+        return []
+    M, N, B = (s.value for s in sizes)
+    sms = target.sm_count if target is not None else 132
+    tiles = -(-M // 128) * -(-N // 128) * B
+    if tiles > 4 * sms or tiles / (-(-tiles // sms) * sms) > 0.9:
+        return []
+    d = default_wgmma_config(c, target)
+    out = []
+    for BM, BN in {(128, 256), (128, 128), (int(d["BM"]), int(d["BN"]))}:
+        fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max)]
+        out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "streamk": True, "group": 8}] if fits else []
+    return sorted(out, key=lambda cf: (-cf["BN"], -cf["BM"]))
 
 
 def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
