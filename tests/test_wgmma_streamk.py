@@ -79,6 +79,22 @@ def test_the_launch_is_one_block_per_sm_with_a_workspace():
         assert "float* __restrict__ em_ws_" in src
         assert "st.release.gpu.global.u32" in src and "ld.acquire.gpu.global.u32" in src
         assert "sk_flag_[c_] = 0u;" in src  # (lowered again for the next launch)
+        assert launch["cooperative"] and launch["per_sm"] == 1  # (its blocks wait on each other)
+
+
+def test_a_grid_larger_than_the_gpu_holds_is_refused_at_load():
+    """check_coresident (backends/cuda_graph.py): a stream-K launch compiled for 132 SMs on a GPU holding fewer blocks
+    at once would hang; it is a one-line error instead."""
+    from types import SimpleNamespace
+
+    from ember.backends.cuda_graph import check_coresident
+    from ember.backends.target import DeviceError
+    kernel = SimpleNamespace(occupancy=SimpleNamespace(max_active_blocks_per_multiprocessor=lambda block, smem: 1),
+                             attributes=SimpleNamespace(num_regs=168, shared_size_bytes=0, local_size_bytes=0))
+    l = SimpleNamespace(kernel="k3", config={"grid": 132, "block": 384, "smem": 200000, "cooperative": True, "per_sm": 1})
+    check_coresident(kernel, l, 132)
+    with pytest.raises(DeviceError, match="132 blocks that wait on each other"):
+        check_coresident(kernel, l, 114)
 
 
 def test_refused_with_pingpong_or_a_cluster():

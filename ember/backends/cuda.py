@@ -54,7 +54,7 @@ class CUDAExecutor:
             if k is not None and int((l.config.get("cfg") or {}).get("cluster", 1)) > 8:
                 allow_large_clusters(k, self.dev)
             if k is not None and l.config.get("cooperative"):
-                check_coresident(k, l)
+                check_coresident(k, l, self._sm_count)
         # a launch's own scratch (flash-decoding's partials and its counters, zero at first and reset by the kernel)
         self._workspace = {i: self._upload(np.zeros(int(l.config["workspace"]), np.uint8))
                            for i, l in enumerate(program.launches) if l.config.get("workspace")}
@@ -183,6 +183,10 @@ class CUDAExecutor:
         if index in self._workspace:
             bufs.append(int(self._workspace[index].handle))
         return bufs + ([self.dims.pointer(index)] if l.dims else [])  # (read from device memory: cuda_dims.py)
+
+    @functools.cached_property
+    def _sm_count(self) -> int:
+        return int(self.dev.properties.multiprocessor_count)
 
     @functools.cached_property
     def _tma(self):

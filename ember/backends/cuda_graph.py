@@ -57,13 +57,18 @@ def launch_config(l, grid: int, direct: bool = False):
                         is_cooperative=bool(direct and l.config.get("cooperative")))
 
 
-def check_coresident(kernel, l) -> None:
+def check_coresident(kernel, l, sms: int | None = None) -> None:
     """A persistent kernel's workers wait on each other, so all of them must be resident at once:
     the occupancy the compiled kernel actually gets (registers, shared memory) must hold the
-    workers per SM it was scheduled for (docs/megakernel.md)."""
+    workers per SM it was scheduled for (docs/megakernel.md), and a constant grid must fit the
+    device's `sms` SMs at that occupancy (a stream-K GEMM compiled for more SMs than this GPU has)."""
     from .target import DeviceError
     per_sm = int(l.config.get("per_sm", 1))
     got = kernel.occupancy.max_active_blocks_per_multiprocessor(int(l.config["block"]), int(l.config.get("smem", 0)))
+    grid = l.config.get("grid")
+    if sms and isinstance(grid, int) and grid > sms * max(got, 1):
+        raise DeviceError(f"{l.kernel}: {grid} blocks that wait on each other, but this GPU holds {sms} x {got} at once: "
+                          "compile it for this device")
     if got < per_sm:
         a = kernel.attributes
         raise DeviceError(f"megakernel {l.kernel}: scheduled for {per_sm} workers per SM of {l.config['block']} threads, "
