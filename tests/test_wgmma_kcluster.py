@@ -8,9 +8,9 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
+from tests.wgmma_knob_cases import BF, assert_matches, feed, gemm, program
 
 H100 = pipeline.get_target("h100")
-BF = em.dtypes.bfloat16.np
 
 CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cluster": 2},
            {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "cluster": 4, "group": 4},
@@ -20,29 +20,16 @@ CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cluster": 2},
            {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cluster": 4, "cunroll": 2}]
 
 
-def _gemm(M, N, K, epi=""):
-    y = em.input("x", (M, K), "bfloat16") @ em.input("w", (N, K), "bfloat16").T
-    if "bias" in epi:
-        y = em.relu(y + em.input("b", (N,), "bfloat16"))
-    if "res" in epi:
-        y = y + em.input("r", (M, N), "bfloat16")
-    return y
 
 
 # (enough 64 x 64 tiles that kernel/split.py leaves the k loop whole: one kernel)
 GRAPHS = {"gemm": (300, 1800, 1000, ""), "short_k": (200, 2704, 64, ""), "bias_relu_res": (257, 2112, 1536, "bias res")}
 
 
-def _program(name, cfg, device):
-    y = _gemm(*GRAPHS[name])
-    t = pipeline.get_target(device)
-    lowered = pipeline.lower([y.node], None, t)
-    cfgs = [cfg if cg.contraction_of(cg.canonical(k)) is not None else cg.default_config(k, t) for k, _ in lowered.kernels]
-    return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
 
 
 def test_grid_is_the_tiles_times_the_cluster_and_each_block_its_k_share():
-    y = _gemm(300, 1800, 1000)
+    y = gemm(300, 1800, 1000)
     (k, _), = pipeline.lower([y.node], None, H100).kernels
     for cfg in CONFIGS:
         src, launch = cg.render_kernel(k, cfg, H100)[:2]
@@ -56,7 +43,7 @@ def test_grid_is_the_tiles_times_the_cluster_and_each_block_its_k_share():
 
 
 def test_the_unrolled_sum_issues_every_load_before_its_adds():
-    y = _gemm(300, 1800, 1000)
+    y = gemm(300, 1800, 1000)
     (k, _), = pipeline.lower([y.node], None, H100).kernels
     src = cg.render_kernel(k, {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "cluster": 2, "cunroll": 4}, H100)[0]
     assert "float4 lv_[4], ru_[4][1];" in src
@@ -68,7 +55,7 @@ def test_the_unrolled_sum_issues_every_load_before_its_adds():
 
 
 def test_refused_where_the_ring_is_not_free_or_the_size_is_not_2_or_4():
-    y = _gemm(300, 1800, 1000)
+    y = gemm(300, 1800, 1000)
     (k, _), = pipeline.lower([y.node], None, H100).kernels
     base = {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4}
     for extra in ({"cluster": 3}, {"cluster": 2, "persistent": True}, {"cluster": 2, "sown": True},
@@ -78,7 +65,7 @@ def test_refused_where_the_ring_is_not_free_or_the_size_is_not_2_or_4():
 
 
 def _default(M, N, K):
-    (k, _), *_ = pipeline.lower([_gemm(M, N, K).node], None, H100).kernels
+    (k, _), *_ = pipeline.lower([gemm(M, N, K).node], None, H100).kernels
     return cg.default_config(k, H100)
 
 
@@ -113,14 +100,14 @@ def test_pingpong_is_the_default_where_128_row_tiles_leave_sms_idle(monkeypatch)
 
 def test_the_search_offers_it_for_few_tiles():
     from ember.search.space import cuda_space
-    (k, _), = pipeline.lower([_gemm(512, 2048, 2048).node], None, H100).kernels
+    (k, _), = pipeline.lower([gemm(512, 2048, 2048).node], None, H100).kernels
     assert any(c.get("cluster", 1) > 1 for c in cuda_space(k, "fast", H100))
 
 
 def test_renders_and_compiles():
     pytest.importorskip("cuda.core")
     from tests.nvrtc_batch import compile_programs
-    progs = [(_program(name, cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)]
+    progs = [(program(GRAPHS[name], cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)]
     failures = compile_programs(progs)
     assert not failures, "\n".join(failures[:3])
 
@@ -129,19 +116,13 @@ def test_renders_and_compiles():
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize("i", range(len(CONFIGS)))
 def test_cuda_equals_the_reference(name, i):
-    y, prog = _program(name, CONFIGS[i], "cuda")
+    y, prog = program(GRAPHS[name], CONFIGS[i], "cuda")
     prog.executor.poison = True
     M, N, K, epi = GRAPHS[name]
     for seed in (0, 1):
-        rng = np.random.default_rng(seed)
-        ins = {"x": rng.standard_normal((M, K)).astype(BF), "w": (rng.standard_normal((N, K)) / 8).astype(BF)}
-        if "bias" in epi:
-            ins["b"] = rng.standard_normal(N).astype(BF)
-        if "res" in epi:
-            ins["r"] = rng.standard_normal((M, N)).astype(BF)
-        ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
-        out = np.asarray(prog(**ins)).astype(np.float32)
-        np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
+        ins = feed(M, N, K, epi, seed)
+        ref = em.reference([y], **ins)[0]
+        assert_matches(prog(**ins), ref)
 
 
 def test_wave192_rates_a_192_wide_tile_where_it_fills_the_waves(monkeypatch):

@@ -10,10 +10,10 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
+from tests.wgmma_knob_cases import assert_matches, feed, gemm, program
 from ember.codegen.cuda_wgmma_streamk import last_block, segments, workspace_bytes
 
 H100 = pipeline.get_target("h100")
-BF = em.dtypes.bfloat16.np
 
 
 @pytest.mark.parametrize("tiles,KT,G", [(96, 32, 132), (117, 33, 132), (1, 1, 132), (3, 5, 132), (512, 64, 132),
@@ -40,13 +40,6 @@ def test_segments_cover_every_slice_once_with_one_owner_a_tile(tiles, KT, G):
         assert busy == contributors
 
 
-def _gemm(M, N, K, epi=""):
-    y = em.input("x", (M, K), "bfloat16") @ em.input("w", (N, K), "bfloat16").T
-    if "bias" in epi:
-        y = em.relu(y + em.input("b", (N,), "bfloat16"))
-    if "res" in epi:
-        y = y + em.input("r", (M, N), "bfloat16")
-    return y
 
 
 CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "streamk": True},
@@ -62,16 +55,10 @@ def _applies(name, cfg) -> bool:
     return not (cfg.get("shalf") and GRAPHS[name][3])  # (shalf's default form: a plain cast's store)
 
 
-def _program(name, cfg, device):
-    y = _gemm(*GRAPHS[name])
-    t = pipeline.get_target(device)
-    lowered = pipeline.lower([y.node], None, t)
-    cfgs = [cfg if cg.contraction_of(cg.canonical(k)) is not None else cg.default_config(k, t) for k, _ in lowered.kernels]
-    return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
 
 
 def test_the_launch_is_one_block_per_sm_with_a_workspace():
-    (k, _), = pipeline.lower([_gemm(300, 1800, 1000).node], None, H100).kernels
+    (k, _), = pipeline.lower([gemm(300, 1800, 1000).node], None, H100).kernels
     for cfg in CONFIGS[:3]:
         src, launch = cg.render_kernel(k, cfg, H100)[:2]
         assert launch["grid"] == H100.sm_count
@@ -98,7 +85,7 @@ def test_a_grid_larger_than_the_gpu_holds_is_refused_at_load():
 
 
 def test_refused_with_pingpong_or_a_cluster():
-    (k, _), = pipeline.lower([_gemm(300, 1800, 1000).node], None, H100).kernels
+    (k, _), = pipeline.lower([gemm(300, 1800, 1000).node], None, H100).kernels
     for extra in ({"BM": 64, "pingpong": True}, {"cluster": 2}):
         with pytest.raises(cg.UnsupportedKernel):
             cg.render_kernel(k, dict(CONFIGS[0], **extra), H100)
@@ -106,14 +93,14 @@ def test_refused_with_pingpong_or_a_cluster():
 
 def test_the_search_offers_it():
     from ember.search.space import cuda_space
-    (k, _), = pipeline.lower([_gemm(512, 3072, 2048).node], None, H100).kernels
+    (k, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
     assert any(c.get("streamk") for c in cuda_space(k, "fast", H100))
 
 
 def test_renders_and_compiles():
     pytest.importorskip("cuda.core")
     from tests.nvrtc_batch import compile_programs
-    progs = [(_program(name, cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)
+    progs = [(program(GRAPHS[name], cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)
              if _applies(name, cfg)]
     failures = compile_programs(progs)
     assert not failures, "\n".join(failures[:3])
@@ -125,17 +112,11 @@ def test_renders_and_compiles():
 def test_cuda_equals_the_reference(name, i):
     if not _applies(name, CONFIGS[i]):
         pytest.skip("shalf over a computed epilogue")
-    y, prog = _program(name, CONFIGS[i], "cuda")
+    y, prog = program(GRAPHS[name], CONFIGS[i], "cuda")
     prog.executor.poison = True
     M, N, K, epi = GRAPHS[name]
     for seed in (0, 1):
-        rng = np.random.default_rng(seed)
-        ins = {"x": rng.standard_normal((M, K)).astype(BF), "w": (rng.standard_normal((N, K)) / 8).astype(BF)}
-        if "bias" in epi:
-            ins["b"] = rng.standard_normal(N).astype(BF)
-        if "res" in epi:
-            ins["r"] = rng.standard_normal((M, N)).astype(BF)
-        ref = np.asarray(em.reference([y], **ins)[0]).astype(np.float32)
+        ins = feed(M, N, K, epi, seed)
+        ref = em.reference([y], **ins)[0]
         for _ in range(2):  # (a second launch finds the flags lowered)
-            out = np.asarray(prog(**ins)).astype(np.float32)
-            np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
+            assert_matches(prog(**ins), ref)

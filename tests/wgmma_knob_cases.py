@@ -1,0 +1,42 @@
+"""Shared by the wgmma knob tests (test_wgmma_kcluster.py, test_wgmma_streamk.py): x @ W.T in bf16 with an optional
+bias + ReLU and residual epilogue, its program under one config for the contraction, and random inputs for it."""
+import numpy as np
+
+import ember as em
+from ember import pipeline
+from ember.codegen import cuda as cg
+
+BF = em.dtypes.bfloat16.np
+
+
+def gemm(M, N, K, epi=""):
+    y = em.input("x", (M, K), "bfloat16") @ em.input("w", (N, K), "bfloat16").T
+    if "bias" in epi:
+        y = em.relu(y + em.input("b", (N,), "bfloat16"))
+    if "res" in epi:
+        y = y + em.input("r", (M, N), "bfloat16")
+    return y
+
+
+def program(shape, cfg, device):
+    """(graph, program): `cfg` on the contraction, the default on every other kernel."""
+    y = gemm(*shape)
+    t = pipeline.get_target(device)
+    lowered = pipeline.lower([y.node], None, t)
+    cfgs = [cfg if cg.contraction_of(cg.canonical(k)) is not None else cg.default_config(k, t) for k, _ in lowered.kernels]
+    return y, pipeline.build_program(lowered, device, None, "single", configs=cfgs, load=device == "cuda")
+
+
+def feed(M, N, K, epi, seed):
+    rng = np.random.default_rng(seed)
+    ins = {"x": rng.standard_normal((M, K)).astype(BF), "w": (rng.standard_normal((N, K)) / 8).astype(BF)}
+    if "bias" in epi:
+        ins["b"] = rng.standard_normal(N).astype(BF)
+    if "res" in epi:
+        ins["r"] = rng.standard_normal((M, N)).astype(BF)
+    return ins
+
+
+def assert_matches(out, ref):
+    out, ref = np.asarray(out).astype(np.float32), np.asarray(ref).astype(np.float32)
+    np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
