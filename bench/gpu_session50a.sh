@@ -4,6 +4,7 @@
 #   tests, compute-sanitizer, then overlays
 #   on the few-tile prefill GEMMs — if 128 x 256 over 2 blocks gets near 128 x 128's cost, widen the default
 #   (KCLUSTER_MAX_BN, KCLUSTER_SUM_SLICES in codegen/cuda_wgmma_default.py).
+# PART=3: stream-K as a default (EMBER_WGMMA_STREAMK=1), per GEMM and in BERT / the Llama prefill.
 # PART=2: what the library runs where Ember's default trails it most (the prefill's qkv at 64% of cuBLAS, o 69%, BERT
 #   attention scores 71%), then ncu on both sides of qkv and on the cluster's 128 x 256 form.
 set -u
@@ -30,6 +31,13 @@ case "${PART:-1}" in
     {"BM": 128, "BN": 256, "stages": 3, "streamk": true, "group": 8, "sown": true, "shalf": true, "pingpong": false, "cluster": 1}]' \
     timeout 240 python3 bench/short_k_ab.py --suite "prefill512,ragged,bert-base,conv3x3 256->256 14x14" \
     --out "$OUT/streamk.json" 2>&1 | grep -v -i warn | tail -45 ;;
+3)  # stream-K as a default (EMBER_WGMMA_STREAMK=1: down and 8192^3 take it), per GEMM and in whole models
+  timeout 200 python3 bench/short_k_ab.py --suite "prefill512,8192^3,ragged" --envs '[{}, {"EMBER_WGMMA_STREAMK": "1"}]' \
+    --out "$OUT/streamk-default.json" 2>&1 | grep -v -i warn | tail -16
+  for v in base EMBER_WGMMA_STREAMK=1; do
+    env $([ $v = base ] || echo $v) timeout 250 python3 bench/gpu_models.py --only bert-base,llama --dtypes bf16 --rounds 3 \
+      --out "$OUT/models-$(echo $v | tr -d =).json" 2>&1 | python3 bench/model_rows.py $v
+  done ;;
 2)
   timeout 120 python3 bench/library_kernels.py --suite prefill,bert,conv3x3,4096,short-k --out "$OUT/library-kernels.json" 2>&1 \
     | grep -v -i warn | tail -40

@@ -120,3 +120,14 @@ def test_cuda_equals_the_reference(name, i):
         ref = em.reference([y], **ins)[0]
         for _ in range(2):  # (a second launch finds the flags lowered)
             assert_matches(prog(**ins), ref)
+
+
+def test_the_default_weighs_it_only_when_asked(monkeypatch):
+    def cfg(M, N, K):
+        (k, _), *_ = pipeline.lower([gemm(M, N, K).node], None, H100).kernels
+        return cg.default_config(k, H100)
+    assert not cfg(512, 2048, 8192).get("streamk")
+    monkeypatch.setenv("EMBER_WGMMA_STREAMK", "1")
+    down = cfg(512, 2048, 8192)  # (32 tiles of 128 x 256 over 128 k slices: a quarter of a wave)
+    assert down.get("streamk") and (down["BM"], down["BN"]) == (128, 256)
+    assert not cfg(4096, 4096, 4096).get("streamk")  # (3.9 waves: the fix-up costs more than the last wave's gap)

@@ -225,6 +225,12 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     pp = pingpong_default(plan, rs, heavy, smem_max) if Me.is_const else None  # (a symbolic M: unmeasured)
     if pp is not None and cost((64, 128), rate=PINGPONG_RATE) < cost((BM, BN), S):
         return dict(pp, **({"swap": True} if swap else {}))
+    sk = streamk_default(plan, rs, heavy, smem_max)
+    if sk is not None and slices:
+        t = (sk["BM"], sk["BN"])
+        sk_cost = t[0] * t[1] * (-(-M // t[0]) * -(-N // t[1]) * B / sms + STREAMK_FIX_SLICES / slices) / rates[t]
+        if sk_cost < cost((BM, BN), S):
+            return dict(sk, **({"swap": True} if swap else {}))
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": default_stages(BM, BN), **({"swap": True} if swap else {}),
            **({"rs": True} if rs else {}), **({"cluster": S} if S > 1 else {})}
     if heavy:
@@ -258,6 +264,26 @@ def pingpong_default(plan, rs: bool, heavy: bool, smem_max: int) -> dict | None:
         return None
     fits = [s for s in range(2, 9) if _fit(plan, 64, 128, s, smem_max)]
     return {"mode": "wgmma", "BM": 64, "BN": 128, "stages": max(fits), "pingpong": True, "group": 8} if fits else None
+
+
+# Stream-K (knob `streamk`, codegen/cuda_wgmma_streamk.py) in the default behind EMBER_WGMMA_STREAMK=1 (an A/B: built
+# untimed in the forty-ninth session): 128 x 256 tiles, every SM running tiles x k slices / SMs of them, costed as that
+# share plus STREAMK_FIX_SLICES slices for the owner's sum of a partial through L2 (a guess: twice the cluster's 6),
+# chosen where it beats the waves of the best whole-tile choice.
+STREAMK_FIX_SLICES = 12
+
+
+def streamk_default(plan, rs: bool, heavy: bool, smem_max: int) -> dict | None:
+    """The stream-K tile the default weighs (EMBER_WGMMA_STREAMK=1 only), or None: 16-bit operands both copied by TMA
+    (not an im2col walk), not the RS form, no heavy epilogue."""
+    if os.environ.get("EMBER_WGMMA_STREAMK", "0") != "1" or isinstance(plan, str) or rs or heavy:
+        return None
+    kind, pa, pb = plan
+    if kind not in ("bf16", "f16") or any(not isinstance(p, TmaOperand) or isinstance(p, Im2colOperand) for p in (pa, pb)):
+        return None
+    if not _fit(plan, 128, 256, 3, smem_max):
+        return None
+    return {"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "streamk": True, "group": 8}
 
 
 # tf32x3 over a gathered operand (a float32-accuracy conv's pixels) with few columns: the RS form, the pixels on A,
