@@ -23,7 +23,8 @@ CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "cluster": 2},
 
 
 # (enough 64 x 64 tiles that kernel/split.py leaves the k loop whole: one kernel)
-GRAPHS = {"gemm": (300, 1800, 1000, ""), "short_k": (200, 2704, 64, ""), "bias_relu_res": (257, 2112, 1536, "bias res")}
+GRAPHS = {"gemm": (300, 1800, 1000, ""), "short_k": (200, 2704, 64, ""), "bias_relu_res": (257, 2112, 1536, "bias res"),
+          "mn_major": (1024, 1152, 1024, "mn")}
 
 
 

@@ -48,7 +48,7 @@ CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "streamk": True}
            {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "streamk": True, "sown": True},
            {"mode": "wgmma", "BM": 128, "BN": 128, "stages": 4, "streamk": True, "sown": True, "shalf": True}]
 GRAPHS = {"ragged": (300, 1800, 1000, ""), "few_tiles": (512, 1536, 2048, ""), "tiny": (70, 96, 64, ""),
-          "bias_relu_res": (257, 520, 1536, "bias res")}
+          "bias_relu_res": (257, 520, 1536, "bias res"), "mn_major": (1024, 1152, 1024, "mn")}
 
 
 def _applies(name, cfg) -> bool:

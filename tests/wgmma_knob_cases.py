@@ -10,7 +10,11 @@ BF = em.dtypes.bfloat16.np
 
 
 def gemm(M, N, K, epi=""):
-    y = em.input("x", (M, K), "bfloat16") @ em.input("w", (N, K), "bfloat16").T
+    """epi: "bias" (+ ReLU), "res" (a residual), "mn" (both operands MN-major: x.T @ w, a weight gradient's layout)."""
+    if "mn" in epi:
+        y = em.input("x", (K, M), "bfloat16").T @ em.input("w", (K, N), "bfloat16")
+    else:
+        y = em.input("x", (M, K), "bfloat16") @ em.input("w", (N, K), "bfloat16").T
     if "bias" in epi:
         y = em.relu(y + em.input("b", (N,), "bfloat16"))
     if "res" in epi:
@@ -29,7 +33,8 @@ def program(shape, cfg, device):
 
 def feed(M, N, K, epi, seed):
     rng = np.random.default_rng(seed)
-    ins = {"x": rng.standard_normal((M, K)).astype(BF), "w": (rng.standard_normal((N, K)) / 8).astype(BF)}
+    mn = "mn" in epi
+    ins = {"x": rng.standard_normal((K, M) if mn else (M, K)).astype(BF), "w": (rng.standard_normal((K, N) if mn else (N, K)) / 8).astype(BF)}
     if "bias" in epi:
         ins["b"] = rng.standard_normal(N).astype(BF)
     if "res" in epi:
