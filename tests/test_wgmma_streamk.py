@@ -131,3 +131,18 @@ def test_the_default_weighs_it_only_when_asked(monkeypatch):
     down = cfg(512, 2048, 8192)  # (32 tiles of 128 x 256 over 128 k slices: a quarter of a wave)
     assert down.get("streamk") and (down["BM"], down["BN"]) == (128, 256)
     assert not cfg(4096, 4096, 4096).get("streamk")  # (3.9 waves: the fix-up costs more than the last wave's gap)
+
+
+def test_stream_k_launches_share_one_workspace():
+    """backends/cuda.py workspace_plan: launches marked workspace_shared (stream-K's) take one buffer of the largest
+    size among them; any other launch's scratch (flash-decoding's counters) stays its own."""
+    from types import SimpleNamespace
+
+    from ember.backends.cuda import workspace_plan
+    (k, _), = pipeline.lower([gemm(300, 1800, 1000).node], None, H100).kernels
+    launch = cg.render_kernel(k, CONFIGS[1], H100)[1]
+    assert launch["workspace_shared"]
+    ls = [SimpleNamespace(config=c) for c in ({"workspace": 100, "workspace_shared": True}, {}, {"workspace": 64},
+                                              {"workspace": 300, "workspace_shared": True})]
+    plan = workspace_plan(ls)
+    assert plan[0] == plan[3] == ("shared", 300) and plan[2] == (2, 64) and 1 not in plan

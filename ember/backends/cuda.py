@@ -27,6 +27,17 @@ from .cuda_graph import (Collective, DynamicGraph, check_coresident, issue, laun
 GRAPH_CACHE = 8  # captured graphs kept per program (per binding and pointer set)
 
 
+def workspace_plan(launches) -> dict:
+    """{launch index: (buffer key, bytes)} of the launches' scratch: each its own zeroed buffer, but those marked
+    `workspace_shared` (stream-K's partial tiles and flags) one buffer of the largest size between them — a
+    program's launches run one after another, each touches its scratch only after its grid-dependency wait (so
+    after the launch before it has finished), and leaves its flags lowered."""
+    shared = max((int(l.config["workspace"]) for l in launches if l.config.get("workspace") and l.config.get("workspace_shared")),
+                 default=0)
+    return {i: (("shared", shared) if l.config.get("workspace_shared") else (i, int(l.config["workspace"])))
+            for i, l in enumerate(launches) if l.config.get("workspace")}
+
+
 class CUDAExecutor:
     shared_uploads: dict | None = None  # set by the search: constants uploaded once for all candidates
     # True: independent launches (runtime/concurrency.py) become parallel branches of the captured
@@ -55,9 +66,11 @@ class CUDAExecutor:
                 allow_large_clusters(k, self.dev)
             if k is not None and l.config.get("cooperative"):
                 check_coresident(k, l, self._sm_count)
-        # a launch's own scratch (flash-decoding's partials and its counters, zero at first and reset by the kernel)
-        self._workspace = {i: self._upload(np.zeros(int(l.config["workspace"]), np.uint8))
-                           for i, l in enumerate(program.launches) if l.config.get("workspace")}
+        # a launch's own scratch (flash-decoding's partials and its counters, zero at first and reset by the kernel);
+        # launches marked `workspace_shared` share one (workspace_plan)
+        plan = workspace_plan(program.launches)
+        bufs = {key: self._upload(np.zeros(nbytes, np.uint8)) for key, nbytes in set(plan.values())}
+        self._workspace = {i: bufs[v] for i, v in plan.items()}
         self.poison = False
         self._bufs: dict = {}  # binding -> {name: Buffer}
         self._streams: dict = {}

@@ -433,8 +433,8 @@ class _KernelWriter(RowMappings):
             launch["pdl"] = True
         if getattr(self, "workspace", 0):  # bytes the executor allocates zeroed for this launch
             launch["workspace"] = self.workspace
-        if getattr(self, "streamk", False):  # (its blocks wait on each other: all resident, checked at load)
-            launch.update(cooperative=True, per_sm=1)
+        if getattr(self, "streamk", False):  # (its blocks wait on each other: all resident, checked at load; its
+            launch.update(cooperative=True, per_sm=1, workspace_shared=True)  # workspace one for every such launch)
         if getattr(self, "tma", None) is not None:  # wgmma: its tensor maps (maybe none: all gathered)
             launch["tma"] = self.tma
         return "\n".join(self.lines), launch
