@@ -222,9 +222,10 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_DEFAULT_SIZES if ksplit and t[1] <= KCLUSTER_MAX_BN else ())
                if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, default_stages(*t) * sum(t) * 128))]
     (BM, BN), S = min(choices, key=lambda ts: cost(*ts))
-    pp = pingpong_default(plan, rs, heavy, smem_max) if Me.is_const else None  # (a symbolic M: unmeasured)
+    # (a symbolic M, the swapped form: unmeasured)
+    pp = pingpong_default(plan, rs, heavy, smem_max) if Me.is_const and not swap else None
     if pp is not None and cost((64, 128), rate=PINGPONG_RATE) < cost((BM, BN), S):
-        return dict(pp, **({"swap": True} if swap else {}))
+        return pp
     sk = streamk_default(plan, rs, heavy, smem_max)
     if sk is not None and slices:
         t = (sk["BM"], sk["BN"])
