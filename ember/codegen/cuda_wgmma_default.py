@@ -218,7 +218,7 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     if heavy:  # (an epilogue the loads must hide: see HEAVY_EPILOGUE_TRANSCENDENTALS)
         rates = {t: r for t, r in rates.items() if t[1] <= 128} or rates
     # (also each tile's k loop split over a cluster: KCLUSTER_DEFAULT_SIZES)
-    ksplit = kcluster_default_on() and not isinstance(plan, str) and plan[0] in ("bf16", "f16") and not rs and not heavy
+    ksplit = kcluster_default_on() and not isinstance(plan, str) and plan[0] in ("bf16", "f16") and not (rs or heavy or swap)
     choices = [(t, S) for t in rates for S in (1,) + (KCLUSTER_DEFAULT_SIZES if ksplit and t[1] <= KCLUSTER_MAX_BN else ())
                if S == 1 or (slices >= S * KCLUSTER_MIN_SLICES and ring_holds_tile(*t, default_stages(*t) * sum(t) * 128))]
     (BM, BN), S = min(choices, key=lambda ts: cost(*ts))
@@ -226,12 +226,12 @@ def default_wgmma_config(c: Canon, target=None, swap: bool = False, rs: bool = F
     pp = pingpong_default(plan, rs, heavy, smem_max) if Me.is_const and not swap else None
     if pp is not None and cost((64, 128), rate=PINGPONG_RATE) < cost((BM, BN), S):
         return pp
-    sk = streamk_default(plan, rs, heavy, smem_max)
+    sk = None if swap else streamk_default(plan, rs, heavy, smem_max)
     if sk is not None and slices:
         t = (sk["BM"], sk["BN"])
         sk_cost = t[0] * t[1] * (-(-M // t[0]) * -(-N // t[1]) * B / sms + STREAMK_FIX_SLICES / slices) / rates[t]
         if sk_cost < cost((BM, BN), S):
-            return dict(sk, **({"swap": True} if swap else {}))
+            return sk
     cfg = {"mode": "wgmma", "BM": BM, "BN": BN, "stages": default_stages(BM, BN), **({"swap": True} if swap else {}),
            **({"rs": True} if rs else {}), **({"cluster": S} if S > 1 else {})}
     if heavy:
