@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in the forty-ninth session for the next.
-# PART=1: the cluster sum's loads unrolled (knob `cunroll`) and stream-K (knob `streamk`), both built untimed: CUDA
+# PART=1: the cluster sum's loads unrolled (knob `cunroll`), stream-K (`streamk`), b multicast (`mcast`), all untimed: CUDA
 #   tests, compute-sanitizer, then overlays
 #   on the few-tile prefill GEMMs — if 128 x 256 over 2 blocks gets near 128 x 128's cost, widen the default
 #   (KCLUSTER_MAX_BN, KCLUSTER_SUM_SLICES in codegen/cuda_wgmma_default.py).
@@ -12,7 +12,7 @@ set -u
 export OUT
 case "${PART:-1}" in
 1)
-  timeout 200 python3 -m pytest -m cuda tests/test_wgmma_kcluster.py tests/test_wgmma_streamk.py -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
+  timeout 200 python3 -m pytest -m cuda tests/test_wgmma_kcluster.py tests/test_wgmma_streamk.py tests/test_wgmma_mcast.py -p no:cacheprovider -p no:warnings -n 8 -rf -q > "$OUT/tests.log" 2>&1
   echo "cuda tests rc=$? $(grep -c '^FAILED' "$OUT/tests.log") FAILED"; grep '^FAILED' "$OUT/tests.log" | head -5
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool python3 bench/sanitize_wgmma.py > "$OUT/sanitize-$tool.log" 2>&1
@@ -30,7 +30,12 @@ case "${PART:-1}" in
     {"BM": 128, "BN": 128, "stages": 5, "streamk": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1},
     {"BM": 128, "BN": 256, "stages": 3, "streamk": true, "group": 8, "sown": true, "shalf": true, "pingpong": false, "cluster": 1}]' \
     timeout 240 python3 bench/short_k_ab.py --suite "prefill512,ragged,bert-base,conv3x3 256->256 14x14" \
-    --out "$OUT/streamk.json" 2>&1 | grep -v -i warn | tail -45 ;;
+    --out "$OUT/streamk.json" 2>&1 | grep -v -i warn | tail -45
+  # b multicast to a pair of blocks (knob `mcast`, built untimed): the large GEMMs and the mid-size ones
+  SHORT_K_CFGS='[null, {"BM": 128, "BN": 256, "stages": 3, "mcast": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1},
+    {"BM": 128, "BN": 128, "stages": 5, "mcast": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1}]' \
+    timeout 200 python3 bench/short_k_ab.py --suite "4096^3,8192^3 nt,prefill512 up,prefill512 qkv,ragged,bert-base b32x128 ff1" \
+    --out "$OUT/mcast.json" 2>&1 | grep -v -i warn | tail -24 ;;
 3)  # stream-K as a default (EMBER_WGMMA_STREAMK=1: down and 8192^3 take it), per GEMM and in whole models
   timeout 200 python3 bench/short_k_ab.py --suite "prefill512,8192^3,ragged" --envs '[{}, {"EMBER_WGMMA_STREAMK": "1"}]' \
     --out "$OUT/streamk-default.json" 2>&1 | grep -v -i warn | tail -16

@@ -41,6 +41,8 @@ CASES = [
     (lambda: em.input("x", (200, 1000), BF) @ em.input("w", (600, 1000), BF).T,
      {"BM": 128, "BN": 256, "stages": 3, "cluster": 2, "cunroll": 4}),
     (lambda: em.input("x", (333, 200), BF) @ em.input("w", (520, 200), BF).T, {"BM": 64, "BN": 128, "stages": 6, "pingpong": True, "group": 8}),
+    # b multicast to a pair of blocks (an odd count of row tiles: the last pair's second block past the rows)
+    (lambda: em.input("x", (300, 1000), BF) @ em.input("w", (600, 1000), BF).T, {"BM": 128, "BN": 256, "stages": 3, "mcast": True}),
     # stream-K: few tiles, each split over several blocks through the workspace (flags raised and lowered)
     (lambda: em.input("x", (256, 2048), BF) @ em.input("w", (520, 2048), BF).T, {"BM": 128, "BN": 128, "stages": 4, "streamk": True}),
     (lambda: em.input("x", (300, 256), BF) @ em.input("w", (1000, 256), BF).T,

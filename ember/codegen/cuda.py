@@ -377,6 +377,8 @@ class _KernelWriter(RowMappings):
             if self.cfg.get("streamk"):  # (the partial tiles and their flags: codegen/cuda_wgmma_streamk.py)
                 self.extra_params.append("float* __restrict__ em_ws_")
         self.cluster = int(self.cfg.get("cluster", 1))
+        if mode == "wgmma" and self.cfg.get("mcast"):  # (b's tile shared by a pair: codegen/cuda_wgmma_mcast.py)
+            self.cluster = 2 * self.cluster
         if self.cluster > 1 and not has_clusters(self.target):
             raise UnsupportedKernel(f"{self.target} has no thread-block clusters (sm_90 and later)")
         if mode == "mma" and not has_tensor_cores(self.target):

@@ -33,6 +33,7 @@ import os
 from .. import symbolic as sm
 from ..kernel.structure import Canon, UnsupportedKernel, _size, contraction_of
 from .cuda_tma import SWIZZLE_BYTES, TmaOperand, launch_spec
+from .cuda_wgmma_mcast import MCAST_HELPERS, emit_pair_sizes, mcast_on, pair_grid, pair_loop
 from .cuda_wgmma_streamk import emit_fixup, streamk_on, workspace_bytes
 from .cuda_wgmma_kcluster import emit_cluster_epilogue, emit_k_range, emit_producer_syncs, kcluster_size, sum_unroll, tile_loop
 from .cuda_wgmma_epilogue import (SOWN_SLACK, emit_register_epilogue, emit_staged_epilogue, half_staging, own_epilogue_bytes,
@@ -250,15 +251,16 @@ def _tile_origin(w, g, group: int, ind: int) -> None:
     of `group` row tiles, rows fastest within a group (blocks in flight share b's columns in L2);
     0: columns fastest (the mma mode's order)."""
     I = w.IDX
+    mt, pair = ("mt2_", "2 * ({}) + mr_") if getattr(w, "mcast", False) else ("mt_", "{}")  # (mcast: pair tiles)
     w.emit(ind, f"{I} blk_ = tile_;")
     if group <= 0:
         w.emit(ind, f"const {I} bn_ = blk_ % nt_; blk_ /= nt_;")
-        w.emit(ind, f"const {I} bm_ = blk_ % mt_; blk_ /= mt_;")
+        w.emit(ind, f"const {I} bm_ = {pair.format(f'blk_ % {mt}')}; blk_ /= {mt};")
     else:
-        w.emit(ind, f"const {I} t_ = blk_ % (mt_ * nt_); blk_ /= mt_ * nt_;")
+        w.emit(ind, f"const {I} t_ = blk_ % ({mt} * nt_); blk_ /= {mt} * nt_;")
         w.emit(ind, f"const {I} g0_ = t_ / ({group} * nt_) * {group};")
-        w.emit(ind, f"const {I} gs_ = mt_ - g0_ < {group} ? mt_ - g0_ : {group};")
-        w.emit(ind, f"const {I} bm_ = g0_ + (t_ % ({group} * nt_)) % gs_, bn_ = (t_ % ({group} * nt_)) / gs_;")
+        w.emit(ind, f"const {I} gs_ = {mt} - g0_ < {group} ? {mt} - g0_ : {group};")
+        w.emit(ind, f"const {I} bm_ = {pair.format(f'g0_ + (t_ % ({group} * nt_)) % gs_')}, bn_ = (t_ % ({group} * nt_)) / gs_;")
     w.decompose("blk_", g.batch, ind)
 
 
@@ -374,6 +376,8 @@ def render_wgmma(w, c: Canon):
     w.lines.insert(0, fsrc)
     if rs:
         w.lines.insert(0, RS_HELPER)
+    if cfg.get("mcast"):
+        w.lines.insert(0, MCAST_HELPERS)
     w.lines.insert(0, WGMMA_HELPERS)
     # whole-chunk gathers as cp.async copies (codegen/cuda_wgmma_feed.py, CPASYNC_HELPER's comment)
     cpasync = bool(cfg.get("cpasync", os.environ.get("EMBER_WGMMA_CPASYNC", "0") == "1")) and (not x3 or (rs and not isinstance(pb, GatherOperand))) and \
@@ -402,7 +406,8 @@ def render_wgmma(w, c: Canon):
     for p, _, R, _ in feeds:
         if isinstance(p, TmaOperand):
             maps[id(p)] = len(w.tma)
-            w.tma.append(launch_spec(p, params[p.buffer], box(p, R), raw=x3 or tsplit))
+            halved = cfg.get("mcast") and p is pb and p.kmajor  # (knob mcast: each of the pair copies half of b's rows)
+            w.tma.append(launch_spec(p, params[p.buffer], box(p, R // 2 if halved else R), raw=x3 or tsplit))
             if isinstance(p, Im2colOperand):
                 w.tma[-1]["im2col"] = im2col_entry(p, R, BK)
     # both copied: one producer thread, whose warpgroup gives its registers to the consumers (with one
@@ -432,18 +437,23 @@ def render_wgmma(w, c: Canon):
     w.tk_split = S
     w.streamk = streamk_on(cfg, {"pingpong": pingpong, "cluster": S > 1, "the staging ring": ring_staged, "promote": promote,
                                  "occupancy 2": occupancy != 1})
+    w.mcast = mcast_on(cfg, BN, pb, {"persistent": cfg.get("persistent"), "pingpong": pingpong, "cluster": S > 1, "streamk": w.streamk,
+                                     "sown": sown, "occupancy 2": occupancy != 1, "a gathered operand": len(maps) < 2,
+                                     "an im2col copy": any(isinstance(p, Im2colOperand) for p in (pa, pb)), "tf32x3": x3 or tsplit, "the RS form": rs})
     G = w.target.sm_count if w.target is not None else 132
     if w.streamk:
         w.workspace = workspace_bytes(G, BM, BN)
     emit_k_range(w, S)
+    if w.mcast:  # (knob mcast: b's tile shared by a pair of blocks, codegen/cuda_wgmma_mcast.py)
+        emit_pair_sizes(w, g)
     w.emit(1, "if (threadIdx.x == 0) {")
     w.emit(2, f"for (int s = 0; s < {stages}; ++s) {{ em_mbar_init(bars_ + 8 * s, {full_count(feeds, P, split)}); "
-              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 if pingpong else 4 * NC}); }}")
+              f"em_mbar_init(bars_ + 8 * ({stages} + s), {4 if pingpong else 4 * NC * (2 if w.mcast else 1)}); }}")
     if nland:
         w.emit(2, f"for (int s = 0; s < {nland}; ++s) em_mbar_init(bars_ + 8 * ({2 * stages} + s), 1);")
     w.emit(2, 'asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     w.emit(1, "}")
-    w.emit(1, "__syncthreads();")
+    w.emit(1, "em_cluster_sync();" if w.mcast else "__syncthreads();")  # (mcast: the peer's barriers too)
     w.emit(1, "const int wg_ = threadIdx.x / 128;")
     # ---- producer
     w.emit(1, f"if (wg_ < {P}) {{")
@@ -477,7 +487,7 @@ def render_wgmma(w, c: Canon):
     # the tile loop: with the grid capped at the SM count (`persistent`) a block walks several tiles,
     # and the producer fills the next tile's slots while the consumers run this one's epilogue
     w.emit(2, f"for ({I} tile_ = blockIdx.x + pp_ * gridDim.x; tile_ < ntiles_; tile_ += 2 * gridDim.x) {{" if pingpong else
-           tile_loop(I, S, w.streamk))
+           pair_loop(I) if w.mcast else tile_loop(I, S, w.streamk))
     _tile_origin(w, g, group, 2)
     w.emit(2, f"#pragma unroll\n    for (int i = 0; i < {BN // 2}; ++i) d_[i] = 0.f;")
     if pingpong:  # the other consumer's products of the tile before are done (its slots too: parity safe)
@@ -512,7 +522,7 @@ def render_wgmma(w, c: Canon):
         w.emit(4, f"{fname}(d_, {da}, {db});")
         w.emit(3, "}")
     w.emit(3, "em_wg_commit();")
-    release = f"if ((tid_ & 31) == 0) em_mbar_arrive(bars_ + 8 * ({stages} + "
+    release = f"if ((tid_ & 31) == 0) em_mbar_arrive{'_pair' if w.mcast else ''}(bars_ + 8 * ({stages} + "
     if overlap:  # the previous slice's group is done: release its slot, keep this one queued
         w.emit(3, "em_wg_wait1();")
         w.emit(3, f"if (it > kb_) {{ {release}(kit_ + {stages - 1}) % {stages})); }}")
@@ -549,6 +559,9 @@ def render_wgmma(w, c: Canon):
         w.emit(2, "kit_ += KT_;")
     w.emit(2, "}")
     w.emit(1, "}")
+    if w.mcast:  # (no block leaves while its pair may still copy into it or arrive on its barriers)
+        w.emit(1, "em_cluster_sync();")
+        return pair_grid(g, BM, BN)
     tiles = w.tile_grid(g, BM, BN)
     if w.streamk:  # (every SM's block: the slices are dealt out whatever the tile count)
         return G

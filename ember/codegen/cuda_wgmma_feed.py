@@ -191,7 +191,9 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     w.emit(3, "int kit_ = 0;  // slices issued so far, over all of this block's tiles: the ring's position")
     if split:
         w.emit(3, "int ksp_ = 0;  // slices split so far")
-    w.emit(3, tile_loop(I, S, getattr(w, "streamk", False)))
+    mcast = getattr(w, "mcast", False)  # (knob mcast: pair tiles, b's half multicast, codegen/cuda_wgmma_mcast.py)
+    w.emit(3, f"for ({I} tile_ = blockIdx.x / 2; tile_ < ntiles2_; tile_ += gridDim.x / 2) {{" if mcast else
+           tile_loop(I, S, getattr(w, "streamk", False)))
     tile_origin(w, g, group, 4)
     tables = {id(p): i for i, (p, _, R, _) in enumerate(gathers) if hoist and hoistable(p, R, threads)}
     for p, _, R, origin in gathers:
@@ -211,7 +213,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         w.emit(6, f"em_mbar_expect_tx({'landed_' if split else 'full_'}, {nbytes});")
         for p, off, R, origin in tmas:
             _emit_tma(w, p, f"slot_ + {staging.get(id(p), off)}", f"map{maps[id(p)]}_", R, origin, BK, 6,
-                      "landed_" if split else "full_", g)
+                      "landed_" if split else "full_", g, mc=mcast and p is tmas[-1][0] and origin == "bn_")
         w.emit(5, "}")
     # (tf32x3: only gathers written raw — the RS form's A — may be copies; the split then waits for them)
     cpasync = cpasync and all(not lo_off or id(p) in raw for p, _, _, _ in gathers) and \
@@ -316,12 +318,14 @@ def full_count(feeds: list, producers: int = 1, split: bool = False) -> int:
 
 
 def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int, ind: int,
-              bar: str = "full_", g: Contraction | None = None) -> None:
+              bar: str = "full_", g: Contraction | None = None, mc: bool = False) -> None:
+    """One operand's tile of slice `it` copied by TMA. mc: this block's half of it (rows, or 128-byte column chunks,
+    by its rank mr_ in the pair) multicast to both blocks of the cluster (knob mcast)."""
     if isinstance(p, Im2colOperand):  # (a conv's input: codegen/cuda_wgmma_im2col.py)
         emit_im2col_copy(w, g, p, dst, mp, R, origin, BK, ind, bar)
         return
     bc = [f"(int){v}" for v in p.batch_vars]
-    fn = f"em_tma{p.rank}"
+    fn = f"em_tma{p.rank}" + ("_mc" if mc else "")
     kc = [f"it * {BK}"]
     if p.k_inner:  # k as two runs: the slice's place in each (a slice never straddles them)
         kc = [f"(it * {BK}) % {p.k_inner}"]
@@ -331,6 +335,9 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
         if p.r_inner:  # rows as two runs: the tile's first row in each (after k's outer run)
             rc = [f"(int)({origin} * {R}) % {p.r_inner}"]
             bc.insert(1 if p.k_inner else 0, f"(int)({origin} * {R}) / {p.r_inner}")
+        if mc:  # (rows [mr_ R / 2, (mr_ + 1) R / 2) of the tile, at their place in it)
+            rc = [f"{rc[0]} + mr_ * {R // 2}"] + rc[1:]
+            dst = f"{dst} + mr_ * {R // 2 * SWIZZLE_BYTES}"
         coords = kc + rc + bc
         w.emit(ind, f"{fn}({dst}, {mp}, {bar}, {', '.join(coords)});")
     else:  # chunks of 128 bytes of rows (64 half / 32 float32 rows), BK k-rows each
@@ -340,7 +347,8 @@ def _emit_tma(w, p: TmaOperand, dst: str, mp: str, R: int, origin: str, BK: int,
             rr = f"((int)({origin} * {R}) + {cr} * j)"
             bc.insert(1 if p.k_inner else 0, f"{rr} / {p.r_inner}")
             coords = [f"{rr} % {p.r_inner}"] + kc + bc
-        w.emit(ind, f"for (int j = 0; j < {R // cr}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
+        js = f"int j = mr_ * {R // cr // 2}; j < (mr_ + 1) * {R // cr // 2}" if mc else f"int j = 0; j < {R // cr}"
+        w.emit(ind, f"for ({js}; ++j) {fn}({dst} + j * {BK * 128}, {mp}, {bar}, {', '.join(coords)});")
 
 
 def _emit_gather(w, g: Contraction, p: GatherOperand, dst: str, R: int, origin: str, BK: int, ind: int,

@@ -8,7 +8,8 @@ from .cuda_wgmma import _copies, _smem_bytes, _smem_limit, _staged_rows, im2col_
 from .cuda_wgmma_default import _fit, _ring_staged, default_wgmma_config, k_slices, rs_x3_plans
 from .cuda_wgmma_epilogue import SOWN_SLACK, epilogue_loads, own_epilogue_bytes, swide_default
 from .cuda_wgmma_feed import GatherOperand
-from .cuda_wgmma_im2col import im2col_operand
+from .cuda_wgmma_im2col import Im2colOperand, im2col_operand
+from .cuda_tma import TmaOperand
 from .cuda_wgmma_kcluster import KCLUSTER_MIN_SLICES, KCLUSTER_SIZES
 from .cuda_wgmma_rs import RS_MAX_REGISTERS, rs_applies, rs_registers
 from .cuda_wgmma_staged import staged_bytes
@@ -80,6 +81,8 @@ def wgmma_configs(c: Canon, level: str, target=None) -> list:
             out += kcluster_tiles(c, plan, target)
         if not _ring_staged(plan) and not promote:  # every tile's slices dealt out to the SMs (stream-K)
             out += streamk_tiles(c, plan, smem_max, target)
+        if cp == 1:  # b's tile shared by two blocks on adjacent row tiles (TMA multicast)
+            out += mcast_tiles(plan, smem_max)
         if cp == 1:  # two consumers on alternate 64-row tiles (ping-pong: one's epilogue under the other's products)
             for BN in sorted({out[0]["BN"], 128}):
                 if _fit(plan, 64, BN, 2, smem_max):
@@ -162,6 +165,20 @@ def streamk_tiles(c: Canon, plan, smem_max: int, target=None) -> list:
         fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max)]
         out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": max(fits), "streamk": True, "group": 8}] if fits else []
     return sorted(out, key=lambda cf: (-cf["BN"], -cf["BM"]))
+
+
+def mcast_tiles(plan, smem_max: int) -> list:
+    """Knob `mcast` (codegen/cuda_wgmma_mcast.py) where both operands are TMA copies (not im2col walks) and b's rows
+    are one run: 128 x 256 at 3 stages (its default's), 128 x 128 at as many as fit (untimed)."""
+    kind, pa, pb = plan
+    if not all(isinstance(p, TmaOperand) and not isinstance(p, Im2colOperand) for p in (pa, pb)) or pb.r_inner or pb.k_inner:
+        return []
+    out = []
+    for BM, BN in ((128, 256), (128, 128)):
+        fits = [s for s in range(2, 9) if _fit(plan, BM, BN, s, smem_max)]
+        st = min(max(fits), 3) if BN == 256 else max(fits, default=0)
+        out += [{"mode": "wgmma", "BM": BM, "BN": BN, "stages": st, "mcast": True, "group": 8}] if fits else []
+    return out
 
 
 def own_epilogue_tiles(plan, smem_max: int, loads: bool) -> list:
