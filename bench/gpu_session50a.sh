@@ -32,10 +32,10 @@ case "${PART:-1}" in
     timeout 240 python3 bench/short_k_ab.py --suite "prefill512,ragged,bert-base,conv3x3 256->256 14x14" \
     --out "$OUT/streamk.json" 2>&1 | grep -v -i warn | tail -45
   # b multicast to a pair of blocks (knob `mcast`, built untimed): the large GEMMs and the mid-size ones
-  SHORT_K_CFGS='[null, {"BM": 128, "BN": 256, "stages": 3, "mcast": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1},
+  SHORT_K_CFGS='[null, {"mcast": true}, {"BM": 128, "BN": 256, "stages": 3, "mcast": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1},
     {"BM": 128, "BN": 128, "stages": 5, "mcast": true, "group": 8, "persistent": false, "sown": false, "shalf": false, "pingpong": false, "cluster": 1}]' \
     timeout 200 python3 bench/short_k_ab.py --suite "4096^3,8192^3 nt,prefill512 up,prefill512 qkv,ragged,bert-base b32x128 ff1" \
-    --out "$OUT/mcast.json" 2>&1 | grep -v -i warn | tail -24 ;;
+    --out "$OUT/mcast.json" 2>&1 | grep -v -i warn | tail -30 ;;
 3)  # stream-K as a default (EMBER_WGMMA_STREAMK=1: down and 8192^3 take it), per GEMM and in whole models
   timeout 200 python3 bench/short_k_ab.py --suite "prefill512,8192^3,ragged" --envs '[{}, {"EMBER_WGMMA_STREAMK": "1"}]' \
     --out "$OUT/streamk-default.json" 2>&1 | grep -v -i warn | tail -16

@@ -437,8 +437,8 @@ def render_wgmma(w, c: Canon):
     w.tk_split = S
     w.streamk = streamk_on(cfg, {"pingpong": pingpong, "cluster": S > 1, "the staging ring": ring_staged, "promote": promote,
                                  "occupancy 2": occupancy != 1})
-    w.mcast = mcast_on(cfg, BN, pb, {"persistent": cfg.get("persistent"), "pingpong": pingpong, "cluster": S > 1, "streamk": w.streamk,
-                                     "sown": sown, "occupancy 2": occupancy != 1, "a gathered operand": len(maps) < 2,
+    w.mcast = mcast_on(cfg, BN, pb, {"pingpong": pingpong, "cluster": S > 1, "streamk": w.streamk,
+                                     "occupancy 2": occupancy != 1, "a gathered operand": len(maps) < 2,
                                      "an im2col copy": any(isinstance(p, Im2colOperand) for p in (pa, pb)), "tf32x3": x3 or tsplit, "the RS form": rs})
     G = w.target.sm_count if w.target is not None else 132
     if w.streamk:
@@ -561,7 +561,7 @@ def render_wgmma(w, c: Canon):
     w.emit(1, "}")
     if w.mcast:  # (no block leaves while its pair may still copy into it or arrive on its barriers)
         w.emit(1, "em_cluster_sync();")
-        return pair_grid(g, BM, BN)
+        return pair_grid(g, BM, BN, (G // 2) * 2 if cfg.get("persistent", False) else None)
     tiles = w.tile_grid(g, BM, BN)
     if w.streamk:  # (every SM's block: the slices are dealt out whatever the tile count)
         return G

@@ -19,8 +19,8 @@ mbarrier's tx-count may go below zero until then). Consumers release a slot on b
 peer's by `mapa` + a cluster-scope release arrive). The barriers are initialised before a cluster barrier, and the
 kernel ends on one (no block leaves while the other may still copy into it or arrive on its barriers).
 
-Not with `persistent` (and so not `sown` / `shalf`), `pingpong`, `cluster`, `streamk`, two blocks per SM, gathered or
-im2col operands, tf32x3's split or the RS form. Built in the forty-ninth session after its device time ran out:
+Persistent (the pairs walk the pair tiles, the grid capped at the SMs; so with `sown` / `shalf` too) or not. Not with
+`pingpong`, `cluster`, `streamk`, two blocks per SM, gathered or im2col operands, tf32x3's split or the RS form. Built in the forty-ninth session after its device time ran out:
 searched (codegen/cuda_wgmma_space.py), compiled with NVRTC in CI, CUDA tests in tests/test_wgmma_mcast.py; untimed.
 """
 from __future__ import annotations
@@ -86,6 +86,7 @@ def pair_loop(I: str) -> str:
     return f"for ({I} tile_ = blockIdx.x / 2; tile_ < ntiles2_; tile_ += gridDim.x / 2) {{"
 
 
-def pair_grid(g, BM: int, BN: int):
+def pair_grid(g, BM: int, BN: int, cap: int | None = None):
+    """Two blocks a pair tile; `persistent`: at most `cap` (the SMs, even), the pairs walking pair tiles."""
     M, N, B = _size(g.m), _size(g.n), _size(g.batch)
-    return sm.minimum(((M + (BM - 1)) // BM + 1) // 2 * ((N + (BN - 1)) // BN) * B * 2, 2 ** 31 - 1)
+    return sm.minimum(((M + (BM - 1)) // BM + 1) // 2 * ((N + (BN - 1)) // BN) * B * 2, cap or 2 ** 31 - 1)
