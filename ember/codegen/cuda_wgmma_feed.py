@@ -39,6 +39,7 @@ from ..kernel.structure import Contraction
 from .cuda_tma import SWIZZLE_BYTES, TMA_KINDS, TmaOperand, _affine, _peel, tma_operand
 from .cuda_wgmma_gather import emit_hoisted_gather, emit_row_table, hoistable
 from .cuda_wgmma_im2col import Im2colOperand, emit_im2col_copy
+from .cuda_wgmma_mcast import pair_loop
 from .cuda_wgmma_kcluster import tile_loop
 
 KIND_OF = {dt.bfloat16: "bf16", dt.float16: "f16"}
@@ -192,8 +193,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
     if split:
         w.emit(3, "int ksp_ = 0;  // slices split so far")
     mcast = getattr(w, "mcast", False)  # (knob mcast: pair tiles, b's half multicast, codegen/cuda_wgmma_mcast.py)
-    w.emit(3, f"for ({I} tile_ = blockIdx.x / 2; tile_ < ntiles2_; tile_ += gridDim.x / 2) {{" if mcast else
-           tile_loop(I, S, getattr(w, "streamk", False)))
+    w.emit(3, pair_loop(I) if mcast else tile_loop(I, S, getattr(w, "streamk", False)))
     tile_origin(w, g, group, 4)
     tables = {id(p): i for i, (p, _, R, _) in enumerate(gathers) if hoist and hoistable(p, R, threads)}
     for p, _, R, origin in gathers:
@@ -213,7 +213,7 @@ def emit_producer(w, g: Contraction, feeds: list, maps: dict, stages: int, BK: i
         w.emit(6, f"em_mbar_expect_tx({'landed_' if split else 'full_'}, {nbytes});")
         for p, off, R, origin in tmas:
             _emit_tma(w, p, f"slot_ + {staging.get(id(p), off)}", f"map{maps[id(p)]}_", R, origin, BK, 6,
-                      "landed_" if split else "full_", g, mc=mcast and p is tmas[-1][0] and origin == "bn_")
+                      "landed_" if split else "full_", g, mc=mcast and origin == "bn_")
         w.emit(5, "}")
     # (tf32x3: only gathers written raw — the RS form's A — may be copies; the split then waits for them)
     cpasync = cpasync and all(not lo_off or id(p) in raw for p, _, _, _ in gathers) and \
