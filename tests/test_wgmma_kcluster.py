@@ -8,7 +8,7 @@ import pytest
 import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
-from tests.wgmma_knob_cases import BF, assert_matches, feed, gemm, program
+from tests.wgmma_knob_cases import BF, assert_all_compile, assert_equals_the_reference, gemm
 
 H100 = pipeline.get_target("h100")
 
@@ -107,23 +107,14 @@ def test_the_search_offers_it_for_few_tiles():
 
 def test_renders_and_compiles():
     pytest.importorskip("cuda.core")
-    from tests.nvrtc_batch import compile_programs
-    progs = [(program(GRAPHS[name], cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)]
-    failures = compile_programs(progs)
-    assert not failures, "\n".join(failures[:3])
+    assert_all_compile(GRAPHS, CONFIGS)
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize("i", range(len(CONFIGS)))
 def test_cuda_equals_the_reference(name, i):
-    y, prog = program(GRAPHS[name], CONFIGS[i], "cuda")
-    prog.executor.poison = True
-    M, N, K, epi = GRAPHS[name]
-    for seed in (0, 1):
-        ins = feed(M, N, K, epi, seed)
-        ref = em.reference([y], **ins)[0]
-        assert_matches(prog(**ins), ref)
+    assert_equals_the_reference(GRAPHS[name], CONFIGS[i])
 
 
 def test_wave192_rates_a_192_wide_tile_where_it_fills_the_waves(monkeypatch):

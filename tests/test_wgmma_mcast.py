@@ -5,10 +5,9 @@ cuda): against the reference with an odd count of row tiles (the last pair's sec
 operands, epilogues that load, two seeds."""
 import pytest
 
-import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
-from tests.wgmma_knob_cases import assert_matches, feed, gemm, program
+from tests.wgmma_knob_cases import assert_all_compile, assert_equals_the_reference, gemm, plain_only
 
 H100 = pipeline.get_target("h100")
 CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "mcast": True},
@@ -20,8 +19,6 @@ CONFIGS = [{"mode": "wgmma", "BM": 128, "BN": 256, "stages": 3, "mcast": True},
 GRAPHS = {"gemm": (300, 1800, 1000, ""), "mn_major": (1024, 1152, 1024, "mn"), "bias_relu_res": (257, 2112, 1536, "bias res")}
 
 
-def _applies(name, cfg) -> bool:
-    return not (cfg.get("shalf") and GRAPHS[name][3] not in ("", "mn"))  # (shalf's default form: a plain cast's store)
 
 
 def test_pairs_of_blocks_share_b():
@@ -53,22 +50,13 @@ def test_the_search_offers_it():
 
 def test_renders_and_compiles():
     pytest.importorskip("cuda.core")
-    from tests.nvrtc_batch import compile_programs
-    progs = [(program(GRAPHS[name], cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)
-             if _applies(name, cfg)]
-    failures = compile_programs(progs)
-    assert not failures, "\n".join(failures[:3])
+    assert_all_compile(GRAPHS, CONFIGS)
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize("i", range(len(CONFIGS)))
 def test_cuda_equals_the_reference(name, i):
-    if not _applies(name, CONFIGS[i]):
+    if not plain_only(GRAPHS, name, CONFIGS[i]):
         pytest.skip("shalf over a computed epilogue")
-    y, prog = program(GRAPHS[name], CONFIGS[i], "cuda")
-    prog.executor.poison = True
-    M, N, K, epi = GRAPHS[name]
-    for seed in (0, 1):
-        ins = feed(M, N, K, epi, seed)
-        assert_matches(prog(**ins), em.reference([y], **ins)[0])
+    assert_equals_the_reference(GRAPHS[name], CONFIGS[i])

@@ -7,10 +7,9 @@ with epilogues that load, each program called twice (the flags must be lowered a
 import numpy as np
 import pytest
 
-import ember as em
 from ember import pipeline
 from ember.codegen import cuda as cg
-from tests.wgmma_knob_cases import assert_matches, feed, gemm, program
+from tests.wgmma_knob_cases import assert_all_compile, assert_equals_the_reference, gemm, plain_only
 from ember.codegen.cuda_wgmma_streamk import last_block, segments, workspace_bytes
 
 H100 = pipeline.get_target("h100")
@@ -51,8 +50,6 @@ GRAPHS = {"ragged": (300, 1800, 1000, ""), "few_tiles": (512, 1536, 2048, ""), "
           "bias_relu_res": (257, 520, 1536, "bias res"), "mn_major": (1024, 1152, 1024, "mn")}
 
 
-def _applies(name, cfg) -> bool:
-    return not (cfg.get("shalf") and GRAPHS[name][3])  # (shalf's default form: a plain cast's store)
 
 
 
@@ -99,27 +96,16 @@ def test_the_search_offers_it():
 
 def test_renders_and_compiles():
     pytest.importorskip("cuda.core")
-    from tests.nvrtc_batch import compile_programs
-    progs = [(program(GRAPHS[name], cfg, "h100")[1].source, (name, i)) for name in GRAPHS for i, cfg in enumerate(CONFIGS)
-             if _applies(name, cfg)]
-    failures = compile_programs(progs)
-    assert not failures, "\n".join(failures[:3])
+    assert_all_compile(GRAPHS, CONFIGS)
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize("i", range(len(CONFIGS)))
 def test_cuda_equals_the_reference(name, i):
-    if not _applies(name, CONFIGS[i]):
+    if not plain_only(GRAPHS, name, CONFIGS[i]):
         pytest.skip("shalf over a computed epilogue")
-    y, prog = program(GRAPHS[name], CONFIGS[i], "cuda")
-    prog.executor.poison = True
-    M, N, K, epi = GRAPHS[name]
-    for seed in (0, 1):
-        ins = feed(M, N, K, epi, seed)
-        ref = em.reference([y], **ins)[0]
-        for _ in range(2):  # (a second launch finds the flags lowered)
-            assert_matches(prog(**ins), ref)
+    assert_equals_the_reference(GRAPHS[name], CONFIGS[i], launches=2)  # (a second launch finds the flags lowered)
 
 
 def test_the_default_weighs_it_only_when_asked(monkeypatch):

@@ -45,3 +45,29 @@ def feed(M, N, K, epi, seed):
 def assert_matches(out, ref):
     out, ref = np.asarray(out).astype(np.float32), np.asarray(ref).astype(np.float32)
     np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * max(1.0, float(np.abs(ref).max())))
+
+
+def plain_only(graphs: dict, name: str, cfg: dict) -> bool:
+    """Whether a config applies to a graph: `shalf`'s default form takes a plain cast's store (no epilogue but "mn")."""
+    return not (cfg.get("shalf") and graphs[name][3] not in ("", "mn"))
+
+
+def assert_all_compile(graphs: dict, configs: list) -> None:
+    """Every (graph, config) pair that applies, rendered for the H100 preset and compiled with NVRTC in one batch."""
+    from tests.nvrtc_batch import compile_programs
+    progs = [(program(graphs[name], cfg, "h100")[1].source, (name, i)) for name in graphs for i, cfg in enumerate(configs)
+             if plain_only(graphs, name, cfg)]
+    failures = compile_programs(progs)
+    assert not failures, "\n".join(failures[:3])
+
+
+def assert_equals_the_reference(shape, cfg, launches: int = 1) -> None:
+    """On the GPU: the program under `cfg` against the reference, two seeds, each called `launches` times."""
+    y, prog = program(shape, cfg, "cuda")
+    prog.executor.poison = True
+    M, N, K, epi = shape
+    for seed in (0, 1):
+        ins = feed(M, N, K, epi, seed)
+        ref = em.reference([y], **ins)[0]
+        for _ in range(launches):
+            assert_matches(prog(**ins), ref)
