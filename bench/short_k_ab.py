@@ -4,6 +4,7 @@ the library. python bench/short_k_ab.py --out F.json"""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -35,6 +36,18 @@ EPILOGUE_CASES = [("bert-base b32x128 ff1 +bias+gelu", (4096, 3072, 768), "nt+bi
                   ("gemm 8192x4096x256 +res", (8192, 4096, 256), "nt+res")]
 
 
+@contextlib.contextmanager
+def environment(env: dict):
+    """EMBER_* variables set for the block, restored after."""
+    saved = {n: os.environ.get(n) for n in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for n, v in saved.items():
+            os.environ.pop(n, None) if v is None else os.environ.__setitem__(n, v)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
@@ -63,27 +76,29 @@ def main():
             d = [cg.default_config(k, t) for k, _ in pipeline.lower([y.node], None, t).kernels]
             return next(c for c in d if c.get("mode") in ("wgmma", "mma"))
         base = base_config()
-        runs = [(over, None if over is None else dict(base, **over)) for over in CFGS]
-        if args.envs:
-            runs = []
-            for env in json.loads(args.envs):
-                saved = {n: os.environ.get(n) for n in env}
-                os.environ.update(env)
-                runs.append((env, base_config()))
-                for n, v in saved.items():
-                    os.environ.pop(n, None) if v is None else os.environ.__setitem__(n, v)
-        for over, cfg in runs:
+        runs = [(over, None if over is None else dict(base, **over), None) for over in CFGS]
+        if args.envs:  # (each set's whole default program lowered and rendered under it: a flag may change the lowering)
+            runs = [(env, None, env) for env in json.loads(args.envs)]
+        for over, cfg, env in runs:
             try:
-                built = program(y, cfg)
-                if built is None:
-                    continue
-                prog, _ = built
+                if env is not None:
+                    with environment(env):
+                        lowered = pipeline.lower([y.node], None, t)
+                        cfgs = [cg.default_config(k, t) for k, _ in lowered.kernels]
+                        prog = pipeline.build_program(lowered, t, None, "single", configs=cfgs)
+                    cfg = next(c for c in cfgs if c.get("mode") in ("wgmma", "mma"))
+                else:
+                    built = program(y, cfg)
+                    if built is None:
+                        continue
+                    prog, _ = built
                 us = min(prog.benchmark(reps=7, **ins) for _ in range(2))
                 out = prog(**ins)
                 out = out.float().cpu().numpy() if hasattr(out, "cpu") else np.asarray(out).astype(np.float32)
                 err = float(np.abs(out - fn().float().cpu().numpy()).max())
                 rows.append({"case": name, "cfg": cfg or base, "us": us, "library_us": lib, "max_err": err})
-                shown = {k: v for k, v in (cfg or base).items() if k in ("BM", "BN", "stages", "persistent", "shalf", "cluster", "pingpong")}
+                shown = {k: v for k, v in (cfg or base).items() if k in ("BM", "BN", "stages", "persistent", "shalf", "cluster", "pingpong",
+                                                                          "streamk", "mcast")}
                 print(f"{name:38s} {json.dumps(over):48s} {us:8.1f} us  library {lib:7.1f}  err {err:.3g}"
                       f"{'  ' + json.dumps(shown) if args.envs else ''}", flush=True)
             except Exception as e:  # noqa: BLE001 - per config
