@@ -3,7 +3,8 @@
 # PART=1: the cluster sum's loads unrolled (knob `cunroll`), stream-K (`streamk`), b multicast (`mcast`), all untimed: CUDA
 #   tests, compute-sanitizer, then overlays
 #   on the few-tile prefill GEMMs — if 128 x 256 over 2 blocks gets near 128 x 128's cost, widen the default
-#   (KCLUSTER_MAX_BN, KCLUSTER_SUM_SLICES in codegen/cuda_wgmma_default.py).
+#   (KCLUSTER_MAX_BN, KCLUSTER_SUM_SLICES in codegen/cuda_wgmma_default.py); if the streamk / mcast tests pass, turn
+#   EMBER_SEARCH_UNRUN_KNOBS on by default (codegen/cuda_wgmma_space.py unrun_knobs_on).
 # PART=3: stream-K as a default (EMBER_WGMMA_STREAMK=1), per GEMM and in BERT / the Llama prefill.
 # PART=2: what the library runs where Ember's default trails it most (the prefill's qkv at 64% of cuBLAS, o 69%, BERT
 #   attention scores 71%), then ncu on both sides of qkv and on the cluster's 128 x 256 form.

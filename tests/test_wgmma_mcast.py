@@ -42,8 +42,11 @@ def test_refused_where_it_does_not_apply():
             cg.render_kernel(k, dict(CONFIGS[0], **extra), H100)
 
 
-def test_the_search_offers_it():
+def test_the_search_offers_it_when_asked(monkeypatch):
     from ember.search.space import cuda_space
+    (k0, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
+    assert not any(c.get("streamk") or c.get("mcast") for c in cuda_space(k0, "fast", H100))  # (never run on a GPU yet)
+    monkeypatch.setenv("EMBER_SEARCH_UNRUN_KNOBS", "1")
     (k, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
     assert any(c.get("mcast") for c in cuda_space(k, "fast", H100))
 
