@@ -566,5 +566,5 @@ def render_wgmma(w, c: Canon):
     if w.streamk:  # (every SM's block: the slices are dealt out whatever the tile count)
         return G
     if cfg.get("persistent", False):  # one block per SM, each walking tiles
-        return sm.minimum(tiles, w.target.sm_count if w.target is not None else 132)
+        return sm.minimum(tiles, G)
     return tiles * S
