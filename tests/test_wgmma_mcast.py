@@ -1,6 +1,6 @@
 """wgmma knob `mcast` (codegen/cuda_wgmma_mcast.py): two blocks of a cluster on adjacent row tiles share b's tile, each
 copying half of it by TMA multicast into both. Here: the rendered launch (pairs of blocks, b's box halved, the empty
-barriers counting both blocks' consumers, the cluster barriers), refusals, the search's offer, NVRTC. On the GPU (marked
+barriers counting both blocks' consumers, the cluster barriers), refusals, NVRTC (the search's offer: test_wgmma_streamk.py). On the GPU (marked
 cuda): against the reference with an odd count of row tiles (the last pair's second block past the rows), MN-major
 operands, epilogues that load, two seeds."""
 import pytest
@@ -41,14 +41,6 @@ def test_refused_where_it_does_not_apply():
         with pytest.raises(cg.UnsupportedKernel):
             cg.render_kernel(k, dict(CONFIGS[0], **extra), H100)
 
-
-def test_the_search_offers_it_when_asked(monkeypatch):
-    from ember.search.space import cuda_space
-    (k0, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
-    assert not any(c.get("streamk") or c.get("mcast") for c in cuda_space(k0, "fast", H100))  # (never run on a GPU yet)
-    monkeypatch.setenv("EMBER_SEARCH_UNRUN_KNOBS", "1")
-    (k, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
-    assert any(c.get("mcast") for c in cuda_space(k, "fast", H100))
 
 
 def test_renders_and_compiles():

@@ -88,13 +88,15 @@ def test_refused_with_pingpong_or_a_cluster():
             cg.render_kernel(k, dict(CONFIGS[0], **extra), H100)
 
 
-def test_the_search_offers_it_when_asked(monkeypatch):
+def test_the_search_offers_the_unrun_knobs_only_when_asked(monkeypatch):
+    """streamk and mcast (codegen/cuda_wgmma_space.unrun_knobs_on): never run on a GPU yet, their blocks wait on each
+    other, so the search (which runs every candidate) tries them only with EMBER_SEARCH_UNRUN_KNOBS=1."""
     from ember.search.space import cuda_space
-    (k0, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
-    assert not any(c.get("streamk") or c.get("mcast") for c in cuda_space(k0, "fast", H100))  # (never run on a GPU yet)
-    monkeypatch.setenv("EMBER_SEARCH_UNRUN_KNOBS", "1")
     (k, _), = pipeline.lower([gemm(512, 3072, 2048).node], None, H100).kernels
-    assert any(c.get("streamk") for c in cuda_space(k, "fast", H100))
+    assert not any(c.get("streamk") or c.get("mcast") for c in cuda_space(k, "fast", H100))
+    monkeypatch.setenv("EMBER_SEARCH_UNRUN_KNOBS", "1")
+    space = cuda_space(k, "fast", H100)
+    assert any(c.get("streamk") for c in space) and any(c.get("mcast") for c in space)
 
 
 def test_renders_and_compiles():
